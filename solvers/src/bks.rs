@@ -1,0 +1,139 @@
+//! Best-known objective values.
+//!
+//! The project carries a table for the instances it ships (`data/bks.csv`, embedded in the
+//! binary); users add tables with the columns of `../shared/data/*/bks.csv` (at least `name`
+//! and `bks`; other columns are ignored). Later tables override earlier ones.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::error::{read_to_string, InputError};
+
+const EMBEDDED: &str = include_str!("../../data/bks.csv");
+
+/// A lookup from instance name (file stem, lower case) to best-known value.
+#[derive(Debug, Clone, Default)]
+pub struct BestKnown {
+    values: HashMap<String, BestKnownEntry>,
+}
+
+/// One best-known value and whether it is proven optimal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct BestKnownEntry {
+    pub value: i64,
+    /// `Some(true)` when the table says the value is optimal, `None` when it does not say.
+    pub optimal: Option<bool>,
+}
+
+impl BestKnown {
+    /// The table of the instances the project ships.
+    pub fn embedded() -> Self {
+        let mut table = BestKnown::default();
+        table
+            .add_csv(EMBEDDED, Path::new("<embedded data/bks.csv>"))
+            .expect("the embedded best-known table is valid (checked by a unit test)");
+        table
+    }
+
+    /// Adds (or overrides) values from a CSV file.
+    pub fn add_file(&mut self, path: &Path) -> Result<(), InputError> {
+        let text = read_to_string(path)?;
+        self.add_csv(&text, path)
+    }
+
+    /// Adds (or overrides) values from CSV text with a header naming `name` and `bks`.
+    pub fn add_csv(&mut self, text: &str, origin: &Path) -> Result<(), InputError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        let headers = reader
+            .headers()
+            .map_err(|e| InputError::syntax(origin, 1, format!("cannot read the CSV header: {e}")))?
+            .clone();
+        let column = |name: &str| headers.iter().position(|h| h.trim() == name);
+        let (Some(name_col), Some(bks_col)) = (column("name"), column("bks")) else {
+            return Err(InputError::syntax(
+                origin,
+                1,
+                "a best-known table needs the columns `name` and `bks`",
+            ));
+        };
+        let optimal_col = column("optimal");
+        for record in reader.records() {
+            let record = record.map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line() as usize);
+                InputError::syntax(origin, line, format!("bad CSV record: {e}"))
+            })?;
+            let line = record.position().map_or(0, |p| p.line() as usize);
+            let name = record.get(name_col).unwrap_or("").trim().to_lowercase();
+            let raw = record.get(bks_col).unwrap_or("").trim();
+            if name.is_empty() || raw.is_empty() {
+                continue;
+            }
+            let value = raw.parse::<i64>().map_err(|_| {
+                InputError::syntax(
+                    origin,
+                    line,
+                    format!("best-known value of {name} is not an integer: {raw:?}"),
+                )
+            })?;
+            let optimal = optimal_col
+                .and_then(|c| record.get(c))
+                .and_then(|v| match v.trim() {
+                    "yes" | "true" => Some(true),
+                    "no" | "false" => Some(false),
+                    _ => None,
+                });
+            self.values.insert(name, BestKnownEntry { value, optimal });
+        }
+        Ok(())
+    }
+
+    /// The best-known value of an instance, by name (case-insensitive).
+    pub fn get(&self, name: &str) -> Option<BestKnownEntry> {
+        self.values.get(&name.to_lowercase()).copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// Relative gap of `objective` above `best_known`, in percent (minimisation).
+pub fn gap_percent(objective: i64, best_known: i64) -> Option<f64> {
+    (best_known != 0).then(|| 100.0 * (objective - best_known) as f64 / best_known as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_table_parses_and_has_shipped_instances() {
+        let table = BestKnown::embedded();
+        assert_eq!(table.get("tai12a").map(|e| e.value), Some(224416));
+        assert_eq!(table.get("TA001").map(|e| e.value), Some(1278));
+    }
+
+    #[test]
+    fn rejects_missing_columns_and_bad_values() {
+        let mut t = BestKnown::default();
+        let e = t.add_csv("name,value\nx,1\n", Path::new("t.csv")).unwrap_err();
+        assert!(e.to_string().contains("t.csv:1"), "{e}");
+        let e = t
+            .add_csv("name,bks\nx,1\ny,abc\n", Path::new("t.csv"))
+            .unwrap_err();
+        assert!(e.to_string().contains("t.csv:3"), "{e}");
+        assert!(e.to_string().contains("abc"), "{e}");
+    }
+
+    #[test]
+    fn gap_is_relative_percent() {
+        assert_eq!(gap_percent(110, 100), Some(10.0));
+        assert_eq!(gap_percent(5, 0), None);
+    }
+}

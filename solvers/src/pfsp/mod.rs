@@ -1,0 +1,1 @@
+//! Permutation flowshop scheduling, makespan objective. (Being written.)

@@ -1,0 +1,1 @@
+//! Quadratic assignment problem. (Being written.)

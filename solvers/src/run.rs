@@ -1,0 +1,154 @@
+//! What every CPU reference solver shares: the budget, seeding, the thread pool and the outcome.
+
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// The random generator of every CPU solver. ChaCha8 is portable and reproducible across
+/// platforms and crate versions, which the "same seed, same answer" promise needs.
+pub type SolverRng = ChaCha8Rng;
+
+/// A generator for one independent stream (a start of a multistart, a restart), derived from
+/// the user's seed and the stream index so that results do not depend on thread scheduling.
+pub fn stream_rng(seed: u64, stream: u64) -> SolverRng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(stream);
+    rng
+}
+
+/// How long a solver may run. Iteration budgets keep runs deterministic; a time limit stops
+/// whichever comes first and makes the result depend on the machine.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Budget {
+    /// Iterations of the algorithm's main loop (per start, for multistart solvers).
+    pub iterations: Option<u64>,
+    /// Wall-clock limit for the whole solve.
+    pub time_limit: Option<Duration>,
+}
+
+impl Budget {
+    pub fn iterations(n: u64) -> Self {
+        Budget {
+            iterations: Some(n),
+            time_limit: None,
+        }
+    }
+
+    pub fn time_limit(limit: Duration) -> Self {
+        Budget {
+            iterations: None,
+            time_limit: Some(limit),
+        }
+    }
+
+    /// Starts the clock for this budget.
+    pub fn start(&self, default_iterations: u64) -> Deadline {
+        let iterations = match (self.iterations, self.time_limit) {
+            (Some(n), _) => n,
+            // A time limit alone means "run until the time is up".
+            (None, Some(_)) => u64::MAX,
+            (None, None) => default_iterations,
+        };
+        Deadline {
+            iterations,
+            until: self.time_limit.map(|limit| Instant::now() + limit),
+        }
+    }
+}
+
+/// A started budget, checked by the solver's main loop.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    iterations: u64,
+    until: Option<Instant>,
+}
+
+impl Deadline {
+    pub fn max_iterations(&self) -> u64 {
+        self.iterations
+    }
+
+    /// True when iteration `done` (count of finished iterations) or the clock ends the run.
+    pub fn reached(&self, done: u64) -> bool {
+        done >= self.iterations || self.until.is_some_and(|until| Instant::now() >= until)
+    }
+
+    /// True when the clock has run out (ignores the iteration budget).
+    pub fn timed_out(&self) -> bool {
+        self.until.is_some_and(|until| Instant::now() >= until)
+    }
+}
+
+/// Settings every solver takes.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    pub seed: u64,
+    /// Worker threads; 0 means all cores.
+    pub threads: usize,
+    pub budget: Budget,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            seed: 1,
+            threads: 0,
+            budget: Budget::default(),
+        }
+    }
+}
+
+/// What a solver returns: the best solution and its exact objective, plus work counters that
+/// benchmarks turn into rates (moves evaluated per second).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The best solution found, 0-based (a permutation for QAP and PFSP).
+    pub solution: Vec<usize>,
+    /// Its objective, computed exactly.
+    pub objective: i64,
+    /// Main-loop iterations summed over all starts.
+    pub iterations: u64,
+    /// Candidate moves evaluated, summed over all starts.
+    pub evaluations: u64,
+}
+
+impl Outcome {
+    /// The better of two outcomes; ties keep `self`, so a reduction in start order is
+    /// deterministic whatever order the threads finished in.
+    pub fn best_of(self, other: Outcome) -> Outcome {
+        let (iterations, evaluations) = (
+            self.iterations + other.iterations,
+            self.evaluations + other.evaluations,
+        );
+        let mut best = if other.objective < self.objective {
+            other
+        } else {
+            self
+        };
+        best.iterations = iterations;
+        best.evaluations = evaluations;
+        best
+    }
+}
+
+/// Runs `work` inside a rayon pool of the requested size (0 = all cores).
+pub fn with_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool.install(work),
+        // Building a pool only fails when the OS refuses threads; the global pool still works.
+        Err(_) => work(),
+    }
+}
+
+/// Runs `starts` independent starts in parallel and keeps the best, reducing in start order.
+pub fn multistart<F>(starts: usize, threads: usize, start: F) -> Option<Outcome>
+where
+    F: Fn(usize) -> Outcome + Sync + Send,
+{
+    use rayon::prelude::*;
+    with_threads(threads, || {
+        let outcomes: Vec<Outcome> = (0..starts).into_par_iter().map(&start).collect();
+        outcomes.into_iter().reduce(Outcome::best_of)
+    })
+}
