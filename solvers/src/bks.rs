@@ -122,7 +122,9 @@ mod tests {
     #[test]
     fn rejects_missing_columns_and_bad_values() {
         let mut t = BestKnown::default();
-        let e = t.add_csv("name,value\nx,1\n", Path::new("t.csv")).unwrap_err();
+        let e = t
+            .add_csv("name,value\nx,1\n", Path::new("t.csv"))
+            .unwrap_err();
         assert!(e.to_string().contains("t.csv:1"), "{e}");
         let e = t
             .add_csv("name,bks\nx,1\ny,abc\n", Path::new("t.csv"))
