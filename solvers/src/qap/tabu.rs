@@ -102,10 +102,14 @@ pub fn search(
                 if d < fallback.0 {
                     fallback = (d, r, s);
                 }
-                if (aspired && !chosen_aspired)
-                    || (aspired && chosen_aspired && d < chosen_delta)
-                    || (!aspired && !chosen_aspired && allowed && d < chosen_delta)
-                {
+                // Taillard's rule: an aspired move beats any non-aspired one; among moves of
+                // the same kind the smaller delta wins, and non-aspired ones must be allowed.
+                let better = if aspired {
+                    !chosen_aspired || d < chosen_delta
+                } else {
+                    !chosen_aspired && allowed && d < chosen_delta
+                };
+                if better {
                     chosen = Some((r, s));
                     chosen_delta = d;
                     chosen_aspired |= aspired;
