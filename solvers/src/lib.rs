@@ -7,6 +7,7 @@
 
 pub mod bks;
 pub mod error;
+pub mod family;
 pub mod permutation;
 pub mod pfsp;
 pub mod qap;

@@ -1,0 +1,331 @@
+//! The solver families behind one interface: detect a file's family, load it, describe it,
+//! and run a CPU reference solver on it by name.
+//!
+//! This is what the command line and, later, the tuner call; each family module stays free of
+//! knowledge about the others.
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use crate::error::{read_to_string, InputError};
+use crate::run::{Outcome, RunOptions};
+use crate::{pfsp, qap};
+
+/// A problem family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    Qap,
+    Pfsp,
+}
+
+impl Family {
+    pub const ALL: [Family; 2] = [Family::Qap, Family::Pfsp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Qap => "qap",
+            Family::Pfsp => "pfsp",
+        }
+    }
+
+    /// The CPU algorithms of this family, the default first.
+    pub fn algorithms(self) -> &'static [Algorithm] {
+        match self {
+            Family::Qap => &[Algorithm::QapTabu, Algorithm::QapTwoOpt],
+            Family::Pfsp => &[Algorithm::PfspIg, Algorithm::PfspTabu],
+        }
+    }
+
+    /// Finds an algorithm of this family by its command-line name.
+    pub fn algorithm(self, name: &str) -> Result<Algorithm, String> {
+        self.algorithms()
+            .iter()
+            .copied()
+            .find(|a| a.name() == name)
+            .ok_or_else(|| {
+                let known: Vec<_> = self.algorithms().iter().map(|a| a.name()).collect();
+                format!(
+                    "unknown {} algorithm {name:?}; known: {}",
+                    self.name(),
+                    known.join(", ")
+                )
+            })
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Family {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Family::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown family {s:?}; known: qap, pfsp"))
+    }
+}
+
+/// A CPU reference algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    QapTwoOpt,
+    QapTabu,
+    PfspTabu,
+    PfspIg,
+}
+
+impl Algorithm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::QapTwoOpt => "2opt",
+            Algorithm::QapTabu | Algorithm::PfspTabu => "tabu",
+            Algorithm::PfspIg => "ig",
+        }
+    }
+
+    pub fn family(self) -> Family {
+        match self {
+            Algorithm::QapTwoOpt | Algorithm::QapTabu => Family::Qap,
+            Algorithm::PfspTabu | Algorithm::PfspIg => Family::Pfsp,
+        }
+    }
+
+    /// The tuning knobs this algorithm reads from [`AlgorithmParams`].
+    pub fn knobs(self) -> &'static [&'static str] {
+        match self {
+            Algorithm::QapTwoOpt | Algorithm::QapTabu => &["starts"],
+            Algorithm::PfspTabu => &["tenure"],
+            Algorithm::PfspIg => &["destruction", "temperature"],
+        }
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.name())
+    }
+}
+
+/// Algorithm parameters given by name; `None` keeps the algorithm's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AlgorithmParams {
+    /// Independent starts (QAP `2opt`, `tabu`).
+    pub starts: Option<usize>,
+    /// Tabu tenure in iterations (PFSP `tabu`).
+    pub tenure: Option<usize>,
+    /// Jobs removed per destruction (PFSP `ig`).
+    pub destruction: Option<usize>,
+    /// Temperature factor T (PFSP `ig`).
+    pub temperature: Option<f64>,
+}
+
+impl AlgorithmParams {
+    fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.starts.is_some() {
+            given.push("starts");
+        }
+        if self.tenure.is_some() {
+            given.push("tenure");
+        }
+        if self.destruction.is_some() {
+            given.push("destruction");
+        }
+        if self.temperature.is_some() {
+            given.push("temperature");
+        }
+        given
+    }
+
+    /// Rejects parameters the algorithm does not read and values out of range, so a typo in
+    /// a command line never silently runs the defaults.
+    pub fn check(&self, algorithm: Algorithm) -> Result<(), String> {
+        for knob in self.given() {
+            if !algorithm.knobs().contains(&knob) {
+                return Err(format!(
+                    "parameter `{knob}` does not apply to {} {}; it takes: {}",
+                    algorithm.family(),
+                    algorithm,
+                    algorithm.knobs().join(", ")
+                ));
+            }
+        }
+        let positive = |name: &str, v: Option<usize>| match v {
+            Some(0) => Err(format!("parameter `{name}` must be at least 1")),
+            _ => Ok(()),
+        };
+        positive("starts", self.starts)?;
+        positive("tenure", self.tenure)?;
+        positive("destruction", self.destruction)?;
+        if let Some(t) = self.temperature {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(format!("parameter `temperature` must be >= 0, found {t}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An instance of any family.
+#[derive(Debug, Clone)]
+pub enum Instance {
+    Qap(qap::Instance),
+    Pfsp(pfsp::Instance),
+}
+
+impl Instance {
+    pub fn family(&self) -> Family {
+        match self {
+            Instance::Qap(_) => Family::Qap,
+            Instance::Pfsp(_) => Family::Pfsp,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Instance::Qap(i) => &i.name,
+            Instance::Pfsp(i) => &i.name,
+        }
+    }
+
+    /// A short size description: `n=20` or `jobs=20,machines=5`.
+    pub fn size(&self) -> String {
+        match self {
+            Instance::Qap(i) => format!("n={}", i.n()),
+            Instance::Pfsp(i) => format!("jobs={},machines={}", i.jobs, i.machines),
+        }
+    }
+
+    /// The dataset class label the tuner tunes for.
+    pub fn class(&self) -> String {
+        match self {
+            Instance::Qap(i) => i.class().to_string(),
+            Instance::Pfsp(i) => i.class().to_string(),
+        }
+    }
+
+    /// The features as JSON-ready data.
+    pub fn features(&self) -> FeaturesView {
+        match self {
+            Instance::Qap(i) => FeaturesView::Qap(i.features()),
+            Instance::Pfsp(i) => FeaturesView::Pfsp(i.features()),
+        }
+    }
+
+    /// The exact objective of a 0-based solution, after checking it is a permutation.
+    pub fn objective(
+        &self,
+        solution: &[usize],
+    ) -> Result<i64, crate::permutation::PermutationError> {
+        match self {
+            Instance::Qap(i) => {
+                crate::permutation::check(solution, i.n())?;
+                Ok(i.cost(solution))
+            }
+            Instance::Pfsp(i) => {
+                crate::permutation::check(solution, i.jobs)?;
+                Ok(i.makespan(solution))
+            }
+        }
+    }
+
+    /// Runs a CPU reference algorithm; the algorithm must belong to this family.
+    pub fn solve(
+        &self,
+        algorithm: Algorithm,
+        params: &AlgorithmParams,
+        options: &RunOptions,
+    ) -> Result<Outcome, String> {
+        if algorithm.family() != self.family() {
+            return Err(format!(
+                "algorithm {} {} cannot solve a {} instance",
+                algorithm.family(),
+                algorithm,
+                self.family()
+            ));
+        }
+        params.check(algorithm)?;
+        Ok(match (self, algorithm) {
+            (Instance::Qap(i), Algorithm::QapTwoOpt) => {
+                let mut p = qap::TwoOptParams::default();
+                p.starts = params.starts.unwrap_or(p.starts);
+                qap::two_opt(i, &p, options)
+            }
+            (Instance::Qap(i), Algorithm::QapTabu) => {
+                let mut p = qap::RotsParams::default();
+                p.starts = params.starts.unwrap_or(p.starts);
+                qap::robust_tabu(i, &p, options)
+            }
+            (Instance::Pfsp(i), Algorithm::PfspTabu) => {
+                let mut p = pfsp::TabuParams::default();
+                p.tenure = params.tenure.unwrap_or(p.tenure);
+                pfsp::tabu(i, &p, options)
+            }
+            (Instance::Pfsp(i), Algorithm::PfspIg) => {
+                let mut p = pfsp::IgParams::default();
+                p.destruction = params.destruction.unwrap_or(p.destruction);
+                p.temperature = params.temperature.unwrap_or(p.temperature);
+                pfsp::iterated_greedy(i, &p, options)
+            }
+            _ => unreachable!("family checked above"),
+        })
+    }
+}
+
+/// Features of any family, serialised with the family's own field names.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(untagged)]
+pub enum FeaturesView {
+    Qap(qap::Features),
+    Pfsp(pfsp::Features),
+}
+
+/// Guesses the family of a file from its content (and, failing that, its extension).
+pub fn detect(text: &str, path: &Path) -> Result<Family, InputError> {
+    if pfsp::looks_like_pfsp(text) {
+        return Ok(Family::Pfsp);
+    }
+    if qap::looks_like_qap(text) {
+        return Ok(Family::Qap);
+    }
+    match path.extension().and_then(|e| e.to_str()) {
+        // Let the family's own parser explain what is wrong with the file.
+        Some("dat") => Ok(Family::Qap),
+        _ => Err(InputError::invalid(
+            path,
+            "cannot tell the problem family from the content (QAPLIB: n then 2 n^2 integers; \
+             PFSP: Taillard's format or `n m` then the times); pass --family qap|pfsp",
+        )),
+    }
+}
+
+/// Loads an instance; `index` picks one instance of a multi-instance (Taillard) file.
+pub fn load(
+    path: &Path,
+    family: Option<Family>,
+    index: Option<usize>,
+) -> Result<Instance, InputError> {
+    let text = read_to_string(path)?;
+    let family = match family {
+        Some(f) => f,
+        None => detect(&text, path)?,
+    };
+    match family {
+        Family::Qap => {
+            if index.is_some_and(|k| k != 1) {
+                return Err(InputError::invalid(
+                    path,
+                    "a QAPLIB file holds one instance; --index does not apply",
+                ));
+            }
+            qap::parse(&text, path).map(Instance::Qap)
+        }
+        Family::Pfsp => pfsp::parse(&text, path, index).map(Instance::Pfsp),
+    }
+}

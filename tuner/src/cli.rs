@@ -1,0 +1,121 @@
+//! The command line: what users can type, with its help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use solvers::family::Family;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mats",
+    version,
+    about = "Autotuning of GPU metaheuristic solvers (QAP, flowshop, ...)",
+    long_about = "mats solves combinatorial benchmark instances with CPU reference solvers \
+                  (and, as the GPU work lands, tuned CUDA kernels), and describes instances by \
+                  the features and dataset classes the tuner tunes for."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Solve one instance and print the objective, gap to the best known value, time and solution.
+    Solve(SolveArgs),
+    /// Inspect or generate instances.
+    #[command(subcommand)]
+    Instance(InstanceCommand),
+}
+
+/// Which file, and which instance in it.
+#[derive(Debug, Args)]
+pub struct InstanceSource {
+    /// Instance file (QAPLIB .dat; Taillard, plain `n m` or VRF flowshop file).
+    pub file: PathBuf,
+    /// Problem family; detected from the file when omitted.
+    #[arg(long)]
+    pub family: Option<Family>,
+    /// Which instance of a multi-instance Taillard file (1-based).
+    #[arg(long, value_name = "K")]
+    pub index: Option<usize>,
+    /// Extra best-known table(s), CSV with columns `name` and `bks` (e.g. ../shared/data/qaplib/bks.csv).
+    #[arg(long, value_name = "FILE")]
+    pub bks: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    pub source: InstanceSource,
+    /// Algorithm: qap `tabu` (robust tabu search, default) or `2opt`; pfsp `ig` (iterated greedy, default) or `tabu`.
+    #[arg(long, value_name = "NAME")]
+    pub algo: Option<String>,
+    /// Iteration budget (per start for multistart algorithms); default depends on the algorithm.
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u64>,
+    /// Wall-clock limit in seconds; with --iterations, whichever ends first.
+    #[arg(long, value_name = "S")]
+    pub time_limit: Option<f64>,
+    /// Random seed; the same seed gives the same result when no time limit is set.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (0 = all cores); does not change the result.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub threads: usize,
+    /// Independent starts (qap `2opt` default 64, qap `tabu` default 1).
+    #[arg(long, value_name = "N")]
+    pub starts: Option<usize>,
+    /// Tabu tenure in iterations (pfsp `tabu`).
+    #[arg(long, value_name = "N")]
+    pub tenure: Option<usize>,
+    /// Jobs removed per destruction step (pfsp `ig`, default 4).
+    #[arg(long, value_name = "D")]
+    pub destruction: Option<usize>,
+    /// Temperature factor T of the acceptance rule (pfsp `ig`, default 0.4).
+    #[arg(long, value_name = "T")]
+    pub temperature: Option<f64>,
+    /// Print one JSON object instead of text (fields documented in docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InstanceCommand {
+    /// Print an instance's family, size, features, dataset class and best-known value.
+    Info(InfoArgs),
+    /// Generate an instance (Taillard's 1993 flowshop generator).
+    #[command(subcommand)]
+    Generate(GenerateCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    pub source: InstanceSource,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GenerateCommand {
+    /// A flowshop instance in Taillard's format; seeds of ta001-ta120 reproduce them exactly.
+    Pfsp(GeneratePfspArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GeneratePfspArgs {
+    /// Number of jobs.
+    #[arg(long, value_name = "N")]
+    pub jobs: usize,
+    /// Number of machines.
+    #[arg(long, value_name = "M")]
+    pub machines: usize,
+    /// Taillard time seed (1 ..= 2^31-2), e.g. 873654221 for ta001.
+    #[arg(long, value_name = "S")]
+    pub seed: i64,
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}

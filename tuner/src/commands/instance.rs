@@ -1,0 +1,107 @@
+//! `mats instance info` and `mats instance generate`.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use solvers::bks::BestKnownEntry;
+use solvers::family::{self, FeaturesView};
+use solvers::pfsp;
+
+use crate::cli::{GenerateCommand, InfoArgs};
+
+#[derive(Serialize)]
+struct Info<'a> {
+    file: String,
+    family: &'a str,
+    instance: &'a str,
+    size: String,
+    class: String,
+    features: FeaturesView,
+    best_known: Option<BestKnownEntry>,
+}
+
+pub fn info(args: &InfoArgs) -> Result<()> {
+    let src = &args.source;
+    let bks = super::best_known(&src.bks)?;
+    let instance = family::load(&src.file, src.family, src.index)?;
+    let info = Info {
+        file: src.file.display().to_string(),
+        family: instance.family().name(),
+        instance: instance.name(),
+        size: instance.size(),
+        class: instance.class(),
+        features: instance.features(),
+        best_known: bks.get(instance.name()),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+        return Ok(());
+    }
+    println!("instance   {} ({})", info.instance, info.file);
+    println!("family     {}", info.family);
+    println!("size       {}", info.size);
+    println!("class      {}", info.class);
+    match &info.features {
+        FeaturesView::Qap(f) => {
+            println!(
+                "features   combined: density {:.3}, symmetry {:.3}, dominance {:.1}",
+                f.density, f.symmetry, f.dominance
+            );
+            for (name, m) in [("A", &f.a), ("B", &f.b)] {
+                println!(
+                    "           matrix {name}: density {:.3}, symmetry {:.3}, dominance {:.1}, {} diagonal",
+                    m.density,
+                    m.symmetry,
+                    m.dominance,
+                    if m.zero_diagonal { "zero" } else { "nonzero" }
+                );
+            }
+        }
+        FeaturesView::Pfsp(f) => {
+            println!(
+                "features   jobs x machines = {}, total processing time {}",
+                f.cells, f.total_time
+            );
+        }
+    }
+    match info.best_known {
+        Some(e) => println!("best known {}{}", e.value, optimal_note(e)),
+        None => println!("best known unknown (add a table with --bks FILE)"),
+    }
+    Ok(())
+}
+
+pub(super) fn optimal_note(entry: BestKnownEntry) -> &'static str {
+    match entry.optimal {
+        Some(true) => " (optimal)",
+        Some(false) => " (not proven optimal)",
+        None => "",
+    }
+}
+
+pub fn generate(command: &GenerateCommand) -> Result<()> {
+    match command {
+        GenerateCommand::Pfsp(args) => {
+            anyhow::ensure!(args.jobs >= 1, "--jobs must be at least 1");
+            anyhow::ensure!(args.machines >= 1, "--machines must be at least 1");
+            anyhow::ensure!(
+                args.jobs.saturating_mul(args.machines) <= 100_000_000,
+                "--jobs x --machines must be at most 10^8"
+            );
+            anyhow::ensure!(
+                (1..2_147_483_647).contains(&args.seed),
+                "--seed must be between 1 and 2147483646 (Taillard's generator), found {}",
+                args.seed
+            );
+            let instance = pfsp::generate(args.jobs, args.machines, args.seed);
+            let text = pfsp::to_taillard_text(&instance);
+            match &args.output {
+                Some(path) => std::fs::write(path, text)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => std::io::stdout().write_all(text.as_bytes())?,
+            }
+            Ok(())
+        }
+    }
+}

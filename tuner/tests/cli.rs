@@ -1,0 +1,288 @@
+//! The `mats` binary end to end: commands, JSON output, and one clear error for bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn data(rel: &str) -> String {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../data"))
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn mats(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(args)
+        .output()
+        .expect("the mats binary runs")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = mats(args);
+    assert!(
+        out.status.success(),
+        "mats {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
+}
+
+/// Runs a command that must fail and returns its single error line.
+fn error_of(args: &[&str]) -> String {
+    let out = mats(args);
+    assert!(!out.status.success(), "mats {args:?} should fail");
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line expected: {stderr}");
+    stderr
+}
+
+fn solution_of(report: &serde_json::Value) -> Vec<usize> {
+    report["solution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize - 1)
+        .collect()
+}
+
+#[test]
+fn solve_qap_json_reports_a_rescored_optimum() {
+    let file = data("qap/tai12a.dat");
+    let r = json(&["solve", &file, "--json", "--seed", "3"]);
+    for field in [
+        "family",
+        "instance",
+        "algorithm",
+        "backend",
+        "objective",
+        "best_known",
+        "gap_percent",
+        "seconds",
+        "solution",
+    ] {
+        assert!(r.get(field).is_some(), "missing field {field}");
+    }
+    assert_eq!(r["family"], "qap");
+    assert_eq!(r["algorithm"], "tabu");
+    assert_eq!(r["backend"], "cpu");
+    assert_eq!(r["best_known"], 224416);
+    let inst = solvers::qap::read(file.as_ref()).unwrap();
+    assert_eq!(
+        inst.cost(&solution_of(&r)),
+        r["objective"].as_i64().unwrap()
+    );
+    assert_eq!(
+        r["objective"], 224416,
+        "Ro-TS finds tai12a's optimum with its default budget"
+    );
+    assert_eq!(r["gap_percent"], 0.0);
+}
+
+#[test]
+fn solve_is_deterministic_for_a_seed_and_thread_count_does_not_matter() {
+    let file = data("qap/chr12a.dat");
+    let a = json(&[
+        "solve",
+        &file,
+        "--algo",
+        "2opt",
+        "--json",
+        "--seed",
+        "5",
+        "--threads",
+        "1",
+    ]);
+    let b = json(&[
+        "solve",
+        &file,
+        "--algo",
+        "2opt",
+        "--json",
+        "--seed",
+        "5",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(a["solution"], b["solution"]);
+    assert_eq!(a["objective"], b["objective"]);
+}
+
+#[test]
+fn solve_text_output_names_the_gap() {
+    let out = mats(&["solve", &data("qap/nug12.dat"), "--iterations", "2000"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("best known 578 (optimal), gap"), "{text}");
+    assert!(text.contains("objective"), "{text}");
+}
+
+#[test]
+fn instance_info_json_has_class_and_features() {
+    let r = json(&["instance", "info", &data("qap/bur26a.dat"), "--json"]);
+    assert_eq!(r["family"], "qap");
+    assert_eq!(r["class"], "qap:density=normal,symmetry=low,dominance=high");
+    assert_eq!(r["features"]["a"]["zero_diagonal"], false);
+    assert_eq!(r["best_known"]["value"], 5426670);
+}
+
+#[test]
+fn malformed_instance_gives_one_error_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.dat");
+    std::fs::write(&path, "2\n1 2\n3 oops\n5 6\n7 8\n").unwrap();
+    let e = error_of(&["solve", path.to_str().unwrap(), "--family", "qap"]);
+    assert!(e.contains("broken.dat:3:") && e.contains("oops"), "{e}");
+}
+
+#[test]
+fn unknown_family_content_asks_for_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mystery.txt");
+    std::fs::write(&path, "hello world\n").unwrap();
+    let e = error_of(&["instance", "info", path.to_str().unwrap()]);
+    assert!(e.contains("mystery.txt") && e.contains("--family"), "{e}");
+}
+
+#[test]
+fn missing_file_unknown_algorithm_and_misplaced_parameters_are_errors() {
+    let e = error_of(&["solve", "/no/such/file.dat"]);
+    assert!(e.contains("/no/such/file.dat: cannot read"), "{e}");
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--algo", "anneal"]);
+    assert!(
+        e.contains("unknown qap algorithm \"anneal\"") && e.contains("2opt"),
+        "{e}"
+    );
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--tenure", "5"]);
+    assert!(e.contains("`tenure` does not apply to qap tabu"), "{e}");
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--time-limit", "0"]);
+    assert!(e.contains("--time-limit"), "{e}");
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--starts", "0"]);
+    assert!(e.contains("`starts` must be at least 1"), "{e}");
+}
+
+#[test]
+fn bad_best_known_table_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bks.csv");
+    std::fs::write(&path, "name,bks\ntai12a,12\nnug12,x\n").unwrap();
+    let e = error_of(&[
+        "instance",
+        "info",
+        &data("qap/tai12a.dat"),
+        "--bks",
+        path.to_str().unwrap(),
+    ]);
+    assert!(e.contains("bks.csv:3:"), "{e}");
+}
+
+#[test]
+fn user_best_known_table_overrides_the_embedded_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bks.csv");
+    std::fs::write(&path, "name,bks\ntai12a,200000\n").unwrap();
+    let r = json(&[
+        "instance",
+        "info",
+        &data("qap/tai12a.dat"),
+        "--bks",
+        path.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(r["best_known"]["value"], 200000);
+}
+
+// ---- flowshop ----
+
+#[test]
+fn generate_reproduces_ta001_and_solve_reads_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gen.txt");
+    let out = mats(&[
+        "instance",
+        "generate",
+        "pfsp",
+        "--jobs",
+        "20",
+        "--machines",
+        "5",
+        "--seed",
+        "873654221",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let generated = solvers::pfsp::read(&path, None).unwrap();
+    let shipped = solvers::pfsp::read(data("pfsp/tai20_5.txt").as_ref(), Some(1)).unwrap();
+    for m in 0..5 {
+        for j in 0..20 {
+            assert_eq!(generated.time(m, j), shipped.time(m, j));
+        }
+    }
+    let r = json(&[
+        "solve",
+        path.to_str().unwrap(),
+        "--json",
+        "--iterations",
+        "50",
+    ]);
+    assert_eq!(r["family"], "pfsp");
+    assert_eq!(r["algorithm"], "ig");
+    assert_eq!(
+        generated.makespan(&solution_of(&r)),
+        r["objective"].as_i64().unwrap()
+    );
+}
+
+#[test]
+fn taillard_file_needs_an_index_and_names_ta_instances() {
+    let file = data("pfsp/tai20_10.txt");
+    let e = error_of(&["solve", &file]);
+    assert!(e.contains("--index"), "{e}");
+    let r = json(&[
+        "solve",
+        &file,
+        "--index",
+        "1",
+        "--algo",
+        "tabu",
+        "--iterations",
+        "100",
+        "--json",
+    ]);
+    assert_eq!(r["instance"], "ta011");
+    assert_eq!(r["best_known"], 1582);
+    assert_eq!(r["class"], "pfsp:size=small");
+}
+
+#[test]
+fn generate_rejects_bad_arguments() {
+    let e = error_of(&[
+        "instance",
+        "generate",
+        "pfsp",
+        "--jobs",
+        "0",
+        "--machines",
+        "5",
+        "--seed",
+        "1",
+    ]);
+    assert!(e.contains("--jobs"), "{e}");
+    let e = error_of(&[
+        "instance",
+        "generate",
+        "pfsp",
+        "--jobs",
+        "5",
+        "--machines",
+        "5",
+        "--seed",
+        "0",
+    ]);
+    assert!(e.contains("--seed"), "{e}");
+}
