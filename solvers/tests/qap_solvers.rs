@@ -187,3 +187,24 @@ fn robust_tabu_reaches_known_optima_of_shipped_instances() {
         assert_eq!(out.objective, bks.get(name).unwrap().value, "{name}");
     }
 }
+
+proptest! {
+    #[test]
+    fn factored_update_equals_the_pairwise_formula((inst, p) in instance_strategy(9), r in 0usize..9, s in 0usize..9) {
+        let n = inst.n();
+        let (r, s) = ((r % n).min(s % n), (r % n).max(s % n));
+        prop_assume!(r != s);
+        let mut q = p.clone();
+        let mut delta = delta_matrix(&inst, &p);
+        let before = delta.clone();
+        apply_swap(&inst, &mut q, &mut delta, r, s);
+        for u in 0..n {
+            for v in u + 1..n {
+                if u != r && u != s && v != r && v != s {
+                    let pairwise = solvers::qap::delta::swap_delta_update(&inst, &q, before[u * n + v], (r, s), (u, v));
+                    prop_assert_eq!(delta[u * n + v], pairwise);
+                }
+            }
+        }
+    }
+}

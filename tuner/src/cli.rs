@@ -26,6 +26,47 @@ pub enum Command {
     /// Inspect or generate instances.
     #[command(subcommand)]
     Instance(InstanceCommand),
+    /// List the GPUs: name, architecture, memory, driver/CUDA/NVRTC versions, power sensors.
+    Devices(DevicesArgs),
+    /// Benchmarks that print ratios measured side by side in one run.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// Measuring worker process (JSON lines on stdin/stdout); started by mats itself.
+    #[command(hide = true)]
+    Worker,
+}
+
+#[derive(Debug, Args)]
+pub struct DevicesArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// The GPU runtime: compile times (cold, warm, disk cache), repeatability of time and
+    /// power, the kernel's share of the energy window, and fault isolation.
+    Measure(BenchMeasureArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchMeasureArgs {
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Measurements of the same kernel in one worker, for the repeatability figure.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: u32,
+    /// Energy window per measurement, seconds (at least 1 s gives stable energy readings).
+    #[arg(long, default_value_t = 1.0)]
+    pub window: f64,
+    /// Iterations of the busy probe per thread (sets the kernel's run time).
+    #[arg(long, default_value_t = 20000)]
+    pub iterations: u32,
+    /// Write the full results as JSON to this file as well.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// Which file, and which instance in it.

@@ -1,16 +1,12 @@
-//! `mats`: the command-line front of the workspace. It parses arguments and hands each
-//! command to a module of `commands`; the work itself lives in the library crates.
-
-mod cli;
-mod commands;
+//! `mats`: parses arguments and hands the command to the library.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    match commands::run(cli.command) {
+    let cli = mats::cli::Cli::parse();
+    match mats::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("mats: error: {error:#}");

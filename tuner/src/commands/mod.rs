@@ -1,5 +1,7 @@
 //! One module per subcommand.
 
+mod bench;
+mod devices;
 mod instance;
 mod solve;
 
@@ -8,13 +10,17 @@ use std::path::PathBuf;
 use anyhow::Result;
 use solvers::bks::BestKnown;
 
-use crate::cli::{Command, InstanceCommand};
+use crate::cli::{BenchCommand, Command, InstanceCommand};
 
+/// Runs one command.
 pub fn run(command: Command) -> Result<()> {
     match command {
         Command::Solve(args) => solve::run(&args),
         Command::Instance(InstanceCommand::Info(args)) => instance::info(&args),
         Command::Instance(InstanceCommand::Generate(args)) => instance::generate(&args),
+        Command::Devices(args) => devices::run(&args),
+        Command::Bench(BenchCommand::Measure(args)) => bench::measure(&args),
+        Command::Worker => crate::measure::worker::serve(),
     }
 }
 

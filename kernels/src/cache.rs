@@ -1,0 +1,110 @@
+//! The on-disk compile cache: a variant is compiled once across runs and campaigns.
+//!
+//! The key hashes everything that changes the CUBIN: the source text, the defines, the full
+//! option list (which includes the target arch) and the NVRTC version. A CUBIN and its
+//! metadata (log, resources, original compile time) are written to a temporary name and
+//! renamed, so a crash never leaves a half-written entry that a later run would trust.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::KernelError;
+use crate::nvrtc::{self, Compiled};
+use crate::variant::Variant;
+
+/// Where a compiled variant came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheStatus {
+    /// Read from the disk cache.
+    Hit,
+    /// Compiled now (and stored).
+    Miss,
+}
+
+/// A folder of compiled variants.
+#[derive(Debug, Clone)]
+pub struct KernelCache {
+    dir: PathBuf,
+}
+
+impl KernelCache {
+    pub fn new(dir: impl Into<PathBuf>) -> KernelCache {
+        KernelCache { dir: dir.into() }
+    }
+
+    /// `$MATS_CACHE_DIR`, else the user's cache folder (`~/.cache/mats/kernels` on Linux),
+    /// else `.mats-cache/kernels` in the working folder.
+    pub fn default_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os("MATS_CACHE_DIR") {
+            return PathBuf::from(dir).join("kernels");
+        }
+        dirs::cache_dir()
+            .map(|d| d.join("mats").join("kernels"))
+            .unwrap_or_else(|| PathBuf::from(".mats-cache").join("kernels"))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The cache key of a variant under the installed NVRTC.
+    pub fn key(variant: &Variant, nvrtc_version: (i32, i32)) -> Result<String, KernelError> {
+        let source = variant.kernel_source().map_err(KernelError::InvalidVariant)?;
+        let options = variant.nvrtc_options().map_err(KernelError::InvalidVariant)?;
+        let mut hash = Sha256::new();
+        hash.update(b"mats-kernel-cache-v1\0");
+        hash.update(source.text.as_bytes());
+        for option in &options {
+            hash.update(b"\0");
+            hash.update(option.as_bytes());
+        }
+        hash.update(format!("\0nvrtc {}.{}", nvrtc_version.0, nvrtc_version.1).as_bytes());
+        Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The cached CUBIN of a variant, compiling and storing it on a miss.
+    pub fn get_or_compile(&self, variant: &Variant) -> Result<(Compiled, CacheStatus), KernelError> {
+        let key = Self::key(variant, nvrtc::version()?)?;
+        let (cubin_path, meta_path) = (self.dir.join(format!("{key}.cubin")), self.dir.join(format!("{key}.json")));
+        if let Some(hit) = read_entry(&cubin_path, &meta_path) {
+            return Ok((hit, CacheStatus::Hit));
+        }
+        let compiled = nvrtc::compile(variant)?;
+        self.store(&compiled, &cubin_path, &meta_path)?;
+        Ok((compiled, CacheStatus::Miss))
+    }
+
+    fn store(&self, compiled: &Compiled, cubin_path: &Path, meta_path: &Path) -> Result<(), KernelError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| KernelError::Cache { path, source }
+        };
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        let meta = serde_json::to_vec_pretty(compiled).expect("Compiled serialises");
+        // CUBIN first: an entry counts only once its metadata exists.
+        write_atomically(cubin_path, &compiled.cubin).map_err(io(cubin_path))?;
+        write_atomically(meta_path, &meta).map_err(io(meta_path))?;
+        Ok(())
+    }
+}
+
+fn read_entry(cubin_path: &Path, meta_path: &Path) -> Option<Compiled> {
+    let meta = std::fs::read(meta_path).ok()?;
+    let cubin = std::fs::read(cubin_path).ok()?;
+    // An unreadable entry (older format, damaged file) is simply compiled again.
+    let mut compiled: Compiled = serde_json::from_slice(&meta).ok()?;
+    if cubin.is_empty() {
+        return None;
+    }
+    compiled.cubin = cubin;
+    Some(compiled)
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}

@@ -1,0 +1,57 @@
+//! Errors of compiling, loading and launching kernels. Each says which kernel, with which
+//! options or launch configuration, so a failed trial can be understood from its record alone.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    #[error(
+        "NVRTC (libnvrtc.so) is not available: install the CUDA toolkit or the \
+         `nvidia-cuda-nvrtc` wheel and put its lib folder on LD_LIBRARY_PATH"
+    )]
+    NvrtcMissing,
+    #[error("no CUDA driver (libcuda.so) on this machine: GPU commands need an NVIDIA GPU and driver")]
+    DriverMissing,
+    #[error("invalid kernel variant: {0}")]
+    InvalidVariant(String),
+    #[error("NVRTC failed to compile {source_id} with {options:?}:\n{log}")]
+    Compile {
+        source_id: String,
+        options: Vec<String>,
+        log: String,
+    },
+    #[error("NVRTC call {call} failed for {source_id}: {message}")]
+    Nvrtc {
+        call: &'static str,
+        source_id: String,
+        message: String,
+    },
+    #[error(
+        "libcudadevrt.a (needed to link dynamic parallelism) was not found; looked in: {}; \
+         set CUDA_HOME to the CUDA toolkit",
+        searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    DevRuntimeMissing { searched: Vec<PathBuf> },
+    #[error("device link of {source_id} failed: {message}")]
+    Link { source_id: String, message: String },
+    #[error("kernel cache {}: {source}", path.display())]
+    Cache {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("CUDA error in {what}: {source}")]
+    Driver {
+        what: String,
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+}
+
+impl KernelError {
+    /// Wraps a driver error with what was being done (kernel name, launch configuration).
+    pub fn driver(what: impl Into<String>) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
+        let what = what.into();
+        move |source| KernelError::Driver { what, source }
+    }
+}

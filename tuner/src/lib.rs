@@ -1,0 +1,8 @@
+//! The `mats` command-line tool: argument parsing ([`cli`]), one module per command
+//! ([`commands`]), and GPU measurement in isolated worker processes ([`measure`]).
+
+pub mod cli;
+pub mod commands;
+pub mod measure;
+
+pub use commands::run;

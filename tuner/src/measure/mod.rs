@@ -1,0 +1,267 @@
+//! Measuring a kernel variant on a GPU: time with CUDA events, energy and power with NVML.
+//!
+//! Protocol (DESIGN.md): warm up; time single runs with events, repeated, keeping median and
+//! spread; then run back to back for a window of at least `energy_window_s` and read the
+//! energy counter before and after (power = energy / time), while a thread samples
+//! instantaneous power; clocks, temperature and throttle reasons are read before and after and
+//! a throttled measurement is flagged. Measurements run in a worker process ([`worker`],
+//! driven by [`client`]) so that a kernel that faults cannot take the campaign down.
+
+pub mod client;
+pub mod power;
+pub mod protocol;
+pub mod worker;
+pub mod workload;
+
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys::CUevent_flags;
+use kernels::gpu::Gpu;
+use kernels::KernelError;
+use serde::{Deserialize, Serialize};
+
+use power::{GpuState, PowerMeter, PowerSamples};
+use workload::Workload;
+
+/// How to measure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MeasureSettings {
+    /// Untimed runs first (clocks ramp up, caches fill, lazy loading happens).
+    pub warmup_runs: u32,
+    /// Runs timed one by one with CUDA events.
+    pub timed_runs: u32,
+    /// Minimum length of the back-to-back window for energy; 0 skips energy.
+    pub energy_window_s: f64,
+    /// Instantaneous power samples per second during the window.
+    pub power_sample_hz: f64,
+}
+
+impl Default for MeasureSettings {
+    fn default() -> Self {
+        MeasureSettings {
+            warmup_runs: 3,
+            timed_runs: 10,
+            energy_window_s: 1.0,
+            power_sample_hz: 50.0,
+        }
+    }
+}
+
+impl MeasureSettings {
+    pub fn check(&self) -> Result<(), String> {
+        if self.timed_runs == 0 {
+            return Err("measurement `timed_runs` must be at least 1".into());
+        }
+        if !(self.energy_window_s.is_finite() && self.energy_window_s >= 0.0) {
+            return Err(format!("measurement `energy_window_s` must be >= 0, found {}", self.energy_window_s));
+        }
+        if !(self.power_sample_hz.is_finite() && self.power_sample_hz > 0.0 && self.power_sample_hz <= 1000.0) {
+            return Err(format!(
+                "measurement `power_sample_hz` must be in (0, 1000], found {}",
+                self.power_sample_hz
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Run times of the event-timed runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    pub runs_ms: Vec<f64>,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// max / min.
+    pub spread: f64,
+}
+
+impl Timing {
+    pub fn from_runs(runs_ms: Vec<f64>) -> Timing {
+        let mut sorted = runs_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        let median_ms = if sorted.len() % 2 == 0 {
+            (sorted[sorted.len() / 2 - 1] + median) / 2.0
+        } else {
+            median
+        };
+        let (min_ms, max_ms) = (sorted[0], sorted[sorted.len() - 1]);
+        Timing {
+            runs_ms,
+            median_ms,
+            min_ms,
+            max_ms,
+            spread: if min_ms > 0.0 { max_ms / min_ms } else { f64::INFINITY },
+        }
+    }
+}
+
+/// Where an energy figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EnergySource {
+    /// The board's energy counter, read before and after the window.
+    Counter,
+    /// Mean of instantaneous power samples times the window (no energy counter).
+    PowerSamples,
+}
+
+/// The back-to-back window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnergyWindow {
+    pub runs: u32,
+    pub wall_s: f64,
+    /// Sum of the runs' event times: the part of the window the GPU spent in the kernel.
+    pub kernel_s: f64,
+    /// kernel_s / wall_s; below 1 by the launch gaps.
+    pub kernel_share: f64,
+    pub energy_j: Option<f64>,
+    pub average_power_w: Option<f64>,
+    /// Average power x median run time.
+    pub energy_per_run_j: Option<f64>,
+    pub energy_source: Option<EnergySource>,
+    pub samples: PowerSamples,
+}
+
+/// One measurement of a workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub timing: Timing,
+    pub energy: Option<EnergyWindow>,
+    pub before: Option<GpuState>,
+    pub after: Option<GpuState>,
+    /// True when a disturbing throttle reason was seen before, during or after.
+    pub throttled: bool,
+    /// Why power figures are missing, when they are.
+    pub power_note: Option<String>,
+}
+
+/// Measures a prepared workload on `gpu` (runs inside the worker process).
+pub fn measure(
+    gpu: &Gpu,
+    workload: &mut dyn Workload,
+    meter: Option<&PowerMeter>,
+    settings: &MeasureSettings,
+) -> Result<Measurement, KernelError> {
+    let stream = gpu.stream().clone();
+    let name = workload_name(workload);
+    let sync = |what: &str| stream.synchronize().map_err(KernelError::driver(format!("{what} of {name}")));
+    for _ in 0..settings.warmup_runs {
+        workload.run(gpu)?;
+    }
+    sync("warm-up")?;
+
+    let ctx = gpu.context();
+    let event = || {
+        ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(KernelError::driver("creating an event"))
+    };
+    let (start, end) = (event()?, event()?);
+    let timed = |workload: &mut dyn Workload| -> Result<f64, KernelError> {
+        start.record(&stream).map_err(KernelError::driver("recording an event"))?;
+        workload.run(gpu)?;
+        end.record(&stream).map_err(KernelError::driver("recording an event"))?;
+        end.synchronize()
+            .map_err(KernelError::driver(format!("running {name}")))?;
+        start
+            .elapsed_ms(&end)
+            .map(f64::from)
+            .map_err(KernelError::driver("reading an event"))
+    };
+    let mut runs_ms = Vec::with_capacity(settings.timed_runs as usize);
+    for _ in 0..settings.timed_runs {
+        runs_ms.push(timed(workload)?);
+    }
+    let timing = Timing::from_runs(runs_ms);
+
+    let before = meter.map(PowerMeter::state);
+    let energy = if settings.energy_window_s > 0.0 {
+        let window = Duration::from_secs_f64(settings.energy_window_s);
+        let sampler = meter.map(|m| m.sample(Duration::from_secs_f64(1.0 / settings.power_sample_hz)));
+        let energy_before = meter.and_then(PowerMeter::energy_mj);
+        let started = Instant::now();
+        // Pairs of events around every run measure the kernel's share of the window without
+        // synchronising between runs, so the window stays back to back.
+        let mut pairs = Vec::new();
+        while started.elapsed() < window || pairs.is_empty() {
+            let (s, e) = (event()?, event()?);
+            s.record(&stream).map_err(KernelError::driver("recording an event"))?;
+            workload.run(gpu)?;
+            e.record(&stream).map_err(KernelError::driver("recording an event"))?;
+            pairs.push((s, e));
+            // Keep the queue short so the wall clock tracks the GPU, not the launch queue.
+            if pairs.len() % 8 == 0 {
+                pairs[pairs.len() - 8].1.synchronize().map_err(KernelError::driver("energy window"))?;
+            }
+        }
+        sync("energy window")?;
+        let wall_s = started.elapsed().as_secs_f64();
+        let energy_after = meter.and_then(PowerMeter::energy_mj);
+        let samples = sampler.map(|s| s.stop()).unwrap_or_default();
+        let mut kernel_s = 0.0;
+        for (s, e) in &pairs {
+            kernel_s += f64::from(s.elapsed_ms(e).map_err(KernelError::driver("reading an event"))?) / 1000.0;
+        }
+        let (energy_j, energy_source) = match (energy_before, energy_after) {
+            (Some(b), Some(a)) if a > b => (Some((a - b) as f64 / 1000.0), Some(EnergySource::Counter)),
+            _ => match samples.mean_w {
+                Some(w) => (Some(w * wall_s), Some(EnergySource::PowerSamples)),
+                None => (None, None),
+            },
+        };
+        let average_power_w = energy_j.map(|j| j / wall_s);
+        Some(EnergyWindow {
+            runs: pairs.len() as u32,
+            wall_s,
+            kernel_s,
+            kernel_share: kernel_s / wall_s,
+            energy_j,
+            average_power_w,
+            energy_per_run_j: average_power_w.map(|w| w * timing.median_ms / 1000.0),
+            energy_source,
+            samples,
+        })
+    } else {
+        None
+    };
+    let after = meter.map(PowerMeter::state);
+    let throttled = before.as_ref().is_some_and(|s| s.throttled)
+        || after.as_ref().is_some_and(|s| s.throttled)
+        || energy.as_ref().is_some_and(|e| e.samples.throttled);
+    Ok(Measurement {
+        timing,
+        energy,
+        before,
+        after,
+        throttled,
+        power_note: None,
+    })
+}
+
+fn workload_name(workload: &dyn Workload) -> String {
+    format!("{} ({})", workload.kernel().name, workload.launch())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_median_and_spread() {
+        let t = Timing::from_runs(vec![2.0, 1.0, 4.0]);
+        assert_eq!((t.median_ms, t.min_ms, t.max_ms, t.spread), (2.0, 1.0, 4.0, 4.0));
+        let t = Timing::from_runs(vec![1.0, 3.0, 2.0, 4.0]);
+        assert_eq!(t.median_ms, 2.5);
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        assert!(MeasureSettings::default().check().is_ok());
+        let bad = MeasureSettings { timed_runs: 0, ..Default::default() };
+        assert!(bad.check().unwrap_err().contains("timed_runs"));
+        let bad = MeasureSettings { power_sample_hz: 0.0, ..Default::default() };
+        assert!(bad.check().unwrap_err().contains("power_sample_hz"));
+    }
+}

@@ -1,0 +1,181 @@
+//! Power, energy, clocks and throttling through NVML.
+//!
+//! Energy comes from the board's energy counter (mJ since driver load, ticking about every
+//! 100 ms on Hopper), read before and after a window of back-to-back runs. A sampler thread
+//! reads the instantaneous power field (POWER_INSTANT, id 186) at about 50 Hz for mean and
+//! peak, and ORs the throttle reasons it sees. Nothing here changes clocks, limits or modes.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nvml_wrapper::bitmasks::device::ThrottleReasons;
+use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::enums::device::SampleValue;
+use nvml_wrapper::struct_wrappers::device::FieldValueSample;
+use nvml_wrapper::structs::device::FieldId;
+use nvml_wrapper::{Device, Nvml};
+use serde::{Deserialize, Serialize};
+
+/// NVML's field id for instantaneous board power (mW).
+const POWER_INSTANT: FieldId = FieldId(186);
+
+/// Throttle reasons that mean the clocks were held down while we measured (idle and
+/// application-clock settings are normal states, not disturbances).
+fn disturbing() -> ThrottleReasons {
+    ThrottleReasons::SW_POWER_CAP
+        | ThrottleReasons::HW_SLOWDOWN
+        | ThrottleReasons::SW_THERMAL_SLOWDOWN
+        | ThrottleReasons::HW_THERMAL_SLOWDOWN
+        | ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN
+}
+
+/// NVML opened for one device, matched to the CUDA device by UUID (the two may number
+/// devices differently).
+pub struct PowerMeter {
+    nvml: Arc<Nvml>,
+    uuid: String,
+}
+
+/// Clocks, temperature and throttle state at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuState {
+    pub sm_clock_mhz: Option<u32>,
+    pub memory_clock_mhz: Option<u32>,
+    pub temperature_c: Option<u32>,
+    pub throttle_reasons: Vec<String>,
+    pub throttled: bool,
+}
+
+/// Power samples taken by the sampler thread.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PowerSamples {
+    pub count: usize,
+    pub mean_w: Option<f64>,
+    pub peak_w: Option<f64>,
+    pub throttle_reasons: Vec<String>,
+    pub throttled: bool,
+}
+
+impl PowerMeter {
+    /// Opens NVML; `None` (with the reason) when it is missing, which only costs the power
+    /// figures, never the time measurements.
+    pub fn open(cuda_uuid: &str) -> Result<PowerMeter, String> {
+        let nvml = Nvml::init().map_err(|e| format!("NVML unavailable: {e}"))?;
+        nvml.device_by_uuid(cuda_uuid)
+            .map_err(|e| format!("NVML cannot find the device {cuda_uuid}: {e}"))?;
+        Ok(PowerMeter {
+            nvml: Arc::new(nvml),
+            uuid: cuda_uuid.to_string(),
+        })
+    }
+
+    fn device(&self) -> Device<'_> {
+        self.nvml
+            .device_by_uuid(self.uuid.as_str())
+            .expect("device found when the meter was opened")
+    }
+
+    /// Energy counter in mJ, when the board has one.
+    pub fn energy_mj(&self) -> Option<u64> {
+        self.device().total_energy_consumption().ok()
+    }
+
+    /// Instantaneous power in W, when the field is supported.
+    pub fn instant_power_w(&self) -> Option<f64> {
+        instant_power(&self.device())
+    }
+
+    pub fn state(&self) -> GpuState {
+        let device = self.device();
+        let reasons = device.current_throttle_reasons().ok();
+        GpuState {
+            sm_clock_mhz: device.clock_info(Clock::SM).ok(),
+            memory_clock_mhz: device.clock_info(Clock::Memory).ok(),
+            temperature_c: device.temperature(TemperatureSensor::Gpu).ok(),
+            throttle_reasons: reasons.map(names).unwrap_or_default(),
+            throttled: reasons.is_some_and(|r| r.intersects(disturbing())),
+        }
+    }
+
+    /// Starts sampling instantaneous power every `period` until [`Sampler::stop`].
+    pub fn sample(&self, period: Duration) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (nvml, uuid, flag) = (self.nvml.clone(), self.uuid.clone(), stop.clone());
+        let handle = std::thread::spawn(move || {
+            let mut watts = Vec::new();
+            let mut reasons = ThrottleReasons::empty();
+            let Ok(device) = nvml.device_by_uuid(uuid.as_str()) else {
+                return (watts, reasons);
+            };
+            let mut next = Instant::now();
+            while !flag.load(Ordering::Relaxed) {
+                if let Some(w) = instant_power(&device) {
+                    watts.push(w);
+                }
+                if let Ok(r) = device.current_throttle_reasons() {
+                    reasons |= r;
+                }
+                next += period;
+                if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+            }
+            (watts, reasons)
+        });
+        Sampler { stop, handle }
+    }
+}
+
+/// A running power sampler.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<(Vec<f64>, ThrottleReasons)>,
+}
+
+impl Sampler {
+    pub fn stop(self) -> PowerSamples {
+        self.stop.store(true, Ordering::Relaxed);
+        let (watts, reasons) = self
+            .handle
+            .join()
+            .unwrap_or_else(|_| (Vec::new(), ThrottleReasons::empty()));
+        PowerSamples {
+            count: watts.len(),
+            mean_w: (!watts.is_empty()).then(|| watts.iter().sum::<f64>() / watts.len() as f64),
+            peak_w: watts.iter().copied().reduce(f64::max),
+            throttle_reasons: names(reasons),
+            throttled: reasons.intersects(disturbing()),
+        }
+    }
+}
+
+fn instant_power(device: &Device<'_>) -> Option<f64> {
+    let samples = device.field_values_for(&[POWER_INSTANT]).ok()?;
+    match samples.into_iter().next()? {
+        Ok(FieldValueSample { value: Ok(v), .. }) => {
+            let mw = match v {
+                SampleValue::U32(x) => x as f64,
+                SampleValue::U64(x) => x as f64,
+                SampleValue::I64(x) => x as f64,
+                SampleValue::F64(x) => x,
+            };
+            (mw > 0.0).then_some(mw / 1000.0)
+        }
+        _ => None,
+    }
+}
+
+fn names(reasons: ThrottleReasons) -> Vec<String> {
+    reasons
+        .iter_names()
+        .map(|(name, _)| name.to_ascii_lowercase())
+        .collect()
+}
+
+/// The driver's version string and the CUDA version it supports, from NVML.
+pub fn driver_versions() -> Option<(String, i32)> {
+    let nvml = Nvml::init().ok()?;
+    Some((nvml.sys_driver_version().ok()?, nvml.sys_cuda_driver_version().ok()?))
+}

@@ -1,0 +1,134 @@
+//! The measuring worker process (`mats worker`): reads requests from stdin, answers on stdout.
+//!
+//! A fault in a kernel poisons the CUDA context of the whole process; the worker reports it as
+//! `crashed` and exits, and the client starts a fresh one. Anything the worker prints besides
+//! responses goes to stderr, so stdout stays a clean JSON-lines channel.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+
+use cudarc::driver::sys::cudaError_enum as E;
+use kernels::gpu::Gpu;
+use kernels::{KernelCache, KernelError};
+
+use super::power::PowerMeter;
+use super::protocol::{Job, MeasureJob, MeasureResult, Outcome, Request, Response};
+
+/// Exit status of a worker that lost its CUDA context.
+pub const CRASH_EXIT: i32 = 70;
+
+struct Open {
+    gpu: Gpu,
+    meter: Result<PowerMeter, String>,
+}
+
+/// Serves requests until stdin closes.
+pub fn serve() -> anyhow::Result<()> {
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout();
+    let mut open: HashMap<usize, Open> = HashMap::new();
+    for line in stdin.lock().lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (id, outcome) = match serde_json::from_str::<Request>(&line) {
+            Ok(request) => (request.id, handle(request.job, &mut open)),
+            Err(e) => (0, Outcome::Failed { message: format!("malformed request: {e}") }),
+        };
+        let crashed = matches!(outcome, Outcome::Crashed { .. });
+        serde_json::to_writer(&mut stdout, &Response { id, outcome })?;
+        stdout.write_all(b"\n")?;
+        stdout.flush()?;
+        if crashed {
+            // The context is unusable and dropping CUDA objects may fail or hang: leave now.
+            std::process::exit(CRASH_EXIT);
+        }
+    }
+    Ok(())
+}
+
+fn handle(job: Job, open: &mut HashMap<usize, Open>) -> Outcome {
+    match job {
+        Job::Ping => Outcome::Pong { pid: std::process::id() },
+        Job::Measure(job) => match measure(job, open) {
+            Ok(result) => Outcome::Measured(Box::new(result)),
+            Err(e) if is_sticky(&e) => Outcome::Crashed { message: e.to_string() },
+            Err(e) => Outcome::Failed { message: e.to_string() },
+        },
+    }
+}
+
+fn measure(job: MeasureJob, open: &mut HashMap<usize, Open>) -> Result<MeasureResult, KernelError> {
+    job.settings.check().map_err(KernelError::InvalidVariant)?;
+    if job.variant.source != job.workload.source() {
+        return Err(KernelError::InvalidVariant(format!(
+            "workload {:?} runs {} but the variant compiles {}",
+            job.workload,
+            job.workload.source(),
+            job.variant.source
+        )));
+    }
+    if !open.contains_key(&job.gpu) {
+        let gpu = Gpu::open(job.gpu)?;
+        let meter = gpu
+            .context()
+            .uuid()
+            .map_err(|e| format!("reading the GPU's UUID: {e:?}"))
+            .and_then(|uuid| PowerMeter::open(&format_uuid(&uuid.bytes)));
+        open.insert(job.gpu, Open { gpu, meter });
+    }
+    let Open { gpu, meter } = &open[&job.gpu];
+    let cache = KernelCache::new(job.cache_dir.clone().unwrap_or_else(KernelCache::default_dir));
+    let (compiled, status) = cache.get_or_compile(&job.variant)?;
+    let mut workload = job.workload.prepare(gpu, &compiled)?;
+    let mut measurement = super::measure(gpu, workload.as_mut(), meter.as_ref().ok(), &job.settings)?;
+    measurement.power_note = meter.as_ref().err().cloned();
+    let verified = workload.verify(gpu);
+    Ok(MeasureResult {
+        device: gpu.info.clone(),
+        cache: status,
+        compile_seconds: compiled.compile_seconds,
+        resources: compiled.resources.clone(),
+        attributes: workload.kernel().attributes,
+        launch: workload.launch(),
+        measurement,
+        valid: verified.is_ok(),
+        invalid_reason: verified.err(),
+    })
+}
+
+/// Errors after which the CUDA context cannot be used again.
+fn is_sticky(error: &KernelError) -> bool {
+    let KernelError::Driver { source, .. } = error else {
+        return false;
+    };
+    matches!(
+        source.0,
+        E::CUDA_ERROR_ILLEGAL_ADDRESS
+            | E::CUDA_ERROR_LAUNCH_FAILED
+            | E::CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | E::CUDA_ERROR_MISALIGNED_ADDRESS
+            | E::CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | E::CUDA_ERROR_INVALID_PC
+            | E::CUDA_ERROR_HARDWARE_STACK_ERROR
+            | E::CUDA_ERROR_LAUNCH_TIMEOUT
+            | E::CUDA_ERROR_ASSERT
+            | E::CUDA_ERROR_CONTEXT_IS_DESTROYED
+            | E::CUDA_ERROR_ECC_UNCORRECTABLE
+            | E::CUDA_ERROR_UNKNOWN
+    )
+}
+
+/// NVML's spelling of a device UUID: `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
+pub fn format_uuid(bytes: &[std::ffi::c_char; 16]) -> String {
+    let hex: Vec<String> = bytes.iter().map(|&b| format!("{:02x}", b as u8)).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex[0..4].concat(),
+        hex[4..6].concat(),
+        hex[6..8].concat(),
+        hex[8..10].concat(),
+        hex[10..16].concat()
+    )
+}
