@@ -60,16 +60,17 @@ impl Insertion {
         out.clear();
         let times = inst.job_times(job);
         for position in 0..=len {
+            let before: &[i64] = if position == 0 {
+                &self.tails[len * m..] // the zero row: nothing precedes position 0
+            } else {
+                &self.heads[(position - 1) * m..position * m]
+            };
+            let after = &self.tails[position * m..(position + 1) * m];
             let mut previous = 0i64;
             let mut best = 0i64;
-            for k in 0..m {
-                let before = if position == 0 {
-                    0
-                } else {
-                    self.heads[(position - 1) * m + k]
-                };
-                previous = previous.max(before) + times[k];
-                best = best.max(previous + self.tails[position * m + k]);
+            for ((&e, &q), &p) in before.iter().zip(after).zip(times) {
+                previous = previous.max(e) + p;
+                best = best.max(previous + q);
             }
             out.push(best);
         }

@@ -10,14 +10,22 @@ use super::instance::Instance;
 
 /// The NEH sequence (0-based job order).
 pub fn neh(inst: &Instance) -> Vec<usize> {
+    neh_with_makespan(inst).0
+}
+
+/// The NEH sequence and its makespan as the accelerated insertion computed it (equal to
+/// `inst.makespan(&sequence)`; the tests hold it to that).
+pub fn neh_with_makespan(inst: &Instance) -> (Vec<usize>, i64) {
     let mut order: Vec<usize> = (0..inst.jobs).collect();
     // Stable: equal totals keep increasing job index.
     order.sort_by_key(|&j| std::cmp::Reverse(inst.job_total(j)));
     let mut insertion = Insertion::new();
     let mut sequence = Vec::with_capacity(inst.jobs);
+    let mut makespan = 0;
     for job in order {
-        let (position, _) = insertion.best(inst, &sequence, job);
+        let (position, value) = insertion.best(inst, &sequence, job);
         sequence.insert(position, job);
+        makespan = value;
     }
-    sequence
+    (sequence, makespan)
 }

@@ -37,8 +37,18 @@ const MAX_DIMENSION: usize = 100_000_000;
 /// The 12 files of Taillard's benchmark in the order that numbers the instances:
 /// block k of file f (0-based) is `ta{10 f + k}`.
 const TAILLARD_FILES: [&str; 12] = [
-    "tai20_5", "tai20_10", "tai20_20", "tai50_5", "tai50_10", "tai50_20", "tai100_5",
-    "tai100_10", "tai100_20", "tai200_10", "tai200_20", "tai500_20",
+    "tai20_5",
+    "tai20_10",
+    "tai20_20",
+    "tai50_5",
+    "tai50_10",
+    "tai50_20",
+    "tai100_5",
+    "tai100_10",
+    "tai100_20",
+    "tai200_10",
+    "tai200_20",
+    "tai500_20",
 ];
 
 /// Reads an instance file; `index` (1-based) picks a block of a multi-instance file.
@@ -95,7 +105,11 @@ pub fn parse_taillard(text: &str, path: &Path) -> Result<Vec<Instance>, InputErr
         let block = blocks.len() + 1;
         let header_line = tokens.line();
         let words = lookahead.skip_words(&mut tokens);
-        if words.is_empty() || !words.iter().any(|w| w.to_ascii_lowercase().starts_with("job")) {
+        if words.is_empty()
+            || !words
+                .iter()
+                .any(|w| w.to_ascii_lowercase().starts_with("job"))
+        {
             let found = if words.is_empty() {
                 tokens.next_str("")?.1.to_string()
             } else {

@@ -47,12 +47,18 @@ const PARALLEL_MIN_WORK: usize = 1_200_000;
 pub struct TabuParams {
     /// How many iterations a selected sequence stays tabu (the paper's "tabu value"; it
     /// gives no number). 0 disables the tabu list: plain steepest descent with forced moves.
+    ///
+    /// The default, 200, is long because a listed sequence forbids a single move: it only
+    /// breaks cycles no longer than the tenure. Measured with 1000 iterations: tenure 7
+    /// missed the optimum on 24 of 400 random instances with 5 to 8 jobs, 100 and more on
+    /// none; the mean gap on ta001-ta020 fell from 1.8% (7) to 1.2% (100) and 1.0% (200).
+    /// The list check costs O(tenure n) per iteration, small against the neighbourhood.
     pub tenure: usize,
 }
 
 impl Default for TabuParams {
     fn default() -> Self {
-        TabuParams { tenure: 7 }
+        TabuParams { tenure: 200 }
     }
 }
 
