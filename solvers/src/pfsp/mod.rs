@@ -8,10 +8,10 @@
 //! need without the rest:
 //!
 //! - [`instance`]: the model, the exact makespan, features and size classes;
-//! - [`parse`]: the Taillard, plain and VRF file formats (and writing Taillard's);
+//! - [`mod@parse`]: the Taillard, plain and VRF file formats (and writing Taillard's);
 //! - [`generator`]: Taillard's 1993 generator, which reproduces his 120 instances;
 //! - [`eval`]: heads/tails evaluation of insertions and swaps, shared by the solvers;
-//! - [`neh`], [`tabu`], [`ig`]: the CPU reference solvers (NEH, tabu search after Wu et
+//! - [`mod@neh`], [`mod@tabu`], [`ig`]: the CPU reference solvers (NEH, tabu search after Wu et
 //!   al., iterated greedy of Ruiz & Stützle).
 
 pub mod eval;

@@ -162,6 +162,9 @@ pub fn parse_taillard(text: &str, path: &Path) -> Result<Vec<Instance>, InputErr
         return Err(InputError::syntax(path, 1, "the file holds no instance"));
     }
     let count = blocks.len();
+    // A file named like Taillard's but holding more than his 10 blocks is not his: its
+    // names would collide with the next file's.
+    let file_index = file_index.filter(|_| count <= 10);
     for (k, inst) in blocks.iter_mut().enumerate() {
         inst.name = match file_index {
             Some(f) => format!("ta{:03}", 10 * f + k + 1),
