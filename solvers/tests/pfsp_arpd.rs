@@ -8,8 +8,8 @@
 //! cargo test -p mats-solvers --release --test pfsp_arpd -- --ignored --nocapture
 //! ```
 //!
-//! `PFSP_ARPD_RHO` changes rho, `PFSP_ARPD_LAST` the last instance (1..=120; the default 30),
-//! `PFSP_ARPD_SEED` the seed.
+//! `PFSP_ARPD_RHO` changes rho, `PFSP_ARPD_FIRST` and `PFSP_ARPD_LAST` the range of instances
+//! (1..=120; the default 1..=30), `PFSP_ARPD_SEED` the seed.
 
 use std::path::Path;
 use std::time::Duration;
@@ -37,6 +37,7 @@ fn ig_arpd_on_taillard() {
     }
     let rho = env_or("PFSP_ARPD_RHO", 30);
     let last = env_or("PFSP_ARPD_LAST", 30).clamp(1, 120) as usize;
+    let first = env_or("PFSP_ARPD_FIRST", 1).clamp(1, last as u64) as usize;
     let seed = env_or("PFSP_ARPD_SEED", 1);
     let mut table = BestKnown::default();
     table
@@ -58,7 +59,7 @@ fn ig_arpd_on_taillard() {
     ];
     println!("instance    n   m      bks       IG   RPD%  iterations  limit_ms");
     let mut gaps = Vec::new();
-    for k in 1..=last {
+    for k in first..=last {
         let file = dir
             .join("taillard")
             .join(format!("{}.txt", files[(k - 1) / 10]));
@@ -90,6 +91,12 @@ fn ig_arpd_on_taillard() {
         gaps.push(gap);
     }
     let arpd = gaps.iter().sum::<f64>() / gaps.len() as f64;
-    println!("ARPD over ta001-ta{last:03}: {arpd:.3}% (rho = {rho}, seed {seed}, one thread)");
-    assert!(arpd < 1.0, "ARPD {arpd:.3}% is not under 1%");
+    println!(
+        "ARPD over ta{first:03}-ta{last:03}: {arpd:.3}% (rho = {rho}, seed {seed}, one thread)"
+    );
+    // The target holds for the default range (the 20-job instances); other ranges only
+    // report their figure.
+    if (first, last) == (1, 30) {
+        assert!(arpd < 1.0, "ARPD {arpd:.3}% is not under 1%");
+    }
 }
