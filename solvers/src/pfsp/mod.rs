@@ -1,1 +1,30 @@
-//! Permutation flowshop scheduling, makespan objective. (Being written.)
+//! Permutation flowshop scheduling (PFSP), makespan objective.
+//!
+//! n jobs visit m machines in the same order; a solution is a job permutation and its cost
+//! is the completion time of the last job on the last machine (C_max), computed exactly in
+//! `i64`.
+//!
+//! The family is split by concern so that the GPU kernels and the CLI can take what they
+//! need without the rest:
+//!
+//! - [`instance`]: the model, the exact makespan, features and size classes;
+//! - [`mod@parse`]: the Taillard, plain and VRF file formats (and writing Taillard's);
+//! - [`generator`]: Taillard's 1993 generator, which reproduces his 120 instances;
+//! - [`eval`]: heads/tails evaluation of insertions and swaps, shared by the solvers;
+//! - [`mod@neh`], [`mod@tabu`], [`ig`]: the CPU reference solvers (NEH, tabu search after Wu et
+//!   al., iterated greedy of Ruiz & Stützle).
+
+pub mod eval;
+pub mod generator;
+pub mod ig;
+pub mod instance;
+pub mod neh;
+pub mod parse;
+pub mod tabu;
+
+pub use generator::generate;
+pub use ig::{iterated_greedy, IgParams, DEFAULT_IG_ITERATIONS};
+pub use instance::{Features, Instance, SizeClass};
+pub use neh::{neh, neh_with_makespan};
+pub use parse::{looks_like_pfsp, lower_bound, parse, parse_taillard, read, to_taillard_text};
+pub use tabu::{tabu, TabuParams, DEFAULT_TABU_ITERATIONS};
