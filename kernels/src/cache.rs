@@ -52,8 +52,12 @@ impl KernelCache {
 
     /// The cache key of a variant under the installed NVRTC.
     pub fn key(variant: &Variant, nvrtc_version: (i32, i32)) -> Result<String, KernelError> {
-        let source = variant.kernel_source().map_err(KernelError::InvalidVariant)?;
-        let options = variant.nvrtc_options().map_err(KernelError::InvalidVariant)?;
+        let source = variant
+            .kernel_source()
+            .map_err(KernelError::InvalidVariant)?;
+        let options = variant
+            .nvrtc_options()
+            .map_err(KernelError::InvalidVariant)?;
         let mut hash = Sha256::new();
         hash.update(b"mats-kernel-cache-v1\0");
         hash.update(source.text.as_bytes());
@@ -66,9 +70,15 @@ impl KernelCache {
     }
 
     /// The cached CUBIN of a variant, compiling and storing it on a miss.
-    pub fn get_or_compile(&self, variant: &Variant) -> Result<(Compiled, CacheStatus), KernelError> {
+    pub fn get_or_compile(
+        &self,
+        variant: &Variant,
+    ) -> Result<(Compiled, CacheStatus), KernelError> {
         let key = Self::key(variant, nvrtc::version()?)?;
-        let (cubin_path, meta_path) = (self.dir.join(format!("{key}.cubin")), self.dir.join(format!("{key}.json")));
+        let (cubin_path, meta_path) = (
+            self.dir.join(format!("{key}.cubin")),
+            self.dir.join(format!("{key}.json")),
+        );
         if let Some(hit) = read_entry(&cubin_path, &meta_path) {
             return Ok((hit, CacheStatus::Hit));
         }
@@ -77,7 +87,12 @@ impl KernelCache {
         Ok((compiled, CacheStatus::Miss))
     }
 
-    fn store(&self, compiled: &Compiled, cubin_path: &Path, meta_path: &Path) -> Result<(), KernelError> {
+    fn store(
+        &self,
+        compiled: &Compiled,
+        cubin_path: &Path,
+        meta_path: &Path,
+    ) -> Result<(), KernelError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| KernelError::Cache { path, source }

@@ -10,7 +10,9 @@ pub enum KernelError {
          `nvidia-cuda-nvrtc` wheel and put its lib folder on LD_LIBRARY_PATH"
     )]
     NvrtcMissing,
-    #[error("no CUDA driver (libcuda.so) on this machine: GPU commands need an NVIDIA GPU and driver")]
+    #[error(
+        "no CUDA driver (libcuda.so) on this machine: GPU commands need an NVIDIA GPU and driver"
+    )]
     DriverMissing,
     #[error("invalid kernel variant: {0}")]
     InvalidVariant(String),
@@ -50,7 +52,9 @@ pub enum KernelError {
 
 impl KernelError {
     /// Wraps a driver error with what was being done (kernel name, launch configuration).
-    pub fn driver(what: impl Into<String>) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
+    pub fn driver(
+        what: impl Into<String>,
+    ) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
         let what = what.into();
         move |source| KernelError::Driver { what, source }
     }

@@ -80,7 +80,8 @@ impl Gpu {
                 "GPU {ordinal} does not exist ({count} found)"
             )));
         }
-        let ctx = CudaContext::new(ordinal).map_err(KernelError::driver(format!("opening GPU {ordinal}")))?;
+        let ctx = CudaContext::new(ordinal)
+            .map_err(KernelError::driver(format!("opening GPU {ordinal}")))?;
         let attribute = |a: CUdevice_attribute| -> Result<u32, KernelError> {
             ctx.attribute(a)
                 .map(|v| v.max(0) as u32)
@@ -91,11 +92,18 @@ impl Gpu {
             .map_err(KernelError::driver("reading the compute capability"))?;
         let info = DeviceInfo {
             ordinal,
-            name: ctx.name().map_err(KernelError::driver("reading the device name"))?,
+            name: ctx
+                .name()
+                .map_err(KernelError::driver("reading the device name"))?,
             arch: Arch::from_capability(major, minor),
             sm_count: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
-            total_memory_bytes: ctx.total_mem().map_err(KernelError::driver("reading the memory size"))? as u64,
-            max_threads_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            total_memory_bytes: ctx
+                .total_mem()
+                .map_err(KernelError::driver("reading the memory size"))?
+                as u64,
+            max_threads_per_block: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            )?,
             max_shared_bytes_per_block: attribute(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
             )?,
@@ -141,13 +149,14 @@ impl Gpu {
     fn link(&self, compiled: &Compiled) -> Result<Vec<u8>, KernelError> {
         let source_id = compiled.variant.source.clone();
         let devrt = find_cudadevrt()?;
-        let link_error = |call: &str, e: cudarc::driver::DriverError, log: &[u8]| KernelError::Link {
-            source_id: source_id.clone(),
-            message: format!(
-                "{call}: {e:?}; {}",
-                String::from_utf8_lossy(log).trim_end_matches('\0').trim()
-            ),
-        };
+        let link_error =
+            |call: &str, e: cudarc::driver::DriverError, log: &[u8]| KernelError::Link {
+                source_id: source_id.clone(),
+                message: format!(
+                    "{call}: {e:?}; {}",
+                    String::from_utf8_lossy(log).trim_end_matches('\0').trim()
+                ),
+            };
         self.ctx
             .bind_to_thread()
             .map_err(KernelError::driver("binding the context"))?;
@@ -279,10 +288,17 @@ impl Kernel {
     }
 
     /// Resident blocks per SM for a block size and dynamic shared memory.
-    pub fn blocks_per_sm(&self, block_threads: u32, dynamic_shared_bytes: u32) -> Result<u32, KernelError> {
+    pub fn blocks_per_sm(
+        &self,
+        block_threads: u32,
+        dynamic_shared_bytes: u32,
+    ) -> Result<u32, KernelError> {
         self.function
-            .occupancy_max_active_blocks_per_multiprocessor(block_threads, dynamic_shared_bytes as usize, None)
-            .map(|b| b.max(0) as u32)
+            .occupancy_max_active_blocks_per_multiprocessor(
+                block_threads,
+                dynamic_shared_bytes as usize,
+                None,
+            )
             .map_err(KernelError::driver(format!("occupancy of {}", self.name)))
     }
 
@@ -291,7 +307,10 @@ impl Kernel {
     pub fn check_launch(&self, launch: &Launch) -> Result<(), KernelError> {
         let threads = launch.block.0 * launch.block.1 * launch.block.2;
         if threads == 0 || launch.grid.0 == 0 || launch.grid.1 == 0 || launch.grid.2 == 0 {
-            return Err(KernelError::InvalidVariant(format!("{}: empty launch {launch}", self.name)));
+            return Err(KernelError::InvalidVariant(format!(
+                "{}: empty launch {launch}",
+                self.name
+            )));
         }
         if threads > self.attributes.max_threads_per_block {
             return Err(KernelError::InvalidVariant(format!(
@@ -304,7 +323,10 @@ impl Kernel {
     }
 
     /// Wraps a driver error of a launch with the kernel and its configuration.
-    pub fn launch_error(&self, launch: &Launch) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
+    pub fn launch_error(
+        &self,
+        launch: &Launch,
+    ) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
         KernelError::driver(format!("launching {} with {launch}", self.name))
     }
 }
@@ -340,7 +362,13 @@ impl std::fmt::Display for Launch {
         write!(
             f,
             "grid ({}, {}, {}) x block ({}, {}, {}), {} B dynamic shared",
-            self.grid.0, self.grid.1, self.grid.2, self.block.0, self.block.1, self.block.2, self.shared_bytes
+            self.grid.0,
+            self.grid.1,
+            self.grid.2,
+            self.block.0,
+            self.block.1,
+            self.block.2,
+            self.shared_bytes
         )
     }
 }

@@ -69,8 +69,12 @@ pub fn compile(variant: &Variant) -> Result<Compiled, KernelError> {
     if !available() {
         return Err(KernelError::NvrtcMissing);
     }
-    let source = variant.kernel_source().map_err(KernelError::InvalidVariant)?;
-    let options = variant.nvrtc_options().map_err(KernelError::InvalidVariant)?;
+    let source = variant
+        .kernel_source()
+        .map_err(KernelError::InvalidVariant)?;
+    let options = variant
+        .nvrtc_options()
+        .map_err(KernelError::InvalidVariant)?;
     let nvrtc_error = |call: &'static str| {
         let source_id = source.id.to_string();
         move |e: result::NvrtcError| KernelError::Nvrtc {
@@ -83,7 +87,8 @@ pub fn compile(variant: &Variant) -> Result<Compiled, KernelError> {
         .map_err(|_| KernelError::InvalidVariant(format!("{} contains a NUL byte", source.path)))?;
     let name = CString::new(source.path).expect("embedded paths have no NUL");
     let started = Instant::now();
-    let program = result::create_program(&text, Some(&name)).map_err(nvrtc_error("nvrtcCreateProgram"))?;
+    let program =
+        result::create_program(&text, Some(&name)).map_err(nvrtc_error("nvrtcCreateProgram"))?;
     // SAFETY: `program` is a live program until destroy_program below.
     let compiled = unsafe { result::compile_program(program, &options) };
     let compile_seconds = started.elapsed().as_secs_f64();

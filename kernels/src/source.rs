@@ -34,9 +34,27 @@ macro_rules! source {
 }
 
 static SOURCES: &[KernelSource] = &[
-    source!("probe/busy", "probe/busy.cu", ["busy"], relocatable = false, test_only = false),
-    source!("probe/dynamic", "probe/dynamic.cu", ["spawn_children", "fill_chunk"], relocatable = true, test_only = false),
-    source!("probe/fault", "probe/fault.cu", ["write_out_of_bounds"], relocatable = false, test_only = true),
+    source!(
+        "probe/busy",
+        "probe/busy.cu",
+        ["busy"],
+        relocatable = false,
+        test_only = false
+    ),
+    source!(
+        "probe/dynamic",
+        "probe/dynamic.cu",
+        ["spawn_children", "fill_chunk"],
+        relocatable = true,
+        test_only = false
+    ),
+    source!(
+        "probe/fault",
+        "probe/fault.cu",
+        ["write_out_of_bounds"],
+        relocatable = false,
+        test_only = true
+    ),
 ];
 
 /// Every embedded source.

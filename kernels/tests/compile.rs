@@ -18,10 +18,22 @@ fn nvrtc_or_skip(test: &str) -> bool {
 /// Flag sets that cover the tuner's axes: ptxas level, register cap, front-end math flags.
 const FLAG_SETS: &[&[&str]] = &[
     &["--ptxas-options=-O2", "-maxrregcount=32"],
-    &["--ptxas-options=-O3", "--ptxas-options=--allow-expensive-optimizations=true"],
+    &[
+        "--ptxas-options=-O3",
+        "--ptxas-options=--allow-expensive-optimizations=true",
+    ],
     &["--ptxas-options=-O0"],
-    &["--use_fast_math", "--extra-device-vectorization", "--dopt=on"],
-    &["--fmad=false", "--prec-div=true", "--prec-sqrt=true", "--ftz=false"],
+    &[
+        "--use_fast_math",
+        "--extra-device-vectorization",
+        "--dopt=on",
+    ],
+    &[
+        "--fmad=false",
+        "--prec-div=true",
+        "--prec-sqrt=true",
+        "--ftz=false",
+    ],
 ];
 
 #[test]
@@ -39,10 +51,18 @@ fn every_kernel_compiles_for_sm90_with_representative_flags() {
             let compiled = kernels::nvrtc::compile(&variant).unwrap_or_else(|e| panic!("{e}"));
             assert!(compiled.cubin.len() > 100, "{}: empty CUBIN", source.id);
             for entry in source.entries {
-                let r = compiled
-                    .resources_of(entry)
-                    .unwrap_or_else(|| panic!("{}::{entry}: no resource report in\n{}", source.id, compiled.log));
-                assert!(r.registers > 0, "{}::{entry}: 0 registers?\n{}", source.id, compiled.log);
+                let r = compiled.resources_of(entry).unwrap_or_else(|| {
+                    panic!(
+                        "{}::{entry}: no resource report in\n{}",
+                        source.id, compiled.log
+                    )
+                });
+                assert!(
+                    r.registers > 0,
+                    "{}::{entry}: 0 registers?\n{}",
+                    source.id,
+                    compiled.log
+                );
                 println!(
                     "{:<16} {:<22} {:<75} regs {:>3} stack {:>4} spill st/ld {:>3}/{:<3} smem {}",
                     source.id,
@@ -64,9 +84,14 @@ fn compile_errors_carry_the_log_and_options() {
     if !nvrtc_or_skip("compile_errors_carry_the_log_and_options") {
         return;
     }
-    let e = kernels::nvrtc::compile(&Variant::new("probe/busy", Arch::SM90).flag("--no-such-option")).unwrap_err();
+    let e =
+        kernels::nvrtc::compile(&Variant::new("probe/busy", Arch::SM90).flag("--no-such-option"))
+            .unwrap_err();
     let text = e.to_string();
-    assert!(text.contains("probe/busy") && text.contains("--no-such-option"), "{text}");
+    assert!(
+        text.contains("probe/busy") && text.contains("--no-such-option"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -84,5 +109,8 @@ fn disk_cache_hits_on_the_second_request_and_keys_differ_by_flags() {
     assert_eq!(first.resources, second.resources);
     let version = kernels::nvrtc::version().unwrap();
     let other = variant.clone().define("UNUSED", 1);
-    assert_ne!(KernelCache::key(&variant, version).unwrap(), KernelCache::key(&other, version).unwrap());
+    assert_ne!(
+        KernelCache::key(&variant, version).unwrap(),
+        KernelCache::key(&other, version).unwrap()
+    );
 }

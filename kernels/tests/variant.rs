@@ -4,19 +4,37 @@ use kernels::{Arch, KernelCache, Variant};
 
 #[test]
 fn reserved_and_bare_optimisation_flags_are_rejected() {
-    let e = Variant::new("probe/busy", Arch::SM90).flag("--gpu-architecture=sm_80").nvrtc_options().unwrap_err();
+    let e = Variant::new("probe/busy", Arch::SM90)
+        .flag("--gpu-architecture=sm_80")
+        .nvrtc_options()
+        .unwrap_err();
     assert!(e.contains("set by the runtime"), "{e}");
-    let e = Variant::new("probe/busy", Arch::SM90).flag("-O3").nvrtc_options().unwrap_err();
+    let e = Variant::new("probe/busy", Arch::SM90)
+        .flag("-O3")
+        .nvrtc_options()
+        .unwrap_err();
     assert!(e.contains("--ptxas-options=-O3"), "{e}");
-    let e = Variant::new("probe/busy", Arch::SM90).define("1BAD", 2).nvrtc_options().unwrap_err();
+    let e = Variant::new("probe/busy", Arch::SM90)
+        .define("1BAD", 2)
+        .nvrtc_options()
+        .unwrap_err();
     assert!(e.contains("C identifier"), "{e}");
-    let e = Variant::new("qap/none", Arch::SM90).nvrtc_options().unwrap_err();
-    assert!(e.contains("unknown kernel source") && e.contains("probe/busy"), "{e}");
+    let e = Variant::new("qap/none", Arch::SM90)
+        .nvrtc_options()
+        .unwrap_err();
+    assert!(
+        e.contains("unknown kernel source") && e.contains("probe/busy"),
+        "{e}"
+    );
 }
 
 #[test]
 fn options_carry_arch_report_defines_and_rdc() {
-    let o = Variant::new("probe/dynamic", Arch::SM90).define("CHUNK", 32).flag("-maxrregcount=32").nvrtc_options().unwrap();
+    let o = Variant::new("probe/dynamic", Arch::SM90)
+        .define("CHUNK", 32)
+        .flag("-maxrregcount=32")
+        .nvrtc_options()
+        .unwrap();
     assert_eq!(o[0], "--gpu-architecture=sm_90");
     assert!(o.contains(&"--ptxas-options=-v".to_string()));
     assert!(o.contains(&"--relocatable-device-code=true".to_string()));

@@ -44,8 +44,13 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 #[test]
 fn devices_json_lists_the_gpu() {
-    let Some(info) = gpu_or_skip("devices_json_lists_the_gpu") else { return };
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mats")).args(["devices", "--json"]).output().unwrap();
+    let Some(info) = gpu_or_skip("devices_json_lists_the_gpu") else {
+        return;
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(["devices", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["driver_available"], true);
@@ -57,11 +62,20 @@ fn devices_json_lists_the_gpu() {
 
 #[test]
 fn worker_measures_and_survives_a_fault() {
-    let Some(info) = gpu_or_skip("worker_measures_and_survives_a_fault") else { return };
+    let Some(info) = gpu_or_skip("worker_measures_and_survives_a_fault") else {
+        return;
+    };
     let cache = tempfile::tempdir().unwrap();
     let mut client = WorkerClient::new(env!("CARGO_BIN_EXE_mats"));
-    assert!(matches!(client.request(Job::Ping, TIMEOUT), Outcome::Pong { .. }));
-    let busy = WorkloadSpec::Busy { blocks: info.sm_count * 4, threads: 256, iterations: 2000 };
+    assert!(matches!(
+        client.request(Job::Ping, TIMEOUT),
+        Outcome::Pong { .. }
+    ));
+    let busy = WorkloadSpec::Busy {
+        blocks: info.sm_count * 4,
+        threads: 256,
+        iterations: 2000,
+    };
 
     let first = match client.request(job(&info, busy.clone(), cache.path()), TIMEOUT) {
         Outcome::Measured(r) => r,
@@ -73,12 +87,19 @@ fn worker_measures_and_survives_a_fault() {
     assert!(m.timing.median_ms > 0.0 && m.timing.runs_ms.len() == 5);
     let window = m.energy.as_ref().expect("energy window measured");
     assert!(window.wall_s >= 0.3 && window.runs > 1);
-    assert!(window.kernel_share > 0.0 && window.kernel_share <= 1.0 + 1e-6, "{}", window.kernel_share);
+    assert!(
+        window.kernel_share > 0.0 && window.kernel_share <= 1.0 + 1e-6,
+        "{}",
+        window.kernel_share
+    );
     println!("busy: {}", serde_json::to_string(&first).unwrap());
 
     match client.request(job(&info, WorkloadSpec::Fault, cache.path()), TIMEOUT) {
         Outcome::Crashed { message } => {
-            assert!(message.to_lowercase().contains("illegal") || message.contains("exit"), "{message}");
+            assert!(
+                message.to_lowercase().contains("illegal") || message.contains("exit"),
+                "{message}"
+            );
             println!("fault: crashed as expected: {message}");
         }
         other => panic!("the fault probe must crash its worker: {other:?}"),
@@ -86,7 +107,11 @@ fn worker_measures_and_survives_a_fault() {
     match client.request(job(&info, busy, cache.path()), TIMEOUT) {
         Outcome::Measured(r) => {
             assert!(r.valid);
-            assert_eq!(r.cache, kernels::CacheStatus::Hit, "second compile of the same variant hits the disk cache");
+            assert_eq!(
+                r.cache,
+                kernels::CacheStatus::Hit,
+                "second compile of the same variant hits the disk cache"
+            );
         }
         other => panic!("busy after the fault: {other:?}"),
     }
@@ -95,10 +120,15 @@ fn worker_measures_and_survives_a_fault() {
 
 #[test]
 fn dynamic_parallelism_links_and_runs() {
-    let Some(info) = gpu_or_skip("dynamic_parallelism_links_and_runs") else { return };
+    let Some(info) = gpu_or_skip("dynamic_parallelism_links_and_runs") else {
+        return;
+    };
     let cache = tempfile::tempdir().unwrap();
     let mut client = WorkerClient::new(env!("CARGO_BIN_EXE_mats"));
-    match client.request(job(&info, WorkloadSpec::Dynamic { parents: 300 }, cache.path()), TIMEOUT) {
+    match client.request(
+        job(&info, WorkloadSpec::Dynamic { parents: 300 }, cache.path()),
+        TIMEOUT,
+    ) {
         Outcome::Measured(r) => assert!(r.valid, "{:?}", r.invalid_reason),
         other => panic!("dynamic: {other:?}"),
     }
@@ -106,18 +136,30 @@ fn dynamic_parallelism_links_and_runs() {
 
 #[test]
 fn oversized_launch_fails_with_kernel_and_limit_named() {
-    let Some(info) = gpu_or_skip("oversized_launch_fails_with_kernel_and_limit_named") else { return };
+    let Some(info) = gpu_or_skip("oversized_launch_fails_with_kernel_and_limit_named") else {
+        return;
+    };
     let cache = tempfile::tempdir().unwrap();
     let mut client = WorkerClient::new(env!("CARGO_BIN_EXE_mats"));
-    let busy = WorkloadSpec::Busy { blocks: 1, threads: 2048, iterations: 1 };
+    let busy = WorkloadSpec::Busy {
+        blocks: 1,
+        threads: 2048,
+        iterations: 1,
+    };
     match client.request(job(&info, busy, cache.path()), TIMEOUT) {
         Outcome::Failed { message } => {
-            assert!(message.contains("probe/busy::busy") && message.contains("2048 threads"), "{message}")
+            assert!(
+                message.contains("probe/busy::busy") && message.contains("2048 threads"),
+                "{message}"
+            )
         }
         other => panic!("expected a failure naming the limit: {other:?}"),
     }
     // A failure (unlike a crash) keeps the worker.
-    assert!(matches!(client.request(Job::Ping, TIMEOUT), Outcome::Pong { .. }));
+    assert!(matches!(
+        client.request(Job::Ping, TIMEOUT),
+        Outcome::Pong { .. }
+    ));
     assert_eq!(client.started, 1);
 }
 
@@ -135,9 +177,20 @@ fn worker_rejects_malformed_requests_without_dying() {
     writeln!(stdin, "{{not json").unwrap();
     writeln!(stdin, "{{\"id\":7,\"job\":{{\"job\":\"ping\"}}}}").unwrap();
     drop(stdin);
-    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap()).lines().map(Result::unwrap).collect();
+    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(Result::unwrap)
+        .collect();
     assert!(child.wait().unwrap().success());
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(lines[0].contains("\"failed\"") && lines[0].contains("malformed request"), "{}", lines[0]);
-    assert!(lines[1].contains("\"id\":7") && lines[1].contains("pong"), "{}", lines[1]);
+    assert!(
+        lines[0].contains("\"failed\"") && lines[0].contains("malformed request"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains("\"id\":7") && lines[1].contains("pong"),
+        "{}",
+        lines[1]
+    );
 }

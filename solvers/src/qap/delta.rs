@@ -69,8 +69,14 @@ pub fn apply_swap(inst: &Instance, p: &mut [usize], delta: &mut [i64], r: usize,
     let (pr, ps) = (p[r], p[s]);
     let x: Vec<i64> = (0..n).map(|u| inst.a(r, u) - inst.a(s, u)).collect();
     let y: Vec<i64> = (0..n).map(|u| inst.a(u, r) - inst.a(u, s)).collect();
-    let bs: Vec<i64> = p.iter().map(|&pu| inst.b(ps, pu) - inst.b(pr, pu)).collect();
-    let bt: Vec<i64> = p.iter().map(|&pu| inst.b(pu, ps) - inst.b(pu, pr)).collect();
+    let bs: Vec<i64> = p
+        .iter()
+        .map(|&pu| inst.b(ps, pu) - inst.b(pr, pu))
+        .collect();
+    let bt: Vec<i64> = p
+        .iter()
+        .map(|&pu| inst.b(pu, ps) - inst.b(pu, pr))
+        .collect();
     for u in 0..n {
         let row = &mut delta[u * n..(u + 1) * n];
         if u == r || u == s {

@@ -49,14 +49,23 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
     if !kernels::nvrtc::available() {
         bail!("{}", kernels::KernelError::NvrtcMissing);
     }
-    anyhow::ensure!(args.repeats >= 2, "--repeats must be at least 2 to measure a spread");
+    anyhow::ensure!(
+        args.repeats >= 2,
+        "--repeats must be at least 2 to measure a spread"
+    );
     let info = Gpu::open(args.gpu)?.info;
-    println!("device: GPU {} {} ({}, {} SMs)", info.ordinal, info.name, info.arch, info.sm_count);
+    println!(
+        "device: GPU {} {} ({}, {} SMs)",
+        info.ordinal, info.name, info.arch, info.sm_count
+    );
 
     // 1. Compile times: NVRTC cold (first in this process), warm (NVRTC's in-process cache),
     //    and a disk-cache hit.
     println!("\ncompile times per kernel (default flags, {}):", info.arch);
-    println!("{:<16} {:>9} {:>9} {:>11}  registers", "kernel", "cold ms", "warm ms", "disk-hit ms");
+    println!(
+        "{:<16} {:>9} {:>9} {:>11}  registers",
+        "kernel", "cold ms", "warm ms", "disk-hit ms"
+    );
     let cache_dir = std::env::temp_dir().join(format!("mats-bench-{}", std::process::id()));
     let cache = KernelCache::new(&cache_dir);
     let mut compile = Vec::new();
@@ -73,14 +82,22 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
             "the disk cache missed twice for {} (first {first:?})",
             src.id
         );
-        let registers: Vec<(String, u32)> = cold.resources.iter().map(|r| (r.function.clone(), r.registers)).collect();
+        let registers: Vec<(String, u32)> = cold
+            .resources
+            .iter()
+            .map(|r| (r.function.clone(), r.registers))
+            .collect();
         println!(
             "{:<16} {:>9.1} {:>9.1} {:>11.2}  {}",
             src.id,
             cold.compile_seconds * 1e3,
             warm.compile_seconds * 1e3,
             disk_hit_s * 1e3,
-            registers.iter().map(|(f, r)| format!("{f}={r}")).collect::<Vec<_>>().join(" ")
+            registers
+                .iter()
+                .map(|(f, r)| format!("{f}={r}"))
+                .collect::<Vec<_>>()
+                .join(" ")
         );
         compile.push(CompileTimes {
             source: src.id.into(),
@@ -121,7 +138,16 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
     );
     println!(
         "{:>3} {:>10} {:>8} {:>9} {:>9} {:>9} {:>8} {:>7} {:>6} {:>9}",
-        "#", "median ms", "spread", "power W", "sampled W", "peak W", "J/run", "runs", "share", "throttled"
+        "#",
+        "median ms",
+        "spread",
+        "power W",
+        "sampled W",
+        "peak W",
+        "J/run",
+        "runs",
+        "share",
+        "throttled"
     );
     let mut repeatability = Vec::new();
     for k in 0..args.repeats {
@@ -129,7 +155,9 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
             Outcome::Measured(result) => {
                 let m = &result.measurement;
                 let e = m.energy.as_ref();
-                let fmt = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+                let fmt = |v: Option<f64>, digits: usize| {
+                    v.map_or("-".to_string(), |v| format!("{v:.digits$}"))
+                };
                 println!(
                     "{:>3} {:>10.4} {:>8.4} {:>9} {:>9} {:>9} {:>8} {:>7} {:>6} {:>9}",
                     k + 1,
@@ -144,17 +172,28 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
                     m.throttled
                 );
                 if !result.valid {
-                    bail!("busy probe output check failed: {:?}", result.invalid_reason);
+                    bail!(
+                        "busy probe output check failed: {:?}",
+                        result.invalid_reason
+                    );
                 }
                 repeatability.push(*result);
             }
             other => bail!("measurement {} failed: {other:?}", k + 1),
         }
     }
-    let medians: Vec<f64> = repeatability.iter().map(|r| r.measurement.timing.median_ms).collect();
+    let medians: Vec<f64> = repeatability
+        .iter()
+        .map(|r| r.measurement.timing.median_ms)
+        .collect();
     let powers: Vec<f64> = repeatability
         .iter()
-        .filter_map(|r| r.measurement.energy.as_ref().and_then(|e| e.average_power_w))
+        .filter_map(|r| {
+            r.measurement
+                .energy
+                .as_ref()
+                .and_then(|e| e.average_power_w)
+        })
         .collect();
     let time_spread = spread(&medians);
     let power_spread = (powers.len() == medians.len()).then(|| spread(&powers));
@@ -163,10 +202,18 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
         (time_spread - 1.0) * 100.0
     );
     match power_spread {
-        Some(s) => println!("spread (max/min) of the average power: {:.2}% (target <= 5%)", (s - 1.0) * 100.0),
+        Some(s) => println!(
+            "spread (max/min) of the average power: {:.2}% (target <= 5%)",
+            (s - 1.0) * 100.0
+        ),
         None => println!("average power: not available on this GPU (see `mats devices`)"),
     }
-    if let Some(src) = repeatability[0].measurement.energy.as_ref().and_then(|e| e.energy_source) {
+    if let Some(src) = repeatability[0]
+        .measurement
+        .energy
+        .as_ref()
+        .and_then(|e| e.energy_source)
+    {
         println!("energy source: {src:?}");
     }
 
@@ -182,7 +229,11 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
     let after_fault_ok = matches!(&after, Outcome::Measured(r) if r.valid);
     println!(
         "  busy probe after the fault -> {} ({} workers started in all)",
-        if after_fault_ok { "measured, valid" } else { "FAILED" },
+        if after_fault_ok {
+            "measured, valid"
+        } else {
+            "FAILED"
+        },
         client.started
     );
     let _ = std::fs::remove_dir_all(&cache_dir);

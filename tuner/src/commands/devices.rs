@@ -29,7 +29,9 @@ struct Device {
 }
 
 pub fn run(args: &DevicesArgs) -> Result<()> {
-    let nvrtc_version = kernels::nvrtc::version().ok().map(|(a, b)| format!("{a}.{b}"));
+    let nvrtc_version = kernels::nvrtc::version()
+        .ok()
+        .map(|(a, b)| format!("{a}.{b}"));
     if !gpu::driver_available() {
         let note = "no CUDA driver found (libcuda.so): no GPU commands here; solving, instance \
                     tools and CPU tuning still work";
@@ -60,7 +62,11 @@ pub fn run(args: &DevicesArgs) -> Result<()> {
             .map(|u| format_uuid(&u.bytes))
             .unwrap_or_default();
         let (energy_counter, instant_power, nvml_note) = match PowerMeter::open(&uuid) {
-            Ok(meter) => (meter.energy_mj().is_some(), meter.instant_power_w().is_some(), None),
+            Ok(meter) => (
+                meter.energy_mj().is_some(),
+                meter.instant_power_w().is_some(),
+                None,
+            ),
             Err(note) => (false, false, Some(note)),
         };
         devices.push(Device {
@@ -109,7 +115,10 @@ pub fn run(args: &DevicesArgs) -> Result<()> {
             "       energy counter: {}, instant power: {}{}",
             yes_no(d.energy_counter),
             yes_no(d.instant_power),
-            d.nvml_note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()
+            d.nvml_note
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
         );
     }
     Ok(())

@@ -91,7 +91,11 @@ impl WorkerClient {
         };
         let mut line = serde_json::to_string(&Request { id, job }).expect("requests serialise");
         line.push('\n');
-        if let Err(e) = running.stdin.write_all(line.as_bytes()).and_then(|_| running.stdin.flush()) {
+        if let Err(e) = running
+            .stdin
+            .write_all(line.as_bytes())
+            .and_then(|_| running.stdin.flush())
+        {
             return self.crashed(format!("the worker stopped reading requests: {e}"));
         }
         loop {
@@ -106,12 +110,20 @@ impl WorkerClient {
                     }
                     // An answer to an earlier, timed-out request: skip it.
                     Ok(_) => continue,
-                    Err(e) => return self.crashed(format!("the worker wrote an unreadable line ({e}): {line}")),
+                    Err(e) => {
+                        return self
+                            .crashed(format!("the worker wrote an unreadable line ({e}): {line}"))
+                    }
                 },
                 Err(RecvTimeoutError::Timeout) => {
-                    return self.crashed(format!("no answer within {:.0} s; the worker was killed", timeout.as_secs_f64()))
+                    return self.crashed(format!(
+                        "no answer within {:.0} s; the worker was killed",
+                        timeout.as_secs_f64()
+                    ))
                 }
-                Err(RecvTimeoutError::Disconnected) => return self.crashed("the worker exited".to_string()),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return self.crashed("the worker exited".to_string())
+                }
             }
         }
     }

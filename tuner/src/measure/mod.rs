@@ -54,9 +54,15 @@ impl MeasureSettings {
             return Err("measurement `timed_runs` must be at least 1".into());
         }
         if !(self.energy_window_s.is_finite() && self.energy_window_s >= 0.0) {
-            return Err(format!("measurement `energy_window_s` must be >= 0, found {}", self.energy_window_s));
+            return Err(format!(
+                "measurement `energy_window_s` must be >= 0, found {}",
+                self.energy_window_s
+            ));
         }
-        if !(self.power_sample_hz.is_finite() && self.power_sample_hz > 0.0 && self.power_sample_hz <= 1000.0) {
+        if !(self.power_sample_hz.is_finite()
+            && self.power_sample_hz > 0.0
+            && self.power_sample_hz <= 1000.0)
+        {
             return Err(format!(
                 "measurement `power_sample_hz` must be in (0, 1000], found {}",
                 self.power_sample_hz
@@ -93,7 +99,11 @@ impl Timing {
             median_ms,
             min_ms,
             max_ms,
-            spread: if min_ms > 0.0 { max_ms / min_ms } else { f64::INFINITY },
+            spread: if min_ms > 0.0 {
+                max_ms / min_ms
+            } else {
+                f64::INFINITY
+            },
         }
     }
 }
@@ -147,7 +157,11 @@ pub fn measure(
 ) -> Result<Measurement, KernelError> {
     let stream = gpu.stream().clone();
     let name = workload_name(workload);
-    let sync = |what: &str| stream.synchronize().map_err(KernelError::driver(format!("{what} of {name}")));
+    let sync = |what: &str| {
+        stream
+            .synchronize()
+            .map_err(KernelError::driver(format!("{what} of {name}")))
+    };
     for _ in 0..settings.warmup_runs {
         workload.run(gpu)?;
     }
@@ -160,9 +174,12 @@ pub fn measure(
     };
     let (start, end) = (event()?, event()?);
     let timed = |workload: &mut dyn Workload| -> Result<f64, KernelError> {
-        start.record(&stream).map_err(KernelError::driver("recording an event"))?;
+        start
+            .record(&stream)
+            .map_err(KernelError::driver("recording an event"))?;
         workload.run(gpu)?;
-        end.record(&stream).map_err(KernelError::driver("recording an event"))?;
+        end.record(&stream)
+            .map_err(KernelError::driver("recording an event"))?;
         end.synchronize()
             .map_err(KernelError::driver(format!("running {name}")))?;
         start
@@ -179,7 +196,8 @@ pub fn measure(
     let before = meter.map(PowerMeter::state);
     let energy = if settings.energy_window_s > 0.0 {
         let window = Duration::from_secs_f64(settings.energy_window_s);
-        let sampler = meter.map(|m| m.sample(Duration::from_secs_f64(1.0 / settings.power_sample_hz)));
+        let sampler =
+            meter.map(|m| m.sample(Duration::from_secs_f64(1.0 / settings.power_sample_hz)));
         let energy_before = meter.and_then(PowerMeter::energy_mj);
         let started = Instant::now();
         // Pairs of events around every run measure the kernel's share of the window without
@@ -187,13 +205,18 @@ pub fn measure(
         let mut pairs = Vec::new();
         while started.elapsed() < window || pairs.is_empty() {
             let (s, e) = (event()?, event()?);
-            s.record(&stream).map_err(KernelError::driver("recording an event"))?;
+            s.record(&stream)
+                .map_err(KernelError::driver("recording an event"))?;
             workload.run(gpu)?;
-            e.record(&stream).map_err(KernelError::driver("recording an event"))?;
+            e.record(&stream)
+                .map_err(KernelError::driver("recording an event"))?;
             pairs.push((s, e));
             // Keep the queue short so the wall clock tracks the GPU, not the launch queue.
             if pairs.len() % 8 == 0 {
-                pairs[pairs.len() - 8].1.synchronize().map_err(KernelError::driver("energy window"))?;
+                pairs[pairs.len() - 8]
+                    .1
+                    .synchronize()
+                    .map_err(KernelError::driver("energy window"))?;
             }
         }
         sync("energy window")?;
@@ -202,10 +225,15 @@ pub fn measure(
         let samples = sampler.map(|s| s.stop()).unwrap_or_default();
         let mut kernel_s = 0.0;
         for (s, e) in &pairs {
-            kernel_s += f64::from(s.elapsed_ms(e).map_err(KernelError::driver("reading an event"))?) / 1000.0;
+            kernel_s += f64::from(
+                s.elapsed_ms(e)
+                    .map_err(KernelError::driver("reading an event"))?,
+            ) / 1000.0;
         }
         let (energy_j, energy_source) = match (energy_before, energy_after) {
-            (Some(b), Some(a)) if a > b => (Some((a - b) as f64 / 1000.0), Some(EnergySource::Counter)),
+            (Some(b), Some(a)) if a > b => {
+                (Some((a - b) as f64 / 1000.0), Some(EnergySource::Counter))
+            }
             _ => match samples.mean_w {
                 Some(w) => (Some(w * wall_s), Some(EnergySource::PowerSamples)),
                 None => (None, None),
@@ -251,7 +279,10 @@ mod tests {
     #[test]
     fn timing_median_and_spread() {
         let t = Timing::from_runs(vec![2.0, 1.0, 4.0]);
-        assert_eq!((t.median_ms, t.min_ms, t.max_ms, t.spread), (2.0, 1.0, 4.0, 4.0));
+        assert_eq!(
+            (t.median_ms, t.min_ms, t.max_ms, t.spread),
+            (2.0, 1.0, 4.0, 4.0)
+        );
         let t = Timing::from_runs(vec![1.0, 3.0, 2.0, 4.0]);
         assert_eq!(t.median_ms, 2.5);
     }
@@ -259,9 +290,15 @@ mod tests {
     #[test]
     fn settings_are_checked() {
         assert!(MeasureSettings::default().check().is_ok());
-        let bad = MeasureSettings { timed_runs: 0, ..Default::default() };
+        let bad = MeasureSettings {
+            timed_runs: 0,
+            ..Default::default()
+        };
         assert!(bad.check().unwrap_err().contains("timed_runs"));
-        let bad = MeasureSettings { power_sample_hz: 0.0, ..Default::default() };
+        let bad = MeasureSettings {
+            power_sample_hz: 0.0,
+            ..Default::default()
+        };
         assert!(bad.check().unwrap_err().contains("power_sample_hz"));
     }
 }

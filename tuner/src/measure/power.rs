@@ -177,5 +177,8 @@ fn names(reasons: ThrottleReasons) -> Vec<String> {
 /// The driver's version string and the CUDA version it supports, from NVML.
 pub fn driver_versions() -> Option<(String, i32)> {
     let nvml = Nvml::init().ok()?;
-    Some((nvml.sys_driver_version().ok()?, nvml.sys_cuda_driver_version().ok()?))
+    Some((
+        nvml.sys_driver_version().ok()?,
+        nvml.sys_cuda_driver_version().ok()?,
+    ))
 }

@@ -46,12 +46,18 @@ pub struct Response {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Outcome {
-    Pong { pid: u32 },
+    Pong {
+        pid: u32,
+    },
     Measured(Box<MeasureResult>),
     /// The job could not run (compile error, invalid launch, missing GPU); the worker lives on.
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
     /// The CUDA context is lost (a fault, a hang, the worker died); the worker is replaced.
-    Crashed { message: String },
+    Crashed {
+        message: String,
+    },
 }
 
 /// What a successful measurement job returns.

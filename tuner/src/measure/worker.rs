@@ -34,7 +34,12 @@ pub fn serve() -> anyhow::Result<()> {
         }
         let (id, outcome) = match serde_json::from_str::<Request>(&line) {
             Ok(request) => (request.id, handle(request.job, &mut open)),
-            Err(e) => (0, Outcome::Failed { message: format!("malformed request: {e}") }),
+            Err(e) => (
+                0,
+                Outcome::Failed {
+                    message: format!("malformed request: {e}"),
+                },
+            ),
         };
         let crashed = matches!(outcome, Outcome::Crashed { .. });
         serde_json::to_writer(&mut stdout, &Response { id, outcome })?;
@@ -50,11 +55,17 @@ pub fn serve() -> anyhow::Result<()> {
 
 fn handle(job: Job, open: &mut HashMap<usize, Open>) -> Outcome {
     match job {
-        Job::Ping => Outcome::Pong { pid: std::process::id() },
+        Job::Ping => Outcome::Pong {
+            pid: std::process::id(),
+        },
         Job::Measure(job) => match measure(job, open) {
             Ok(result) => Outcome::Measured(Box::new(result)),
-            Err(e) if is_sticky(&e) => Outcome::Crashed { message: e.to_string() },
-            Err(e) => Outcome::Failed { message: e.to_string() },
+            Err(e) if is_sticky(&e) => Outcome::Crashed {
+                message: e.to_string(),
+            },
+            Err(e) => Outcome::Failed {
+                message: e.to_string(),
+            },
         },
     }
 }
@@ -69,20 +80,27 @@ fn measure(job: MeasureJob, open: &mut HashMap<usize, Open>) -> Result<MeasureRe
             job.variant.source
         )));
     }
-    if !open.contains_key(&job.gpu) {
-        let gpu = Gpu::open(job.gpu)?;
-        let meter = gpu
-            .context()
-            .uuid()
-            .map_err(|e| format!("reading the GPU's UUID: {e:?}"))
-            .and_then(|uuid| PowerMeter::open(&format_uuid(&uuid.bytes)));
-        open.insert(job.gpu, Open { gpu, meter });
-    }
-    let Open { gpu, meter } = &open[&job.gpu];
-    let cache = KernelCache::new(job.cache_dir.clone().unwrap_or_else(KernelCache::default_dir));
+    let Open { gpu, meter } = match open.entry(job.gpu) {
+        std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+        std::collections::hash_map::Entry::Vacant(entry) => {
+            let gpu = Gpu::open(job.gpu)?;
+            let meter = gpu
+                .context()
+                .uuid()
+                .map_err(|e| format!("reading the GPU's UUID: {e:?}"))
+                .and_then(|uuid| PowerMeter::open(&format_uuid(&uuid.bytes)));
+            entry.insert(Open { gpu, meter })
+        }
+    };
+    let cache = KernelCache::new(
+        job.cache_dir
+            .clone()
+            .unwrap_or_else(KernelCache::default_dir),
+    );
     let (compiled, status) = cache.get_or_compile(&job.variant)?;
     let mut workload = job.workload.prepare(gpu, &compiled)?;
-    let mut measurement = super::measure(gpu, workload.as_mut(), meter.as_ref().ok(), &job.settings)?;
+    let mut measurement =
+        super::measure(gpu, workload.as_mut(), meter.as_ref().ok(), &job.settings)?;
     measurement.power_note = meter.as_ref().err().cloned();
     let verified = workload.verify(gpu);
     Ok(MeasureResult {

@@ -36,7 +36,11 @@ impl WorkloadSpec {
     }
 
     /// Allocates buffers and looks up the kernel.
-    pub fn prepare(&self, gpu: &Gpu, compiled: &Compiled) -> Result<Box<dyn Workload>, KernelError> {
+    pub fn prepare(
+        &self,
+        gpu: &Gpu,
+        compiled: &Compiled,
+    ) -> Result<Box<dyn Workload>, KernelError> {
         let module = gpu.load(compiled)?;
         match *self {
             WorkloadSpec::Busy {
@@ -116,7 +120,10 @@ struct Busy {
 impl Workload for Busy {
     fn run(&mut self, gpu: &Gpu) -> Result<(), KernelError> {
         let mut builder = gpu.stream().launch_builder(self.kernel.function());
-        builder.arg(&mut self.data).arg(&self.n).arg(&self.iterations);
+        builder
+            .arg(&mut self.data)
+            .arg(&self.n)
+            .arg(&self.iterations);
         // SAFETY: the arguments match `busy(float*, int, int)` and the buffer holds n floats.
         unsafe { builder.launch(self.launch.config()) }
             .map(|_| ())
@@ -132,7 +139,9 @@ impl Workload for Busy {
         // a disagreement means a thread did not run or the build computes something else.
         let first = host[0];
         if !first.is_finite() || host.iter().any(|&x| x != first) {
-            return Err(format!("busy outputs disagree or are not finite (first {first})"));
+            return Err(format!(
+                "busy outputs disagree or are not finite (first {first})"
+            ));
         }
         Ok(())
     }
