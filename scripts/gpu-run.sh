@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repository root, after scripts/gpu-test.sh built
+# gpu-bundle/ here: every test binary, `mats devices` and `mats bench measure`.
+# Writes a summary and logs to $OUT (or gpu-results/ when OUT is unset).
+set -u
+root=$PWD
+bundle=$root/gpu-bundle
+out=${OUT:-$root/gpu-results}
+mkdir -p "$out"
+
+# Recreate the build machine's paths the test binaries were compiled with.
+origin=$(cat "$bundle/ORIGIN")
+if [ "$origin" != "$root" ]; then
+    if [ -e "$origin" ] && [ "$(readlink -f "$origin")" != "$root" ]; then
+        echo "warning: $origin exists and is not this checkout; tests may read stale paths" >&2
+    else
+        mkdir -p "$(dirname "$origin")"
+        ln -sfn "$root" "$origin"
+    fi
+fi
+mkdir -p "$root/target/release"
+cp "$bundle/bin/mats" "$root/target/release/mats"
+mats=$root/target/release/mats
+
+summary=$out/summary.txt
+: > "$summary"
+{
+    echo "== host: $(hostname), $(date -u +%FT%TZ)"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv 2>&1 || true
+} >> "$summary"
+
+"$mats" devices > "$out/devices.txt" 2>&1
+echo "devices: exit $?" >> "$summary"
+
+failed=0
+log=$out/tests.log
+: > "$log"
+for t in "$bundle"/tests/*; do
+    name=$(basename "$t")
+    echo "===== $name" >> "$log"
+    "$t" --test-threads=1 --nocapture >> "$log" 2>&1
+    rc=$?
+    result=$(grep -E '^test result:' "$log" | tail -1)
+    skipped=$(sed -n "/===== $name/,\$p" "$log" | grep -c 'skipped' || true)
+    echo "test $name: exit $rc; $result; lines saying skipped: $skipped" >> "$summary"
+    [ $rc -eq 0 ] || failed=1
+done
+
+"$mats" bench measure --json "$out/bench-measure.json" > "$out/bench-measure.txt" 2>&1
+echo "bench measure: exit $?" >> "$summary"
+
+cat "$summary"
+echo "---- bench measure"
+cat "$out/bench-measure.txt"
+exit $failed

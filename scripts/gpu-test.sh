@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds everything the GPU machine needs (it has CUDA but no Rust) into gpu-bundle/:
+# the release `mats` binary, every workspace test binary, and the runner scripts/gpu-run.sh.
+# Then prints the device command. Usage: scripts/gpu-test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bundle=gpu-bundle
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/tests"
+
+cargo build --release --bin mats
+cp target/release/mats "$bundle/bin/mats"
+
+# Test binaries, as cargo reports them (one per test target).
+cargo test --release --workspace --no-run --message-format=json 2>/dev/null |
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
+        print(m["target"]["name"] + "\t" + m["executable"])
+' | sort -u | while IFS=$'\t' read -r name exe; do
+        cp "$exe" "$bundle/tests/$name-$(basename "$exe" | sed 's/.*-//')"
+    done
+strip "$bundle"/bin/* "$bundle"/tests/* 2>/dev/null || true
+
+# Test binaries carry this checkout's absolute paths (CARGO_MANIFEST_DIR, CARGO_BIN_EXE_mats);
+# the runner recreates them on the GPU machine.
+pwd > "$bundle/ORIGIN"
+cp scripts/gpu-run.sh "$bundle/run.sh"
+
+du -sh "$bundle"
+cat <<TXT
+
+Bundle ready. On the GPU machine (device tool), run:
+    command: bash gpu-bundle/run.sh
+    carry:   ["gpu-bundle"]
+Results (summary, test log, devices, bench figures) come back under \$OUT.
+TXT
