@@ -11,6 +11,9 @@ mkdir -p "$bundle/bin" "$bundle/tests"
 
 cargo build --release --bin mats
 cp target/release/mats "$bundle/bin/mats"
+# Diagnostic: prints NVRTC's options and log for one variant (compile_log SOURCE [FLAG...]).
+cargo build --release -p mats-kernels --example compile_log
+cp target/release/examples/compile_log "$bundle/bin/compile_log"
 
 # Test binaries, as cargo reports them (one per test target).
 cargo test --release --workspace --no-run --message-format=json 2>/dev/null |

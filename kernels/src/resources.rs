@@ -6,7 +6,7 @@
 //! ```text
 //! ptxas info    : Compiling entry function 'busy' for 'sm_90'
 //! ptxas info    : Function properties for busy
-//!     8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+//! ptxas         .     8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
 //! ptxas info    : Used 12 registers, used 0 barriers, 16 bytes smem, 368 bytes cmem[0]
 //! ```
 
@@ -68,7 +68,7 @@ pub fn parse_report(log: &str) -> Vec<Resources> {
             if let Some(current) = out.last_mut() {
                 for part in line.split(',') {
                     let part = part.trim();
-                    let number = leading_number(part);
+                    let number = number_before(part, "bytes");
                     if part.ends_with("stack frame") {
                         current.stack_frame_bytes = number;
                     } else if part.ends_with("spill stores") {
@@ -81,6 +81,17 @@ pub fn parse_report(log: &str) -> Vec<Resources> {
         }
     }
     out
+}
+
+/// The number written just before `unit` ("ptxas . 8 bytes stack frame" gives 8).
+fn number_before(text: &str, unit: &str) -> u32 {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    tokens
+        .iter()
+        .position(|&t| t == unit)
+        .and_then(|i| i.checked_sub(1))
+        .and_then(|i| tokens[i].parse().ok())
+        .unwrap_or(0)
 }
 
 fn leading_number(text: &str) -> u32 {
@@ -100,7 +111,7 @@ mod tests {
 ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function 'busy' for 'sm_90'
 ptxas info    : Function properties for busy
-    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads
+ptxas         .     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads
 ptxas info    : Used 40 registers, used 1 barriers, 16 bytes smem, 368 bytes cmem[0]
 ptxas info    : Compiling entry function 'other' for 'sm_90'
 ptxas info    : Function properties for other

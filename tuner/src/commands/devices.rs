@@ -33,8 +33,8 @@ pub fn run(args: &DevicesArgs) -> Result<()> {
         .ok()
         .map(|(a, b)| format!("{a}.{b}"));
     if !gpu::driver_available() {
-        let note = "no CUDA driver found (libcuda.so): no GPU commands here; solving, instance \
-                    tools and CPU tuning still work";
+        let note = "no CUDA driver found (libcuda.so): no GPU commands here; solving and the \
+                    instance tools still work";
         if args.json {
             let report = Report {
                 driver_available: false,

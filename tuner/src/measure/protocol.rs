@@ -69,6 +69,8 @@ pub struct MeasureResult {
     pub resources: Vec<Resources>,
     pub attributes: FunctionAttributes,
     pub launch: Launch,
+    /// Resident blocks per SM at this launch's block size (the occupancy calculator).
+    pub blocks_per_sm: u32,
     pub measurement: Measurement,
     /// False when the workload's output check failed: the numbers are not to be trusted.
     pub valid: bool,

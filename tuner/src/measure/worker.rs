@@ -102,6 +102,11 @@ fn measure(job: MeasureJob, open: &mut HashMap<usize, Open>) -> Result<MeasureRe
     let mut measurement =
         super::measure(gpu, workload.as_mut(), meter.as_ref().ok(), &job.settings)?;
     measurement.power_note = meter.as_ref().err().cloned();
+    let launch = workload.launch();
+    let blocks_per_sm = workload.kernel().blocks_per_sm(
+        launch.block.0 * launch.block.1 * launch.block.2,
+        launch.shared_bytes,
+    )?;
     let verified = workload.verify(gpu);
     Ok(MeasureResult {
         device: gpu.info.clone(),
@@ -109,7 +114,8 @@ fn measure(job: MeasureJob, open: &mut HashMap<usize, Open>) -> Result<MeasureRe
         compile_seconds: compiled.compile_seconds,
         resources: compiled.resources.clone(),
         attributes: workload.kernel().attributes,
-        launch: workload.launch(),
+        launch,
+        blocks_per_sm,
         measurement,
         valid: verified.is_ok(),
         invalid_reason: verified.err(),
