@@ -61,6 +61,11 @@ impl KernelCache {
         let mut hash = Sha256::new();
         hash.update(b"mats-kernel-cache-v1\0");
         hash.update(source.text.as_bytes());
+        for (name, text) in source.headers {
+            hash.update(b"\0header\0");
+            hash.update(name.as_bytes());
+            hash.update(text.as_bytes());
+        }
         for option in &options {
             hash.update(b"\0");
             hash.update(option.as_bytes());

@@ -87,8 +87,34 @@ pub fn compile(variant: &Variant) -> Result<Compiled, KernelError> {
         .map_err(|_| KernelError::InvalidVariant(format!("{} contains a NUL byte", source.path)))?;
     let name = CString::new(source.path).expect("embedded paths have no NUL");
     let started = Instant::now();
-    let program =
-        result::create_program(&text, Some(&name)).map_err(nvrtc_error("nvrtcCreateProgram"))?;
+    // Headers are handed to NVRTC by name, so an include never reads a file from whatever
+    // folder the process runs in.
+    let header_names: Vec<CString> = source
+        .headers
+        .iter()
+        .map(|(n, _)| CString::new(*n).expect("header names have no NUL"))
+        .collect();
+    let header_texts: Vec<CString> = source
+        .headers
+        .iter()
+        .map(|(_, t)| CString::new(*t).expect("embedded headers have no NUL"))
+        .collect();
+    let name_ptrs: Vec<*const c_char> = header_names.iter().map(|c| c.as_ptr()).collect();
+    let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|c| c.as_ptr()).collect();
+    let mut program: sys::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: every pointer outlives the call; NVRTC copies the texts.
+    unsafe {
+        sys::nvrtcCreateProgram(
+            &mut program,
+            text.as_ptr(),
+            name.as_ptr(),
+            text_ptrs.len() as c_int,
+            text_ptrs.as_ptr(),
+            name_ptrs.as_ptr(),
+        )
+    }
+    .result()
+    .map_err(nvrtc_error("nvrtcCreateProgram"))?;
     // SAFETY: `program` is a live program until destroy_program below.
     let compiled = unsafe { result::compile_program(program, &options) };
     let compile_seconds = started.elapsed().as_secs_f64();

@@ -18,10 +18,34 @@ pub struct KernelSource {
     pub relocatable: bool,
     /// Only for tests of the runtime (faults on purpose); never offered to the tuner.
     pub test_only: bool,
+    /// Headers the source includes, as (include name, text), handed to NVRTC by name.
+    pub headers: &'static [(&'static str, &'static str)],
+    /// Defines the source cannot compile without, each with an example value that compile
+    /// checks use (e.g. `QAP_N`, the instance size the kernel is specialised to).
+    pub required_defines: &'static [(&'static str, &'static str)],
 }
+
+impl KernelSource {
+    /// A variant of this source with every required define set to its example value.
+    pub fn example_variant(&self, arch: crate::Arch) -> crate::Variant {
+        self.required_defines
+            .iter()
+            .fold(crate::Variant::new(self.id, arch), |v, (name, value)| {
+                v.define(name, value)
+            })
+    }
+}
+
+/// The header shared by the QAP kernels.
+const QAP_HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../qap/common.cuh"))];
+/// The QAP kernels are specialised to the instance size.
+const QAP_DEFINES: &[(&str, &str)] = &[("QAP_N", "50")];
 
 macro_rules! source {
     ($id:literal, $file:literal, [$($entry:literal),*], relocatable = $rdc:literal, test_only = $test:literal) => {
+        source!($id, $file, [$($entry),*], relocatable = $rdc, test_only = $test, headers = &[], defines = &[])
+    };
+    ($id:literal, $file:literal, [$($entry:literal),*], relocatable = $rdc:literal, test_only = $test:literal, headers = $headers:expr, defines = $defines:expr) => {
         KernelSource {
             id: $id,
             path: concat!("kernels/", $file),
@@ -29,6 +53,8 @@ macro_rules! source {
             entries: &[$($entry),*],
             relocatable: $rdc,
             test_only: $test,
+            headers: $headers,
+            required_defines: $defines,
         }
     };
 }
@@ -54,6 +80,51 @@ static SOURCES: &[KernelSource] = &[
         ["write_out_of_bounds"],
         relocatable = false,
         test_only = true
+    ),
+    source!(
+        "qap/2opt",
+        "qap/2opt.cu",
+        ["qap_2opt"],
+        relocatable = false,
+        test_only = false,
+        headers = QAP_HEADERS,
+        defines = QAP_DEFINES
+    ),
+    source!(
+        "qap/2opt-shared",
+        "qap/2opt-shared.cu",
+        ["qap_2opt_shared"],
+        relocatable = false,
+        test_only = false,
+        headers = QAP_HEADERS,
+        defines = QAP_DEFINES
+    ),
+    source!(
+        "qap/2opt-dyn",
+        "qap/2opt-dyn.cu",
+        ["qap_2opt_dyn_step", "qap_2opt_dyn_child"],
+        relocatable = true,
+        test_only = false,
+        headers = QAP_HEADERS,
+        defines = QAP_DEFINES
+    ),
+    source!(
+        "qap/tabu",
+        "qap/tabu.cu",
+        ["qap_tabu"],
+        relocatable = false,
+        test_only = false,
+        headers = QAP_HEADERS,
+        defines = QAP_DEFINES
+    ),
+    source!(
+        "qap/rots-block",
+        "qap/rots-block.cu",
+        ["qap_rots_block"],
+        relocatable = false,
+        test_only = false,
+        headers = QAP_HEADERS,
+        defines = QAP_DEFINES
     ),
 ];
 

@@ -105,6 +105,14 @@ impl Variant {
                 return Err(format!("define name {name:?} is not a C identifier"));
             }
         }
+        for (name, example) in source.required_defines {
+            if !self.defines.contains_key(*name) {
+                return Err(format!(
+                    "{} needs the define {name} (e.g. {name}={example})",
+                    source.id
+                ));
+            }
+        }
         let mut options = vec![
             format!("--gpu-architecture={}", self.arch),
             "--std=c++17".to_string(),

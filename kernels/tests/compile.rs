@@ -44,7 +44,7 @@ fn every_kernel_compiles_for_sm90_with_representative_flags() {
     println!("NVRTC {:?}", kernels::nvrtc::version().unwrap());
     for source in source::all() {
         for flags in FLAG_SETS {
-            let mut variant = Variant::new(source.id, Arch::SM90);
+            let mut variant = source.example_variant(Arch::SM90);
             for flag in *flags {
                 variant = variant.flag(flag);
             }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use solvers::family::Family;
 
 #[derive(Debug, Parser)]
@@ -89,9 +89,26 @@ pub struct InstanceSource {
 pub struct SolveArgs {
     #[command(flatten)]
     pub source: InstanceSource,
-    /// Algorithm: qap `tabu` (robust tabu search, default) or `2opt`; pfsp `ig` (iterated greedy, default) or `tabu`.
+    /// Algorithm. CPU: qap `tabu` (robust tabu search, default) or `2opt`; pfsp `ig` (iterated
+    /// greedy, default) or `tabu`. GPU (qap): `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`,
+    /// `rots-block` (default).
     #[arg(long, value_name = "NAME")]
     pub algo: Option<String>,
+    /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP).
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    pub backend: Backend,
+    /// GPU ordinal (with --backend gpu).
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// GPU: start solutions per launch (blocks for rots-block).
+    #[arg(long, value_name = "P")]
+    pub solutions: Option<u32>,
+    /// GPU 2opt-dyn: threads of each child grid.
+    #[arg(long, value_name = "N")]
+    pub child_threads: Option<u32>,
+    /// GPU: extra NVRTC/ptxas flag, repeatable (e.g. -maxrregcount=32, --ptxas-options=-O2).
+    #[arg(long = "nvrtc-flag", value_name = "FLAG", allow_hyphen_values = true)]
+    pub nvrtc_flags: Vec<String>,
     /// Iteration budget (per start for multistart algorithms); default depends on the algorithm.
     #[arg(long, value_name = "N")]
     pub iterations: Option<u64>,
@@ -101,13 +118,14 @@ pub struct SolveArgs {
     /// Random seed; the same seed gives the same result when no time limit is set.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Worker threads (0 = all cores); does not change the result.
+    /// CPU: worker threads (0 = all cores; does not change the result). GPU: threads per block
+    /// (default 128, or 256 for rots-block).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub threads: usize,
     /// Independent starts (qap `2opt` default 64, qap `tabu` default 1).
     #[arg(long, value_name = "N")]
     pub starts: Option<usize>,
-    /// Tabu tenure in iterations (pfsp `tabu`).
+    /// Tabu tenure in iterations (pfsp `tabu`; qap GPU `tabu`).
     #[arg(long, value_name = "N")]
     pub tenure: Option<usize>,
     /// Jobs removed per destruction step (pfsp `ig`, default 4).
@@ -119,6 +137,13 @@ pub struct SolveArgs {
     /// Print one JSON object instead of text (fields documented in docs/json.md).
     #[arg(long)]
     pub json: bool,
+}
+
+/// Where `mats solve` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    Cpu,
+    Gpu,
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,6 +4,7 @@
 
 pub mod delta;
 pub mod features;
+pub mod gpu;
 mod instance;
 pub mod solution;
 pub mod tabu;

@@ -70,7 +70,7 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
     let cache = KernelCache::new(&cache_dir);
     let mut compile = Vec::new();
     for src in source::all().iter().filter(|s| !s.test_only) {
-        let variant = Variant::new(src.id, info.arch);
+        let variant = src.example_variant(info.arch);
         let cold = kernels::nvrtc::compile(&variant)?;
         let warm = kernels::nvrtc::compile(&variant)?;
         let (_, first) = cache.get_or_compile(&variant)?;

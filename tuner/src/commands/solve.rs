@@ -7,9 +7,10 @@ use serde::Serialize;
 use solvers::bks::gap_percent;
 use solvers::family::{self, AlgorithmParams};
 use solvers::permutation;
+use solvers::qap::gpu as qap_gpu;
 use solvers::run::{Budget, RunOptions};
 
-use crate::cli::SolveArgs;
+use crate::cli::{Backend, SolveArgs};
 
 /// The JSON output of `mats solve --json` (documented in docs/json.md).
 #[derive(Debug, Serialize)]
@@ -31,6 +32,9 @@ pub struct SolveReport {
     pub threads: usize,
     /// 1-based, as benchmark files write permutations.
     pub solution: Vec<usize>,
+    /// GPU specifics; absent for the CPU backend.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuDetails>,
 }
 
 pub fn run(args: &SolveArgs) -> Result<()> {
@@ -38,17 +42,6 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     let bks = super::best_known(&src.bks)?;
     let instance = family::load(&src.file, src.family, src.index)?;
     let fam = instance.family();
-    let algorithm = match &args.algo {
-        Some(name) => fam.algorithm(name).map_err(anyhow::Error::msg)?,
-        None => fam.algorithms()[0],
-    };
-    let params = AlgorithmParams {
-        starts: args.starts,
-        tenure: args.tenure,
-        destruction: args.destruction,
-        temperature: args.temperature,
-    };
-    params.check(algorithm).map_err(anyhow::Error::msg)?;
     let time_limit = match args.time_limit {
         None => None,
         Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
@@ -57,33 +50,31 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     if args.iterations == Some(0) {
         bail!("--iterations must be at least 1");
     }
-    let threads = if args.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        args.threads
-    };
-    let options = RunOptions {
-        seed: args.seed,
-        threads,
-        budget: Budget {
-            iterations: args.iterations,
-            time_limit,
-        },
+    let budget = Budget {
+        iterations: args.iterations,
+        time_limit,
     };
 
     let started = Instant::now();
-    let outcome = instance
-        .solve(algorithm, &params, &options)
-        .map_err(anyhow::Error::msg)?;
+    let solved = match args.backend {
+        Backend::Cpu => solve_cpu(args, &instance, budget)?,
+        Backend::Gpu => solve_gpu(args, &instance, budget)?,
+    };
     let seconds = started.elapsed().as_secs_f64();
+    let outcome = &solved.outcome;
 
     // Never print a number we have not checked: the solution is re-scored from scratch.
-    let rescored = instance
-        .objective(&outcome.solution)
-        .with_context(|| format!("{} {algorithm} returned an invalid solution", fam))?;
+    let rescored = instance.objective(&outcome.solution).with_context(|| {
+        format!(
+            "{fam} {} ({}) returned an invalid solution",
+            solved.algorithm, solved.backend
+        )
+    })?;
     if rescored != outcome.objective {
         bail!(
-            "{fam} {algorithm} reported objective {} but its solution scores {rescored}",
+            "{fam} {} ({}) reported objective {} but its solution scores {rescored}",
+            solved.algorithm,
+            solved.backend,
             outcome.objective
         );
     }
@@ -94,8 +85,8 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         instance: instance.name().into(),
         file: src.file.display().to_string(),
         class: instance.class(),
-        algorithm: algorithm.name().into(),
-        backend: "cpu",
+        algorithm: solved.algorithm.clone(),
+        backend: solved.backend,
         objective: outcome.objective,
         best_known: known.map(|e| e.value),
         best_known_optimal: known.and_then(|e| e.optimal),
@@ -104,8 +95,9 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         iterations: outcome.iterations,
         evaluations: outcome.evaluations,
         seed: args.seed,
-        threads,
+        threads: solved.threads,
         solution: permutation::one_based(&outcome.solution),
+        gpu: solved.gpu,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -113,6 +105,142 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         print_text(&report, known);
     }
     Ok(())
+}
+
+/// A solver's answer before it is checked and reported.
+struct Solved {
+    outcome: solvers::Outcome,
+    algorithm: String,
+    backend: &'static str,
+    threads: usize,
+    gpu: Option<GpuDetails>,
+}
+
+fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> Result<Solved> {
+    let fam = instance.family();
+    let algorithm = match &args.algo {
+        Some(name) => fam.algorithm(name).map_err(anyhow::Error::msg)?,
+        None => fam.algorithms()[0],
+    };
+    for (flag, given) in [
+        ("--solutions", args.solutions.is_some()),
+        ("--child-threads", args.child_threads.is_some()),
+        ("--nvrtc-flag", !args.nvrtc_flags.is_empty()),
+    ] {
+        if given {
+            bail!("{flag} applies to --backend gpu only");
+        }
+    }
+    let params = AlgorithmParams {
+        starts: args.starts,
+        tenure: args.tenure,
+        destruction: args.destruction,
+        temperature: args.temperature,
+    };
+    params.check(algorithm).map_err(anyhow::Error::msg)?;
+    let threads = if args.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        args.threads
+    };
+    let options = RunOptions {
+        seed: args.seed,
+        threads,
+        budget,
+    };
+    let outcome = instance
+        .solve(algorithm, &params, &options)
+        .map_err(anyhow::Error::msg)?;
+    Ok(Solved {
+        outcome,
+        algorithm: algorithm.name().into(),
+        backend: "cpu",
+        threads,
+        gpu: None,
+    })
+}
+
+fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> Result<Solved> {
+    let family::Instance::Qap(inst) = instance else {
+        bail!(
+            "--backend gpu supports the qap family for now ({} runs on the CPU)",
+            instance.family()
+        );
+    };
+    for (flag, given) in [
+        ("--starts", args.starts.is_some()),
+        ("--destruction", args.destruction.is_some()),
+        ("--temperature", args.temperature.is_some()),
+    ] {
+        if given {
+            bail!("{flag} applies to --backend cpu only (the GPU takes --solutions)");
+        }
+    }
+    let algorithm = match &args.algo {
+        Some(name) => qap_gpu::GpuAlgorithm::from_name(name).map_err(anyhow::Error::msg)?,
+        None => qap_gpu::GpuAlgorithm::RotsBlock,
+    };
+    if args.tenure.is_some() && algorithm != qap_gpu::GpuAlgorithm::Tabu {
+        bail!("--tenure applies to the GPU `tabu` only; rots-block draws its tenure from [0.9 n, 1.1 n]");
+    }
+    if args.child_threads.is_some() && algorithm != qap_gpu::GpuAlgorithm::TwoOptDyn {
+        bail!("--child-threads applies to `2opt-dyn` only");
+    }
+    if !kernels::gpu::driver_available() {
+        bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
+    }
+    let mut params = qap_gpu::GpuParams::new(algorithm);
+    if let Some(p) = args.solutions {
+        params.solutions = p;
+    }
+    if args.threads != 0 {
+        params.threads_per_block = u32::try_from(args.threads).context("--threads is too large")?;
+    }
+    if let Some(c) = args.child_threads {
+        params.child_threads = c;
+    }
+    params.tenure = args.tenure.map(|t| t as u32);
+    params.flags = args.nvrtc_flags.clone();
+    let gpu = kernels::gpu::Gpu::open(args.gpu)?;
+    let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
+    let options = RunOptions {
+        seed: args.seed,
+        threads: 1,
+        budget,
+    };
+    let run = qap_gpu::solve(&gpu, &cache, inst, &params, &options)?;
+    Ok(Solved {
+        outcome: run.outcome,
+        algorithm: algorithm.name().into(),
+        backend: "gpu",
+        threads: params.threads_per_block as usize,
+        gpu: Some(GpuDetails {
+            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
+            solutions: params.solutions,
+            threads_per_block: params.threads_per_block,
+            kernel_seconds: run.kernel_seconds,
+            launches: run.launches,
+            registers: run.attributes.registers,
+            local_bytes_per_thread: run.attributes.local_bytes_per_thread,
+            cache: format!("{:?}", run.cache).to_lowercase(),
+            flags: params.flags.clone(),
+        }),
+    })
+}
+
+/// GPU specifics of a run (the `gpu` object of the JSON output).
+#[derive(Debug, Serialize)]
+pub struct GpuDetails {
+    pub device: String,
+    pub solutions: u32,
+    pub threads_per_block: u32,
+    pub kernel_seconds: f64,
+    pub launches: u32,
+    pub registers: u32,
+    pub local_bytes_per_thread: u32,
+    /// `hit` when the kernel came from the disk cache, `miss` when compiled now.
+    pub cache: String,
+    pub flags: Vec<String>,
 }
 
 fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
@@ -135,6 +263,12 @@ fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
         "time       {:.3} s ({} iterations, {} moves evaluated)",
         r.seconds, r.iterations, r.evaluations
     );
+    if let Some(g) = &r.gpu {
+        println!(
+            "gpu        {}: {} solutions x {} threads/block, {} launches, kernel {:.3} s, {} registers, kernel cache {}",
+            g.device, g.solutions, g.threads_per_block, g.launches, g.kernel_seconds, g.registers, g.cache
+        );
+    }
     let solution: Vec<String> = r.solution.iter().map(|v| v.to_string()).collect();
     println!("solution   {}", solution.join(" "));
 }

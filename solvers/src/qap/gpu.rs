@@ -1,0 +1,729 @@
+//! QAP on the GPU: the host side of the five CUDA variants in `kernels/qap/`.
+//!
+//! The driver validates the configuration against the instance and the device, compiles the
+//! variant specialised to n (`QAP_N`, through the kernel cache), uploads the matrices as
+//! int32, launches, reads back the best solution and its cost, and counts the work done
+//! (scans, moves evaluated) and the kernel time (CUDA events). Callers re-score the solution
+//! on the CPU; tests compare against the CPU reference solvers.
+//!
+//! | variant | work unit | parameters (valid range) |
+//! |---|---|---|
+//! | `2opt` | thread per solution | solutions 32..2^20, threads per block 32..1024 (multiple of 32, divides solutions), iterations (scans; default: to the local optimum) |
+//! | `2opt-shared` | thread per solution, matrices in shared memory | as `2opt`; needs 8 n^2 bytes of shared memory per block (n <= 170 on H100) |
+//! | `2opt-dyn` | parent thread per solution, child grid per scan | as `2opt`, plus child threads 32..1024 (chunks per neighbourhood) |
+//! | `tabu` | thread per solution | as `2opt`, tenure 1..n (default n/4), iterations (default 100 n) |
+//! | `rots-block` | block per solution | solutions = blocks 1..65535, threads per block 32..1024, iterations per solution (default 1000 n), tenure factors (0.9, 1.1), aspiration factor (2) |
+//!
+//! A time limit repeats launches: new starts for the thread-per-solution variants (the best of
+//! all rounds is kept), continued trajectories for `rots-block`.
+
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute, CUlimit};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use kernels::gpu::{FunctionAttributes, Gpu, Kernel, Launch};
+use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
+
+use super::Instance;
+use crate::run::{Outcome, RunOptions};
+
+/// The GPU variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum GpuAlgorithm {
+    TwoOpt,
+    TwoOptShared,
+    TwoOptDyn,
+    Tabu,
+    RotsBlock,
+}
+
+impl GpuAlgorithm {
+    pub const ALL: [GpuAlgorithm; 5] = [
+        GpuAlgorithm::TwoOpt,
+        GpuAlgorithm::TwoOptShared,
+        GpuAlgorithm::TwoOptDyn,
+        GpuAlgorithm::Tabu,
+        GpuAlgorithm::RotsBlock,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuAlgorithm::TwoOpt => "2opt",
+            GpuAlgorithm::TwoOptShared => "2opt-shared",
+            GpuAlgorithm::TwoOptDyn => "2opt-dyn",
+            GpuAlgorithm::Tabu => "tabu",
+            GpuAlgorithm::RotsBlock => "rots-block",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<GpuAlgorithm, String> {
+        GpuAlgorithm::ALL
+            .into_iter()
+            .find(|a| a.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = GpuAlgorithm::ALL.iter().map(|a| a.name()).collect();
+                format!(
+                    "unknown qap GPU algorithm {name:?}; known: {}",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// The kernel source id.
+    pub fn source(self) -> String {
+        format!("qap/{}", self.name())
+    }
+
+    /// One thread (rather than one block) per solution.
+    pub fn thread_per_solution(self) -> bool {
+        self != GpuAlgorithm::RotsBlock
+    }
+}
+
+/// How to run a GPU variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuParams {
+    pub algorithm: GpuAlgorithm,
+    /// Start solutions per launch (blocks for `rots-block`).
+    pub solutions: u32,
+    pub threads_per_block: u32,
+    /// Scans (2-opt), iterations (tabu) or iterations per solution (rots-block); `None` is the
+    /// variant's default. The CLI's `--iterations` overrides it.
+    pub iterations: Option<u32>,
+    /// `tabu`: tenure in iterations (default n/4).
+    pub tenure: Option<u32>,
+    /// `2opt-dyn`: threads of each child grid.
+    pub child_threads: u32,
+    /// `rots-block`: tenure range and long-term aspiration as factors of n and n^2.
+    pub tenure_min_factor: f64,
+    pub tenure_max_factor: f64,
+    pub aspiration_factor: f64,
+    /// Extra NVRTC/ptxas flags (e.g. `-maxrregcount=32`, `--ptxas-options=-O2`).
+    pub flags: Vec<String>,
+}
+
+impl GpuParams {
+    /// Defaults that keep an H100 busy: 4096 solutions of 128 threads, or for `rots-block`
+    /// 264 blocks (two per SM) of 256 threads.
+    pub fn new(algorithm: GpuAlgorithm) -> GpuParams {
+        let rots = algorithm == GpuAlgorithm::RotsBlock;
+        GpuParams {
+            algorithm,
+            solutions: if rots { 264 } else { 4096 },
+            threads_per_block: if rots { 256 } else { 128 },
+            iterations: None,
+            tenure: None,
+            child_threads: 64,
+            tenure_min_factor: 0.9,
+            tenure_max_factor: 1.1,
+            aspiration_factor: 2.0,
+            flags: Vec::new(),
+        }
+    }
+
+    /// The variant to compile for an instance of size n.
+    pub fn variant(&self, n: usize, gpu: &Gpu) -> Variant {
+        let mut v = Variant::new(&self.algorithm.source(), gpu.info.arch).define("QAP_N", n);
+        if self.algorithm == GpuAlgorithm::TwoOptDyn {
+            v = v.define("DYN_CHILD_THREADS", self.child_threads);
+        }
+        self.flags.iter().fold(v, |v, f| v.flag(f))
+    }
+
+    /// Checks the configuration against the instance and the device; the message names the
+    /// parameter.
+    pub fn check(&self, inst: &Instance, gpu: &Gpu) -> Result<(), String> {
+        let n = inst.n();
+        let name = self.algorithm.name();
+        if n < 2 {
+            return Err(format!("{name} needs n >= 2 (n = {n})"));
+        }
+        if n > 256 {
+            return Err(format!(
+                "{name} supports n <= 256 (the largest QAPLIB size), got n = {n}"
+            ));
+        }
+        let t = self.threads_per_block;
+        if t == 0 || t % 32 != 0 || t > 1024 {
+            return Err(format!(
+                "threads per block must be a multiple of 32 in 32..=1024, got {t}"
+            ));
+        }
+        if self.algorithm.thread_per_solution() {
+            if self.solutions == 0 || self.solutions > 1 << 20 {
+                return Err(format!(
+                    "solutions must be in 1..=1048576, got {}",
+                    self.solutions
+                ));
+            }
+            if self.solutions % t != 0 {
+                return Err(format!(
+                    "solutions ({}) must be divisible by threads per block ({t})",
+                    self.solutions
+                ));
+            }
+        } else if self.solutions == 0 || self.solutions > 65535 {
+            return Err(format!(
+                "rots-block solutions (blocks) must be in 1..=65535, got {}",
+                self.solutions
+            ));
+        }
+        let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+        let shared = self.shared_bytes(n);
+        if shared > optin {
+            return Err(format!(
+                "{name} needs {shared} bytes of shared memory per block for n = {n}, but {} offers {optin}",
+                gpu.info.name
+            ));
+        }
+        if self.algorithm == GpuAlgorithm::TwoOptDyn {
+            let c = self.child_threads;
+            if c == 0 || c > 1024 {
+                return Err(format!("child threads must be in 1..=1024, got {c}"));
+            }
+        }
+        if let Some(tenure) = self.tenure {
+            if tenure == 0 || tenure as usize > n {
+                return Err(format!("tenure must be in 1..={n}, got {tenure}"));
+            }
+        }
+        if !(self.tenure_min_factor > 0.0 && self.tenure_max_factor >= self.tenure_min_factor) {
+            return Err("rots-block tenure factors need 0 < min <= max".into());
+        }
+        let fits = |m: &[i64]| m.iter().all(|&x| i32::try_from(x).is_ok());
+        if !fits(inst.a_matrix()) || !fits(inst.b_matrix()) {
+            return Err(format!(
+                "{} has matrix entries outside int32, which the kernels store",
+                inst.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// Dynamic shared memory per block.
+    pub fn shared_bytes(&self, n: usize) -> usize {
+        match self.algorithm {
+            GpuAlgorithm::TwoOptShared => 8 * n * n,
+            GpuAlgorithm::RotsBlock => 8 * (n * (n - 1) / 2) + 40 * n,
+            _ => 0,
+        }
+    }
+}
+
+/// What a GPU run returns besides the outcome.
+#[derive(Debug, Clone)]
+pub struct GpuRun {
+    pub outcome: Outcome,
+    /// Sum of the launches' event times.
+    pub kernel_seconds: f64,
+    pub launches: u32,
+    /// Start-solution index of the returned solution (its start is
+    /// [`start_permutation`]`(n, seed, index)` for the thread-per-solution variants).
+    pub best_index: u64,
+    pub cache: CacheStatus,
+    pub compile_seconds: f64,
+    pub resources: Vec<Resources>,
+    pub attributes: FunctionAttributes,
+    pub launch: Launch,
+}
+
+/// The start permutation the kernels draw for start solution `solution` (a mirror of
+/// `qap_start_permutation` in kernels/qap/common.cuh).
+pub fn start_permutation(n: usize, seed: u64, solution: u64) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = (hash(seed, solution, i as u64) % (i as u64 + 1)) as usize;
+        p.swap(i, j);
+    }
+    p
+}
+
+fn hash(seed: u64, stream: u64, counter: u64) -> u64 {
+    let mut z = seed
+        ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ counter.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn driver(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
+    KernelError::driver(what.to_string())
+}
+
+/// Runs a GPU variant on an instance.
+pub fn solve(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    inst: &Instance,
+    params: &GpuParams,
+    options: &RunOptions,
+) -> Result<GpuRun, KernelError> {
+    params
+        .check(inst, gpu)
+        .map_err(KernelError::InvalidVariant)?;
+    let n = inst.n();
+    let variant = params.variant(n, gpu);
+    let (compiled, cache_status) = cache.get_or_compile(&variant)?;
+    let module = gpu.load(&compiled)?;
+    let entry = match params.algorithm {
+        GpuAlgorithm::TwoOpt => "qap_2opt",
+        GpuAlgorithm::TwoOptShared => "qap_2opt_shared",
+        GpuAlgorithm::TwoOptDyn => "qap_2opt_dyn_step",
+        GpuAlgorithm::Tabu => "qap_tabu",
+        GpuAlgorithm::RotsBlock => "qap_rots_block",
+    };
+    let kernel = module.function(entry)?;
+    let shared = params.shared_bytes(n) as u32;
+    let launch = if params.algorithm.thread_per_solution() {
+        Launch {
+            shared_bytes: shared,
+            ..Launch::linear(
+                params.solutions / params.threads_per_block,
+                params.threads_per_block,
+            )
+        }
+    } else {
+        Launch {
+            shared_bytes: shared,
+            ..Launch::linear(params.solutions, params.threads_per_block)
+        }
+    };
+    kernel.check_launch(&launch)?;
+    if shared > 48 * 1024 {
+        kernel
+            .function()
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+            .map_err(driver(&format!(
+                "allowing {shared} bytes of shared memory for {}",
+                kernel.name
+            )))?;
+    }
+    let stream = gpu.stream().clone();
+    let to_i32 = |m: &[i64]| m.iter().map(|&x| x as i32).collect::<Vec<i32>>();
+    let a = stream
+        .clone_htod(&to_i32(inst.a_matrix()))
+        .map_err(driver("uploading A"))?;
+    let b = stream
+        .clone_htod(&to_i32(inst.b_matrix()))
+        .map_err(driver("uploading B"))?;
+    let mut ctx = RunContext {
+        gpu,
+        kernel: &kernel,
+        launch,
+        a,
+        b,
+        n,
+        seed: options.seed,
+        deadline: options
+            .budget
+            .time_limit
+            .map(|limit| Instant::now() + limit),
+        kernel_seconds: 0.0,
+        launches: 0,
+    };
+    let (outcome, best_index) = match params.algorithm {
+        GpuAlgorithm::TwoOpt | GpuAlgorithm::TwoOptShared | GpuAlgorithm::Tabu => {
+            thread_per_solution(&mut ctx, params, options)?
+        }
+        GpuAlgorithm::TwoOptDyn => {
+            let child = module.function("qap_2opt_dyn_child")?;
+            child.check_launch(&Launch::linear(1, params.child_threads))?;
+            dynamic(&mut ctx, params, options)?
+        }
+        GpuAlgorithm::RotsBlock => rots_block(&mut ctx, params, options)?,
+    };
+    Ok(GpuRun {
+        outcome,
+        kernel_seconds: ctx.kernel_seconds,
+        launches: ctx.launches,
+        best_index,
+        cache: cache_status,
+        compile_seconds: compiled.compile_seconds,
+        resources: compiled.resources.clone(),
+        attributes: kernel.attributes,
+        launch,
+    })
+}
+
+struct RunContext<'a> {
+    gpu: &'a Gpu,
+    kernel: &'a Kernel,
+    launch: Launch,
+    a: CudaSlice<i32>,
+    b: CudaSlice<i32>,
+    n: usize,
+    seed: u64,
+    deadline: Option<Instant>,
+    kernel_seconds: f64,
+    launches: u32,
+}
+
+impl RunContext<'_> {
+    fn timed_out(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Launches with events around it and adds the kernel time (synchronises).
+    fn timed<F>(&mut self, what: &str, enqueue: F) -> Result<(), KernelError>
+    where
+        F: FnOnce(&Self) -> Result<(), KernelError>,
+    {
+        let ctx = self.gpu.context();
+        let event = || {
+            ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(driver("creating an event"))
+        };
+        let (start, end) = (event()?, event()?);
+        let stream = self.gpu.stream();
+        start.record(stream).map_err(driver("recording an event"))?;
+        enqueue(self)?;
+        end.record(stream).map_err(driver("recording an event"))?;
+        end.synchronize().map_err(driver(&format!(
+            "{what} of {} ({})",
+            self.kernel.name, self.launch
+        )))?;
+        self.kernel_seconds +=
+            f64::from(start.elapsed_ms(&end).map_err(driver("reading an event"))?) / 1e3;
+        self.launches += 1;
+        Ok(())
+    }
+
+    /// The best (cost, index) of a cost array; ties go to the lower index.
+    fn best_of(costs: &[i64]) -> (i64, usize) {
+        costs
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (c, i))
+            .min()
+            .expect("at least one solution")
+    }
+
+    fn read_perm(&self, perms: &CudaSlice<i32>, index: usize) -> Result<Vec<usize>, KernelError> {
+        let row = self
+            .gpu
+            .stream()
+            .clone_dtoh(&perms.slice(index * self.n..(index + 1) * self.n))
+            .map_err(driver("reading a permutation"))?;
+        Ok(row.into_iter().map(|v| v.max(0) as usize).collect())
+    }
+}
+
+fn pairs(n: usize) -> u64 {
+    (n * (n - 1) / 2) as u64
+}
+
+fn thread_per_solution(
+    ctx: &mut RunContext,
+    params: &GpuParams,
+    options: &RunOptions,
+) -> Result<(Outcome, u64), KernelError> {
+    let p = params.solutions as usize;
+    let n = ctx.n;
+    let stream = ctx.gpu.stream().clone();
+    let mut perms = stream
+        .alloc_zeros::<i32>(p * n)
+        .map_err(driver("allocating permutations"))?;
+    let mut costs = stream
+        .alloc_zeros::<i64>(p)
+        .map_err(driver("allocating costs"))?;
+    let mut scans = stream
+        .alloc_zeros::<i32>(p)
+        .map_err(driver("allocating scan counts"))?;
+    let is_tabu = params.algorithm == GpuAlgorithm::Tabu;
+    let budget = options
+        .budget
+        .iterations
+        .map(|i| i.min(i32::MAX as u64) as i32)
+        .or(params.iterations.map(|i| i as i32))
+        .unwrap_or(if is_tabu { 100 * n as i32 } else { i32::MAX });
+    let tenure = params.tenure.unwrap_or((n as u32 / 4).max(1)) as i32;
+    let solutions = p as i32;
+    let mut best: Option<(i64, u64, Vec<usize>)> = None;
+    let (mut iterations, mut evaluations) = (0u64, 0u64);
+    let mut round = 0u64;
+    loop {
+        let first = (round * p as u64) as i32;
+        ctx.timed("running", |c| {
+            let mut builder = stream.launch_builder(c.kernel.function());
+            builder
+                .arg(&c.a)
+                .arg(&c.b)
+                .arg(&solutions)
+                .arg(&c.seed)
+                .arg(&first)
+                .arg(&budget);
+            if is_tabu {
+                builder.arg(&tenure);
+            }
+            builder.arg(&mut perms).arg(&mut costs).arg(&mut scans);
+            // SAFETY: the arguments match the kernel's signature; buffers hold p and p * n items.
+            unsafe { builder.launch(c.launch.config()) }
+                .map(|_| ())
+                .map_err(c.kernel.launch_error(&c.launch))
+        })?;
+        let host_costs = stream.clone_dtoh(&costs).map_err(driver("reading costs"))?;
+        let host_scans = stream
+            .clone_dtoh(&scans)
+            .map_err(driver("reading scan counts"))?;
+        let done: u64 = host_scans.iter().map(|&s| s.max(0) as u64).sum();
+        iterations += done;
+        evaluations += done * pairs(n);
+        let (cost, index) = RunContext::best_of(&host_costs);
+        if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+            best = Some((
+                cost,
+                first as u64 + index as u64,
+                ctx.read_perm(&perms, index)?,
+            ));
+        }
+        round += 1;
+        // Without a time limit one round is the run; with one, new starts until it is spent
+        // (and the start index must stay within i32).
+        if ctx.deadline.is_none() || ctx.timed_out() || (round + 1) * p as u64 > i32::MAX as u64 {
+            break;
+        }
+    }
+    let (objective, index, solution) = best.expect("at least one round");
+    Ok((
+        Outcome {
+            solution,
+            objective,
+            iterations,
+            evaluations,
+        },
+        index,
+    ))
+}
+
+fn dynamic(
+    ctx: &mut RunContext,
+    params: &GpuParams,
+    options: &RunOptions,
+) -> Result<(Outcome, u64), KernelError> {
+    let p = params.solutions as usize;
+    let n = ctx.n;
+    let ct = params.child_threads as usize;
+    // Every parent may have a child pending at once.
+    ctx.gpu
+        .context()
+        .set_limit(
+            CUlimit::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT,
+            (p + 64).max(2048),
+        )
+        .map_err(driver("raising the pending-launch limit"))?;
+    let stream = ctx.gpu.stream().clone();
+    let alloc_i32 = |len: usize| {
+        stream
+            .alloc_zeros::<i32>(len)
+            .map_err(driver("allocating 2opt-dyn state"))
+    };
+    let mut perms = alloc_i32(p * n)?;
+    let mut scans = alloc_i32(p)?;
+    let mut active = alloc_i32(p)?;
+    let mut child_pair = alloc_i32(p * ct)?;
+    let mut launched = alloc_i32(1)?;
+    let mut costs = stream
+        .alloc_zeros::<i64>(p)
+        .map_err(driver("allocating costs"))?;
+    let mut child_delta = stream
+        .alloc_zeros::<i64>(p * ct)
+        .map_err(driver("allocating child results"))?;
+    let max_scans = options
+        .budget
+        .iterations
+        .map(|i| i.min(i32::MAX as u64 - 1) as i32)
+        .or(params.iterations.map(|i| i as i32))
+        .unwrap_or(i32::MAX - 1);
+    let solutions = p as i32;
+    let first = 0i32;
+    let mut step = 0i32;
+    loop {
+        let launch_children = i32::from(step < max_scans);
+        if step % 8 == 1 {
+            stream
+                .memset_zeros(&mut launched)
+                .map_err(driver("clearing the launch counter"))?;
+        }
+        ctx.timed("a 2opt-dyn step", |c| {
+            let mut builder = stream.launch_builder(c.kernel.function());
+            builder
+                .arg(&c.a)
+                .arg(&c.b)
+                .arg(&solutions)
+                .arg(&c.seed)
+                .arg(&first)
+                .arg(&step)
+                .arg(&launch_children)
+                .arg(&mut perms)
+                .arg(&mut costs)
+                .arg(&mut scans)
+                .arg(&mut active)
+                .arg(&mut child_delta)
+                .arg(&mut child_pair)
+                .arg(&mut launched);
+            // SAFETY: matches qap_2opt_dyn_step; every buffer is sized for p solutions.
+            unsafe { builder.launch(c.launch.config()) }
+                .map(|_| ())
+                .map_err(c.kernel.launch_error(&c.launch))
+        })?;
+        if launch_children == 0 {
+            break;
+        }
+        // Every 8 steps: if no parent launched a child since the counter was cleared, every
+        // solution is at its local optimum and the last results are applied.
+        if step % 8 == 0 && step > 0 {
+            let count = stream
+                .clone_dtoh(&launched)
+                .map_err(driver("reading the launch counter"))?;
+            if count[0] == 0 {
+                break;
+            }
+        }
+        if ctx.timed_out() {
+            // Apply what the last children found, then stop.
+            step += 1;
+            let stop = 0i32;
+            ctx.timed("the last 2opt-dyn step", |c| {
+                let mut builder = stream.launch_builder(c.kernel.function());
+                builder
+                    .arg(&c.a)
+                    .arg(&c.b)
+                    .arg(&solutions)
+                    .arg(&c.seed)
+                    .arg(&first)
+                    .arg(&step)
+                    .arg(&stop)
+                    .arg(&mut perms)
+                    .arg(&mut costs)
+                    .arg(&mut scans)
+                    .arg(&mut active)
+                    .arg(&mut child_delta)
+                    .arg(&mut child_pair)
+                    .arg(&mut launched);
+                // SAFETY: as above.
+                unsafe { builder.launch(c.launch.config()) }
+                    .map(|_| ())
+                    .map_err(c.kernel.launch_error(&c.launch))
+            })?;
+            break;
+        }
+        step += 1;
+    }
+    let host_costs = stream.clone_dtoh(&costs).map_err(driver("reading costs"))?;
+    let host_scans = stream
+        .clone_dtoh(&scans)
+        .map_err(driver("reading scan counts"))?;
+    let done: u64 = host_scans.iter().map(|&s| s.max(0) as u64).sum();
+    let (objective, index) = RunContext::best_of(&host_costs);
+    Ok((
+        Outcome {
+            solution: ctx.read_perm(&perms, index)?,
+            objective,
+            iterations: done,
+            evaluations: done * pairs(n),
+        },
+        index as u64,
+    ))
+}
+
+fn rots_block(
+    ctx: &mut RunContext,
+    params: &GpuParams,
+    options: &RunOptions,
+) -> Result<(Outcome, u64), KernelError> {
+    let p = params.solutions as usize;
+    let n = ctx.n;
+    let stream = ctx.gpu.stream().clone();
+    let alloc_i32 = |len: usize| {
+        stream
+            .alloc_zeros::<i32>(len)
+            .map_err(driver("allocating rots-block state"))
+    };
+    let alloc_i64 = |len: usize| {
+        stream
+            .alloc_zeros::<i64>(len)
+            .map_err(driver("allocating rots-block state"))
+    };
+    let mut perms = alloc_i32(p * n)?;
+    let mut best_perms = alloc_i32(p * n)?;
+    let mut tabu = alloc_i32(p * n * n)?;
+    let mut done = alloc_i32(p)?;
+    let mut costs = alloc_i64(p)?;
+    let mut best_costs = alloc_i64(p)?;
+    let mut deltas = alloc_i64(p * n * (n - 1) / 2)?;
+    let total = options
+        .budget
+        .iterations
+        .or(params.iterations.map(u64::from))
+        .unwrap_or(if options.budget.time_limit.is_some() {
+            u64::MAX
+        } else {
+            1000 * n as u64
+        });
+    let tenure_min = ((params.tenure_min_factor * n as f64) as i32).max(1);
+    let tenure_max = ((params.tenure_max_factor * n as f64).ceil() as i32).max(tenure_min);
+    let aspiration = (params.aspiration_factor * (n * n) as f64).min(i32::MAX as f64 / 4.0) as i32;
+    let first = 0i32;
+    // Launch in chunks so a time limit is honoured to within one chunk; the first chunk is
+    // short and measures the iteration rate, later ones aim at ~0.1 s.
+    let mut chunk: u64 = 64;
+    let mut spent = 0u64;
+    while spent < total {
+        let this = chunk.min(total - spent) as i32;
+        let before = ctx.kernel_seconds;
+        ctx.timed("running", |c| {
+            let mut builder = stream.launch_builder(c.kernel.function());
+            builder
+                .arg(&c.a)
+                .arg(&c.b)
+                .arg(&c.seed)
+                .arg(&first)
+                .arg(&this)
+                .arg(&tenure_min)
+                .arg(&tenure_max)
+                .arg(&aspiration)
+                .arg(&mut perms)
+                .arg(&mut best_perms)
+                .arg(&mut costs)
+                .arg(&mut best_costs)
+                .arg(&mut deltas)
+                .arg(&mut tabu)
+                .arg(&mut done);
+            // SAFETY: matches qap_rots_block; buffers sized for p solutions of size n.
+            unsafe { builder.launch(c.launch.config()) }
+                .map(|_| ())
+                .map_err(c.kernel.launch_error(&c.launch))
+        })?;
+        spent += this as u64;
+        if ctx.timed_out() {
+            break;
+        }
+        let seconds = (ctx.kernel_seconds - before).max(1e-6);
+        let per_iteration = seconds / this as f64;
+        let target = match ctx.deadline {
+            Some(d) => d
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(100)),
+            None => Duration::from_millis(100),
+        };
+        chunk = ((target.as_secs_f64() / per_iteration) as u64).clamp(1, 1 << 24);
+    }
+    let host_best = stream
+        .clone_dtoh(&best_costs)
+        .map_err(driver("reading costs"))?;
+    let (objective, index) = RunContext::best_of(&host_best);
+    Ok((
+        Outcome {
+            solution: ctx.read_perm(&best_perms, index)?,
+            objective,
+            iterations: spent * p as u64,
+            evaluations: spent * p as u64 * pairs(n),
+        },
+        index as u64,
+    ))
+}
