@@ -49,7 +49,14 @@ done
 "$mats" bench measure --json "$out/bench-measure.json" > "$out/bench-measure.txt" 2>&1
 echo "bench measure: exit $?" >> "$summary"
 
+quality=()
+[ -d "$bundle/qaplib" ] && quality=(--quality --qaplib "$bundle/qaplib")
+"$mats" bench qap "${quality[@]}" --json "$out/bench-qap.json" > "$out/bench-qap.txt" 2>&1
+echo "bench qap: exit $?" >> "$summary"
+
 cat "$summary"
 echo "---- bench measure"
 cat "$out/bench-measure.txt"
+echo "---- bench qap"
+cat "$out/bench-qap.txt"
 exit $failed

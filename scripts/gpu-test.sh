@@ -31,6 +31,17 @@ for line in sys.stdin:
     done
 strip "$bundle"/bin/* "$bundle"/tests/* 2>/dev/null || true
 
+# QAPLIB instances for `mats bench qap --quality` (the GPU machine has no ../shared).
+shared=../shared/data/qaplib/instances
+if [ -d "$shared" ]; then
+    mkdir -p "$bundle/qaplib"
+    for name in tai20a tai25a tai30a tai35a tai40a tai50a tai60a tai80a tai100a; do
+        cp "$shared/$name.dat" "$bundle/qaplib/"
+    done
+else
+    echo "note: $shared not found; bench qap --quality will be skipped on the GPU machine" >&2
+fi
+
 # Test binaries carry this checkout's absolute paths (CARGO_MANIFEST_DIR, CARGO_BIN_EXE_mats);
 # the runner recreates them on the GPU machine.
 pwd > "$bundle/ORIGIN"

@@ -48,6 +48,33 @@ pub enum BenchCommand {
     /// The GPU runtime: compile times (cold, warm, disk cache), repeatability of time and
     /// power, the kernel's share of the energy window, and fault isolation.
     Measure(BenchMeasureArgs),
+    /// QAP: moves evaluated per second for every GPU variant against the CPU reference on all
+    /// cores, the paper's baseline configuration against hand-tuned ones, the 2opt kernel's
+    /// share of the chip's integer peak, and (with --quality) rots-block's gap after 1 s and 10 s.
+    Qap(BenchQapArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchQapArgs {
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Instance sizes for the throughput table (uniform random instances like Taillard's taiXXa).
+    #[arg(long, value_delimiter = ',', default_values_t = vec![50usize, 100])]
+    pub sizes: Vec<usize>,
+    /// Also run rots-block on tai20a..tai100a for 1 s and 10 s each and report the gaps.
+    #[arg(long)]
+    pub quality: bool,
+    /// Folder with the QAPLIB .dat files for --quality.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "../shared/data/qaplib/instances"
+    )]
+    pub qaplib: PathBuf,
+    /// Write the full results as JSON to this file as well.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

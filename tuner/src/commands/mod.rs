@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod bench;
+mod bench_qap;
 mod devices;
 mod instance;
 mod solve;
@@ -20,6 +21,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Instance(InstanceCommand::Generate(args)) => instance::generate(&args),
         Command::Devices(args) => devices::run(&args),
         Command::Bench(BenchCommand::Measure(args)) => bench::measure(&args),
+        Command::Bench(BenchCommand::Qap(args)) => bench_qap::run(&args),
         Command::Worker => crate::measure::worker::serve(),
     }
 }

@@ -1,0 +1,395 @@
+//! `mats bench qap`: the QAP GPU variants against the CPU reference, side by side in one run.
+//!
+//! Throughput is moves (swap evaluations) per second: the GPU's from kernel time (CUDA events),
+//! the CPU's from wall time on all cores. The paper compares configurations by time for a
+//! fixed number of start solutions; since configurations here differ in how many solutions
+//! they run, moves per second is the comparable figure.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use kernels::gpu::{self, Gpu};
+use kernels::KernelCache;
+use rand::Rng;
+use serde::Serialize;
+use solvers::qap::gpu::{self as qap_gpu, GpuAlgorithm, GpuParams};
+use solvers::qap::{self, Instance, RotsParams, TwoOptParams};
+use solvers::run::{stream_rng, Budget, RunOptions};
+
+use crate::cli::BenchQapArgs;
+
+#[derive(Serialize)]
+struct Throughput {
+    n: usize,
+    variant: String,
+    config: String,
+    gpu_moves_per_s: f64,
+    gpu_wall_moves_per_s: f64,
+    cpu_reference: String,
+    cpu_moves_per_s: f64,
+    ratio: f64,
+}
+
+#[derive(Serialize)]
+struct Tuned {
+    n: usize,
+    config: String,
+    moves_per_s: f64,
+    speedup_over_baseline: f64,
+    registers: u32,
+    local_bytes_per_thread: u32,
+}
+
+#[derive(Serialize)]
+struct Quality {
+    instance: String,
+    best_known: i64,
+    gap_1s: f64,
+    gap_10s: f64,
+}
+
+#[derive(Serialize)]
+struct Report {
+    device: String,
+    cpu_threads: usize,
+    throughput: Vec<Throughput>,
+    tuning: Vec<Tuned>,
+    int_peak_ops_per_s: f64,
+    two_opt_int_ops_per_s: Vec<(usize, f64, f64)>,
+    quality: Vec<Quality>,
+}
+
+/// A uniform random instance like Taillard's taiXXa (entries 0..99, zero diagonals).
+fn random_instance(n: usize) -> Instance {
+    let mut rng = stream_rng(2026, n as u64);
+    let mut matrix = || {
+        let mut m = vec![0i64; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                if i != j {
+                    m[i * n + j] = rng.random_range(0..100);
+                }
+            }
+        }
+        m
+    };
+    let (a, b) = (matrix(), matrix());
+    Instance::new(format!("uniform{n}"), n, a, b).expect("sizes match")
+}
+
+struct GpuFigure {
+    moves_per_s: f64,
+    wall_moves_per_s: f64,
+    registers: u32,
+    local_bytes: u32,
+}
+
+fn run_gpu(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    inst: &Instance,
+    params: &GpuParams,
+) -> Result<GpuFigure> {
+    let options = RunOptions::default();
+    // The first run compiles (or reads the cache) and warms the clocks; the second is measured.
+    qap_gpu::solve(gpu, cache, inst, params, &options)?;
+    let started = Instant::now();
+    let run = qap_gpu::solve(gpu, cache, inst, params, &options)?;
+    let wall = started.elapsed().as_secs_f64();
+    anyhow::ensure!(
+        inst.cost(&run.outcome.solution) == run.outcome.objective,
+        "{} returned a mis-scored solution",
+        params.algorithm.name()
+    );
+    Ok(GpuFigure {
+        moves_per_s: run.outcome.evaluations as f64 / run.kernel_seconds,
+        wall_moves_per_s: run.outcome.evaluations as f64 / wall,
+        registers: run.attributes.registers,
+        local_bytes: run.attributes.local_bytes_per_thread,
+    })
+}
+
+fn describe(p: &GpuParams) -> String {
+    let mut text = format!(
+        "{} {}x{}",
+        p.algorithm.name(),
+        p.solutions / p.threads_per_block.max(1),
+        p.threads_per_block
+    );
+    if p.algorithm == GpuAlgorithm::RotsBlock {
+        text = format!(
+            "{} {} blocks x {}",
+            p.algorithm.name(),
+            p.solutions,
+            p.threads_per_block
+        );
+    }
+    if !p.flags.is_empty() {
+        text.push(' ');
+        text.push_str(&p.flags.join(" "));
+    }
+    text
+}
+
+pub fn run(args: &BenchQapArgs) -> Result<()> {
+    if !gpu::driver_available() {
+        bail!("mats bench qap needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
+    }
+    let gpu = Gpu::open(args.gpu)?;
+    let cache = KernelCache::new(KernelCache::default_dir());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "device: {} ({}, {} SMs, {} MHz); CPU reference on {threads} threads",
+        gpu.info.name,
+        gpu.info.arch,
+        gpu.info.sm_count,
+        gpu.info.clock_khz / 1000
+    );
+
+    // 1. Throughput of every variant against the CPU reference of its family.
+    println!(
+        "\nmoves evaluated per second (GPU from kernel time, CPU from wall time on all cores):"
+    );
+    println!(
+        "{:>4} {:<34} {:>13} {:>13}  {:<22} {:>12} {:>8}",
+        "n", "GPU variant", "GPU moves/s", "(wall)", "CPU reference", "CPU moves/s", "GPU/CPU"
+    );
+    let mut throughput = Vec::new();
+    for &n in &args.sizes {
+        anyhow::ensure!(
+            (2..=256).contains(&n),
+            "--sizes must be within 2..=256, got {n}"
+        );
+        let inst = random_instance(n);
+        let cpu_two_opt = cpu_rate(|| {
+            qap::two_opt(
+                &inst,
+                &TwoOptParams {
+                    starts: threads * 8,
+                },
+                &RunOptions {
+                    threads,
+                    ..Default::default()
+                },
+            )
+        });
+        let cpu_rots = cpu_rate(|| {
+            qap::robust_tabu(
+                &inst,
+                &RotsParams {
+                    starts: threads,
+                    ..Default::default()
+                },
+                &RunOptions {
+                    threads,
+                    budget: Budget::iterations(200 * n as u64),
+                    ..Default::default()
+                },
+            )
+        });
+        for algorithm in GpuAlgorithm::ALL {
+            let mut params = GpuParams::new(algorithm);
+            if algorithm == GpuAlgorithm::Tabu {
+                params.iterations = Some(100);
+            }
+            if algorithm == GpuAlgorithm::RotsBlock {
+                params.iterations = Some(200 * n as u32);
+            }
+            if params.check(&inst, &gpu).is_err() {
+                println!(
+                    "{n:>4} {:<34} (does not fit: {})",
+                    describe(&params),
+                    params.check(&inst, &gpu).unwrap_err()
+                );
+                continue;
+            }
+            let figure = run_gpu(&gpu, &cache, &inst, &params)?;
+            let (cpu_name, cpu) = if algorithm.name().starts_with("2opt") {
+                ("2opt (multistart)", cpu_two_opt)
+            } else {
+                ("tabu (Ro-TS multistart)", cpu_rots)
+            };
+            println!(
+                "{n:>4} {:<34} {:>13.3e} {:>13.3e}  {:<22} {:>12.3e} {:>7.1}x",
+                describe(&params),
+                figure.moves_per_s,
+                figure.wall_moves_per_s,
+                cpu_name,
+                cpu,
+                figure.moves_per_s / cpu
+            );
+            throughput.push(Throughput {
+                n,
+                variant: algorithm.name().into(),
+                config: describe(&params),
+                gpu_moves_per_s: figure.moves_per_s,
+                gpu_wall_moves_per_s: figure.wall_moves_per_s,
+                cpu_reference: cpu_name.into(),
+                cpu_moves_per_s: cpu,
+                ratio: figure.moves_per_s / cpu,
+            });
+        }
+    }
+
+    // 2. The paper's baseline against configurations chosen by hand.
+    println!("\n2opt configurations: the paper's baseline against hand-picked ones (moves/s, kernel time):");
+    let baseline = GpuParams {
+        solutions: 2048,
+        threads_per_block: 1024,
+        flags: vec!["-maxrregcount=32".into(), "--ptxas-options=-O2".into()],
+        ..GpuParams::new(GpuAlgorithm::TwoOpt)
+    };
+    let by_hand = |algorithm, solutions, threads, flags: &[&str]| GpuParams {
+        solutions,
+        threads_per_block: threads,
+        flags: flags.iter().map(|f| f.to_string()).collect(),
+        ..GpuParams::new(algorithm)
+    };
+    let candidates = [
+        baseline.clone(),
+        by_hand(GpuAlgorithm::TwoOpt, 16384, 128, &["--ptxas-options=-O3"]),
+        by_hand(GpuAlgorithm::TwoOpt, 16384, 64, &["--ptxas-options=-O3"]),
+        by_hand(GpuAlgorithm::TwoOpt, 65536, 128, &["--ptxas-options=-O3"]),
+        by_hand(
+            GpuAlgorithm::TwoOptShared,
+            16384,
+            128,
+            &["--ptxas-options=-O3"],
+        ),
+        by_hand(
+            GpuAlgorithm::TwoOptShared,
+            65536,
+            256,
+            &["--ptxas-options=-O3"],
+        ),
+    ];
+    let mut tuning = Vec::new();
+    let mut int_ops = Vec::new();
+    let peak = gpu.info.sm_count as f64 * 64.0 * gpu.info.clock_khz as f64 * 1e3;
+    for &n in &args.sizes {
+        let inst = random_instance(n);
+        let mut base_rate = None;
+        let mut best_two_opt: f64 = 0.0;
+        for params in &candidates {
+            if let Err(why) = params.check(&inst, &gpu) {
+                println!("{n:>4} {:<52} does not fit: {why}", describe(params));
+                continue;
+            }
+            let figure = run_gpu(&gpu, &cache, &inst, params)?;
+            let base = *base_rate.get_or_insert(figure.moves_per_s);
+            if params.algorithm == GpuAlgorithm::TwoOpt {
+                best_two_opt = best_two_opt.max(figure.moves_per_s);
+            }
+            println!(
+                "{n:>4} {:<52} {:>11.3e} moves/s {:>6.1}x  ({} regs, {} B local/thread)",
+                describe(params),
+                figure.moves_per_s,
+                figure.moves_per_s / base,
+                figure.registers,
+                figure.local_bytes
+            );
+            tuning.push(Tuned {
+                n,
+                config: describe(params),
+                moves_per_s: figure.moves_per_s,
+                speedup_over_baseline: figure.moves_per_s / base,
+                registers: figure.registers,
+                local_bytes_per_thread: figure.local_bytes,
+            });
+        }
+        // 8 integer operations per k of the O(n) delta (4 subtractions, 2 wide multiplies,
+        // 2 additions), n - 2 values of k, plus about 10 for the r/s terms.
+        let ops_per_move = 8.0 * (n as f64 - 2.0) + 10.0;
+        let achieved = best_two_opt * ops_per_move;
+        int_ops.push((n, achieved, achieved / peak));
+    }
+    println!(
+        "\n2opt integer throughput (counting 8 (n - 2) + 10 ops per move evaluation) against the \
+         chip's INT32 peak ({} SMs x 64 lanes x {} MHz = {:.2e} ops/s):",
+        gpu.info.sm_count,
+        gpu.info.clock_khz / 1000,
+        peak
+    );
+    for (n, achieved, share) in &int_ops {
+        println!(
+            "  n = {n:>3}: {achieved:.3e} ops/s = {:.1}% of peak",
+            100.0 * share
+        );
+    }
+
+    // 3. rots-block quality within 1 s and 10 s.
+    let mut quality = Vec::new();
+    if args.quality {
+        quality = rots_quality(&gpu, &cache, &args.qaplib)?;
+    } else {
+        println!("\n(rots-block quality on tai20a..tai100a: add --quality)");
+    }
+
+    if let Some(path) = &args.json {
+        let report = Report {
+            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
+            cpu_threads: threads,
+            throughput,
+            tuning,
+            int_peak_ops_per_s: peak,
+            two_opt_int_ops_per_s: int_ops,
+            quality,
+        };
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Moves per second of a CPU solve (wall time).
+fn cpu_rate(solve: impl Fn() -> solvers::Outcome) -> f64 {
+    let started = Instant::now();
+    let outcome = solve();
+    outcome.evaluations as f64 / started.elapsed().as_secs_f64()
+}
+
+fn rots_quality(gpu: &Gpu, cache: &KernelCache, dir: &Path) -> Result<Vec<Quality>> {
+    let bks = solvers::bks::BestKnown::embedded();
+    println!("\nrots-block (default: 264 blocks x 256 threads) gap to best known:");
+    println!(
+        "{:<9} {:>10} {:>10} {:>10}",
+        "instance", "best", "1 s", "10 s"
+    );
+    let mut rows = Vec::new();
+    for name in [
+        "tai20a", "tai25a", "tai30a", "tai35a", "tai40a", "tai50a", "tai60a", "tai80a", "tai100a",
+    ] {
+        let path = dir.join(format!("{name}.dat"));
+        let inst = qap::read(&path)
+            .with_context(|| format!("--quality needs QAPLIB files in {}", dir.display()))?;
+        let best = bks.get(name).context("best-known value missing")?.value;
+        let mut gaps = [0.0f64; 2];
+        for (slot, seconds) in [(0usize, 1u64), (1, 10)] {
+            let options = RunOptions {
+                budget: Budget::time_limit(Duration::from_secs(seconds)),
+                ..Default::default()
+            };
+            let run = qap_gpu::solve(
+                gpu,
+                cache,
+                &inst,
+                &GpuParams::new(GpuAlgorithm::RotsBlock),
+                &options,
+            )?;
+            anyhow::ensure!(
+                inst.cost(&run.outcome.solution) == run.outcome.objective,
+                "mis-scored solution"
+            );
+            gaps[slot] = 100.0 * (run.outcome.objective - best) as f64 / best as f64;
+        }
+        println!("{name:<9} {best:>10} {:>9.3}% {:>9.3}%", gaps[0], gaps[1]);
+        rows.push(Quality {
+            instance: name.into(),
+            best_known: best,
+            gap_1s: gaps[0],
+            gap_10s: gaps[1],
+        });
+    }
+    Ok(rows)
+}
