@@ -3,7 +3,14 @@
 fn main() {
     let mut args = std::env::args().skip(1);
     let source = args.next().unwrap_or_else(|| "probe/busy".into());
-    let mut variant = kernels::Variant::new(&source, kernels::Arch::SM90);
+    // MATS_OPEN_GPU=1 opens a CUDA context first, as `mats bench measure` does.
+    if std::env::var("MATS_OPEN_GPU").is_ok_and(|v| v == "1") {
+        let gpu = kernels::gpu::Gpu::open(0).expect("GPU 0 opens");
+        std::mem::forget(gpu);
+    }
+    let mut variant = kernels::source::find(&source)
+        .expect("known source")
+        .example_variant(kernels::Arch::SM90);
     for flag in args {
         variant = variant.flag(&flag);
     }

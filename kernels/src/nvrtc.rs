@@ -65,6 +65,11 @@ impl Compiled {
 }
 
 /// Compiles a variant (no cache; see [`crate::cache`]).
+///
+/// Where a CUDA driver is installed, NVRTC hands PTX to the driver's compute cache
+/// (`~/.nv/ComputeCache`), and a hit there comes back without ptxas' resource report (seen on
+/// the H100 machines). `mats` therefore sets `CUDA_CACHE_DISABLE=1` at start-up (its own disk
+/// cache keeps compiled variants); other callers that need `resources` should do the same.
 pub fn compile(variant: &Variant) -> Result<Compiled, KernelError> {
     if !available() {
         return Err(KernelError::NvrtcMissing);

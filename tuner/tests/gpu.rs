@@ -32,6 +32,7 @@ fn job(info: &kernels::gpu::DeviceInfo, workload: WorkloadSpec, cache: &std::pat
         workload,
         settings: MeasureSettings {
             warmup_runs: 1,
+            warmup_s: 0.0,
             timed_runs: 5,
             energy_window_s: 0.3,
             power_sample_hz: 50.0,

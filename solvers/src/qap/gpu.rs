@@ -103,13 +103,13 @@ pub struct GpuParams {
 }
 
 impl GpuParams {
-    /// Defaults that keep an H100 busy: 4096 solutions of 128 threads, or for `rots-block`
-    /// 264 blocks (two per SM) of 256 threads.
+    /// Defaults that keep an H100 busy: 16384 solutions (the top of the paper's range) in
+    /// blocks of 128 threads, or for `rots-block` 264 blocks (two per SM) of 256 threads.
     pub fn new(algorithm: GpuAlgorithm) -> GpuParams {
         let rots = algorithm == GpuAlgorithm::RotsBlock;
         GpuParams {
             algorithm,
-            solutions: if rots { 264 } else { 4096 },
+            solutions: if rots { 264 } else { 16384 },
             threads_per_block: if rots { 256 } else { 128 },
             iterations: None,
             tenure: None,

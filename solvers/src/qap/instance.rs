@@ -22,6 +22,9 @@ pub struct Instance {
     n: usize,
     a: Vec<i64>,
     b: Vec<i64>,
+    /// Transposes, so the swap delta reads columns as contiguous rows.
+    a_t: Vec<i64>,
+    b_t: Vec<i64>,
 }
 
 impl Instance {
@@ -46,11 +49,23 @@ impl Instance {
                 b.len()
             ));
         }
+        let transpose = |m: &[i64]| {
+            let mut t = vec![0; n * n];
+            for i in 0..n {
+                for j in 0..n {
+                    t[j * n + i] = m[i * n + j];
+                }
+            }
+            t
+        };
+        let (a_t, b_t) = (transpose(&a), transpose(&b));
         Ok(Instance {
             name: name.into(),
             n,
             a,
             b,
+            a_t,
+            b_t,
         })
     }
 
@@ -66,6 +81,30 @@ impl Instance {
     #[inline]
     pub fn b(&self, i: usize, j: usize) -> i64 {
         self.b[i * self.n + j]
+    }
+
+    /// Row i of A.
+    #[inline]
+    pub fn a_row(&self, i: usize) -> &[i64] {
+        &self.a[i * self.n..(i + 1) * self.n]
+    }
+
+    /// Column j of A (a row of its transpose).
+    #[inline]
+    pub fn a_col(&self, j: usize) -> &[i64] {
+        &self.a_t[j * self.n..(j + 1) * self.n]
+    }
+
+    /// Row i of B.
+    #[inline]
+    pub fn b_row(&self, i: usize) -> &[i64] {
+        &self.b[i * self.n..(i + 1) * self.n]
+    }
+
+    /// Column j of B.
+    #[inline]
+    pub fn b_col(&self, j: usize) -> &[i64] {
+        &self.b_t[j * self.n..(j + 1) * self.n]
     }
 
     /// Matrix A, row-major (n x n).

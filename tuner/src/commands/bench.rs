@@ -87,6 +87,12 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
             .iter()
             .map(|r| (r.function.clone(), r.registers))
             .collect();
+        if registers.is_empty() {
+            eprintln!(
+                "warning: NVRTC returned no ptxas resource report for {}",
+                src.id
+            );
+        }
         println!(
             "{:<16} {:>9.1} {:>9.1} {:>11.2}  {}",
             src.id,

@@ -29,6 +29,9 @@ use workload::Workload;
 pub struct MeasureSettings {
     /// Untimed runs first (clocks ramp up, caches fill, lazy loading happens).
     pub warmup_runs: u32,
+    /// ... continued back to back for at least this long, so power and temperature settle
+    /// before the energy window (a cold GPU reads several percent lower for a second).
+    pub warmup_s: f64,
     /// Runs timed one by one with CUDA events.
     pub timed_runs: u32,
     /// Minimum length of the back-to-back window for energy; 0 skips energy.
@@ -41,6 +44,7 @@ impl Default for MeasureSettings {
     fn default() -> Self {
         MeasureSettings {
             warmup_runs: 3,
+            warmup_s: 0.5,
             timed_runs: 10,
             energy_window_s: 1.0,
             power_sample_hz: 50.0,
@@ -52,6 +56,12 @@ impl MeasureSettings {
     pub fn check(&self) -> Result<(), String> {
         if self.timed_runs == 0 {
             return Err("measurement `timed_runs` must be at least 1".into());
+        }
+        if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0) {
+            return Err(format!(
+                "measurement `warmup_s` must be >= 0, found {}",
+                self.warmup_s
+            ));
         }
         if !(self.energy_window_s.is_finite() && self.energy_window_s >= 0.0) {
             return Err(format!(
@@ -162,8 +172,15 @@ pub fn measure(
             .synchronize()
             .map_err(KernelError::driver(format!("{what} of {name}")))
     };
-    for _ in 0..settings.warmup_runs {
+    let warmup_until = Instant::now() + Duration::from_secs_f64(settings.warmup_s);
+    let mut warmed = 0u32;
+    while warmed < settings.warmup_runs || Instant::now() < warmup_until {
         workload.run(gpu)?;
+        warmed += 1;
+        // Keep the launch queue short so the clock measures GPU work, not queued launches.
+        if warmed % 8 == 0 {
+            sync("warm-up")?;
+        }
     }
     sync("warm-up")?;
 
