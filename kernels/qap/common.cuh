@@ -111,6 +111,12 @@ __device__ __forceinline__ void qap_pair_of(int k, int* r, int* s)
     *s = row + 1 + k;
 }
 
+// The index k of pair (r, s), r < s, in (r, s) order.
+__device__ __forceinline__ int qap_pair_index(int r, int s)
+{
+    return r * (2 * QAP_N - r - 1) / 2 + (s - r - 1);
+}
+
 __device__ __forceinline__ void qap_pair_advance(int* r, int* s, int stride)
 {
     int row = *r;

@@ -169,17 +169,34 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
             bt[u] = (i64)__ldg(&b[pu * QAP_N + ps]) - __ldg(&b[pu * QAP_N + pr]);
         }
         __syncthreads();
+        // O(1) pairs first; the 2n - 3 pairs that touch the swap are recomputed in their own
+        // pass, one per thread, so a warp never waits on an O(n) lane inside the O(1) loop.
         if (t < QAP_PAIRS) {
             int u, v;
             qap_pair_of(t, &u, &v);
             for (int k = t; k < QAP_PAIRS; k += T) {
-                if (u == r || u == s || v == r || v == s) {
-                    delta[k] = qap_swap_delta(a, b, p, u, v);
-                } else {
+                if (u != r && u != s && v != r && v != s) {
                     delta[k] += (x[u] - x[v]) * (bs[u] - bs[v]) + (y[u] - y[v]) * (bt[u] - bt[v]);
                 }
                 qap_pair_advance(&u, &v, T);
             }
+        }
+        // Touching pairs: index j < n - 1 pairs r with the other facilities (s included);
+        // index n - 1 + j pairs s with the facilities other than r and s.
+        for (int j = t; j < 2 * QAP_N - 3; j += T) {
+            const int anchor = j < QAP_N - 1 ? r : s;
+            int other = j < QAP_N - 1 ? j : j - (QAP_N - 1);
+            if (j < QAP_N - 1) {
+                other += other >= r;  // skip r itself
+            } else {
+                const int lo = r < s ? r : s;
+                const int hi = r < s ? s : r;
+                other += other >= lo;  // skip r and s
+                other += other >= hi;
+            }
+            const int u = anchor < other ? anchor : other;
+            const int v = anchor < other ? other : anchor;
+            delta[qap_pair_index(u, v)] = qap_swap_delta(a, b, p, u, v);
         }
         __syncthreads();
     }

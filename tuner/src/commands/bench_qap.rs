@@ -190,6 +190,11 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
         });
         for algorithm in GpuAlgorithm::ALL {
             let mut params = GpuParams::new(algorithm);
+            // The H100 holds ~120k resident threads at 2opt's register count: the paper's
+            // largest p (16384) leaves most of it idle, so the 2-opt rows use 65536 starts.
+            if matches!(algorithm, GpuAlgorithm::TwoOpt | GpuAlgorithm::TwoOptShared) {
+                params.solutions = 65536;
+            }
             if algorithm == GpuAlgorithm::Tabu {
                 params.iterations = Some(100);
             }

@@ -215,12 +215,20 @@ pub fn measure(
         let window = Duration::from_secs_f64(settings.energy_window_s);
         let sampler =
             meter.map(|m| m.sample(Duration::from_secs_f64(1.0 / settings.power_sample_hz)));
-        let energy_before = meter.and_then(PowerMeter::energy_mj);
+        // The energy counter only moves every ~100 ms, so a window read at arbitrary moments is
+        // off by up to a tick at each end (10% of a 1 s window). The counter is therefore
+        // polled while the runs go on, and the energy window runs from one tick to the first
+        // tick after `window` has passed; power = energy between ticks / time between ticks.
+        let mut counter = meter.and_then(|m| m.energy_mj().map(|e| (m, e)));
+        let mut tick_start: Option<(u64, Instant)> = None;
+        let mut tick_end: Option<(u64, Instant)> = None;
         let started = Instant::now();
         // Pairs of events around every run measure the kernel's share of the window without
         // synchronising between runs, so the window stays back to back.
         let mut pairs = Vec::new();
-        while started.elapsed() < window || pairs.is_empty() {
+        // Without ticks (no counter, or it stalls) the window ends on time, with 2 s of grace.
+        let give_up = window + Duration::from_secs(2);
+        loop {
             let (s, e) = (event()?, event()?);
             s.record(&stream)
                 .map_err(KernelError::driver("recording an event"))?;
@@ -235,10 +243,33 @@ pub fn measure(
                     .synchronize()
                     .map_err(KernelError::driver("energy window"))?;
             }
+            if let Some((m, last)) = counter.as_mut() {
+                if let Some(now) = m.energy_mj() {
+                    if now != *last {
+                        let at = Instant::now();
+                        match tick_start {
+                            None => tick_start = Some((now, at)),
+                            Some((_, t0)) if at - t0 >= window => {
+                                tick_end = Some((now, at));
+                            }
+                            _ => {}
+                        }
+                        *last = now;
+                    }
+                }
+            }
+            let elapsed = started.elapsed();
+            let done = match (&counter, tick_end) {
+                (Some(_), Some(_)) => true,
+                (Some(_), None) => elapsed >= give_up,
+                (None, _) => elapsed >= window,
+            };
+            if done && !pairs.is_empty() {
+                break;
+            }
         }
         sync("energy window")?;
         let wall_s = started.elapsed().as_secs_f64();
-        let energy_after = meter.and_then(PowerMeter::energy_mj);
         let samples = sampler.map(|s| s.stop()).unwrap_or_default();
         let mut kernel_s = 0.0;
         for (s, e) in &pairs {
@@ -247,16 +278,23 @@ pub fn measure(
                     .map_err(KernelError::driver("reading an event"))?,
             ) / 1000.0;
         }
-        let (energy_j, energy_source) = match (energy_before, energy_after) {
-            (Some(b), Some(a)) if a > b => {
-                (Some((a - b) as f64 / 1000.0), Some(EnergySource::Counter))
+        let (energy_j, energy_source, power_w) = match (tick_start, tick_end) {
+            (Some((e0, t0)), Some((e1, t1))) => {
+                let seconds = (t1 - t0).as_secs_f64();
+                let joules = (e1 - e0) as f64 / 1000.0;
+                // Energy of the whole window at the power measured between ticks.
+                (
+                    Some(joules / seconds * wall_s),
+                    Some(EnergySource::Counter),
+                    Some(joules / seconds),
+                )
             }
             _ => match samples.mean_w {
-                Some(w) => (Some(w * wall_s), Some(EnergySource::PowerSamples)),
-                None => (None, None),
+                Some(w) => (Some(w * wall_s), Some(EnergySource::PowerSamples), Some(w)),
+                None => (None, None, None),
             },
         };
-        let average_power_w = energy_j.map(|j| j / wall_s);
+        let average_power_w = power_w;
         Some(EnergyWindow {
             runs: pairs.len() as u32,
             wall_s,
