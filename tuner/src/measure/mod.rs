@@ -219,15 +219,14 @@ pub fn measure(
         // off by up to a tick at each end (10% of a 1 s window). The counter is therefore
         // polled while the runs go on, and the energy window runs from one tick to the first
         // tick after `window` has passed; power = energy between ticks / time between ticks.
-        let mut counter = meter.and_then(|m| m.energy_mj().map(|e| (m, e)));
-        let mut tick_start: Option<(u64, Instant)> = None;
-        let mut tick_end: Option<(u64, Instant)> = None;
+        let watch = meter.and_then(PowerMeter::watch_energy);
         let started = Instant::now();
         // Pairs of events around every run measure the kernel's share of the window without
         // synchronising between runs, so the window stays back to back.
         let mut pairs = Vec::new();
         // Without ticks (no counter, or it stalls) the window ends on time, with 2 s of grace.
         let give_up = window + Duration::from_secs(2);
+        let mut ticks = None;
         loop {
             let (s, e) = (event()?, event()?);
             s.record(&stream)
@@ -243,31 +242,26 @@ pub fn measure(
                     .synchronize()
                     .map_err(KernelError::driver("energy window"))?;
             }
-            if let Some((m, last)) = counter.as_mut() {
-                if let Some(now) = m.energy_mj() {
-                    if now != *last {
-                        let at = Instant::now();
-                        match tick_start {
-                            None => tick_start = Some((now, at)),
-                            Some((_, t0)) if at - t0 >= window => {
-                                tick_end = Some((now, at));
-                            }
-                            _ => {}
-                        }
-                        *last = now;
-                    }
-                }
-            }
             let elapsed = started.elapsed();
-            let done = match (&counter, tick_end) {
-                (Some(_), Some(_)) => true,
-                (Some(_), None) => elapsed >= give_up,
-                (None, _) => elapsed >= window,
+            let done = match &watch {
+                Some(w) if elapsed >= window => {
+                    ticks = w.window(window);
+                    ticks.is_some() || elapsed >= give_up
+                }
+                Some(_) => false,
+                None => elapsed >= window,
             };
-            if done && !pairs.is_empty() {
+            if done {
                 break;
             }
         }
+        if let Some(w) = watch {
+            w.stop();
+        }
+        let (tick_start, tick_end) = match ticks {
+            Some((first, last)) => (Some(first), Some(last)),
+            None => (None, None),
+        };
         sync("energy window")?;
         let wall_s = started.elapsed().as_secs_f64();
         let samples = sampler.map(|s| s.stop()).unwrap_or_default();

@@ -99,6 +99,43 @@ impl PowerMeter {
         }
     }
 
+    /// Starts a thread that polls the energy counter about every millisecond and records each
+    /// tick (a change of the value) with its time. Polling from the launching thread would
+    /// starve the GPU: an NVML call takes longer than a short kernel.
+    pub fn watch_energy(&self) -> Option<EnergyWatch> {
+        self.energy_mj()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let ticks = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (nvml, uuid, flag, out) = (
+            self.nvml.clone(),
+            self.uuid.clone(),
+            stop.clone(),
+            ticks.clone(),
+        );
+        let handle = std::thread::spawn(move || {
+            let Ok(device) = nvml.device_by_uuid(uuid.as_str()) else {
+                return;
+            };
+            let mut last = device.total_energy_consumption().ok();
+            while !flag.load(Ordering::Relaxed) {
+                let now = device.total_energy_consumption().ok();
+                if now.is_some() && now != last {
+                    let at = Instant::now();
+                    if let (Some(value), Ok(mut ticks)) = (now, out.lock()) {
+                        ticks.push((value, at));
+                    }
+                    last = now;
+                }
+                std::thread::sleep(Duration::from_micros(500));
+            }
+        });
+        Some(EnergyWatch {
+            stop,
+            ticks,
+            handle,
+        })
+    }
+
     /// Starts sampling instantaneous power every `period` until [`Sampler::stop`].
     pub fn sample(&self, period: Duration) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
@@ -125,6 +162,29 @@ impl PowerMeter {
             (watts, reasons)
         });
         Sampler { stop, handle }
+    }
+}
+
+/// A running energy-counter watcher.
+pub struct EnergyWatch {
+    stop: Arc<AtomicBool>,
+    ticks: Arc<std::sync::Mutex<Vec<(u64, Instant)>>>,
+    handle: JoinHandle<()>,
+}
+
+impl EnergyWatch {
+    /// The first tick, and the first tick at least `window` after it, once both happened:
+    /// `((mJ, time), (mJ, time))`.
+    pub fn window(&self, window: Duration) -> Option<((u64, Instant), (u64, Instant))> {
+        let ticks = self.ticks.lock().ok()?;
+        let first = *ticks.first()?;
+        let last = ticks.iter().find(|(_, at)| *at - first.1 >= window)?;
+        Some((first, *last))
+    }
+
+    pub fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.handle.join();
     }
 }
 
