@@ -6,7 +6,6 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use solvers::bks::gap_percent;
 use solvers::family::{self, AlgorithmParams};
-use solvers::permutation;
 use solvers::run::{Budget, RunOptions};
 
 use crate::cli::SolveArgs;
@@ -29,7 +28,7 @@ pub struct SolveReport {
     pub evaluations: u64,
     pub seed: u64,
     pub threads: usize,
-    /// 1-based, as benchmark files write permutations.
+    /// 1-based, as benchmark files write permutations; HW/SW: the 0/1 vector x.
     pub solution: Vec<usize>,
 }
 
@@ -47,6 +46,11 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         tenure: args.tenure,
         destruction: args.destruction,
         temperature: args.temperature,
+        ants: args.ants,
+        alpha: args.alpha,
+        beta: args.beta,
+        rho: args.rho,
+        candidates: args.candidates,
     };
     params.check(algorithm).map_err(anyhow::Error::msg)?;
     let time_limit = match args.time_limit {
@@ -105,7 +109,7 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         evaluations: outcome.evaluations,
         seed: args.seed,
         threads,
-        solution: permutation::one_based(&outcome.solution),
+        solution: instance.solution_for_output(&outcome.solution),
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
