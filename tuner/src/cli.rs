@@ -20,6 +20,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum Command {
     /// Solve one instance and print the objective, gap to the best known value, time and solution.
     Solve(SolveArgs),
