@@ -290,9 +290,15 @@ pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
     }
     let needed = 2 * n + 3 * m;
     if tokens.remaining() < needed {
+        let last_line = clean
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .last()
+            .map_or(1, |(k, _)| k + 1);
         return Err(InputError::syntax(
             path,
-            tokens.line(),
+            last_line,
             format!(
                 "file ends early: {n} nodes and {m} edges need {needed} values after the \
                  header, found {}",

@@ -17,6 +17,12 @@
 //! - **Stop:** after the budget's iterations (default 2000, the paper's M) or `stall`
 //!   consecutive iterations without improving the best hardware cost (the paper's N = 200).
 //!
+//! **Parity.** Every 2-flip changes two entries, so the number of software nodes keeps its
+//! parity; starting and restarting from all-hardware, STS only ever visits solutions with an
+//! even number of software nodes, and misses an optimum with an odd count (the test
+//! `odd_solutions_are_out_of_reach` shows one). That is the paper's algorithm as written;
+//! we keep it, because the GPU variants must match it move for move.
+//!
 //! The paper gives no tabu list length; the default 20 is ours (on 200 random graphs with
 //! 8 to 12 nodes it found the brute-force optimum in every case, see the tests).
 //!
