@@ -292,7 +292,17 @@ fn generate_rejects_bad_arguments() {
 #[test]
 fn solve_tsp_with_ant_system_json_is_rescored_and_deterministic() {
     let file = data("tsp/eil51.tsp");
-    let args = ["solve", &file, "--algo", "as", "--iterations", "30", "--json", "--seed", "2"];
+    let args = [
+        "solve",
+        &file,
+        "--algo",
+        "as",
+        "--iterations",
+        "30",
+        "--json",
+        "--seed",
+        "2",
+    ];
     let r = json(&args);
     assert_eq!(r["family"], "tsp");
     assert_eq!(r["algorithm"], "as");
@@ -343,16 +353,44 @@ fn generate_hwsw_then_solve_and_info() {
     let file = dir.path().join("g.hwsw");
     let f = file.to_str().unwrap();
     let out = mats(&[
-        "instance", "generate", "hwsw", "--nodes", "30", "--edges", "60", "--ccr", "10",
-        "--r-level", "high", "--seed", "4", "-o", f,
+        "instance",
+        "generate",
+        "hwsw",
+        "--nodes",
+        "30",
+        "--edges",
+        "60",
+        "--ccr",
+        "10",
+        "--r-level",
+        "high",
+        "--seed",
+        "4",
+        "-o",
+        f,
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with("# SYNTHETIC"));
     // The same command to stdout gives the same file.
     let again = mats(&[
-        "instance", "generate", "hwsw", "--nodes", "30", "--edges", "60", "--ccr", "10",
-        "--r-level", "high", "--seed", "4",
+        "instance",
+        "generate",
+        "hwsw",
+        "--nodes",
+        "30",
+        "--edges",
+        "60",
+        "--ccr",
+        "10",
+        "--r-level",
+        "high",
+        "--seed",
+        "4",
     ]);
     assert_eq!(String::from_utf8_lossy(&again.stdout), text);
     let info = json(&["instance", "info", f, "--json"]);
@@ -361,24 +399,94 @@ fn generate_hwsw_then_solve_and_info() {
     assert_eq!(info["features"]["nodes"], 30);
     let r = json(&["solve", f, "--json", "--seed", "3"]);
     assert_eq!(r["algorithm"], "sts");
-    let x: Vec<u64> = r["solution"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let x: Vec<u64> = r["solution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
     assert_eq!(x.len(), 30);
     assert!(x.iter().all(|&v| v <= 1), "a 0/1 vector, not 1-based");
     assert!(r["best_known"].is_null());
-    let shipped = json(&["solve", &data("hwsw/crc32-synthetic.hwsw"), "--json", "--tenure", "10"]);
+    let shipped = json(&[
+        "solve",
+        &data("hwsw/crc32-synthetic.hwsw"),
+        "--json",
+        "--tenure",
+        "10",
+    ]);
     assert_eq!(shipped["family"], "hwsw");
 }
 
 #[test]
 fn generate_hwsw_rejects_bad_arguments() {
     let base = ["instance", "generate", "hwsw", "--seed", "1"];
-    let e = error_of(&[&base[..], &["--nodes", "1", "--edges", "0", "--ccr", "1", "--r-level", "low"]].concat());
+    let e = error_of(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "1",
+                "--edges",
+                "0",
+                "--ccr",
+                "1",
+                "--r-level",
+                "low",
+            ],
+        ]
+        .concat(),
+    );
     assert!(e.contains("--nodes"), "{e}");
-    let e = error_of(&[&base[..], &["--nodes", "4", "--edges", "7", "--ccr", "1", "--r-level", "low"]].concat());
+    let e = error_of(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "4",
+                "--edges",
+                "7",
+                "--ccr",
+                "1",
+                "--r-level",
+                "low",
+            ],
+        ]
+        .concat(),
+    );
     assert!(e.contains("--edges"), "{e}");
-    let e = error_of(&[&base[..], &["--nodes", "4", "--edges", "3", "--ccr", "-1", "--r-level", "low"]].concat());
+    let e = error_of(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "4",
+                "--edges",
+                "3",
+                "--ccr=-1",
+                "--r-level",
+                "low",
+            ],
+        ]
+        .concat(),
+    );
     assert!(e.contains("--ccr"), "{e}");
-    let out = mats(&[&base[..], &["--nodes", "4", "--edges", "3", "--ccr", "1", "--r-level", "medium"]].concat());
+    let out = mats(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "4",
+                "--edges",
+                "3",
+                "--ccr",
+                "1",
+                "--r-level",
+                "medium",
+            ],
+        ]
+        .concat(),
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("low, high"));
 }
@@ -389,5 +497,8 @@ fn infeasible_hwsw_file_is_detected_and_bad_lines_named() {
     let file = dir.path().join("bad.hwsw");
     std::fs::write(&file, "HWSW 2 1 10\n1 2\n3 4\n1 3 5\n").unwrap();
     let e = error_of(&["instance", "info", file.to_str().unwrap()]);
-    assert!(e.contains("bad.hwsw:4:") && e.contains("outside 1..=2"), "{e}");
+    assert!(
+        e.contains("bad.hwsw:4:") && e.contains("outside 1..=2"),
+        "{e}"
+    );
 }
