@@ -104,7 +104,11 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::approx_constant)]
     fn geo_uses_tsplib_pi_and_degree_minutes() {
+        // 180 degrees is TSPLIB's PI, not M_PI (the 33 optimal tours do not tell them apart).
+        assert_eq!(geo_radians(180.0), 3.141592);
+        assert_ne!(geo_radians(180.0), std::f64::consts::PI);
         // 16.47 means 16 degrees 47 minutes.
         let r = geo_radians(16.47);
         assert!((r - GEO_PI * (16.0 + 5.0 * 0.47 / 3.0) / 180.0).abs() < 1e-15);
