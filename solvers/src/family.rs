@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use crate::error::{read_to_string, InputError};
 use crate::run::{Outcome, RunOptions};
-use crate::{pfsp, qap};
+use crate::{hwsw, pfsp, qap, tsp};
 
 /// A problem family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -18,15 +18,19 @@ use crate::{pfsp, qap};
 pub enum Family {
     Qap,
     Pfsp,
+    Tsp,
+    Hwsw,
 }
 
 impl Family {
-    pub const ALL: [Family; 2] = [Family::Qap, Family::Pfsp];
+    pub const ALL: [Family; 4] = [Family::Qap, Family::Pfsp, Family::Tsp, Family::Hwsw];
 
     pub fn name(self) -> &'static str {
         match self {
             Family::Qap => "qap",
             Family::Pfsp => "pfsp",
+            Family::Tsp => "tsp",
+            Family::Hwsw => "hwsw",
         }
     }
 
@@ -35,6 +39,8 @@ impl Family {
         match self {
             Family::Qap => &[Algorithm::QapTabu, Algorithm::QapTwoOpt],
             Family::Pfsp => &[Algorithm::PfspIg, Algorithm::PfspTabu],
+            Family::Tsp => &[Algorithm::TspAs],
+            Family::Hwsw => &[Algorithm::HwswSts],
         }
     }
 
@@ -67,7 +73,7 @@ impl FromStr for Family {
         Family::ALL
             .into_iter()
             .find(|f| f.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown family {s:?}; known: qap, pfsp"))
+            .ok_or_else(|| format!("unknown family {s:?}; known: qap, pfsp, tsp, hwsw"))
     }
 }
 
@@ -78,6 +84,8 @@ pub enum Algorithm {
     QapTabu,
     PfspTabu,
     PfspIg,
+    TspAs,
+    HwswSts,
 }
 
 impl Algorithm {
@@ -86,6 +94,8 @@ impl Algorithm {
             Algorithm::QapTwoOpt => "2opt",
             Algorithm::QapTabu | Algorithm::PfspTabu => "tabu",
             Algorithm::PfspIg => "ig",
+            Algorithm::TspAs => "as",
+            Algorithm::HwswSts => "sts",
         }
     }
 
@@ -93,6 +103,8 @@ impl Algorithm {
         match self {
             Algorithm::QapTwoOpt | Algorithm::QapTabu => Family::Qap,
             Algorithm::PfspTabu | Algorithm::PfspIg => Family::Pfsp,
+            Algorithm::TspAs => Family::Tsp,
+            Algorithm::HwswSts => Family::Hwsw,
         }
     }
 
@@ -100,7 +112,8 @@ impl Algorithm {
     pub fn knobs(self) -> &'static [&'static str] {
         match self {
             Algorithm::QapTwoOpt | Algorithm::QapTabu => &["starts"],
-            Algorithm::PfspTabu => &["tenure"],
+            Algorithm::PfspTabu | Algorithm::HwswSts => &["tenure"],
+            Algorithm::TspAs => &["ants", "alpha", "beta", "rho", "candidates"],
             Algorithm::PfspIg => &["destruction", "temperature"],
         }
     }
@@ -117,12 +130,22 @@ impl fmt::Display for Algorithm {
 pub struct AlgorithmParams {
     /// Independent starts (QAP `2opt`, `tabu`).
     pub starts: Option<usize>,
-    /// Tabu tenure in iterations (PFSP `tabu`).
+    /// Tabu tenure in iterations (PFSP `tabu`); tabu list length (HW/SW `sts`).
     pub tenure: Option<usize>,
     /// Jobs removed per destruction (PFSP `ig`).
     pub destruction: Option<usize>,
     /// Temperature factor T (PFSP `ig`).
     pub temperature: Option<f64>,
+    /// Ants per iteration (TSP `as`, default n).
+    pub ants: Option<usize>,
+    /// Pheromone exponent (TSP `as`, default 1).
+    pub alpha: Option<f64>,
+    /// Heuristic exponent (TSP `as`, default 2).
+    pub beta: Option<f64>,
+    /// Evaporation rate (TSP `as`, default 0.5).
+    pub rho: Option<f64>,
+    /// Candidate list length (TSP `as`, default 32).
+    pub candidates: Option<usize>,
 }
 
 impl AlgorithmParams {
@@ -139,6 +162,17 @@ impl AlgorithmParams {
         }
         if self.temperature.is_some() {
             given.push("temperature");
+        }
+        for (name, given_value) in [
+            ("ants", self.ants.is_some()),
+            ("alpha", self.alpha.is_some()),
+            ("beta", self.beta.is_some()),
+            ("rho", self.rho.is_some()),
+            ("candidates", self.candidates.is_some()),
+        ] {
+            if given_value {
+                given.push(name);
+            }
         }
         given
     }
@@ -163,6 +197,20 @@ impl AlgorithmParams {
         positive("starts", self.starts)?;
         positive("tenure", self.tenure)?;
         positive("destruction", self.destruction)?;
+        positive("ants", self.ants)?;
+        positive("candidates", self.candidates)?;
+        for (name, value) in [("alpha", self.alpha), ("beta", self.beta)] {
+            if let Some(v) = value {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(format!("parameter `{name}` must be >= 0, found {v}"));
+                }
+            }
+        }
+        if let Some(r) = self.rho {
+            if !(r > 0.0 && r <= 1.0) {
+                return Err(format!("parameter `rho` must be in (0, 1], found {r}"));
+            }
+        }
         if let Some(t) = self.temperature {
             if !(t.is_finite() && t >= 0.0) {
                 return Err(format!("parameter `temperature` must be >= 0, found {t}"));
@@ -177,6 +225,8 @@ impl AlgorithmParams {
 pub enum Instance {
     Qap(qap::Instance),
     Pfsp(pfsp::Instance),
+    Tsp(tsp::Instance),
+    Hwsw(hwsw::Instance),
 }
 
 impl Instance {
@@ -184,6 +234,8 @@ impl Instance {
         match self {
             Instance::Qap(_) => Family::Qap,
             Instance::Pfsp(_) => Family::Pfsp,
+            Instance::Tsp(_) => Family::Tsp,
+            Instance::Hwsw(_) => Family::Hwsw,
         }
     }
 
@@ -191,6 +243,8 @@ impl Instance {
         match self {
             Instance::Qap(i) => &i.name,
             Instance::Pfsp(i) => &i.name,
+            Instance::Tsp(i) => &i.name,
+            Instance::Hwsw(i) => &i.name,
         }
     }
 
@@ -199,6 +253,8 @@ impl Instance {
         match self {
             Instance::Qap(i) => format!("n={}", i.n()),
             Instance::Pfsp(i) => format!("jobs={},machines={}", i.jobs, i.machines),
+            Instance::Tsp(i) => format!("n={}", i.n()),
+            Instance::Hwsw(i) => format!("nodes={},edges={}", i.n(), i.m()),
         }
     }
 
@@ -207,6 +263,8 @@ impl Instance {
         match self {
             Instance::Qap(i) => i.class().to_string(),
             Instance::Pfsp(i) => i.class().to_string(),
+            Instance::Tsp(i) => i.class().to_string(),
+            Instance::Hwsw(i) => i.class().to_string(),
         }
     }
 
@@ -215,14 +273,14 @@ impl Instance {
         match self {
             Instance::Qap(i) => FeaturesView::Qap(i.features()),
             Instance::Pfsp(i) => FeaturesView::Pfsp(i.features()),
+            Instance::Tsp(i) => FeaturesView::Tsp(i.features()),
+            Instance::Hwsw(i) => FeaturesView::Hwsw(i.features()),
         }
     }
 
-    /// The exact objective of a 0-based solution, after checking it is a permutation.
-    pub fn objective(
-        &self,
-        solution: &[usize],
-    ) -> Result<i64, crate::permutation::PermutationError> {
+    /// The exact objective of a solution after checking it: a 0-based permutation (QAP,
+    /// PFSP, TSP tour), or 0/1 values x_i (HW/SW, 1 = software) that satisfy the constraint.
+    pub fn objective(&self, solution: &[usize]) -> Result<i64, SolutionError> {
         match self {
             Instance::Qap(i) => {
                 crate::permutation::check(solution, i.n())?;
@@ -232,6 +290,20 @@ impl Instance {
                 crate::permutation::check(solution, i.jobs)?;
                 Ok(i.makespan(solution))
             }
+            Instance::Tsp(i) => {
+                crate::permutation::check(solution, i.n())?;
+                Ok(i.tour_length(solution))
+            }
+            Instance::Hwsw(i) => i.objective(solution).map_err(SolutionError::Invalid),
+        }
+    }
+
+    /// A solution as users read it: permutations 1-based (as benchmark files write them),
+    /// HW/SW vectors as their 0/1 values.
+    pub fn solution_for_output(&self, solution: &[usize]) -> Vec<usize> {
+        match self {
+            Instance::Hwsw(_) => solution.to_vec(),
+            _ => crate::permutation::one_based(solution),
         }
     }
 
@@ -273,6 +345,20 @@ impl Instance {
                 p.temperature = params.temperature.unwrap_or(p.temperature);
                 pfsp::iterated_greedy(i, &p, options)
             }
+            (Instance::Tsp(i), Algorithm::TspAs) => {
+                let mut p = tsp::AsParams::default();
+                p.ants = params.ants.or(p.ants);
+                p.alpha = params.alpha.unwrap_or(p.alpha);
+                p.beta = params.beta.unwrap_or(p.beta);
+                p.rho = params.rho.unwrap_or(p.rho);
+                p.candidates = params.candidates.unwrap_or(p.candidates);
+                tsp::ant_system(i, &p, options)?
+            }
+            (Instance::Hwsw(i), Algorithm::HwswSts) => {
+                let mut p = hwsw::StsParams::default();
+                p.tabu_length = params.tenure.unwrap_or(p.tabu_length);
+                hwsw::sts(i, &p, options)
+            }
             _ => unreachable!("family checked above"),
         })
     }
@@ -284,10 +370,27 @@ impl Instance {
 pub enum FeaturesView {
     Qap(qap::Features),
     Pfsp(pfsp::Features),
+    Tsp(tsp::Features),
+    Hwsw(hwsw::Features),
+}
+
+/// Why a solution is not valid for its instance.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SolutionError {
+    #[error(transparent)]
+    Permutation(#[from] crate::permutation::PermutationError),
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// Guesses the family of a file from its content (and, failing that, its extension).
 pub fn detect(text: &str, path: &Path) -> Result<Family, InputError> {
+    if hwsw::looks_like_hwsw(text) {
+        return Ok(Family::Hwsw);
+    }
+    if tsp::looks_like_tsplib(text) {
+        return Ok(Family::Tsp);
+    }
     if pfsp::looks_like_pfsp(text) {
         return Ok(Family::Pfsp);
     }
@@ -297,10 +400,13 @@ pub fn detect(text: &str, path: &Path) -> Result<Family, InputError> {
     match path.extension().and_then(|e| e.to_str()) {
         // Let the family's own parser explain what is wrong with the file.
         Some("dat") => Ok(Family::Qap),
+        Some("tsp") => Ok(Family::Tsp),
+        Some("hwsw") => Ok(Family::Hwsw),
         _ => Err(InputError::invalid(
             path,
             "cannot tell the problem family from the content (QAPLIB: n then 2 n^2 integers; \
-             PFSP: Taillard's format or `n m` then the times); pass --family qap|pfsp",
+             PFSP: Taillard's format or `n m` then the times; TSP: a TSPLIB header and \
+             section; HW/SW: a `HWSW n m R` header); pass --family qap|pfsp|tsp|hwsw",
         )),
     }
 }
@@ -327,5 +433,18 @@ pub fn load(
             qap::parse(&text, path).map(Instance::Qap)
         }
         Family::Pfsp => pfsp::parse(&text, path, index).map(Instance::Pfsp),
+        Family::Tsp | Family::Hwsw => {
+            if index.is_some_and(|k| k != 1) {
+                return Err(InputError::invalid(
+                    path,
+                    format!("a {family} file holds one instance; --index does not apply"),
+                ));
+            }
+            if family == Family::Tsp {
+                tsp::parse(&text, path).map(Instance::Tsp)
+            } else {
+                hwsw::parse(&text, path).map(Instance::Hwsw)
+            }
+        }
     }
 }

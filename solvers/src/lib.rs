@@ -8,11 +8,13 @@
 pub mod bks;
 pub mod error;
 pub mod family;
+pub mod hwsw;
 pub mod permutation;
 pub mod pfsp;
 pub mod qap;
 pub mod run;
 pub mod tokens;
+pub mod tsp;
 
 pub use error::InputError;
 pub use run::{Budget, Outcome, RunOptions};

@@ -20,6 +20,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum Command {
     /// Solve one instance and print the objective, gap to the best known value, time and solution.
     Solve(SolveArgs),
@@ -99,7 +100,8 @@ pub struct BenchMeasureArgs {
 /// Which file, and which instance in it.
 #[derive(Debug, Args)]
 pub struct InstanceSource {
-    /// Instance file (QAPLIB .dat; Taillard, plain `n m` or VRF flowshop file).
+    /// Instance file (QAPLIB .dat; Taillard, plain `n m` or VRF flowshop file; TSPLIB .tsp;
+    /// HW/SW task graph).
     pub file: PathBuf,
     /// Problem family; detected from the file when omitted.
     #[arg(long)]
@@ -117,8 +119,8 @@ pub struct SolveArgs {
     #[command(flatten)]
     pub source: InstanceSource,
     /// Algorithm. CPU: qap `tabu` (robust tabu search, default) or `2opt`; pfsp `ig` (iterated
-    /// greedy, default) or `tabu`. GPU (qap): `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`,
-    /// `rots-block` (default).
+    /// greedy, default) or `tabu`; tsp `as` (Ant System); hwsw `sts` (tabu search). GPU (qap):
+    /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default).
     #[arg(long, value_name = "NAME")]
     pub algo: Option<String>,
     /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP).
@@ -152,7 +154,8 @@ pub struct SolveArgs {
     /// Independent starts (qap `2opt` default 64, qap `tabu` default 1).
     #[arg(long, value_name = "N")]
     pub starts: Option<usize>,
-    /// Tabu tenure in iterations (pfsp `tabu`; qap GPU `tabu`).
+    /// Tabu tenure in iterations (pfsp `tabu`; qap GPU `tabu`); tabu list length (hwsw `sts`,
+    /// default 20).
     #[arg(long, value_name = "N")]
     pub tenure: Option<usize>,
     /// Jobs removed per destruction step (pfsp `ig`, default 4).
@@ -161,6 +164,21 @@ pub struct SolveArgs {
     /// Temperature factor T of the acceptance rule (pfsp `ig`, default 0.4).
     #[arg(long, value_name = "T")]
     pub temperature: Option<f64>,
+    /// Ants per iteration (tsp `as`, default one per city).
+    #[arg(long, value_name = "M")]
+    pub ants: Option<usize>,
+    /// Pheromone exponent alpha (tsp `as`, default 1).
+    #[arg(long, value_name = "A")]
+    pub alpha: Option<f64>,
+    /// Heuristic exponent beta (tsp `as`, default 2).
+    #[arg(long, value_name = "B")]
+    pub beta: Option<f64>,
+    /// Evaporation rate rho (tsp `as`, default 0.5).
+    #[arg(long, value_name = "R")]
+    pub rho: Option<f64>,
+    /// Candidate list length (tsp `as`, default 32).
+    #[arg(long, value_name = "K")]
+    pub candidates: Option<usize>,
     /// Print one JSON object instead of text (fields documented in docs/json.md).
     #[arg(long)]
     pub json: bool,
@@ -177,7 +195,7 @@ pub enum Backend {
 pub enum InstanceCommand {
     /// Print an instance's family, size, features, dataset class and best-known value.
     Info(InfoArgs),
-    /// Generate an instance (Taillard's 1993 flowshop generator).
+    /// Generate an instance (Taillard's 1993 flowshop generator; Hou et al.'s HW/SW task graphs).
     #[command(subcommand)]
     Generate(GenerateCommand),
 }
@@ -195,6 +213,30 @@ pub struct InfoArgs {
 pub enum GenerateCommand {
     /// A flowshop instance in Taillard's format; seeds of ta001-ta120 reproduce them exactly.
     Pfsp(GeneratePfspArgs),
+    /// A synthetic HW/SW partitioning task graph (Hou et al., after Arato et al.).
+    Hwsw(GenerateHwswArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateHwswArgs {
+    /// Number of nodes n (at least 2).
+    #[arg(long, value_name = "N")]
+    pub nodes: usize,
+    /// Number of edges m (at most n (n - 1) / 2).
+    #[arg(long, value_name = "M")]
+    pub edges: usize,
+    /// Communication-to-computation ratio rho (the paper: 0.1, 1, 10).
+    #[arg(long, value_name = "R")]
+    pub ccr: f64,
+    /// Constraint level: `low` (R in [0, sum s / 2]) or `high` (R in [sum s / 2, sum s]).
+    #[arg(long, value_name = "LEVEL")]
+    pub r_level: solvers::hwsw::RLevel,
+    /// Random seed.
+    #[arg(long, value_name = "S")]
+    pub seed: u64,
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -286,3 +286,219 @@ fn generate_rejects_bad_arguments() {
     ]);
     assert!(e.contains("--seed"), "{e}");
 }
+
+// ---- TSP and HW/SW partitioning ----
+
+#[test]
+fn solve_tsp_with_ant_system_json_is_rescored_and_deterministic() {
+    let file = data("tsp/eil51.tsp");
+    let args = [
+        "solve",
+        &file,
+        "--algo",
+        "as",
+        "--iterations",
+        "30",
+        "--json",
+        "--seed",
+        "2",
+    ];
+    let r = json(&args);
+    assert_eq!(r["family"], "tsp");
+    assert_eq!(r["algorithm"], "as");
+    assert_eq!(r["best_known"], 426);
+    let tour = solution_of(&r);
+    let mut sorted = tour.clone();
+    sorted.sort();
+    assert_eq!(sorted, (0..51).collect::<Vec<_>>());
+    assert!(r["objective"].as_i64().unwrap() >= 426);
+    let one_thread = json(&[&args[..], &["--threads", "1"]].concat());
+    assert_eq!(one_thread["objective"], r["objective"]);
+    assert_eq!(one_thread["solution"], r["solution"]);
+    assert!(r["class"].as_str().unwrap().starts_with("tsp:size=small"));
+}
+
+#[test]
+fn tsp_info_and_parameter_errors() {
+    let info = json(&["instance", "info", &data("tsp/burma14.tsp"), "--json"]);
+    assert_eq!(info["family"], "tsp");
+    assert_eq!(info["size"], "n=14");
+    assert_eq!(info["features"]["edge_weight_type"], "GEO");
+    assert!(info["features"]["nn_cv"].as_f64().unwrap() > 0.0);
+    assert_eq!(info["best_known"]["value"], 3323);
+    let e = error_of(&["solve", &data("tsp/gr17.tsp"), "--rho", "1.5"]);
+    assert!(e.contains("rho"), "{e}");
+    let e = error_of(&["solve", &data("tsp/gr17.tsp"), "--tenure", "3"]);
+    assert!(e.contains("does not apply"), "{e}");
+    let e = error_of(&["solve", &data("tsp/gr17.tsp"), "--algo", "sts"]);
+    assert!(e.contains("unknown tsp algorithm"), "{e}");
+}
+
+#[test]
+fn malformed_tsp_file_gives_one_error_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.tsp");
+    std::fs::write(
+        &file,
+        "NAME: bad\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 x 0\n3 1 1\n",
+    )
+    .unwrap();
+    let e = error_of(&["instance", "info", file.to_str().unwrap()]);
+    assert!(e.contains("bad.tsp:7:"), "{e}");
+}
+
+#[test]
+fn generate_hwsw_then_solve_and_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("g.hwsw");
+    let f = file.to_str().unwrap();
+    let out = mats(&[
+        "instance",
+        "generate",
+        "hwsw",
+        "--nodes",
+        "30",
+        "--edges",
+        "60",
+        "--ccr",
+        "10",
+        "--r-level",
+        "high",
+        "--seed",
+        "4",
+        "-o",
+        f,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("# SYNTHETIC"));
+    // The same command to stdout gives the same file.
+    let again = mats(&[
+        "instance",
+        "generate",
+        "hwsw",
+        "--nodes",
+        "30",
+        "--edges",
+        "60",
+        "--ccr",
+        "10",
+        "--r-level",
+        "high",
+        "--seed",
+        "4",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&again.stdout), text);
+    let info = json(&["instance", "info", f, "--json"]);
+    assert_eq!(info["family"], "hwsw");
+    assert_eq!(info["class"], "hwsw:ccr=10,r=high,size=small");
+    assert_eq!(info["features"]["nodes"], 30);
+    let r = json(&["solve", f, "--json", "--seed", "3"]);
+    assert_eq!(r["algorithm"], "sts");
+    let x: Vec<u64> = r["solution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(x.len(), 30);
+    assert!(x.iter().all(|&v| v <= 1), "a 0/1 vector, not 1-based");
+    assert!(r["best_known"].is_null());
+    let shipped = json(&[
+        "solve",
+        &data("hwsw/crc32-synthetic.hwsw"),
+        "--json",
+        "--tenure",
+        "10",
+    ]);
+    assert_eq!(shipped["family"], "hwsw");
+}
+
+#[test]
+fn generate_hwsw_rejects_bad_arguments() {
+    let base = ["instance", "generate", "hwsw", "--seed", "1"];
+    let e = error_of(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "1",
+                "--edges",
+                "0",
+                "--ccr",
+                "1",
+                "--r-level",
+                "low",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(e.contains("--nodes"), "{e}");
+    let e = error_of(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "4",
+                "--edges",
+                "7",
+                "--ccr",
+                "1",
+                "--r-level",
+                "low",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(e.contains("--edges"), "{e}");
+    let e = error_of(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "4",
+                "--edges",
+                "3",
+                "--ccr=-1",
+                "--r-level",
+                "low",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(e.contains("--ccr"), "{e}");
+    let out = mats(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "4",
+                "--edges",
+                "3",
+                "--ccr",
+                "1",
+                "--r-level",
+                "medium",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("low, high"));
+}
+
+#[test]
+fn infeasible_hwsw_file_is_detected_and_bad_lines_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.hwsw");
+    std::fs::write(&file, "HWSW 2 1 10\n1 2\n3 4\n1 3 5\n").unwrap();
+    let e = error_of(&["instance", "info", file.to_str().unwrap()]);
+    assert!(
+        e.contains("bad.hwsw:4:") && e.contains("outside 1..=2"),
+        "{e}"
+    );
+}

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use solvers::bks::BestKnownEntry;
 use solvers::family::{self, FeaturesView};
-use solvers::pfsp;
+use solvers::{hwsw, pfsp};
 
 use crate::cli::{GenerateCommand, InfoArgs};
 
@@ -64,6 +64,21 @@ pub fn info(args: &InfoArgs) -> Result<()> {
                 f.cells, f.total_time
             );
         }
+        FeaturesView::Tsp(f) => {
+            println!(
+                "features   {} cities, {}, nearest-neighbour distance mean {:.1}, cv {:.3}",
+                f.n,
+                f.edge_weight_type.name(),
+                f.nn_mean,
+                f.nn_cv
+            );
+        }
+        FeaturesView::Hwsw(f) => {
+            println!(
+                "features   {} nodes, {} edges (size {}), R = {} ({:.3} of sum s = {}), CCR {:.3}",
+                f.nodes, f.edges, f.size, f.r, f.r_ratio, f.total_software, f.ccr
+            );
+        }
     }
     match info.best_known {
         Some(e) => println!("best known {}{}", e.value, optimal_note(e)),
@@ -96,6 +111,18 @@ pub fn generate(command: &GenerateCommand) -> Result<()> {
             );
             let instance = pfsp::generate(args.jobs, args.machines, args.seed);
             let text = pfsp::to_taillard_text(&instance);
+            match &args.output {
+                Some(path) => std::fs::write(path, text)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => std::io::stdout().write_all(text.as_bytes())?,
+            }
+            Ok(())
+        }
+        GenerateCommand::Hwsw(args) => {
+            let spec =
+                hwsw::GeneratorSpec::new(args.nodes, args.edges, args.ccr, args.r_level, args.seed);
+            let instance = hwsw::generate(&spec).map_err(anyhow::Error::msg)?;
+            let text = instance.to_text();
             match &args.output {
                 Some(path) => std::fs::write(path, text)
                     .with_context(|| format!("cannot write {}", path.display()))?,

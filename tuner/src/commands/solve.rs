@@ -6,7 +6,6 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use solvers::bks::gap_percent;
 use solvers::family::{self, AlgorithmParams};
-use solvers::permutation;
 use solvers::qap::gpu as qap_gpu;
 use solvers::run::{Budget, RunOptions};
 
@@ -30,7 +29,7 @@ pub struct SolveReport {
     pub evaluations: u64,
     pub seed: u64,
     pub threads: usize,
-    /// 1-based, as benchmark files write permutations.
+    /// 1-based, as benchmark files write permutations; HW/SW: the 0/1 vector x.
     pub solution: Vec<usize>,
     /// GPU specifics; absent for the CPU backend.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -96,7 +95,7 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         evaluations: outcome.evaluations,
         seed: args.seed,
         threads: solved.threads,
-        solution: permutation::one_based(&outcome.solution),
+        solution: instance.solution_for_output(&outcome.solution),
         gpu: solved.gpu,
     };
     if args.json {
@@ -136,6 +135,11 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         tenure: args.tenure,
         destruction: args.destruction,
         temperature: args.temperature,
+        ants: args.ants,
+        alpha: args.alpha,
+        beta: args.beta,
+        rho: args.rho,
+        candidates: args.candidates,
     };
     params.check(algorithm).map_err(anyhow::Error::msg)?;
     let threads = if args.threads == 0 {
@@ -171,6 +175,11 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         ("--starts", args.starts.is_some()),
         ("--destruction", args.destruction.is_some()),
         ("--temperature", args.temperature.is_some()),
+        ("--ants", args.ants.is_some()),
+        ("--alpha", args.alpha.is_some()),
+        ("--beta", args.beta.is_some()),
+        ("--rho", args.rho.is_some()),
+        ("--candidates", args.candidates.is_some()),
     ] {
         if given {
             bail!("{flag} applies to --backend cpu only (the GPU takes --solutions)");

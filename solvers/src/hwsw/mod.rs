@@ -1,0 +1,19 @@
+//! Hardware/software partitioning (Arató et al.'s problem P) with the tabu search of Hou et
+//! al. (GPTS's CPU reference, STS).
+//!
+//! - [`instance`], the model, exact costs and the plain-text format;
+//! - [`generator`], the random task-graph generator of the paper;
+//! - [`delta`], incremental 2-flip evaluation;
+//! - [`mod@tabu`], the tabu search STS;
+//! - [`features`], features and the CCR x R x size class.
+
+pub mod delta;
+pub mod features;
+pub mod generator;
+pub mod instance;
+pub mod tabu;
+
+pub use features::{CcrLevel, Class, Features, SizeBand};
+pub use generator::{generate, GeneratorSpec, RLevel};
+pub use instance::{looks_like_hwsw, parse, read, Costs, Instance};
+pub use tabu::{sts, StsParams, DEFAULT_STS_ITERATIONS};

@@ -1,0 +1,133 @@
+//! Features of a TSP instance and its dataset class: size band x layout.
+//!
+//! - **Size band** by the number of cities n: `small` (n < 1000), `medium` (1000 <= n <
+//!   5000), `large` (n >= 5000). Dawson and Stewart's GPU speed-up grows with n up to
+//!   pr2392, and their earlier kernel fell off past pr1002 when the per-ant data left
+//!   shared memory: the bands separate those regimes.
+//! - **Layout** by the coefficient of variation (population std / mean) of the
+//!   nearest-neighbour distances `min_{j != i} d(i, j)`: `regular` (cv < 0.35: grids and
+//!   drilling patterns, where most cities have the same nearest distance), `uniform`
+//!   (0.35 <= cv < 0.9: uniformly random points give about sqrt(4/pi - 1) = 0.52), and
+//!   `clustered` (cv >= 0.9: dense clusters far apart). It is computed from the integer
+//!   distances, so explicit matrices get it too. Cost O(n^2) (parallel).
+//!
+//! The layout thresholds come from the uniform-random value and have not yet been
+//! calibrated across TSPLIB (`mats instance info --json FILE` prints `nn_cv` for that).
+
+use std::fmt;
+
+use rayon::prelude::*;
+
+use super::distance::EdgeWeightType;
+use super::instance::Instance;
+
+pub const MEDIUM_MIN_CITIES: usize = 1000;
+pub const LARGE_MIN_CITIES: usize = 5000;
+pub const CV_UNIFORM: f64 = 0.35;
+pub const CV_CLUSTERED: f64 = 0.9;
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Features {
+    pub n: usize,
+    pub edge_weight_type: EdgeWeightType,
+    /// Mean nearest-neighbour distance.
+    pub nn_mean: f64,
+    /// Coefficient of variation of the nearest-neighbour distances.
+    pub nn_cv: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SizeBand {
+    Small,
+    Medium,
+    Large,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    Regular,
+    Uniform,
+    Clustered,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct Class {
+    pub size: SizeBand,
+    pub layout: Layout,
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let size = match self.size {
+            SizeBand::Small => "small",
+            SizeBand::Medium => "medium",
+            SizeBand::Large => "large",
+        };
+        let layout = match self.layout {
+            Layout::Regular => "regular",
+            Layout::Uniform => "uniform",
+            Layout::Clustered => "clustered",
+        };
+        write!(f, "tsp:size={size},layout={layout}")
+    }
+}
+
+impl Instance {
+    /// The nearest-neighbour distance of every city.
+    pub fn nearest_distances(&self) -> Vec<i64> {
+        let n = self.n();
+        (0..n)
+            .into_par_iter()
+            .map(|i| {
+                (0..n)
+                    .filter(|&j| j != i)
+                    .map(|j| self.dist(i, j))
+                    .min()
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+
+    pub fn features(&self) -> Features {
+        let nn = self.nearest_distances();
+        let count = nn.len() as f64;
+        let mean = nn.iter().map(|&d| d as f64).sum::<f64>() / count;
+        let variance = nn.iter().map(|&d| (d as f64 - mean).powi(2)).sum::<f64>() / count;
+        Features {
+            n: self.n(),
+            edge_weight_type: self.edge_weight_type,
+            nn_mean: mean,
+            nn_cv: if mean > 0.0 {
+                variance.sqrt() / mean
+            } else {
+                0.0
+            },
+        }
+    }
+
+    pub fn class(&self) -> Class {
+        self.features().class()
+    }
+}
+
+impl Features {
+    pub fn class(&self) -> Class {
+        let size = if self.n >= LARGE_MIN_CITIES {
+            SizeBand::Large
+        } else if self.n >= MEDIUM_MIN_CITIES {
+            SizeBand::Medium
+        } else {
+            SizeBand::Small
+        };
+        let layout = if self.nn_cv >= CV_CLUSTERED {
+            Layout::Clustered
+        } else if self.nn_cv >= CV_UNIFORM {
+            Layout::Uniform
+        } else {
+            Layout::Regular
+        };
+        Class { size, layout }
+    }
+}

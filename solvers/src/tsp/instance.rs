@@ -1,0 +1,174 @@
+//! The symmetric TSP instance: cities with coordinates and a TSPLIB distance function, or
+//! an explicit distance matrix. Tour lengths are exact `i64` sums of TSPLIB's integer
+//! distances.
+
+use super::distance::{self, EdgeWeightType};
+
+/// Largest number of cities accepted from a file (pla85900 is the largest TSPLIB instance).
+pub const MAX_CITIES: usize = 1_000_000;
+
+/// Largest number of cities with an explicit matrix (n^2 entries are stored).
+pub const MAX_EXPLICIT: usize = 20_000;
+
+/// A symmetric TSP instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Instance {
+    pub name: String,
+    pub edge_weight_type: EdgeWeightType,
+    n: usize,
+    /// Coordinates for the coordinate types; for GEO, already in radians (latitude,
+    /// longitude).
+    coords: Vec<(f64, f64)>,
+    /// Row-major n x n matrix for EXPLICIT instances (empty otherwise).
+    matrix: Vec<i64>,
+}
+
+impl Instance {
+    /// An instance from coordinates (GEO coordinates in TSPLIB's DDD.MM form).
+    pub fn from_coords(
+        name: impl Into<String>,
+        edge_weight_type: EdgeWeightType,
+        coords: Vec<(f64, f64)>,
+    ) -> Result<Self, String> {
+        let n = coords.len();
+        if n < 2 {
+            return Err(format!("a tour needs at least 2 cities, found {n}"));
+        }
+        if n > MAX_CITIES {
+            return Err(format!(
+                "{n} cities exceed the supported maximum {MAX_CITIES}"
+            ));
+        }
+        if let Some(k) = coords
+            .iter()
+            .position(|&(x, y)| !(x.is_finite() && y.is_finite()))
+        {
+            return Err(format!(
+                "coordinate of city {} is not a finite number",
+                k + 1
+            ));
+        }
+        let coords = match edge_weight_type {
+            EdgeWeightType::Explicit => {
+                return Err("EXPLICIT instances take a matrix, not coordinates".into())
+            }
+            EdgeWeightType::Geo => coords
+                .into_iter()
+                .map(|(x, y)| (distance::geo_radians(x), distance::geo_radians(y)))
+                .collect(),
+            _ => coords,
+        };
+        Ok(Instance {
+            name: name.into(),
+            edge_weight_type,
+            n,
+            coords,
+            matrix: Vec::new(),
+        })
+    }
+
+    /// An instance from a full row-major n x n matrix; it must be symmetric with entries
+    /// >= 0.
+    pub fn from_matrix(
+        name: impl Into<String>,
+        n: usize,
+        matrix: Vec<i64>,
+    ) -> Result<Self, String> {
+        if n < 2 {
+            return Err(format!("a tour needs at least 2 cities, found {n}"));
+        }
+        if n > MAX_EXPLICIT {
+            return Err(format!(
+                "{n} cities exceed the supported maximum {MAX_EXPLICIT} for explicit matrices"
+            ));
+        }
+        if matrix.len() != n * n {
+            return Err(format!(
+                "an explicit matrix of {n} cities needs {} entries, found {}",
+                n * n,
+                matrix.len()
+            ));
+        }
+        for i in 0..n {
+            for j in 0..n {
+                let d = matrix[i * n + j];
+                if d < 0 {
+                    return Err(format!(
+                        "distance from city {} to city {} is negative ({d})",
+                        i + 1,
+                        j + 1
+                    ));
+                }
+                if j > i && d != matrix[j * n + i] {
+                    return Err(format!(
+                        "the matrix is not symmetric: d({},{}) = {d} but d({},{}) = {} \
+                         (asymmetric TSP is not supported)",
+                        i + 1,
+                        j + 1,
+                        j + 1,
+                        i + 1,
+                        matrix[j * n + i]
+                    ));
+                }
+            }
+        }
+        Ok(Instance {
+            name: name.into(),
+            edge_weight_type: EdgeWeightType::Explicit,
+            n,
+            coords: Vec::new(),
+            matrix,
+        })
+    }
+
+    /// Number of cities.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// TSPLIB's integer distance between cities i and j (0-based).
+    #[inline]
+    pub fn dist(&self, i: usize, j: usize) -> i64 {
+        match self.edge_weight_type {
+            EdgeWeightType::Explicit => self.matrix[i * self.n + j],
+            EdgeWeightType::Euc2d => distance::euc_2d(self.coords[i], self.coords[j]),
+            EdgeWeightType::Ceil2d => distance::ceil_2d(self.coords[i], self.coords[j]),
+            EdgeWeightType::Att => distance::att(self.coords[i], self.coords[j]),
+            EdgeWeightType::Geo => distance::geo(self.coords[i], self.coords[j]),
+        }
+    }
+
+    /// The full distance matrix, row-major (computed for coordinate instances; O(n^2)
+    /// memory).
+    pub fn distance_matrix(&self) -> Vec<i64> {
+        use rayon::prelude::*;
+        if self.edge_weight_type == EdgeWeightType::Explicit {
+            return self.matrix.clone();
+        }
+        let n = self.n;
+        let mut m = vec![0i64; n * n];
+        m.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
+            for (j, d) in row.iter_mut().enumerate() {
+                *d = self.dist(i, j);
+            }
+        });
+        m
+    }
+
+    /// The exact length of a closed tour (0-based cities, each once; not checked here).
+    ///
+    /// # Panics
+    /// If a city is not below n.
+    pub fn tour_length(&self, tour: &[usize]) -> i64 {
+        let Some(&last) = tour.last() else {
+            return 0;
+        };
+        let mut total = 0i64;
+        let mut previous = last;
+        for &city in tour {
+            total += self.dist(previous, city);
+            previous = city;
+        }
+        total
+    }
+}

@@ -1,0 +1,173 @@
+//! STS against brute force on tiny graphs, determinism, and the Table 1 figure (ignored).
+
+use proptest::prelude::*;
+use solvers::hwsw::{self, GeneratorSpec, Instance, RLevel, StsParams};
+use solvers::run::{Budget, RunOptions};
+
+fn options(seed: u64, threads: usize) -> RunOptions {
+    RunOptions {
+        seed,
+        threads,
+        budget: Budget::default(),
+    }
+}
+
+/// The best feasible solution with an even number of software nodes. Every 2-flip keeps
+/// the parity of the number of ones, and STS starts (and restarts) from all-hardware with an
+/// even count, so these are exactly the solutions it can reach (see the module
+/// documentation of `hwsw::tabu`).
+fn brute_force(inst: &Instance) -> i64 {
+    let n = inst.n();
+    let mut best = i64::MAX;
+    for mask in (0u32..(1 << n)).filter(|m| m.count_ones() % 2 == 0) {
+        let x: Vec<usize> = (0..n).map(|i| (mask >> i & 1) as usize).collect();
+        if let Ok(h) = inst.objective(&x) {
+            best = best.min(h);
+        }
+    }
+    best
+}
+
+#[test]
+fn sts_finds_the_brute_force_optimum_on_tiny_graphs() {
+    let mut cases = 0;
+    for n in 2..=12usize {
+        for seed in 0..20u64 {
+            let max_edges = n * (n - 1) / 2;
+            let m = (seed as usize * 7 + n) % (max_edges + 1);
+            let ccr = [0.1, 1.0, 10.0][seed as usize % 3];
+            let level = if seed % 2 == 0 {
+                RLevel::Low
+            } else {
+                RLevel::High
+            };
+            let inst = hwsw::generate(&GeneratorSpec::new(n, m, ccr, level, seed)).unwrap();
+            let out = hwsw::sts(&inst, &StsParams::default(), &options(seed, 1));
+            assert_eq!(inst.objective(&out.solution), Ok(out.objective));
+            assert_eq!(out.objective, brute_force(&inst), "n={n} m={m} seed={seed}");
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 220);
+}
+
+#[test]
+fn odd_solutions_are_out_of_reach() {
+    // Two nodes, one of them cheap in software: the optimum (1, 0) has one software node,
+    // which no sequence of 2-flips from (0, 0) reaches.
+    let inst = Instance::new("odd", vec![1, 100], vec![50, 60], vec![], 10).unwrap();
+    assert_eq!(inst.objective(&[1, 0]), Ok(60));
+    let out = hwsw::sts(&inst, &StsParams::default(), &options(1, 1));
+    assert_eq!(out.objective, 110);
+    assert_eq!(brute_force(&inst), 110);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn sts_result_is_feasible_and_rescored(n in 2usize..9, seed in 0u64..1000, ccr in prop::sample::select(vec![0.1, 1.0, 10.0])) {
+        let m = (seed as usize) % (n * (n - 1) / 2 + 1);
+        let inst = hwsw::generate(&GeneratorSpec::new(n, m, ccr, RLevel::Low, seed)).unwrap();
+        let out = hwsw::sts(&inst, &StsParams::default(), &options(seed, 1));
+        prop_assert_eq!(inst.objective(&out.solution), Ok(out.objective));
+        prop_assert_eq!(out.objective, brute_force(&inst));
+    }
+}
+
+#[test]
+fn same_seed_same_answer_whatever_the_thread_count() {
+    // 400 nodes: 79 800 candidates, above the parallel threshold.
+    let inst = hwsw::generate(&GeneratorSpec::new(400, 800, 1.0, RLevel::Low, 9)).unwrap();
+    let run = |threads| {
+        let mut o = options(4, threads);
+        o.budget = Budget::iterations(60);
+        hwsw::sts(&inst, &StsParams::default(), &o)
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(3));
+    assert_eq!(inst.objective(&one.solution), Ok(one.objective));
+    assert!(
+        one.objective < inst.features().total_hardware,
+        "it moves off all-hardware"
+    );
+}
+
+#[test]
+fn restarts_when_no_candidate_is_feasible() {
+    // R = 0 with positive software costs: only all-hardware is feasible; every 2-flip of it
+    // is infeasible, so the search restarts (and returns to all-hardware) each iteration.
+    let inst = Instance::new("tight", vec![5; 4], vec![7; 4], vec![(0, 1, 3)], 0).unwrap();
+    let mut o = options(1, 1);
+    o.budget = Budget::iterations(50);
+    let out = hwsw::sts(&inst, &StsParams::default(), &o);
+    assert_eq!(out.solution, vec![0; 4]);
+    assert_eq!(out.objective, 28);
+    assert!(out.iterations > 0);
+}
+
+#[test]
+fn stops_after_200_iterations_without_improvement() {
+    let inst = hwsw::generate(&GeneratorSpec::new(20, 30, 1.0, RLevel::High, 2)).unwrap();
+    let out = hwsw::sts(&inst, &StsParams::default(), &options(1, 1));
+    assert!(
+        out.iterations >= 200 && out.iterations < 2000,
+        "{}",
+        out.iterations
+    );
+    let short = StsParams {
+        stall: 10,
+        ..StsParams::default()
+    };
+    assert!(hwsw::sts(&inst, &short, &options(1, 1)).iterations < out.iterations);
+}
+
+/// The 14 sizes of Hou et al.'s Table 1.
+pub const TABLE1: [(&str, usize, usize); 14] = [
+    ("crc32", 25, 34),
+    ("patricia", 21, 50),
+    ("dijkstra", 26, 71),
+    ("clustering", 150, 333),
+    ("rc6", 329, 448),
+    ("random1", 1000, 1000),
+    ("random2", 1000, 2000),
+    ("random3", 1000, 3000),
+    ("random4", 1500, 1500),
+    ("random5", 1500, 3000),
+    ("random6", 1500, 4500),
+    ("random7", 2000, 2000),
+    ("random8", 2000, 4000),
+    ("random9", 2000, 6000),
+];
+
+/// STS hardware cost and time on the Table 1 sizes in the six CCR x R cases (one synthetic
+/// instance per cell, seed 1; the paper averages 30). Run with
+/// `cargo test --release -p mats-solvers --test hwsw_sts -- --ignored --nocapture figure`.
+/// `STS_SIZES=5` limits the run to the first sizes.
+#[test]
+#[ignore]
+fn figure_sts_table1() {
+    let sizes: usize = std::env::var("STS_SIZES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(14);
+    for ccr in [0.1, 1.0, 10.0] {
+        for level in [RLevel::Low, RLevel::High] {
+            println!("CCR={ccr}, R={level}");
+            println!("  name         size   H(x)   iterations   time(ms)");
+            for &(name, n, m) in TABLE1.iter().take(sizes) {
+                let inst = hwsw::generate(&GeneratorSpec::new(n, m, ccr, level, 1)).unwrap();
+                let t = std::time::Instant::now();
+                let out = hwsw::sts(&inst, &StsParams::default(), &options(1, 0));
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                assert_eq!(inst.objective(&out.solution), Ok(out.objective));
+                println!(
+                    "  {name:11} {:6} {:6} {:10} {ms:10.0}",
+                    2 * n + 3 * m,
+                    out.objective,
+                    out.iterations
+                );
+            }
+        }
+    }
+}
