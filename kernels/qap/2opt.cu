@@ -21,29 +21,7 @@ extern "C" __global__ void qap_2opt(const int* __restrict__ a, const int* __rest
     int p[QAP_N];
     qap_start_permutation(p, seed, (u64)(first_solution + s));
     i64 cost = qap_cost(a, b, p);
-    int it = 0;
-    while (it < max_iters) {
-        i64 best = 0;
-        int br = -1, bs = -1;
-        for (int r = 0; r < QAP_N - 1; ++r) {
-            for (int c = r + 1; c < QAP_N; ++c) {
-                const i64 d = qap_swap_delta(a, b, p, r, c);
-                if (d < best) {
-                    best = d;
-                    br = r;
-                    bs = c;
-                }
-            }
-        }
-        ++it;
-        if (br < 0) {
-            break;
-        }
-        const int t = p[br];
-        p[br] = p[bs];
-        p[bs] = t;
-        cost += best;
-    }
+    const int it = qap_two_opt_search<ReadOnly>(a, b, p, &cost, max_iters);
     qap_store(perms, costs, s, p, cost);
     scans[s] = it;
 }

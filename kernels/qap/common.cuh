@@ -129,6 +129,39 @@ __device__ __forceinline__ void qap_pair_advance(int* r, int* s, int stride)
     *s = row + 1 + pos;
 }
 
+// Best-improvement pairwise-swap local search of one thread's permutation `p`, reading the
+// matrices through R: each scan evaluates all swaps, applies the first strictly best improving
+// one in (r, s) order, and the search stops at a local optimum or after `max_iters` scans.
+// Returns the number of scans (the last, non-improving one included), as the CPU counts them.
+template <typename R, typename T>
+__device__ __forceinline__ int qap_two_opt_search(const int* a, const int* b, T* p, i64* cost, int max_iters)
+{
+    int it = 0;
+    while (it < max_iters) {
+        i64 best = 0;
+        int br = -1, bs = -1;
+        for (int r = 0; r < QAP_N - 1; ++r) {
+            for (int c = r + 1; c < QAP_N; ++c) {
+                const i64 d = qap_swap_delta<R>(a, b, p, r, c);
+                if (d < best) {
+                    best = d;
+                    br = r;
+                    bs = c;
+                }
+            }
+        }
+        ++it;
+        if (br < 0) {
+            break;
+        }
+        const T t = p[br];
+        p[br] = p[bs];
+        p[bs] = t;
+        *cost += best;
+    }
+    return it;
+}
+
 // Writes a thread's result: its permutation (solution-major) and cost.
 template <typename T>
 __device__ __forceinline__ void qap_store(int* __restrict__ perms, i64* __restrict__ costs, int solution, const T* p, i64 cost)

@@ -542,8 +542,10 @@ fn dynamic(
     let solutions = p as i32;
     let first = 0i32;
     let mut step = 0i32;
+    // Once the time is up, one more step applies what the last children found.
+    let mut time_up = false;
     loop {
-        let launch_children = i32::from(step < max_scans);
+        let launch_children = i32::from(step < max_scans && !time_up);
         if step % 8 == 1 {
             stream
                 .memset_zeros(&mut launched)
@@ -584,34 +586,7 @@ fn dynamic(
                 break;
             }
         }
-        if ctx.timed_out() {
-            // Apply what the last children found, then stop.
-            step += 1;
-            let stop = 0i32;
-            ctx.timed("the last 2opt-dyn step", |c| {
-                let mut builder = stream.launch_builder(c.kernel.function());
-                builder
-                    .arg(&c.a)
-                    .arg(&c.b)
-                    .arg(&solutions)
-                    .arg(&c.seed)
-                    .arg(&first)
-                    .arg(&step)
-                    .arg(&stop)
-                    .arg(&mut perms)
-                    .arg(&mut costs)
-                    .arg(&mut scans)
-                    .arg(&mut active)
-                    .arg(&mut child_delta)
-                    .arg(&mut child_pair)
-                    .arg(&mut launched);
-                // SAFETY: as above.
-                unsafe { builder.launch(c.launch.config()) }
-                    .map(|_| ())
-                    .map_err(c.kernel.launch_error(&c.launch))
-            })?;
-            break;
-        }
+        time_up = ctx.timed_out();
         step += 1;
     }
     let host_costs = stream.clone_dtoh(&costs).map_err(driver("reading costs"))?;
