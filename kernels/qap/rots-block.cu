@@ -14,7 +14,9 @@
 //   3. the block recomputes the deltas: O(1) for pairs disjoint from the swap through
 //      per-facility terms staged in shared memory, O(n) for the 2n - 3 pairs that touch it.
 // State is kept in global memory between launches, so the host can run a time limit as a
-// sequence of launches that continue the same trajectories.
+// sequence of launches that continue the same trajectories. Between launches the host may
+// restart a stagnating block from a perturbed copy of its best solution (written into `perms`,
+// with done_iterations = -1): Ro-TS alone stalls on tai80a/tai100a.
 //
 // Tunables: threads per block (32..1024, multiple of 32), solutions per launch (blocks),
 // iterations per launch, tenure_min/tenure_max (default 0.9 n .. 1.1 n), aspiration (default
@@ -77,18 +79,37 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
     const int T = blockDim.x;
     int* tabu = tabu_all + (size_t)sol * QAP_N * QAP_N;
     i64* saved_delta = deltas + (size_t)sol * QAP_PAIRS;
-    const int start_iteration = done_iterations[sol];
+    const int start_iteration = done_iterations[sol] > 0 ? done_iterations[sol] : 0;
+    const int start_mode = done_iterations[sol];
 
-    if (start_iteration == 0) {
-        if (t == 0) {
-            qap_start_permutation(p, seed, (u64)(first_solution + sol));
+    // done_iterations: 0 = fresh start; -1 = restart from the permutation the host wrote into
+    // `perms` (a perturbed best), keeping this block's best; > 0 = continue.
+    const bool fresh = start_mode == 0;
+    if (start_mode <= 0) {
+        if (fresh) {
+            if (t == 0) {
+                qap_start_permutation(p, seed, (u64)(first_solution + sol));
+            }
+        } else {
+            for (int i = t; i < QAP_N; i += T) {
+                p[i] = perms[(size_t)sol * QAP_N + i];
+                best_p[i] = best_perms[(size_t)sol * QAP_N + i];
+            }
         }
         __syncthreads();
-        for (int i = t; i < QAP_N; i += T) best_p[i] = p[i];
+        if (fresh) {
+            for (int i = t; i < QAP_N; i += T) best_p[i] = p[i];
+        }
         for (int i = t; i < QAP_N * QAP_N; i += T) tabu[i] = -i;  // Taillard's distinct start values
         if (t == 0) {
             cost = qap_cost(a, b, p);
-            best_cost = cost;
+            best_cost = fresh ? cost : best_costs[sol];
+            if (cost < best_cost) {
+                best_cost = cost;
+                improved = 1;
+            } else {
+                improved = 0;
+            }
         }
         if (t < QAP_PAIRS) {
             int r, s;
@@ -97,6 +118,10 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
                 delta[k] = qap_swap_delta(a, b, p, r, s);
                 qap_pair_advance(&r, &s, T);
             }
+        }
+        __syncthreads();
+        if (!fresh && improved) {
+            for (int i = t; i < QAP_N; i += T) best_p[i] = p[i];
         }
     } else {
         for (int i = t; i < QAP_N; i += T) {
