@@ -1,6 +1,5 @@
 //! `mats bench measure`: figures of the GPU runtime, measured side by side in one run.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -255,15 +254,10 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
         workers_started: client.started,
     };
     if let Some(path) = &args.json {
-        write_json(path, &report)?;
+        super::write_json(path, &report)?;
     }
     if !matches!(fault, Outcome::Crashed { .. }) || !after_fault_ok {
         bail!("fault isolation did not behave: the fault must crash one worker and the next job must succeed");
     }
     Ok(())
-}
-
-fn write_json(path: &PathBuf, report: &impl Serialize) -> Result<()> {
-    let text = serde_json::to_string_pretty(report)?;
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -341,8 +341,7 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
             two_opt_int_ops_per_s: int_ops,
             quality,
         };
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        super::write_json(path, &report)?;
     }
     Ok(())
 }

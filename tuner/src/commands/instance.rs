@@ -1,8 +1,6 @@
 //! `mats instance info` and `mats instance generate`.
 
-use std::io::Write;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 use solvers::bks::BestKnownEntry;
 use solvers::family::{self, FeaturesView};
@@ -111,24 +109,14 @@ pub fn generate(command: &GenerateCommand) -> Result<()> {
             );
             let instance = pfsp::generate(args.jobs, args.machines, args.seed);
             let text = pfsp::to_taillard_text(&instance);
-            match &args.output {
-                Some(path) => std::fs::write(path, text)
-                    .with_context(|| format!("cannot write {}", path.display()))?,
-                None => std::io::stdout().write_all(text.as_bytes())?,
-            }
-            Ok(())
+            super::write_output(args.output.as_deref(), &text)
         }
         GenerateCommand::Hwsw(args) => {
             let spec =
                 hwsw::GeneratorSpec::new(args.nodes, args.edges, args.ccr, args.r_level, args.seed);
             let instance = hwsw::generate(&spec).map_err(anyhow::Error::msg)?;
             let text = instance.to_text();
-            match &args.output {
-                Some(path) => std::fs::write(path, text)
-                    .with_context(|| format!("cannot write {}", path.display()))?,
-                None => std::io::stdout().write_all(text.as_bytes())?,
-            }
-            Ok(())
+            super::write_output(args.output.as_deref(), &text)
         }
     }
 }

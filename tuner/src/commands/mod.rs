@@ -34,3 +34,20 @@ fn best_known(extra: &[PathBuf]) -> Result<BestKnown> {
     }
     Ok(table)
 }
+
+/// Writes `text` to `path`, or to standard output when there is none.
+fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    match path {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+        }
+        None => Ok(std::io::stdout().write_all(text.as_bytes())?),
+    }
+}
+
+/// Writes a benchmark's full results as pretty JSON.
+fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
+    write_output(Some(path), &serde_json::to_string_pretty(value)?)
+}
