@@ -43,26 +43,13 @@ fn ig_arpd_on_taillard() {
     table
         .add_file(&dir.join("bks.csv"))
         .expect("shared bks.csv parses");
-    let files = [
-        "tai20_5",
-        "tai20_10",
-        "tai20_20",
-        "tai50_5",
-        "tai50_10",
-        "tai50_20",
-        "tai100_5",
-        "tai100_10",
-        "tai100_20",
-        "tai200_10",
-        "tai200_20",
-        "tai500_20",
-    ];
     println!("instance    n   m      bks       IG   RPD%  iterations  limit_ms");
     let mut gaps = Vec::new();
     for k in first..=last {
-        let file = dir
-            .join("taillard")
-            .join(format!("{}.txt", files[(k - 1) / 10]));
+        let file = dir.join("taillard").join(format!(
+            "{}.txt",
+            solvers::pfsp::parse::TAILLARD_FILES[(k - 1) / 10]
+        ));
         let inst = pfsp::read(&file, Some((k - 1) % 10 + 1)).expect("Taillard file parses");
         let bks = table
             .get(&inst.name)

@@ -36,7 +36,7 @@ const MAX_DIMENSION: usize = 100_000_000;
 
 /// The 12 files of Taillard's benchmark in the order that numbers the instances:
 /// block k of file f (0-based) is `ta{10 f + k}`.
-const TAILLARD_FILES: [&str; 12] = [
+pub const TAILLARD_FILES: [&str; 12] = [
     "tai20_5",
     "tai20_10",
     "tai20_20",
