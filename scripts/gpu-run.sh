@@ -21,8 +21,8 @@ fi
 mkdir -p "$root/target/release"
 cp "$bundle/bin/mats" "$root/target/release/mats"
 mats=$root/target/release/mats
-# NVRTC compiles served from the driver's compute cache carry no ptxas report (mats itself
-# sets this too; the test binaries need it from here).
+# NVRTC compiles served from the driver's compute cache carry no ptxas report. The kernels
+# crate turns the cache off itself on first use; exporting it covers every process from start.
 export CUDA_CACHE_DISABLE=1
 
 summary=$out/summary.txt

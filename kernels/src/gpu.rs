@@ -20,8 +20,11 @@ use crate::variant::Arch;
 /// Whether libcuda can be loaded.
 pub fn driver_available() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to dlopen the library by its candidate names.
-    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
+    *PRESENT.get_or_init(|| {
+        crate::disable_driver_compute_cache();
+        // SAFETY: only tries to dlopen the library by its candidate names.
+        unsafe { sys::is_culib_present() }
+    })
 }
 
 fn require_driver() -> Result<(), KernelError> {

@@ -18,3 +18,20 @@ pub use nvrtc::Compiled;
 pub use resources::Resources;
 pub use source::KernelSource;
 pub use variant::{Arch, Variant};
+
+/// Turns off the CUDA driver's compute cache for this process (unless the user set
+/// `CUDA_CACHE_DISABLE` themselves).
+///
+/// Where a driver is installed, NVRTC hands PTX to that cache, and a compile served from it
+/// comes back without ptxas' resource report (registers, spills), which every trial records
+/// (seen on the H100 machines). [`KernelCache`] keeps compiled variants instead. Runs before
+/// the first load of libcuda or libnvrtc (both presence checks call it); a binary should also
+/// call it first thing in `main`, before it starts threads.
+pub fn disable_driver_compute_cache() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("CUDA_CACHE_DISABLE").is_none() {
+            std::env::set_var("CUDA_CACHE_DISABLE", "1");
+        }
+    });
+}

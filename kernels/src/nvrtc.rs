@@ -19,8 +19,11 @@ use crate::variant::Variant;
 /// goes through this check first.
 pub fn available() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to dlopen the library by its candidate names.
-    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
+    *PRESENT.get_or_init(|| {
+        crate::disable_driver_compute_cache();
+        // SAFETY: only tries to dlopen the library by its candidate names.
+        unsafe { sys::is_culib_present() }
+    })
 }
 
 /// NVRTC's version, `(major, minor)`.
@@ -68,8 +71,8 @@ impl Compiled {
 ///
 /// Where a CUDA driver is installed, NVRTC hands PTX to the driver's compute cache
 /// (`~/.nv/ComputeCache`), and a hit there comes back without ptxas' resource report (seen on
-/// the H100 machines). `mats` therefore sets `CUDA_CACHE_DISABLE=1` at start-up (its own disk
-/// cache keeps compiled variants); other callers that need `resources` should do the same.
+/// the H100 machines); [`crate::disable_driver_compute_cache`] turns that cache off before
+/// NVRTC is first loaded.
 pub fn compile(variant: &Variant) -> Result<Compiled, KernelError> {
     if !available() {
         return Err(KernelError::NvrtcMissing);

@@ -5,10 +5,6 @@
 use kernels::{source, Arch, CacheStatus, KernelCache, Variant};
 
 fn nvrtc_or_skip(test: &str) -> bool {
-    // On a machine with a driver, repeated compiles would come from the driver's compute cache
-    // without a resource report (see kernels::nvrtc::compile); mats sets the same at start-up.
-    static DISABLE_DRIVER_CACHE: std::sync::Once = std::sync::Once::new();
-    DISABLE_DRIVER_CACHE.call_once(|| std::env::set_var("CUDA_CACHE_DISABLE", "1"));
     if kernels::nvrtc::available() {
         return true;
     }
