@@ -16,6 +16,11 @@ pub enum KernelError {
     DriverMissing,
     #[error("invalid kernel variant: {0}")]
     InvalidVariant(String),
+    /// A configuration the device or the kernel cannot run (the message names the
+    /// parameter): a missing GPU ordinal, a launch over the function's limits, solver
+    /// parameters out of range, measurement settings.
+    #[error("{0}")]
+    InvalidConfig(String),
     #[error("NVRTC failed to compile {source_id} with {options:?}:\n{log}")]
     Compile {
         source_id: String,

@@ -79,7 +79,7 @@ impl Gpu {
     pub fn open(ordinal: usize) -> Result<Gpu, KernelError> {
         let count = device_count()?;
         if ordinal >= count {
-            return Err(KernelError::InvalidVariant(format!(
+            return Err(KernelError::InvalidConfig(format!(
                 "GPU {ordinal} does not exist ({count} found)"
             )));
         }
@@ -310,13 +310,13 @@ impl Kernel {
     pub fn check_launch(&self, launch: &Launch) -> Result<(), KernelError> {
         let threads = launch.block.0 * launch.block.1 * launch.block.2;
         if threads == 0 || launch.grid.0 == 0 || launch.grid.1 == 0 || launch.grid.2 == 0 {
-            return Err(KernelError::InvalidVariant(format!(
+            return Err(KernelError::InvalidConfig(format!(
                 "{}: empty launch {launch}",
                 self.name
             )));
         }
         if threads > self.attributes.max_threads_per_block {
-            return Err(KernelError::InvalidVariant(format!(
+            return Err(KernelError::InvalidConfig(format!(
                 "{}: {threads} threads per block exceed this build's limit of {} \
                  ({} registers per thread)",
                 self.name, self.attributes.max_threads_per_block, self.attributes.registers

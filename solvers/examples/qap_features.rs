@@ -1,4 +1,5 @@
-//! Prints the features and class of every QAP instance given on the command line, as CSV.
+//! Prints the features and class of every QAP instance given on the command line, as CSV
+//! (the class label contains commas, so it is quoted).
 //! Used to choose the class thresholds: `cargo run -p mats-solvers --example qap_features --
 //! ../shared/data/qaplib/instances/*.dat`.
 
@@ -9,7 +10,7 @@ fn main() {
             Ok(inst) => {
                 let f = inst.features();
                 println!(
-                    "{},{},{:.3},{:.3},{:.1},{}",
+                    "{},{},{:.3},{:.3},{:.1},\"{}\"",
                     inst.name,
                     f.n,
                     f.density,

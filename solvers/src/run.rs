@@ -65,10 +65,6 @@ pub struct Deadline {
 }
 
 impl Deadline {
-    pub fn max_iterations(&self) -> u64 {
-        self.iterations
-    }
-
     /// True when iteration `done` (count of finished iterations) or the clock ends the run.
     pub fn reached(&self, done: u64) -> bool {
         done >= self.iterations || self.until.is_some_and(|until| Instant::now() >= until)

@@ -276,7 +276,7 @@ pub fn solve(
 ) -> Result<GpuRun, KernelError> {
     params
         .check(inst, gpu)
-        .map_err(KernelError::InvalidVariant)?;
+        .map_err(KernelError::InvalidConfig)?;
     let n = inst.n();
     let variant = params.variant(n, gpu);
     let (compiled, cache_status) = cache.get_or_compile(&variant)?;

@@ -71,7 +71,7 @@ fn handle(job: Job, open: &mut HashMap<usize, Open>) -> Outcome {
 }
 
 fn measure(job: MeasureJob, open: &mut HashMap<usize, Open>) -> Result<MeasureResult, KernelError> {
-    job.settings.check().map_err(KernelError::InvalidVariant)?;
+    job.settings.check().map_err(KernelError::InvalidConfig)?;
     if job.variant.source != job.workload.source() {
         return Err(KernelError::InvalidVariant(format!(
             "workload {:?} runs {} but the variant compiles {}",
