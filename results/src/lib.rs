@@ -1,4 +1,10 @@
 //! Trial records of tuning campaigns, their SQLite store, Pareto sets and queries.
-//!
-//! Empty for now: it is filled with the tuner (campaigns, strategies, the store). Nothing in
-//! the workspace uses it yet.
+
+pub mod point;
+pub mod record;
+
+pub use point::{Point, Value};
+pub use record::{
+    CampaignRow, EvaluationRow, EvaluationStatus, ExportRow, InstanceRecord, Measurement, RunRow,
+    TrialRow, TrialStatus,
+};

@@ -4,5 +4,6 @@
 pub mod cli;
 pub mod commands;
 pub mod measure;
+pub mod search;
 
 pub use commands::run;

@@ -1,0 +1,191 @@
+//! What the store keeps: campaigns, instances, search runs, trials and the evaluations a run
+//! made. These are plain data; `store` reads and writes them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::point::Point;
+
+/// Life of one trial (one point measured on one instance on one device).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TrialStatus {
+    /// Written before the launch; still `started` on resume means the process died during it.
+    Started,
+    Ok,
+    /// The point could not run (compile error, launch configuration the device refuses).
+    Failed,
+    /// It ran, but its solution was not valid or its reported cost did not match the CPU score.
+    Invalid,
+    /// It took the worker (or the whole campaign process) down.
+    Crashed,
+}
+
+impl TrialStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrialStatus::Started => "started",
+            TrialStatus::Ok => "ok",
+            TrialStatus::Failed => "failed",
+            TrialStatus::Invalid => "invalid",
+            TrialStatus::Crashed => "crashed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "started" => TrialStatus::Started,
+            "ok" => TrialStatus::Ok,
+            "failed" => TrialStatus::Failed,
+            "invalid" => TrialStatus::Invalid,
+            "crashed" => TrialStatus::Crashed,
+            _ => return None,
+        })
+    }
+}
+
+/// Everything measured about a finished trial. Fields a backend cannot measure (power on the
+/// CPU, registers of a CPU solver) stay `None`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// Median wall (GPU: CUDA event) seconds of one production run.
+    pub time_s: Option<f64>,
+    /// (max - min) / median of the timed repetitions.
+    pub time_spread: Option<f64>,
+    /// Average power over the energy window, watts.
+    pub power_w: Option<f64>,
+    /// Energy of one production run, joules.
+    pub energy_j: Option<f64>,
+    pub sm_clock_mhz: Option<u32>,
+    pub mem_clock_mhz: Option<u32>,
+    pub temperature_c: Option<u32>,
+    /// Throttle reasons seen during the window, empty when none.
+    pub throttle: Option<String>,
+    pub registers: Option<u32>,
+    pub spills: Option<u32>,
+    pub shared_bytes: Option<u32>,
+    pub compile_s: Option<f64>,
+    pub cache_hit: Option<bool>,
+    /// Objective of the returned solution, re-scored on the CPU.
+    pub objective: Option<i64>,
+    /// Gap to the best known value, percent.
+    pub gap_percent: Option<f64>,
+}
+
+/// An instance as a campaign sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceRecord {
+    pub name: String,
+    /// Where it came from: a path, or a generator spec such as `pfsp:20x5:seed=873654221`.
+    pub source: String,
+    pub family: String,
+    pub class: String,
+    /// The family's features as JSON (density, symmetry, ...).
+    pub features: serde_json::Value,
+    pub best_known: Option<i64>,
+}
+
+/// One trial as read back from the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRow {
+    pub id: i64,
+    pub point_id: i64,
+    pub point: Point,
+    pub instance: String,
+    pub class: String,
+    /// "cpu" or the GPU's name and UUID.
+    pub device: String,
+    pub status: TrialStatus,
+    /// 1 for the first try of this (point, instance, device), 2 after one crash, ...
+    pub attempt: u32,
+    /// RFC 3339 timestamps.
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub measurement: Measurement,
+    /// Compile log, error message or crash reason.
+    pub log: String,
+}
+
+/// One search run: a strategy optimising one objective (or a Pareto pair) on one class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub class: String,
+    /// Strategy name as the campaign wrote it ("hill-climbing", "staged:opt-then-thread", ...).
+    pub strategy: String,
+    /// "time", "power", "energy", or "pareto:time,energy".
+    pub objective: String,
+    pub options: serde_json::Value,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+}
+
+/// How an evaluation of a point on a class ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvaluationStatus {
+    Ok,
+    /// Measured, but its solutions were worse than the quality guard allows.
+    Rejected,
+    /// At least one trial failed, was invalid or crashed.
+    Failed,
+}
+
+impl EvaluationStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvaluationStatus::Ok => "ok",
+            EvaluationStatus::Rejected => "rejected",
+            EvaluationStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "ok" => EvaluationStatus::Ok,
+            "rejected" => EvaluationStatus::Rejected,
+            "failed" => EvaluationStatus::Failed,
+            _ => return None,
+        })
+    }
+}
+
+/// A run's visit of one point: the class-level aggregate of its trials (means over the
+/// class's instances), in the order the strategy asked for them. Convergence plots read these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluationRow {
+    pub run_id: i64,
+    /// 0, 1, 2, ... within the run.
+    pub seq: u32,
+    pub point_id: i64,
+    pub point: Point,
+    pub status: EvaluationStatus,
+    pub time_s: Option<f64>,
+    pub power_w: Option<f64>,
+    pub energy_j: Option<f64>,
+    pub gap_percent: Option<f64>,
+    /// Trials this evaluation had to measure (0 when every trial came from the store).
+    pub new_trials: u32,
+}
+
+/// A campaign as stored: its name, the TOML it was started from, and the settings the
+/// reports need (baseline point, production runs, objectives, device) as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CampaignRow {
+    pub id: i64,
+    pub name: String,
+    pub config_toml: String,
+    pub settings: serde_json::Value,
+    pub created_at: String,
+}
+
+/// The point exported as a class's tuned bundle, and for which preference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportRow {
+    pub class: String,
+    /// "time", "energy" or "power".
+    pub prefer: String,
+    pub point_id: i64,
+    pub point: Point,
+    /// The bundle folder name in the export (classes with the same best point share one).
+    pub bundle: String,
+}
