@@ -266,7 +266,7 @@ fn driver(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError
     KernelError::driver(what.to_string())
 }
 
-/// Runs a GPU variant on an instance.
+/// Runs a GPU variant on an instance: [`prepare`] then [`Prepared::run`].
 pub fn solve(
     gpu: &Gpu,
     cache: &KernelCache,
@@ -274,6 +274,32 @@ pub fn solve(
     params: &GpuParams,
     options: &RunOptions,
 ) -> Result<GpuRun, KernelError> {
+    prepare(gpu, cache, inst, params)?.run(gpu, params, options)
+}
+
+/// A variant compiled, loaded and given its instance: what repeated runs share (the tuner
+/// measures many runs of one configuration and must not pay the compile and upload each time).
+pub struct Prepared {
+    // Keeps the loaded module (and so the kernels' code) alive.
+    _module: kernels::gpu::Module,
+    kernel: Kernel,
+    child: Option<Kernel>,
+    launch: Launch,
+    a: CudaSlice<i32>,
+    b: CudaSlice<i32>,
+    n: usize,
+    cache: CacheStatus,
+    compile_seconds: f64,
+    resources: Vec<Resources>,
+}
+
+/// Checks the configuration, compiles (through the cache), loads and uploads the matrices.
+pub fn prepare(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    inst: &Instance,
+    params: &GpuParams,
+) -> Result<Prepared, KernelError> {
     params
         .check(inst, gpu)
         .map_err(KernelError::InvalidConfig)?;
@@ -317,6 +343,13 @@ pub fn solve(
                 kernel.name
             )))?;
     }
+    let child = if params.algorithm == GpuAlgorithm::TwoOptDyn {
+        let child = module.function("qap_2opt_dyn_child")?;
+        child.check_launch(&Launch::linear(1, params.child_threads))?;
+        Some(child)
+    } else {
+        None
+    };
     let stream = gpu.stream().clone();
     let to_i32 = |m: &[i64]| m.iter().map(|&x| x as i32).collect::<Vec<i32>>();
     let a = stream
@@ -325,51 +358,86 @@ pub fn solve(
     let b = stream
         .clone_htod(&to_i32(inst.b_matrix()))
         .map_err(driver("uploading B"))?;
-    let mut ctx = RunContext {
-        gpu,
-        kernel: &kernel,
+    Ok(Prepared {
+        _module: module,
+        kernel,
+        child,
         launch,
         a,
         b,
         n,
-        seed: options.seed,
-        deadline: options
-            .budget
-            .time_limit
-            .map(|limit| Instant::now() + limit),
-        kernel_seconds: 0.0,
-        launches: 0,
-    };
-    let (outcome, best_index) = match params.algorithm {
-        GpuAlgorithm::TwoOpt | GpuAlgorithm::TwoOptShared | GpuAlgorithm::Tabu => {
-            thread_per_solution(&mut ctx, params, options)?
-        }
-        GpuAlgorithm::TwoOptDyn => {
-            let child = module.function("qap_2opt_dyn_child")?;
-            child.check_launch(&Launch::linear(1, params.child_threads))?;
-            dynamic(&mut ctx, params, options)?
-        }
-        GpuAlgorithm::RotsBlock => rots_block(&mut ctx, params, options)?,
-    };
-    Ok(GpuRun {
-        outcome,
-        kernel_seconds: ctx.kernel_seconds,
-        launches: ctx.launches,
-        best_index,
         cache: cache_status,
         compile_seconds: compiled.compile_seconds,
         resources: compiled.resources.clone(),
-        attributes: kernel.attributes,
-        launch,
     })
+}
+
+impl Prepared {
+    /// The kernel's launch configuration.
+    pub fn launch(&self) -> Launch {
+        self.launch
+    }
+
+    /// The main kernel (registers, local memory).
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// One run from the start solutions `options.seed` draws; `params` must be the ones
+    /// this was prepared with.
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        params: &GpuParams,
+        options: &RunOptions,
+    ) -> Result<GpuRun, KernelError> {
+        let mut ctx = RunContext {
+            gpu,
+            kernel: &self.kernel,
+            launch: self.launch,
+            a: &self.a,
+            b: &self.b,
+            n: self.n,
+            seed: options.seed,
+            deadline: options
+                .budget
+                .time_limit
+                .map(|limit| Instant::now() + limit),
+            kernel_seconds: 0.0,
+            launches: 0,
+        };
+        let (outcome, best_index) = match (params.algorithm, &self.child) {
+            (GpuAlgorithm::TwoOpt | GpuAlgorithm::TwoOptShared | GpuAlgorithm::Tabu, _) => {
+                thread_per_solution(&mut ctx, params, options)?
+            }
+            (GpuAlgorithm::TwoOptDyn, Some(_)) => dynamic(&mut ctx, params, options)?,
+            (GpuAlgorithm::TwoOptDyn, None) => {
+                return Err(KernelError::InvalidConfig(
+                    "2opt-dyn run on a preparation of another variant".into(),
+                ))
+            }
+            (GpuAlgorithm::RotsBlock, _) => rots_block(&mut ctx, params, options)?,
+        };
+        Ok(GpuRun {
+            outcome,
+            kernel_seconds: ctx.kernel_seconds,
+            launches: ctx.launches,
+            best_index,
+            cache: self.cache,
+            compile_seconds: self.compile_seconds,
+            resources: self.resources.clone(),
+            attributes: self.kernel.attributes,
+            launch: self.launch,
+        })
+    }
 }
 
 struct RunContext<'a> {
     gpu: &'a Gpu,
     kernel: &'a Kernel,
     launch: Launch,
-    a: CudaSlice<i32>,
-    b: CudaSlice<i32>,
+    a: &'a CudaSlice<i32>,
+    b: &'a CudaSlice<i32>,
     n: usize,
     seed: u64,
     deadline: Option<Instant>,
@@ -465,8 +533,8 @@ fn thread_per_solution(
         ctx.timed("running", |c| {
             let mut builder = stream.launch_builder(c.kernel.function());
             builder
-                .arg(&c.a)
-                .arg(&c.b)
+                .arg(c.a)
+                .arg(c.b)
                 .arg(&solutions)
                 .arg(&c.seed)
                 .arg(&first)
@@ -568,8 +636,8 @@ fn dynamic(
         ctx.timed("a 2opt-dyn step", |c| {
             let mut builder = stream.launch_builder(c.kernel.function());
             builder
-                .arg(&c.a)
-                .arg(&c.b)
+                .arg(c.a)
+                .arg(c.b)
                 .arg(&solutions)
                 .arg(&c.seed)
                 .arg(&first)
@@ -675,8 +743,8 @@ fn rots_block(
         ctx.timed("running", |c| {
             let mut builder = stream.launch_builder(c.kernel.function());
             builder
-                .arg(&c.a)
-                .arg(&c.b)
+                .arg(c.a)
+                .arg(c.b)
                 .arg(&c.seed)
                 .arg(&first)
                 .arg(&this)

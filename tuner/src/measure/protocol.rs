@@ -22,6 +22,32 @@ pub enum Job {
     /// Answers with the worker's process id (a liveness check).
     Ping,
     Measure(MeasureJob),
+    /// Measure production runs of a QAP GPU solver configuration on one instance.
+    QapSolve(QapSolveJob),
+}
+
+/// A QAP GPU configuration as the tuner sends it: one production run is a solve of `instance`
+/// from the seed's start solutions with a fixed iteration budget (so every run does the same
+/// work and times are comparable).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QapSolveJob {
+    pub gpu: usize,
+    pub instance: PathBuf,
+    /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu` or `rots-block`.
+    pub algorithm: String,
+    pub solutions: u32,
+    pub threads_per_block: u32,
+    /// Iterations per run (`None`: the variant's default).
+    pub iterations: Option<u32>,
+    pub tenure: Option<u32>,
+    pub child_threads: Option<u32>,
+    /// NVRTC/ptxas flags.
+    pub flags: Vec<String>,
+    pub seed: u64,
+    #[serde(default)]
+    pub settings: MeasureSettings,
+    #[serde(default)]
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// Compile (through the cache), load, prepare and measure one variant.
@@ -50,6 +76,7 @@ pub enum Outcome {
         pid: u32,
     },
     Measured(Box<MeasureResult>),
+    Solved(Box<QapSolveResult>),
     /// The job could not run (compile error, invalid launch, missing GPU); the worker lives on.
     Failed {
         message: String,
@@ -75,4 +102,23 @@ pub struct MeasureResult {
     /// False when the workload's output check failed: the numbers are not to be trusted.
     pub valid: bool,
     pub invalid_reason: Option<String>,
+}
+
+/// What a QAP solve measurement returns: the measurement and the last run's answer, which the
+/// parent re-scores on the CPU before it believes the GPU.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QapSolveResult {
+    pub device: DeviceInfo,
+    pub cache: CacheStatus,
+    pub compile_seconds: f64,
+    pub resources: Vec<Resources>,
+    pub attributes: FunctionAttributes,
+    pub launch: Launch,
+    pub measurement: Measurement,
+    /// 0-based permutation of the last run.
+    pub solution: Vec<usize>,
+    /// The cost the GPU reported for it.
+    pub objective: i64,
+    /// Kernel launches per run.
+    pub launches: u32,
 }

@@ -12,7 +12,9 @@ use kernels::gpu::Gpu;
 use kernels::{KernelCache, KernelError};
 
 use super::power::PowerMeter;
-use super::protocol::{Job, MeasureJob, MeasureResult, Outcome, Request, Response};
+use super::protocol::{
+    Job, MeasureJob, MeasureResult, Outcome, QapSolveJob, QapSolveResult, Request, Response,
+};
 
 /// Exit status of a worker that lost its CUDA context.
 pub const CRASH_EXIT: i32 = 70;
@@ -67,7 +69,68 @@ fn handle(job: Job, open: &mut HashMap<usize, Open>) -> Outcome {
                 message: e.to_string(),
             },
         },
+        Job::QapSolve(job) => match qap_solve(job, open) {
+            Ok(result) => Outcome::Solved(Box::new(result)),
+            Err(e) if is_sticky(&e) => Outcome::Crashed {
+                message: e.to_string(),
+            },
+            Err(e) => Outcome::Failed {
+                message: e.to_string(),
+            },
+        },
     }
+}
+
+fn open_gpu(ordinal: usize, open: &mut HashMap<usize, Open>) -> Result<&mut Open, KernelError> {
+    Ok(match open.entry(ordinal) {
+        std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+        std::collections::hash_map::Entry::Vacant(entry) => {
+            let gpu = Gpu::open(ordinal)?;
+            let meter = gpu
+                .context()
+                .uuid()
+                .map_err(|e| format!("reading the GPU's UUID: {e:?}"))
+                .and_then(|uuid| PowerMeter::open(&format_uuid(&uuid.bytes)));
+            entry.insert(Open { gpu, meter })
+        }
+    })
+}
+
+fn cache_for(dir: &Option<std::path::PathBuf>) -> KernelCache {
+    KernelCache::new(dir.clone().unwrap_or_else(KernelCache::default_dir))
+}
+
+fn qap_solve(
+    job: QapSolveJob,
+    open: &mut HashMap<usize, Open>,
+) -> Result<QapSolveResult, KernelError> {
+    use solvers::qap::gpu as qap_gpu;
+    job.settings.check().map_err(KernelError::InvalidConfig)?;
+    let inst = solvers::qap::read(&job.instance)
+        .map_err(|e| KernelError::InvalidConfig(e.to_string()))?;
+    let params = super::workload::qap_params(&job).map_err(KernelError::InvalidConfig)?;
+    let Open { gpu, meter } = open_gpu(job.gpu, open)?;
+    let cache = cache_for(&job.cache_dir);
+    let prepared = qap_gpu::prepare(gpu, &cache, &inst, &params)?;
+    let mut workload = super::workload::QapRuns::new(prepared, params, &job);
+    let mut measurement = super::measure(gpu, &mut workload, meter.as_ref().ok(), &job.settings)?;
+    measurement.power_note = meter.as_ref().err().cloned();
+    let run = workload
+        .last
+        .take()
+        .ok_or_else(|| KernelError::InvalidConfig("no run was measured".into()))?;
+    Ok(QapSolveResult {
+        device: gpu.info.clone(),
+        cache: run.cache,
+        compile_seconds: run.compile_seconds,
+        resources: run.resources,
+        attributes: run.attributes,
+        launch: run.launch,
+        measurement,
+        solution: run.outcome.solution,
+        objective: run.outcome.objective,
+        launches: run.launches,
+    })
 }
 
 fn measure(job: MeasureJob, open: &mut HashMap<usize, Open>) -> Result<MeasureResult, KernelError> {
@@ -80,23 +143,8 @@ fn measure(job: MeasureJob, open: &mut HashMap<usize, Open>) -> Result<MeasureRe
             job.variant.source
         )));
     }
-    let Open { gpu, meter } = match open.entry(job.gpu) {
-        std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
-        std::collections::hash_map::Entry::Vacant(entry) => {
-            let gpu = Gpu::open(job.gpu)?;
-            let meter = gpu
-                .context()
-                .uuid()
-                .map_err(|e| format!("reading the GPU's UUID: {e:?}"))
-                .and_then(|uuid| PowerMeter::open(&format_uuid(&uuid.bytes)));
-            entry.insert(Open { gpu, meter })
-        }
-    };
-    let cache = KernelCache::new(
-        job.cache_dir
-            .clone()
-            .unwrap_or_else(KernelCache::default_dir),
-    );
+    let Open { gpu, meter } = open_gpu(job.gpu, open)?;
+    let cache = cache_for(&job.cache_dir);
     let (compiled, status) = cache.get_or_compile(&job.variant)?;
     let mut workload = job.workload.prepare(gpu, &compiled)?;
     let mut measurement =

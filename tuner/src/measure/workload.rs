@@ -223,3 +223,74 @@ impl Workload for Fault {
         &self.kernel
     }
 }
+
+/// The solver parameters of a QAP solve job (also used by the parent to compile ahead).
+pub fn qap_params(
+    job: &super::protocol::QapSolveJob,
+) -> Result<solvers::qap::gpu::GpuParams, String> {
+    use solvers::qap::gpu::{GpuAlgorithm, GpuParams};
+    let algorithm = GpuAlgorithm::from_name(&job.algorithm)?;
+    let mut params = GpuParams::new(algorithm);
+    params.solutions = job.solutions;
+    params.threads_per_block = job.threads_per_block;
+    params.iterations = job.iterations;
+    params.tenure = job.tenure;
+    if let Some(c) = job.child_threads {
+        params.child_threads = c;
+    }
+    params.flags = job.flags.clone();
+    Ok(params)
+}
+
+/// Production runs of a prepared QAP solver: each `run` is a whole solve (several launches and
+/// host-side reductions, as a user's run would be), so the events around it time the run.
+pub struct QapRuns {
+    prepared: solvers::qap::gpu::Prepared,
+    params: solvers::qap::gpu::GpuParams,
+    options: solvers::run::RunOptions,
+    /// The latest run's answer.
+    pub last: Option<solvers::qap::gpu::GpuRun>,
+}
+
+impl QapRuns {
+    pub fn new(
+        prepared: solvers::qap::gpu::Prepared,
+        params: solvers::qap::gpu::GpuParams,
+        job: &super::protocol::QapSolveJob,
+    ) -> QapRuns {
+        let options = solvers::run::RunOptions {
+            seed: job.seed,
+            threads: 1,
+            budget: solvers::run::Budget {
+                iterations: job.iterations.map(u64::from),
+                time_limit: None,
+            },
+        };
+        QapRuns {
+            prepared,
+            params,
+            options,
+            last: None,
+        }
+    }
+}
+
+impl Workload for QapRuns {
+    fn run(&mut self, gpu: &Gpu) -> Result<(), KernelError> {
+        self.last = Some(self.prepared.run(gpu, &self.params, &self.options)?);
+        Ok(())
+    }
+
+    fn verify(&mut self, _gpu: &Gpu) -> Result<(), String> {
+        // The parent re-scores the solution on the CPU; nothing to check on this side.
+        Ok(())
+    }
+
+    fn launch(&self) -> Launch {
+        self.prepared.launch()
+    }
+
+    fn kernel(&self) -> &Kernel {
+        self.prepared.kernel()
+    }
+}
