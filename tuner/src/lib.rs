@@ -1,9 +1,11 @@
 //! The `mats` command-line tool: argument parsing ([`cli`]), one module per command
 //! ([`commands`]), and GPU measurement in isolated worker processes ([`measure`]).
 
+pub mod campaign;
 pub mod cli;
 pub mod commands;
 pub mod measure;
+pub mod runner;
 pub mod search;
 
 pub use commands::run;

@@ -130,7 +130,12 @@ impl GpuParams {
 
     /// The variant to compile for an instance of size n.
     pub fn variant(&self, n: usize, gpu: &Gpu) -> Variant {
-        let mut v = Variant::new(&self.algorithm.source(), gpu.info.arch).define("QAP_N", n);
+        self.variant_for(n, gpu.info.arch)
+    }
+
+    /// The variant for an architecture, without a device (to compile ahead of the GPU).
+    pub fn variant_for(&self, n: usize, arch: kernels::Arch) -> Variant {
+        let mut v = Variant::new(&self.algorithm.source(), arch).define("QAP_N", n);
         if self.algorithm == GpuAlgorithm::TwoOptDyn {
             v = v.define("DYN_CHILD_THREADS", self.child_threads);
         }

@@ -121,4 +121,7 @@ pub struct QapSolveResult {
     pub objective: i64,
     /// Kernel launches per run.
     pub launches: u32,
+    /// Wall seconds the measurement kept the GPU working (warm-up, timed runs, energy window),
+    /// from which the tuner computes its GPU-busy share and per-trial overhead.
+    pub measure_s: f64,
 }

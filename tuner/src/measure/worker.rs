@@ -113,7 +113,9 @@ fn qap_solve(
     let cache = cache_for(&job.cache_dir);
     let prepared = qap_gpu::prepare(gpu, &cache, &inst, &params)?;
     let mut workload = super::workload::QapRuns::new(prepared, params, &job);
+    let started = std::time::Instant::now();
     let mut measurement = super::measure(gpu, &mut workload, meter.as_ref().ok(), &job.settings)?;
+    let measure_s = started.elapsed().as_secs_f64();
     measurement.power_note = meter.as_ref().err().cloned();
     let run = workload
         .last
@@ -130,6 +132,7 @@ fn qap_solve(
         solution: run.outcome.solution,
         objective: run.outcome.objective,
         launches: run.launches,
+        measure_s,
     })
 }
 

@@ -1,0 +1,194 @@
+//! Resolving a campaign's instances (files, globs, generator specs) and grouping them into
+//! dataset classes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use results::InstanceRecord;
+use solvers::bks::BestKnown;
+use solvers::family::{self, Family, Instance};
+
+use super::config::{CampaignFile, ClassesConfig, GeneratorConfig};
+
+/// One instance of the campaign, loaded.
+#[derive(Debug, Clone)]
+pub struct CampaignInstance {
+    pub record: InstanceRecord,
+    /// The file it was read from (generated instances are written into the output folder
+    /// first, so a measuring worker can read every instance by path).
+    pub path: PathBuf,
+    pub instance: Instance,
+}
+
+/// Loads every instance the campaign names, in name order, without duplicates.
+pub fn resolve(file: &CampaignFile, out_dir: &Path, bks: &BestKnown) -> Result<Vec<CampaignInstance>> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for pattern in &file.config.instances.paths {
+        let full = file.resolve(Path::new(pattern));
+        let text = full.to_string_lossy().to_string();
+        if pattern.contains(['*', '?', '[']) {
+            let matches: Vec<PathBuf> = glob::glob(&text)
+                .map_err(|e| file.error_at("paths", format!("bad pattern {pattern:?}: {e}")))?
+                .filter_map(|entry| entry.ok())
+                .filter(|p| p.is_file() && !is_solution_file(p))
+                .collect();
+            if matches.is_empty() {
+                return Err(file.error_at("paths", format!("{pattern:?} ({text}) matches no file")));
+            }
+            paths.extend(matches);
+        } else {
+            if !full.is_file() {
+                return Err(file.error_at("paths", format!("{pattern:?}: no such file ({text})")));
+            }
+            paths.push(full);
+        }
+    }
+    if !file.config.instances.generate.is_empty() {
+        let folder = out_dir.join("instances");
+        std::fs::create_dir_all(&folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+        for spec in &file.config.instances.generate {
+            paths.push(generate(file, spec, &folder)?);
+        }
+    }
+    paths.sort();
+    paths.dedup();
+
+    let mut out: Vec<CampaignInstance> = Vec::new();
+    for path in paths {
+        let instance = family::load(&path, None, None)?;
+        let name = instance.name().to_string();
+        if let Some(other) = out.iter().find(|o| o.record.name == name) {
+            bail!(
+                "two instances are named {name}: {} and {}; rename one",
+                other.path.display(),
+                path.display()
+            );
+        }
+        if let Some(first) = out.first() {
+            if first.instance.family() != instance.family() {
+                return Err(file.error_at(
+                    "paths",
+                    format!(
+                        "a campaign tunes one family; {} is {} but {} is {}",
+                        path.display(),
+                        instance.family(),
+                        first.path.display(),
+                        first.instance.family()
+                    ),
+                ));
+            }
+        }
+        let record = InstanceRecord {
+            name: name.clone(),
+            source: path.display().to_string(),
+            family: instance.family().name().to_string(),
+            class: instance.class(),
+            features: serde_json::to_value(instance.features())?,
+            best_known: bks.get(&name).map(|e| e.value),
+        };
+        out.push(CampaignInstance {
+            record,
+            path,
+            instance,
+        });
+    }
+    out.sort_by(|a, b| a.record.name.cmp(&b.record.name));
+    Ok(out)
+}
+
+fn is_solution_file(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("sln" | "tour" | "md" | "csv")
+    ) || path.to_string_lossy().ends_with(".opt.tour")
+}
+
+fn generate(file: &CampaignFile, spec: &GeneratorConfig, folder: &Path) -> Result<PathBuf> {
+    let (name, text) = match spec {
+        GeneratorConfig::Pfsp {
+            jobs,
+            machines,
+            seed,
+        } => {
+            if *jobs == 0 || *machines == 0 || !(1..2_147_483_647).contains(seed) {
+                return Err(file.error_at(
+                    "generate",
+                    "pfsp needs jobs >= 1, machines >= 1 and 1 <= seed <= 2147483646",
+                ));
+            }
+            let inst = solvers::pfsp::generate(*jobs, *machines, *seed);
+            (
+                format!("pfsp-{jobs}x{machines}-s{seed}.txt"),
+                solvers::pfsp::to_taillard_text(&inst),
+            )
+        }
+        GeneratorConfig::Hwsw {
+            nodes,
+            edges,
+            ccr,
+            r_level,
+            seed,
+        } => {
+            let level = r_level
+                .parse()
+                .map_err(|e| file.error_at("r_level", format!("{e}")))?;
+            let spec = solvers::hwsw::GeneratorSpec::new(*nodes, *edges, *ccr, level, *seed);
+            let inst = solvers::hwsw::generate(&spec).map_err(|e| file.error_at("generate", e))?;
+            (
+                format!("hwsw-{nodes}n-{edges}e-ccr{ccr}-{r_level}-s{seed}.hwsw"),
+                inst.to_text(),
+            )
+        }
+    };
+    let path = folder.join(name);
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
+/// Class name -> indices into `instances`, in class-name order.
+pub fn classes(file: &CampaignFile, instances: &[CampaignInstance]) -> Result<BTreeMap<String, Vec<usize>>> {
+    let mut classes: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    match &file.config.instances.classes {
+        ClassesConfig::Auto(_) => {
+            for (i, inst) in instances.iter().enumerate() {
+                classes.entry(inst.record.class.clone()).or_default().push(i);
+            }
+        }
+        ClassesConfig::Listed(listed) => {
+            super::config::ensure_no_overlap(listed).map_err(|e| file.error_at("classes", e))?;
+            for (class, names) in listed {
+                for name in names {
+                    let Some(i) = instances.iter().position(|inst| &inst.record.name == name) else {
+                        return Err(file.error_at(
+                            "classes",
+                            format!("class {class} lists {name}, which is not among the instances"),
+                        ));
+                    };
+                    classes.entry(class.clone()).or_default().push(i);
+                }
+            }
+            if let Some(loose) = instances
+                .iter()
+                .find(|inst| !listed.values().flatten().any(|n| n == &inst.record.name))
+            {
+                return Err(file.error_at(
+                    "classes",
+                    format!("instance {} is in no class; list it or drop it", loose.record.name),
+                ));
+            }
+        }
+    }
+    if let Some(k) = file.config.instances.per_class {
+        for members in classes.values_mut() {
+            members.truncate(k);
+        }
+    }
+    Ok(classes)
+}
+
+/// The family of a campaign's instances.
+pub fn family_of(instances: &[CampaignInstance]) -> Option<Family> {
+    instances.first().map(|i| i.instance.family())
+}

@@ -1,0 +1,199 @@
+//! The GPU runner: one measuring worker process per GPU ([`crate::measure::client`]), fed
+//! QAP solve jobs; NVRTC compiles of the next jobs run ahead on CPU threads into the shared
+//! disk cache, so the worker finds its kernel compiled when the job reaches it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kernels::{Arch, CacheStatus, KernelCache};
+use results::{Measurement, TrialStatus};
+
+use super::{rescore, Realised, TrialResult};
+use crate::campaign::instances::CampaignInstance;
+use crate::measure::client::WorkerClient;
+use crate::measure::protocol::{Job, Outcome, QapSolveJob, QapSolveResult};
+use crate::measure::MeasureSettings;
+
+/// What every job of a campaign shares.
+#[derive(Debug, Clone)]
+pub struct GpuSettings {
+    pub measure: MeasureSettings,
+    pub iterations: Option<u64>,
+    pub seed: u64,
+    pub cache_dir: PathBuf,
+    /// A job that takes longer is treated as a hang: the worker is killed and replaced.
+    pub timeout: Duration,
+}
+
+/// Builds the worker job of a realised point on an instance.
+pub fn job(
+    gpu: usize,
+    inst: &CampaignInstance,
+    r: &Realised,
+    settings: &GpuSettings,
+) -> Result<QapSolveJob, String> {
+    if inst.instance.family() != solvers::family::Family::Qap {
+        return Err(format!(
+            "the GPU runner supports the qap family; {} is {}",
+            inst.record.name,
+            inst.instance.family()
+        ));
+    }
+    if !r.defines.is_empty() {
+        return Err("the qap kernels take no #define parameters from a space".into());
+    }
+    let algorithm = r
+        .text("variant")
+        .ok_or("the space has no `variant` parameter (2opt, 2opt-shared, 2opt-dyn, tabu, rots-block)")?;
+    let iterations = match r.count::<u32>("iterations")? {
+        Some(i) => Some(i),
+        None => settings
+            .iterations
+            .map(|i| u32::try_from(i).map_err(|_| format!("iterations {i} is too large")))
+            .transpose()?,
+    };
+    Ok(QapSolveJob {
+        gpu,
+        instance: inst.path.clone(),
+        solutions: r
+            .count("solutions")?
+            .ok_or("the space has no `solutions` parameter")?,
+        threads_per_block: r
+            .count("threads")?
+            .ok_or("the space has no `threads` parameter")?,
+        algorithm,
+        iterations,
+        tenure: r.count("tenure")?,
+        child_threads: r.count("child_threads")?,
+        flags: r.flags.clone(),
+        seed: settings.seed,
+        settings: settings.measure.clone(),
+        cache_dir: Some(settings.cache_dir.clone()),
+    })
+}
+
+/// Compiles a job's kernel into the disk cache (the work the pipeline does ahead of the GPU).
+/// Returns the compile seconds and whether the cache already had it.
+pub fn compile_ahead(
+    job: &QapSolveJob,
+    n: usize,
+    arch: Arch,
+) -> Result<(f64, CacheStatus), String> {
+    let params = crate::measure::workload::qap_params(job)?;
+    let variant = params.variant_for(n, arch);
+    let cache = KernelCache::new(
+        job.cache_dir
+            .clone()
+            .unwrap_or_else(KernelCache::default_dir),
+    );
+    let started = std::time::Instant::now();
+    let (_, status) = cache.get_or_compile(&variant).map_err(|e| e.to_string())?;
+    Ok((started.elapsed().as_secs_f64(), status))
+}
+
+/// One GPU with its worker.
+pub struct GpuWorker {
+    pub ordinal: usize,
+    /// Name and UUID-free label for the store ("NVIDIA H100 80GB HBM3 #0").
+    pub device: String,
+    client: WorkerClient,
+    /// Seconds the GPU spent measuring (warm-up, timed runs, energy window), summed.
+    pub busy_s: f64,
+}
+
+impl GpuWorker {
+    pub fn new(exe: PathBuf, ordinal: usize, device: String) -> GpuWorker {
+        GpuWorker {
+            ordinal,
+            device,
+            client: WorkerClient::new(exe),
+            busy_s: 0.0,
+        }
+    }
+
+    /// Measures a job; the solution is re-scored on the CPU.
+    pub fn measure(
+        &mut self,
+        inst: &CampaignInstance,
+        job: QapSolveJob,
+        timeout: Duration,
+    ) -> TrialResult {
+        match self.client.request(Job::QapSolve(job), timeout) {
+            Outcome::Solved(result) => {
+                self.busy_s += result.measure_s;
+                convert(inst, &result)
+            }
+            Outcome::Failed { message } => TrialResult::failed(TrialStatus::Failed, message),
+            Outcome::Crashed { message } => TrialResult::failed(TrialStatus::Crashed, message),
+            other => TrialResult::failed(
+                TrialStatus::Failed,
+                format!("unexpected worker answer {other:?}"),
+            ),
+        }
+    }
+}
+
+fn convert(inst: &CampaignInstance, r: &QapSolveResult) -> TrialResult {
+    let m = &r.measurement;
+    let t = &m.timing;
+    let state = m.after.as_ref().or(m.before.as_ref());
+    let main = r
+        .resources
+        .iter()
+        // ptxas reports every function of the module; the launched kernels are named qap_*.
+        .find(|res| res.function.contains("qap_"))
+        .or(r.resources.first());
+    let mut throttle: Vec<String> = Vec::new();
+    for s in [&m.before, &m.after].into_iter().flatten() {
+        throttle.extend(s.throttle_reasons.iter().cloned());
+    }
+    if let Some(e) = &m.energy {
+        throttle.extend(e.samples.throttle_reasons.iter().cloned());
+    }
+    throttle.sort();
+    throttle.dedup();
+    let mut measurement = Measurement {
+        time_s: Some(t.median_ms / 1000.0),
+        time_spread: Some((t.max_ms - t.min_ms) / t.median_ms.max(1e-12)),
+        power_w: m.energy.as_ref().and_then(|e| e.average_power_w),
+        energy_j: m.energy.as_ref().and_then(|e| e.energy_per_run_j),
+        sm_clock_mhz: state.and_then(|s| s.sm_clock_mhz),
+        mem_clock_mhz: state.and_then(|s| s.memory_clock_mhz),
+        temperature_c: state.and_then(|s| s.temperature_c),
+        throttle: Some(throttle.join(",")),
+        registers: Some(r.attributes.registers),
+        spills: main.map(|res| res.spill_store_bytes + res.spill_load_bytes),
+        shared_bytes: Some(r.launch.shared_bytes + r.attributes.static_shared_bytes),
+        compile_s: Some(r.compile_seconds),
+        cache_hit: Some(r.cache == CacheStatus::Hit),
+        objective: None,
+        gap_percent: None,
+    };
+    let mut log = format!(
+        "{} on {} ({}), {} launches/run, kernel share {:.3}{}",
+        inst.record.name,
+        r.device.name,
+        r.launch,
+        r.launches,
+        m.energy.as_ref().map_or(0.0, |e| e.kernel_share),
+        m.power_note
+            .as_ref()
+            .map(|n| format!("; power: {n}"))
+            .unwrap_or_default()
+    );
+    if m.throttled {
+        log.push_str("; THROTTLED during the measurement");
+    }
+    match rescore(inst, &r.solution, r.objective, &mut measurement) {
+        Ok(()) => TrialResult {
+            status: TrialStatus::Ok,
+            measurement,
+            log,
+        },
+        Err(e) => TrialResult {
+            status: TrialStatus::Invalid,
+            measurement,
+            log: format!("{e}; {log}"),
+        },
+    }
+}
