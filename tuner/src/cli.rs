@@ -32,9 +32,108 @@ pub enum Command {
     /// Benchmarks that print ratios measured side by side in one run.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run a tuning campaign (TOML): search the space per dataset class, measure, store trials.
+    Tune(TuneArgs),
+    /// Write one tuned bundle per dataset class (kernels + manifest) and an index.
+    Export(ExportArgs),
+    /// Export a campaign's trials as CSV or JSON.
+    Results(ResultsArgs),
+    /// Draw a campaign's Pareto fronts, convergence and the paper's figures into an HTML page.
+    Report(ReportArgs),
     /// Measuring worker process (JSON lines on stdin/stdout); started by mats itself.
     #[command(hide = true)]
     Worker,
+}
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Campaign file (e.g. campaigns/quickstart.toml; format in campaigns/README.md).
+    pub campaign: PathBuf,
+    /// Continue an interrupted campaign: finished trials are reused, interrupted ones are
+    /// recorded as crashed and measured again (up to the campaign's max_attempts).
+    #[arg(long, conflicts_with = "fresh")]
+    pub resume: bool,
+    /// Delete the output folder's results of earlier runs and start over.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Output folder (default: the campaign's `output`, else runs/<name>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Campaign output folder (holds results.sqlite).
+    pub dir: PathBuf,
+    /// Where the bundles go.
+    #[arg(long, value_name = "DIR", default_value = "tuned")]
+    pub out: PathBuf,
+    /// Campaign name, when the folder's store holds several.
+    #[arg(long)]
+    pub campaign: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    /// Campaign output folder (holds results.sqlite).
+    pub dir: PathBuf,
+    /// One row per trial, CSV (the default).
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Everything (campaign, instances, runs, trials, evaluations, exports) as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write to a file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Campaign name, when the folder's store holds several.
+    #[arg(long)]
+    pub campaign: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Campaign output folder (holds results.sqlite).
+    pub dir: PathBuf,
+    /// Report folder (default DIR/report).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Image format of the figures.
+    #[arg(long, value_enum, default_value_t = ImageFormatArg::Svg)]
+    pub format: ImageFormatArg,
+    /// Campaign name, when the folder's store holds several.
+    #[arg(long)]
+    pub campaign: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImageFormatArg {
+    Svg,
+    Png,
+}
+
+/// Which of a tuned class's bundles `solve --tuned` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Prefer {
+    Time,
+    Energy,
+    Power,
+}
+
+impl Prefer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Prefer::Time => "time",
+            Prefer::Energy => "energy",
+            Prefer::Power => "power",
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -123,6 +222,13 @@ pub struct SolveArgs {
     /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default).
     #[arg(long, value_name = "NAME")]
     pub algo: Option<String>,
+    /// Run the tuned configuration for this instance's class from an export folder
+    /// (`mats export`); --backend, --algo and the tuning parameters then come from the bundle.
+    #[arg(long, value_name = "DIR")]
+    pub tuned: Option<PathBuf>,
+    /// With --tuned: the bundle tuned for time (default), energy or power.
+    #[arg(long, value_enum, default_value_t = Prefer::Time, requires = "tuned")]
+    pub prefer: Prefer,
     /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP).
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,

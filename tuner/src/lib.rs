@@ -7,5 +7,6 @@ pub mod commands;
 pub mod measure;
 pub mod runner;
 pub mod search;
+pub mod tune;
 
 pub use commands::run;

@@ -3,8 +3,12 @@
 mod bench;
 mod bench_qap;
 mod devices;
+pub mod export;
 mod instance;
+pub mod results;
+mod report;
 mod solve;
+mod tune;
 
 use std::path::PathBuf;
 
@@ -22,6 +26,10 @@ pub fn run(command: Command) -> Result<()> {
         Command::Devices(args) => devices::run(&args),
         Command::Bench(BenchCommand::Measure(args)) => bench::measure(&args),
         Command::Bench(BenchCommand::Qap(args)) => bench_qap::run(&args),
+        Command::Tune(args) => tune::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Results(args) => results::run(&args),
+        Command::Report(args) => report::run(&args),
         Command::Worker => crate::measure::worker::serve(),
     }
 }

@@ -55,9 +55,10 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     };
 
     let started = Instant::now();
-    let solved = match args.backend {
-        Backend::Cpu => solve_cpu(args, &instance, budget)?,
-        Backend::Gpu => solve_gpu(args, &instance, budget)?,
+    let solved = match (&args.tuned, args.backend) {
+        (Some(dir), _) => solve_tuned(args, dir, &instance, budget)?,
+        (None, Backend::Cpu) => solve_cpu(args, &instance, budget)?,
+        (None, Backend::Gpu) => solve_gpu(args, &instance, budget)?,
     };
     let seconds = started.elapsed().as_secs_f64();
     let outcome = &solved.outcome;
@@ -234,6 +235,153 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
             cache: format!("{:?}", run.cache).to_lowercase(),
             flags: params.flags.clone(),
         }),
+    })
+}
+
+/// Runs the bundle an export chose for this instance's class.
+fn solve_tuned(
+    args: &SolveArgs,
+    dir: &std::path::Path,
+    instance: &family::Instance,
+    budget: Budget,
+) -> Result<Solved> {
+    use super::export::{tuned_params, Index, Manifest};
+    let read = |path: std::path::PathBuf| -> Result<String> {
+        std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "cannot read {} (is {} a folder written by `mats export`?)",
+                path.display(),
+                dir.display()
+            )
+        })
+    };
+    let index_path = dir.join("index.json");
+    let index: Index = serde_json::from_str(&read(index_path.clone())?)
+        .with_context(|| format!("{} is not a mats export index", index_path.display()))?;
+    if index.family != instance.family().name() {
+        bail!(
+            "{} was tuned for {} instances; {} is {}",
+            dir.display(),
+            index.family,
+            instance.name(),
+            instance.family()
+        );
+    }
+    let class = instance.class();
+    let Some(entry) = index.classes.get(&class) else {
+        bail!(
+            "{} has no bundle for class {class} (instance {}); tuned classes: {}. Tune a \
+             campaign that includes instances of this class, or run without --tuned",
+            dir.display(),
+            instance.name(),
+            index.classes.keys().cloned().collect::<Vec<_>>().join(", ")
+        );
+    };
+    let prefer = args.prefer.name();
+    let Some(bundle) = entry.bundles.get(prefer) else {
+        bail!(
+            "class {class} has no bundle tuned for {prefer} (available: {}); power and energy \
+             exist only for GPU campaigns",
+            entry.bundles.keys().cloned().collect::<Vec<_>>().join(", ")
+        );
+    };
+    let folder = dir.join(bundle);
+    let manifest_path = folder.join("manifest.json");
+    let manifest: Manifest = serde_json::from_str(&read(manifest_path.clone())?)
+        .with_context(|| format!("{} is not a mats bundle manifest", manifest_path.display()))?;
+    let budget = Budget {
+        iterations: budget.iterations.or(manifest
+            .values
+            .get("iterations")
+            .and_then(|v| v.as_int())
+            .map(|v| v as u64)),
+        ..budget
+    };
+    if manifest.backend == "gpu" {
+        let family::Instance::Qap(inst) = instance else {
+            bail!("GPU bundles run qap instances only");
+        };
+        if !kernels::gpu::driver_available() {
+            bail!(
+                "bundle {} was tuned on a GPU ({}), and this machine has no CUDA driver",
+                folder.display(),
+                manifest.device
+            );
+        }
+        let gpu = kernels::gpu::Gpu::open(args.gpu)?;
+        if let Some(arch) = manifest.arch {
+            if gpu.info.arch.0 != arch {
+                bail!(
+                    "bundle {} was built for {} (sm_{arch}) but GPU {} is {} ({}); tune and export \
+                     on this GPU's architecture",
+                    folder.display(),
+                    manifest.device,
+                    args.gpu,
+                    gpu.info.name,
+                    gpu.info.arch
+                );
+            }
+        }
+        let driver = kernels::gpu::driver_version()
+            .ok()
+            .map(|(a, b)| format!("{a}.{b}"));
+        if manifest.driver.is_some() && driver != manifest.driver {
+            bail!(
+                "bundle {} was measured under CUDA driver {} but this machine has {}; its \
+                 timings do not carry over: re-run the campaign here",
+                folder.display(),
+                manifest.driver.as_deref().unwrap_or("?"),
+                driver.as_deref().unwrap_or("none")
+            );
+        }
+        let params = tuned_params(&manifest)?;
+        let cache = kernels::KernelCache::new(folder.join("kernels"));
+        let options = RunOptions {
+            seed: args.seed,
+            threads: 1,
+            budget,
+        };
+        let run = qap_gpu::solve(&gpu, &cache, inst, &params, &options)?;
+        return Ok(Solved {
+            outcome: run.outcome,
+            algorithm: format!("{} (tuned: {bundle})", params.algorithm.name()),
+            backend: "gpu",
+            threads: params.threads_per_block as usize,
+            gpu: Some(GpuDetails {
+                device: format!("{} ({})", gpu.info.name, gpu.info.arch),
+                solutions: params.solutions,
+                threads_per_block: params.threads_per_block,
+                kernel_seconds: run.kernel_seconds,
+                launches: run.launches,
+                registers: run.attributes.registers,
+                local_bytes_per_thread: run.attributes.local_bytes_per_thread,
+                cache: format!("{:?}", run.cache).to_lowercase(),
+                flags: params.flags.clone(),
+            }),
+        });
+    }
+    let realised = crate::runner::Realised {
+        flags: manifest.flags.clone(),
+        defines: Vec::new(),
+        values: manifest.values.clone(),
+    };
+    let (algorithm, params, threads) =
+        crate::runner::cpu::params(instance.family(), &realised).map_err(anyhow::Error::msg)?;
+    let threads = if args.threads != 0 { args.threads } else { threads };
+    let options = RunOptions {
+        seed: args.seed,
+        threads,
+        budget,
+    };
+    let outcome = instance
+        .solve(algorithm, &params, &options)
+        .map_err(anyhow::Error::msg)?;
+    Ok(Solved {
+        outcome,
+        algorithm: format!("{} (tuned: {bundle})", algorithm.name()),
+        backend: "cpu",
+        threads,
+        gpu: None,
     })
 }
 

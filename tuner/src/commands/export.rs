@@ -1,0 +1,346 @@
+//! `mats export DIR --out tuned/`: one tuned bundle per distinct best point, an index from
+//! class to bundle (per preference: time, energy, power), and each class's Pareto set.
+//!
+//! A GPU bundle holds the kernels (CUBIN + metadata, in the kernel cache's own layout, one per
+//! problem size the class's instances have) and a manifest; a CPU bundle holds the manifest
+//! alone. Classes whose best point is the same share one bundle.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use results::{EvaluationStatus, ExportRow, Point, Store};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::cli::ExportArgs;
+use crate::tune::STORE_FILE;
+
+/// `index.json` of an export.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Index {
+    pub campaign: String,
+    pub family: String,
+    pub backend: String,
+    pub device: String,
+    /// GPU exports: the compute capability the kernels were built for (e.g. 90).
+    pub arch: Option<u32>,
+    pub driver: Option<String>,
+    pub nvrtc: Option<String>,
+    pub classes: BTreeMap<String, ClassEntry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClassEntry {
+    /// Bundle folder per preference ("time", "energy", "power"); power and energy only where
+    /// they were measured.
+    pub bundles: BTreeMap<String, String>,
+    /// The class's non-dominated points (time vs energy, or time alone on the CPU).
+    pub pareto: Vec<Measured>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measured {
+    pub point: Point,
+    pub time_s: f64,
+    pub power_w: Option<f64>,
+    pub energy_j: Option<f64>,
+    pub gap_percent: Option<f64>,
+}
+
+/// `manifest.json` of one bundle.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub point: Point,
+    pub flags: Vec<String>,
+    pub values: BTreeMap<String, results::Value>,
+    pub backend: String,
+    pub device: String,
+    pub arch: Option<u32>,
+    pub driver: Option<String>,
+    pub nvrtc: Option<String>,
+    /// Classes this bundle serves, with what was measured there.
+    pub measured: BTreeMap<String, Measured>,
+    /// GPU: kernel per problem size.
+    pub kernels: Vec<KernelFile>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KernelFile {
+    pub n: usize,
+    pub source: String,
+    pub source_sha256: String,
+    pub options: Vec<String>,
+    /// The kernel cache key (source, headers, options, NVRTC version).
+    pub cache_key: String,
+}
+
+pub fn run(args: &ExportArgs) -> Result<()> {
+    let store_path = args.dir.join(STORE_FILE);
+    if !store_path.is_file() {
+        bail!(
+            "{} is not a campaign folder: {} not found (run `mats tune CAMPAIGN.toml` first)",
+            args.dir.display(),
+            store_path.display()
+        );
+    }
+    let store = Store::open(&store_path)?;
+    let campaign = super::results::pick_campaign(&store, args.campaign.as_deref(), &args.dir)?;
+    let settings = &campaign.settings;
+    let backend = settings["backend"].as_str().unwrap_or("cpu").to_string();
+    let family = settings["family"].as_str().unwrap_or("").to_string();
+    let device = settings["device"].as_str().unwrap_or("").to_string();
+    let arch = settings["arch"].as_u64().map(|a| a as u32);
+    let space_path = settings["space"].as_str().map(PathBuf::from);
+
+    // Class -> point -> the latest ok evaluation of it on that class.
+    let runs = store.runs(campaign.id)?;
+    let class_of: BTreeMap<i64, String> = runs.iter().map(|r| (r.id, r.class.clone())).collect();
+    let mut by_class: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
+    for e in store.evaluations(campaign.id)? {
+        if e.status != EvaluationStatus::Ok {
+            continue;
+        }
+        let (Some(class), Some(time_s)) = (class_of.get(&e.run_id), e.time_s) else {
+            continue;
+        };
+        by_class.entry(class.clone()).or_default().insert(
+            e.point.clone(),
+            Measured {
+                point: e.point,
+                time_s,
+                power_w: e.power_w,
+                energy_j: e.energy_j,
+                gap_percent: e.gap_percent,
+            },
+        );
+    }
+    if by_class.is_empty() {
+        bail!(
+            "campaign {:?} in {} has no successful evaluations to export",
+            campaign.name,
+            args.dir.display()
+        );
+    }
+
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let space = match &space_path {
+        Some(p) => Some(crate::space::Space::load(p).with_context(|| {
+            format!("the campaign's space file {} is needed to export", p.display())
+        })?),
+        None => None,
+    };
+    let instances = store.instances(campaign.id)?;
+    let (driver, nvrtc) = if backend == "gpu" {
+        (
+            kernels::gpu::driver_version()
+                .ok()
+                .map(|(a, b)| format!("{a}.{b}")),
+            kernels::nvrtc::version().ok().map(|(a, b)| format!("{a}.{b}")),
+        )
+    } else {
+        (None, None)
+    };
+
+    let mut bundles: BTreeMap<Point, (String, Manifest)> = BTreeMap::new();
+    let mut index = Index {
+        campaign: campaign.name.clone(),
+        family,
+        backend: backend.clone(),
+        device: device.clone(),
+        arch,
+        driver: driver.clone(),
+        nvrtc: nvrtc.clone(),
+        classes: BTreeMap::new(),
+    };
+    for (class, points) in &by_class {
+        let measured: Vec<&Measured> = points.values().collect();
+        let mut entry = ClassEntry {
+            bundles: BTreeMap::new(),
+            pareto: pareto(&measured),
+        };
+        for prefer in ["time", "energy", "power"] {
+            let key = |m: &&Measured| match prefer {
+                "time" => Some(m.time_s),
+                "energy" => m.energy_j,
+                _ => m.power_w,
+            };
+            let Some(best) = measured
+                .iter()
+                .filter(|m| key(m).is_some())
+                .min_by(|a, b| key(a).unwrap_or(f64::MAX).total_cmp(&key(b).unwrap_or(f64::MAX)))
+            else {
+                continue;
+            };
+            let next = bundles.len();
+            let (name, manifest) = bundles.entry(best.point.clone()).or_insert_with(|| {
+                let name = format!("bundle-{next:02}-{}", &short_hash(&best.point.key()));
+                let manifest = Manifest {
+                    point: best.point.clone(),
+                    flags: Vec::new(),
+                    values: BTreeMap::new(),
+                    backend: backend.clone(),
+                    device: device.clone(),
+                    arch,
+                    driver: driver.clone(),
+                    nvrtc: nvrtc.clone(),
+                    measured: BTreeMap::new(),
+                    kernels: Vec::new(),
+                };
+                (name, manifest)
+            });
+            manifest.measured.insert(class.clone(), (*best).clone());
+            entry.bundles.insert(prefer.to_string(), name.clone());
+            let point_id = store.point(campaign.id, &best.point)?;
+            store.set_export(
+                campaign.id,
+                &ExportRow {
+                    class: class.clone(),
+                    prefer: prefer.to_string(),
+                    point_id,
+                    point: best.point.clone(),
+                    bundle: name.clone(),
+                },
+            )?;
+        }
+        index.classes.insert(class.clone(), entry);
+    }
+
+    for (point, (name, manifest)) in &mut bundles {
+        let folder = args.out.join(&*name);
+        std::fs::create_dir_all(&folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+        if let Some(space) = &space {
+            let r = space
+                .realise(point)
+                .map_err(|e| anyhow::anyhow!("bundle {name}: {e}"))?;
+            manifest.flags = r.flags.clone();
+            manifest.values = r.values.clone();
+        }
+        // A production run's length is part of what was tuned: `solve --tuned` repeats it.
+        if let Some(i) = settings["iterations"].as_i64() {
+            manifest
+                .values
+                .entry("iterations".into())
+                .or_insert(results::Value::Int(i));
+        }
+        if backend == "gpu" {
+            let sizes: std::collections::BTreeSet<usize> = instances
+                .iter()
+                .filter(|i| manifest.measured.contains_key(&i.class))
+                .filter_map(|i| qap_size(&i.source))
+                .collect();
+            manifest.kernels = build_kernels(&folder, manifest, &sizes)?;
+        }
+        let text = serde_json::to_string_pretty(&*manifest)?;
+        std::fs::write(folder.join("manifest.json"), text)
+            .with_context(|| format!("cannot write {}", folder.join("manifest.json").display()))?;
+    }
+    let text = serde_json::to_string_pretty(&index)?;
+    std::fs::write(args.out.join("index.json"), text)
+        .with_context(|| format!("cannot write {}", args.out.join("index.json").display()))?;
+    println!(
+        "exported {} classes into {} bundle(s) in {}",
+        index.classes.len(),
+        bundles.len(),
+        args.out.display()
+    );
+    for (class, entry) in &index.classes {
+        let time = entry.bundles.get("time").map(String::as_str).unwrap_or("-");
+        println!("  {class:<24} time: {time}  ({} Pareto points)", entry.pareto.len());
+    }
+    Ok(())
+}
+
+/// Non-dominated points, time against energy where energy exists, else the fastest alone.
+fn pareto(points: &[&Measured]) -> Vec<Measured> {
+    let with_energy: Vec<&&Measured> = points.iter().filter(|m| m.energy_j.is_some()).collect();
+    if with_energy.is_empty() {
+        return points
+            .iter()
+            .min_by(|a, b| a.time_s.total_cmp(&b.time_s))
+            .map(|m| vec![(*m).clone()])
+            .unwrap_or_default();
+    }
+    let values: Vec<[f64; 2]> = with_energy
+        .iter()
+        .map(|m| [m.time_s, m.energy_j.unwrap_or(f64::MAX)])
+        .collect();
+    results::pareto::pareto_front(&values)
+        .into_iter()
+        .map(|i| (**with_energy[i]).clone())
+        .collect()
+}
+
+fn short_hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The problem size of a QAP instance file (its first token).
+fn qap_size(path: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// Compiles the bundle's kernels into its own `kernels/` folder (the kernel cache layout, so
+/// `solve --tuned` loads them as cache hits).
+fn build_kernels(
+    folder: &Path,
+    manifest: &Manifest,
+    sizes: &std::collections::BTreeSet<usize>,
+) -> Result<Vec<KernelFile>> {
+    let arch = kernels::Arch(manifest.arch.context("the campaign recorded no GPU architecture")?);
+    if !kernels::nvrtc::available() {
+        bail!("exporting GPU bundles needs NVRTC (libnvrtc) to build the kernels; none was found");
+    }
+    let nvrtc = kernels::nvrtc::version()?;
+    let cache = kernels::KernelCache::new(folder.join("kernels"));
+    let params = tuned_params(manifest)?;
+    let mut out = Vec::new();
+    for &n in sizes {
+        let variant = params.variant_for(n, arch);
+        cache
+            .get_or_compile(&variant)
+            .with_context(|| format!("building {} for n = {n}", variant.source))?;
+        let source = variant
+            .kernel_source()
+            .map_err(anyhow::Error::msg)?;
+        out.push(KernelFile {
+            n,
+            source: source.id.to_string(),
+            source_sha256: format!("{:x}", Sha256::digest(source.text.as_bytes())),
+            options: variant.nvrtc_options().map_err(anyhow::Error::msg)?,
+            cache_key: kernels::KernelCache::key(&variant, nvrtc)?,
+        });
+    }
+    Ok(out)
+}
+
+/// The QAP GPU parameters of a manifest.
+pub fn tuned_params(manifest: &Manifest) -> Result<solvers::qap::gpu::GpuParams> {
+    let r = crate::runner::Realised {
+        flags: manifest.flags.clone(),
+        defines: Vec::new(),
+        values: manifest.values.clone(),
+    };
+    let algorithm = r.text("variant").context("the bundle's point has no `variant`")?;
+    let mut params = solvers::qap::gpu::GpuParams::new(
+        solvers::qap::gpu::GpuAlgorithm::from_name(&algorithm).map_err(anyhow::Error::msg)?,
+    );
+    let err = anyhow::Error::msg;
+    if let Some(s) = r.count("solutions").map_err(err)? {
+        params.solutions = s;
+    }
+    if let Some(t) = r.count("threads").map_err(anyhow::Error::msg)? {
+        params.threads_per_block = t;
+    }
+    params.iterations = r.count("iterations").map_err(anyhow::Error::msg)?;
+    params.tenure = r.count("tenure").map_err(anyhow::Error::msg)?;
+    if let Some(c) = r.count("child_threads").map_err(anyhow::Error::msg)? {
+        params.child_threads = c;
+    }
+    params.flags = manifest.flags.clone();
+    Ok(params)
+}

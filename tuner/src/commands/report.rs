@@ -1,0 +1,27 @@
+//! `mats report DIR`: the HTML report of a campaign.
+
+use anyhow::Result;
+
+use crate::cli::{ImageFormatArg, ReportArgs};
+
+pub fn run(args: &ReportArgs) -> Result<()> {
+    let store = super::results::open_store(&args.dir)?;
+    let campaign = super::results::pick_campaign(&store, args.campaign.as_deref(), &args.dir)?;
+    let input = reports::ReportInput {
+        instances: store.instances(campaign.id)?,
+        runs: store.runs(campaign.id)?,
+        evaluations: store.evaluations(campaign.id)?,
+        trials: store.trials(campaign.id)?,
+        exports: store.exports(campaign.id)?,
+        campaign,
+    };
+    let out = args.out.clone().unwrap_or_else(|| args.dir.join("report"));
+    let format = match args.format {
+        ImageFormatArg::Svg => reports::ImageFormat::Svg,
+        ImageFormatArg::Png => reports::ImageFormat::Png,
+    };
+    let summary = reports::render(&input, &out, format)?;
+    println!("{}", summary);
+    println!("open {}", out.join("index.html").display());
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! When a campaign stops: trials, wall time, cost per class, or the user.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::campaign::config::BudgetConfig;
+
+/// Campaign-wide limits and the stop flag Ctrl-C sets.
+#[derive(Debug)]
+pub struct Budget {
+    started: Instant,
+    wall: Option<Duration>,
+    max_trials: Option<u64>,
+    /// Evaluations per run (class) allowed by `cost_percent`.
+    pub per_run_evaluations: Option<u64>,
+    pub new_trials: u64,
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Budget {
+    pub fn new(config: &BudgetConfig, stop: Arc<AtomicBool>) -> Budget {
+        Budget {
+            started: Instant::now(),
+            wall: config.wall_s.map(Duration::from_secs_f64),
+            max_trials: config.trials,
+            per_run_evaluations: config
+                .cost_percent
+                .map(|p| ((p / 100.0 * config.production_runs as f64).floor() as u64).max(1)),
+            new_trials: 0,
+            stop,
+        }
+    }
+
+    pub fn stopped_by_user(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// No new trial may start.
+    pub fn exhausted(&self) -> bool {
+        self.stopped_by_user()
+            || self.max_trials.is_some_and(|m| self.new_trials >= m)
+            || self.wall.is_some_and(|w| self.started.elapsed() >= w)
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    pub fn max_trials(&self) -> Option<u64> {
+        self.max_trials
+    }
+
+    /// Why the campaign stopped early, if it did.
+    pub fn reason(&self) -> Option<&'static str> {
+        if self.stopped_by_user() {
+            Some("stopped by the user")
+        } else if self.max_trials.is_some_and(|m| self.new_trials >= m) {
+            Some("trial budget spent")
+        } else if self.wall.is_some_and(|w| self.started.elapsed() >= w) {
+            Some("wall-time budget spent")
+        } else {
+            None
+        }
+    }
+}

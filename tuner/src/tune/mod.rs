@@ -1,0 +1,611 @@
+//! `mats tune`: runs a campaign. For each class: the baseline point, then the strategy's
+//! search, then (with several classes) every class's best point on every other class. Trials
+//! go to the store as they happen, so an interrupted campaign resumes where it stopped.
+
+pub mod budget;
+pub mod evaluator;
+mod pipeline;
+mod progress;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use results::{Point, Store, TrialRow};
+use serde::Serialize;
+
+use crate::campaign::config::{point_from_table, BackendChoice, SetupConfig};
+use crate::campaign::instances::{self, CampaignInstance};
+use crate::campaign::{CampaignFile, Objective};
+use crate::runner::cpu::CpuSettings;
+use crate::runner::gpu::{GpuSettings, GpuWorker};
+use crate::runner::{Realised, TrialResult};
+use crate::space::Space;
+use budget::Budget;
+use evaluator::{Baseline, ClassEvaluator, TrialClock};
+
+/// The store's file name inside a campaign's output folder.
+pub const STORE_FILE: &str = "results.sqlite";
+
+/// How `mats tune` was asked to treat an existing output folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartMode {
+    /// Refuse when the folder already holds results of this campaign.
+    New,
+    /// Continue: trials still `started` become `crashed`, finished ones are reused.
+    Resume,
+    /// Delete the old store first.
+    Fresh,
+}
+
+/// Where measurements happen.
+pub enum Backend {
+    Cpu(CpuSettings),
+    Gpu {
+        workers: Vec<GpuWorker>,
+        settings: GpuSettings,
+        arch: kernels::Arch,
+    },
+}
+
+impl Backend {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Cpu(_) => "cpu",
+            Backend::Gpu { .. } => "gpu",
+        }
+    }
+}
+
+/// A trial to run: a point realised for one instance.
+#[derive(Debug, Clone)]
+pub struct TrialJob {
+    pub point_id: i64,
+    pub instance_id: i64,
+    /// Index into the campaign's instances.
+    pub instance: usize,
+    pub realised: Result<Realised, String>,
+}
+
+/// Campaign-wide state shared by the class evaluators.
+pub struct Tuning {
+    pub store: Store,
+    pub campaign_id: i64,
+    pub file: CampaignFile,
+    pub instances: Vec<CampaignInstance>,
+    pub instance_ids: Vec<i64>,
+    pub space: Space,
+    pub backend: Backend,
+    pub budget: Budget,
+    pub margin_percent: f64,
+    pub max_attempts: u32,
+    pub devices: Vec<String>,
+    pub clock: TrialClock,
+    progress: progress::Progress,
+}
+
+impl Tuning {
+    /// The finished trial of this point on this instance on any of the campaign's devices.
+    pub fn cached(&self, point_id: i64, instance_id: i64) -> Result<Option<TrialRow>> {
+        for device in &self.devices {
+            if let Some(row) =
+                self.store
+                    .cached(self.campaign_id, point_id, instance_id, device, self.max_attempts)?
+            {
+                return Ok(Some(row));
+            }
+        }
+        Ok(None)
+    }
+
+    pub fn realise(&self, point: &Point) -> Result<Realised, String> {
+        let r = self.space.realise(point).map_err(|e| e.to_string())?;
+        Ok(Realised {
+            flags: r.flags,
+            defines: r.defines,
+            values: r.values,
+        })
+    }
+
+    /// Runs trials in order (the GPU pipeline compiles ahead); `None` for trials not started
+    /// because the budget ran out or the user stopped.
+    pub fn run_trials(&mut self, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<TrialResult>>> {
+        pipeline::run(self, jobs, label)
+    }
+
+    pub fn progress_note(&self, class: &str, best: Option<f64>, baseline: Option<&Baseline>) {
+        self.progress.note(class, best, baseline, self.budget.new_trials);
+    }
+}
+
+/// Options of `mats tune`.
+#[derive(Debug, Clone)]
+pub struct TuneOptions {
+    pub mode: StartMode,
+    /// Overrides the campaign's output folder.
+    pub out: Option<PathBuf>,
+    /// The `mats` executable that serves as the measuring worker.
+    pub worker_exe: PathBuf,
+    /// Show a progress bar (off in tests and when stderr is not a terminal).
+    pub progress: bool,
+}
+
+/// What a finished (or stopped) campaign reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct TuneSummary {
+    pub campaign: String,
+    pub output: PathBuf,
+    pub backend: String,
+    pub device: String,
+    pub classes: Vec<ClassSummary>,
+    pub new_trials: u64,
+    pub wall_s: f64,
+    /// Share of the wall time the GPU spent measuring (GPU campaigns).
+    pub gpu_busy_share: Option<f64>,
+    /// Median seconds per trial outside its measurement window.
+    pub median_trial_overhead_s: Option<f64>,
+    pub stopped: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassSummary {
+    pub class: String,
+    pub instances: Vec<String>,
+    pub baseline_time_s: Option<f64>,
+    pub best_point: Option<Point>,
+    pub best_time_s: Option<f64>,
+    pub speedup: Option<f64>,
+    pub evaluations: u32,
+}
+
+/// Which setup (space, baseline) and backend a campaign runs with here.
+fn choose_backend(file: &CampaignFile) -> Result<(BackendChoice, SetupConfig)> {
+    let c = &file.config;
+    let gpu_present = kernels::gpu::driver_available()
+        && kernels::gpu::device_count().map(|n| n > 0).unwrap_or(false);
+    let choice = match c.backend {
+        BackendChoice::Auto if gpu_present && c.gpu.is_some() => BackendChoice::Gpu,
+        BackendChoice::Auto if c.cpu.is_some() => BackendChoice::Cpu,
+        BackendChoice::Auto => bail!(
+            "campaign {} has only a [gpu] setup, and this machine has no usable NVIDIA GPU \
+             (no CUDA driver or no device); add a [cpu] table to tune the CPU solvers",
+            file.path.display()
+        ),
+        BackendChoice::Gpu if !gpu_present => bail!(
+            "campaign {} asks for backend \"gpu\", but this machine has no usable NVIDIA GPU \
+             (no CUDA driver or no device)",
+            file.path.display()
+        ),
+        other => other,
+    };
+    let setup = match choice {
+        BackendChoice::Gpu => c.gpu.clone(),
+        _ => c.cpu.clone(),
+    }
+    .context("the chosen backend has no setup table")?;
+    Ok((choice, setup))
+}
+
+/// The output folder: `--out`, else the campaign's `output` (relative to its file), else
+/// `runs/<name>`.
+pub fn output_dir(file: &CampaignFile, out: Option<&Path>) -> PathBuf {
+    match (out, &file.config.output) {
+        (Some(o), _) => o.to_path_buf(),
+        (None, Some(o)) => file.resolve(o),
+        (None, None) => PathBuf::from("runs").join(&file.config.name),
+    }
+}
+
+/// Runs a campaign.
+pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
+    let objective = file.objective()?;
+    let (choice, setup) = choose_backend(&file)?;
+    let out_dir = output_dir(&file, options.out.as_deref());
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
+
+    let space_path = file.resolve(&setup.space);
+    let mut space = Space::load(&space_path)?;
+    if let Some(overrides) = &setup.overrides {
+        space = space
+            .with_overrides(overrides)
+            .map_err(|e| file.error_at("overrides", e))?;
+    }
+    let baseline = point_from_table(&setup.baseline).map_err(|e| file.error_at("baseline", e))?;
+    if !crate::search::SearchSpace::is_valid(&space, &baseline) {
+        return Err(file.error_at(
+            "baseline",
+            format!(
+                "{baseline} is not a valid point of {} (check every parameter is given and the constraints hold)",
+                space_path.display()
+            ),
+        ));
+    }
+    if choice == BackendChoice::Cpu && objective.metrics().iter().any(|m| m.needs_power()) {
+        return Err(file.error_at(
+            "objective",
+            "power and energy are measured on GPUs only; a CPU campaign optimises \"time\"",
+        ));
+    }
+
+    let bks = solvers::bks::BestKnown::embedded();
+    let instances = instances::resolve(&file, &out_dir, &bks)?;
+    let classes = instances::classes(&file, &instances)?;
+
+    let store_path = out_dir.join(STORE_FILE);
+    if options.mode == StartMode::Fresh && store_path.exists() {
+        for suffix in ["", "-wal", "-shm"] {
+            let p = PathBuf::from(format!("{}{suffix}", store_path.display()));
+            if p.exists() {
+                std::fs::remove_file(&p)
+                    .with_context(|| format!("cannot remove {}", p.display()))?;
+            }
+        }
+    }
+    let store = Store::open(&store_path)?;
+    let existing = store.campaigns()?.into_iter().find(|c| c.name == file.config.name);
+    if let Some(existing) = &existing {
+        if options.mode == StartMode::New {
+            let trials = store.trials(existing.id)?.len();
+            bail!(
+                "{} already holds campaign {:?} ({trials} trials); run `mats tune {} --resume` to \
+                 continue it, or --fresh to start over",
+                out_dir.display(),
+                file.config.name,
+                file.path.display()
+            );
+        }
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    install_ctrl_c(stop.clone());
+    let budget = Budget::new(&file.config.budget, stop);
+    let seed = file.config.seed;
+    let (backend, device_names, device_label) = match choice {
+        BackendChoice::Gpu => open_gpus(&file, &setup, options)?,
+        _ => {
+            let m = file.config.measurement.clone().unwrap_or_default();
+            let name = crate::runner::cpu::device_name();
+            (
+                Backend::Cpu(CpuSettings {
+                    warmup_runs: m.warmup_runs.min(1),
+                    timed_runs: m.timed_runs.clamp(1, 5),
+                    iterations: setup.iterations,
+                    seed,
+                }),
+                vec![name.clone()],
+                name,
+            )
+        }
+    };
+
+    let settings = serde_json::json!({
+        "family": instances::family_of(&instances).map(|f| f.name()),
+        "backend": backend.name(),
+        "device": device_label,
+        "objectives": objective.to_string(),
+        "production_runs": file.config.budget.production_runs,
+        "baseline": baseline,
+        "parameters": crate::search::SearchSpace::parameters(&space)
+            .into_iter()
+            .map(|(name, kind)| serde_json::json!({"name": name, "kind": kind}))
+            .collect::<Vec<_>>(),
+        "quality_margin_percent": file.config.quality.margin_percent,
+        "measurement": file.config.measurement.clone().unwrap_or_default(),
+        "seed": seed,
+        "space": space_path.display().to_string(),
+        "iterations": setup.iterations,
+        "arch": match &backend {
+            Backend::Gpu { arch, .. } => Some(arch.0),
+            Backend::Cpu(_) => None,
+        },
+        "strategy": file.config.strategy,
+    });
+    let campaign = store.campaign(&file.config.name, &file.text, &settings)?;
+    store.update_campaign_settings(campaign.id, &settings)?;
+    if options.mode == StartMode::Resume {
+        let crashed = store.recover(campaign.id)?;
+        if crashed > 0 {
+            eprintln!("resume: {crashed} trial(s) interrupted by the last run are recorded as crashed");
+        }
+    }
+    let mut instance_ids = Vec::with_capacity(instances.len());
+    for inst in &instances {
+        instance_ids.push(store.instance(campaign.id, &inst.record)?);
+    }
+
+    let strategy = crate::search::Strategy::from_table(&file.config.strategy)
+        .map_err(|e| file.error_at("strategy", e))?;
+    let progress = progress::Progress::new(options.progress, budget.max_trials());
+    let mut t = Tuning {
+        store,
+        campaign_id: campaign.id,
+        margin_percent: file.config.quality.margin_percent,
+        max_attempts: file.config.budget.max_attempts,
+        file,
+        instances,
+        instance_ids,
+        space,
+        backend,
+        budget,
+        devices: device_names,
+        clock: TrialClock::default(),
+        progress,
+    };
+
+    let mut summaries = Vec::new();
+    let mut bests: BTreeMap<String, Point> = BTreeMap::new();
+    for (class, members) in &classes {
+        let s = tune_class(&mut t, class, members, &baseline, &strategy, objective, seed)?;
+        if let Some(p) = &s.best_point {
+            bests.insert(class.clone(), p.clone());
+        }
+        summaries.push(s);
+        if t.budget.exhausted() {
+            break;
+        }
+    }
+    if classes.len() > 1 && !t.budget.exhausted() {
+        cross_class(&mut t, &classes, &bests, objective)?;
+    }
+    t.progress.finish();
+
+    let wall_s = t.budget.elapsed().as_secs_f64();
+    let busy: f64 = match &t.backend {
+        Backend::Gpu { workers, .. } => workers.iter().map(|w| w.busy_s).sum(),
+        Backend::Cpu(_) => 0.0,
+    };
+    let summary = TuneSummary {
+        campaign: t.file.config.name.clone(),
+        output: out_dir.clone(),
+        backend: t.backend.name().into(),
+        device: device_label,
+        classes: summaries,
+        new_trials: t.budget.new_trials,
+        wall_s,
+        gpu_busy_share: matches!(t.backend, Backend::Gpu { .. }).then(|| busy / wall_s.max(1e-9)),
+        median_trial_overhead_s: t.clock.median_overhead_s(),
+        stopped: t.budget.reason().map(str::to_string),
+    };
+    let text = serde_json::to_string_pretty(&summary)?;
+    std::fs::write(out_dir.join("summary.json"), text)
+        .with_context(|| format!("cannot write {}", out_dir.join("summary.json").display()))?;
+    Ok(summary)
+}
+
+/// The run of `strategy` on a class, reusing an unfinished run of the same name on resume.
+fn open_run(t: &Tuning, class: &str, strategy: &str, objective: &str) -> Result<(i64, u32, bool)> {
+    let runs = t.store.runs(t.campaign_id)?;
+    if let Some(run) = runs
+        .iter()
+        .rev()
+        .find(|r| r.class == class && r.strategy == strategy && r.objective == objective)
+    {
+        let recorded = t.store.evaluations_of_run(run.id)?.len() as u32;
+        return Ok((run.id, recorded, run.ended_at.is_some()));
+    }
+    let run = t.store.begin_run(
+        t.campaign_id,
+        class,
+        strategy,
+        objective,
+        &serde_json::json!({}),
+    )?;
+    Ok((run.id, 0, false))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn tune_class(
+    t: &mut Tuning,
+    class: &str,
+    members: &[usize],
+    baseline_point: &Point,
+    strategy: &crate::search::Strategy,
+    objective: Objective,
+    seed: u64,
+) -> Result<ClassSummary> {
+    let names: Vec<String> = members.iter().map(|&i| t.instances[i].record.name.clone()).collect();
+    let first_metric = objective.metrics()[0];
+
+    // The baseline first: the guard and every speedup refer to it.
+    let (run_id, recorded, _) = open_run(t, class, "baseline", "time")?;
+    let mut ev = ClassEvaluator::new(t, class, members.to_vec(), run_id, recorded, None, Some(first_metric));
+    let (value, trials) = ev.evaluate_point(baseline_point)?;
+    drop(ev);
+    t.store.end_run(run_id)?;
+    let Some(base) = value else {
+        if t.budget.exhausted() {
+            return Ok(ClassSummary {
+                class: class.into(),
+                instances: names,
+                baseline_time_s: None,
+                best_point: None,
+                best_time_s: None,
+                speedup: None,
+                evaluations: 0,
+            });
+        }
+        let logs: Vec<String> = t
+            .store
+            .trials(t.campaign_id)?
+            .into_iter()
+            .filter(|r| r.class == class && &r.point == baseline_point)
+            .map(|r| format!("{} [{}]: {}", r.instance, r.status.as_str(), r.log))
+            .collect();
+        bail!(
+            "the baseline point {baseline_point} failed on class {class}, so nothing can be \
+             compared with it:\n  {}",
+            logs.join("\n  ")
+        );
+    };
+    let gaps: Vec<f64> = trials
+        .iter()
+        .enumerate()
+        .map(|(k, m)| {
+            let inst = &t.instances[members[k]].record;
+            match (m.objective, inst.best_known) {
+                (Some(o), Some(b)) => solvers::bks::gap_percent(o, b).unwrap_or(0.0),
+                _ => 0.0,
+            }
+        })
+        .collect();
+    let baseline = Baseline {
+        time_s: base.time_s,
+        gap_percent: gaps.iter().sum::<f64>() / gaps.len().max(1) as f64,
+        objectives: trials.iter().map(|m| m.objective).collect(),
+    };
+
+    let objective_name = objective.to_string();
+    let (run_id, recorded, ended) = open_run(t, class, strategy.name(), &objective_name)?;
+    let mut ev = ClassEvaluator::new(
+        t,
+        class,
+        members.to_vec(),
+        run_id,
+        recorded,
+        Some(baseline.clone()),
+        Some(first_metric),
+    );
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(
+        seed ^ fxhash(class),
+    );
+    let outcome = strategy.run(
+        &ev.t.space,
+        &mut ev,
+        objective.into(),
+        Some(baseline_point.clone()),
+        &mut rng,
+    );
+    let _ = ended;
+    let outcome = outcome?;
+    let evaluations = ev.seq;
+    let best_point = outcome.best().cloned().or(ev.best_point.clone());
+    let best_time = best_point
+        .as_ref()
+        .and_then(|p| ev_value(&mut ev, p).map(|o| o.time_s));
+    let complete = !ev.t.budget.exhausted() && !ev.incomplete;
+    drop(ev);
+    if complete || t.budget.reason().is_none() {
+        t.store.end_run(run_id)?;
+    }
+    Ok(ClassSummary {
+        class: class.into(),
+        instances: names,
+        baseline_time_s: Some(baseline.time_s),
+        speedup: best_time.map(|b| baseline.time_s / b),
+        best_time_s: best_time,
+        best_point,
+        evaluations,
+    })
+}
+
+fn ev_value(ev: &mut ClassEvaluator<'_>, p: &Point) -> Option<crate::search::Objectives> {
+    use crate::search::Evaluator;
+    ev.evaluate(std::slice::from_ref(p)).ok().and_then(|v| v[0])
+}
+
+/// Each class's best point measured on every other class: the data of "one point for all
+/// classes" against "a point per class".
+fn cross_class(
+    t: &mut Tuning,
+    classes: &BTreeMap<String, Vec<usize>>,
+    bests: &BTreeMap<String, Point>,
+    objective: Objective,
+) -> Result<()> {
+    for (class, members) in classes {
+        let (run_id, recorded, ended) = open_run(t, class, "cross-class", "time")?;
+        if ended {
+            continue;
+        }
+        let points: Vec<Point> = bests
+            .iter()
+            .filter(|(c, _)| *c != class)
+            .map(|(_, p)| p.clone())
+            .collect();
+        let mut ev = ClassEvaluator::new(
+            t,
+            class,
+            members.clone(),
+            run_id,
+            recorded,
+            None,
+            Some(objective.metrics()[0]),
+        );
+        use crate::search::Evaluator;
+        ev.evaluate(&points)?;
+        let done = !ev.incomplete;
+        drop(ev);
+        if done {
+            t.store.end_run(run_id)?;
+        }
+    }
+    Ok(())
+}
+
+/// A stable small hash of a class name (so each class's search has its own random stream).
+fn fxhash(text: &str) -> u64 {
+    text.bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+fn open_gpus(
+    file: &CampaignFile,
+    setup: &SetupConfig,
+    options: &TuneOptions,
+) -> Result<(Backend, Vec<String>, String)> {
+    let mut workers = Vec::new();
+    let mut names = Vec::new();
+    let mut arch = None;
+    let mut label = Vec::new();
+    for &ordinal in &file.config.devices {
+        // Opening the device here only reads what it is; the worker owns it for measuring.
+        let gpu = kernels::gpu::Gpu::open(ordinal)
+            .map_err(|e| file.error_at("devices", format!("GPU {ordinal}: {e}")))?;
+        let name = format!("{} #{ordinal}", gpu.info.name);
+        if arch.is_some_and(|a| a != gpu.info.arch) {
+            return Err(file.error_at("devices", "all devices of a campaign must have the same architecture"));
+        }
+        arch = Some(gpu.info.arch);
+        label.push(format!("{} ({})", gpu.info.name, gpu.info.arch));
+        names.push(name.clone());
+        workers.push(GpuWorker::new(options.worker_exe.clone(), ordinal, name));
+    }
+    let (major, minor) = kernels::gpu::driver_version().unwrap_or((0, 0));
+    let settings = GpuSettings {
+        measure: file.config.measurement.clone().unwrap_or_default(),
+        iterations: setup.iterations,
+        seed: file.config.seed,
+        cache_dir: kernels::KernelCache::default_dir(),
+        timeout: std::time::Duration::from_secs(300),
+    };
+    Ok((
+        Backend::Gpu {
+            workers,
+            settings,
+            arch: arch.context("no devices")?,
+        },
+        names,
+        format!("{}, CUDA driver {major}.{minor}", label.join(", ")),
+    ))
+}
+
+/// Ctrl-C sets the stop flag; the campaign stops after the current trial. A second Ctrl-C
+/// ends the process at once (the store stays consistent: every write is its own transaction).
+fn install_ctrl_c(stop: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return;
+        };
+        rt.block_on(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\nstopping after the current trial (Ctrl-C again to abort)");
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        });
+    });
+}

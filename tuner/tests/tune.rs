@@ -1,0 +1,269 @@
+//! `mats tune` end to end on the CPU (no GPU needed): the quickstart campaign, export and
+//! `solve --tuned`, results export, configuration errors, and a campaign killed with SIGKILL
+//! that resumes without losing or repeating a trial.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo(rel: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(rel)
+}
+
+fn mats(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(args)
+        .current_dir(repo(""))
+        .output()
+        .expect("the mats binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = mats(args);
+    assert!(
+        out.status.success(),
+        "mats {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+fn error_of(args: &[&str]) -> String {
+    let out = mats(args);
+    assert!(!out.status.success(), "mats {args:?} should fail");
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+fn write_campaign(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+/// A small CPU campaign over the repository's QAP instances.
+fn cpu_campaign(name: &str, strategy: &str, budget: &str) -> String {
+    format!(
+        r#"
+name = "{name}"
+backend = "cpu"
+seed = 7
+
+[instances]
+paths = ["{data}/tai12a.dat", "{data}/nug12.dat"]
+
+[cpu]
+space = "{space}"
+iterations = 300
+baseline = {{ algorithm = "tabu", threads = 1, starts = 2 }}
+
+[strategy]
+{strategy}
+
+[budget]
+{budget}
+
+[measurement]
+warmup_runs = 0
+timed_runs = 1
+"#,
+        data = repo("data/qap").display(),
+        space = repo("spaces/qap-cpu.toml").display(),
+    )
+}
+
+#[test]
+fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("quickstart");
+    let out_s = out.to_str().unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&ok(&[
+        "tune",
+        "campaigns/quickstart.toml",
+        "--out",
+        out_s,
+        "--quiet",
+        "--json",
+    ]))
+    .unwrap();
+    let classes = summary["classes"].as_array().unwrap();
+    assert!(classes.len() >= 2, "{summary}");
+    for c in classes {
+        // The baseline is among the points evaluated, so the best is never slower.
+        let speedup = c["speedup"].as_f64().unwrap();
+        assert!(speedup >= 0.999, "{c}");
+        assert!(c["evaluations"].as_u64().unwrap() >= 2, "{c}");
+    }
+    assert!(summary["new_trials"].as_u64().unwrap() > 0);
+
+    let store = results::Store::open(out.join("results.sqlite")).unwrap();
+    store.integrity_check().unwrap();
+    let campaign = &store.campaigns().unwrap()[0];
+    let trials = store.trials(campaign.id).unwrap();
+    assert!(trials
+        .iter()
+        .all(|t| t.status != results::TrialStatus::Started));
+    // Every ok trial was re-scored: it has an objective.
+    assert!(trials
+        .iter()
+        .filter(|t| t.status == results::TrialStatus::Ok)
+        .all(|t| t.measurement.objective.is_some() && t.measurement.time_s.is_some()));
+
+    // A second run without --resume refuses; with --resume it measures nothing new.
+    let err = error_of(&["tune", "campaigns/quickstart.toml", "--out", out_s, "--quiet"]);
+    assert!(err.contains("--resume"), "{err}");
+
+    let tuned = tmp.path().join("tuned");
+    ok(&["export", out_s, "--out", tuned.to_str().unwrap()]);
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tuned.join("index.json")).unwrap()).unwrap();
+    assert_eq!(index["classes"].as_object().unwrap().len(), classes.len());
+    let report: serde_json::Value = serde_json::from_str(&ok(&[
+        "solve",
+        "--tuned",
+        tuned.to_str().unwrap(),
+        "data/qap/tai12a.dat",
+        "--json",
+    ]))
+    .unwrap();
+    assert!(report["algorithm"].as_str().unwrap().contains("tuned"), "{report}");
+    // A class the campaign never saw gets one clear error naming the tuned classes.
+    let err = error_of(&["solve", "--tuned", tuned.to_str().unwrap(), "data/qap/bur26a.dat"]);
+    assert!(err.contains("no bundle for class"), "{err}");
+
+    let csv = ok(&["results", out_s, "--csv"]);
+    assert_eq!(csv.lines().count(), trials.len() + 1, "{csv}");
+    let json: serde_json::Value = serde_json::from_str(&ok(&["results", out_s, "--json"])).unwrap();
+    assert!(json["trials"].as_array().unwrap().len() == trials.len());
+}
+
+#[test]
+fn campaign_errors_name_the_key_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = cpu_campaign("errs", "name = \"random\"", "trials = 2");
+
+    let typo = good.replace("seed = 7", "seed = 7\nsede = 3");
+    let path = write_campaign(tmp.path(), "typo", &typo);
+    let err = error_of(&["tune", path.to_str().unwrap(), "--out", tmp.path().join("o1").to_str().unwrap()]);
+    assert!(err.contains("sede") && err.contains("line 5"), "{err}");
+
+    let bad_objective = good.replace("seed = 7", "seed = 7\nobjective = \"speed\"");
+    let path = write_campaign(tmp.path(), "objective", &bad_objective);
+    let err = error_of(&["tune", path.to_str().unwrap()]);
+    assert!(err.contains("objective") && err.contains("speed"), "{err}");
+
+    let power_on_cpu = good.replace("seed = 7", "seed = 7\nobjective = \"energy\"");
+    let path = write_campaign(tmp.path(), "energy", &power_on_cpu);
+    let err = error_of(&["tune", path.to_str().unwrap(), "--out", tmp.path().join("o2").to_str().unwrap()]);
+    assert!(err.contains("objective") && err.contains("CPU"), "{err}");
+
+    let missing = good.replace("tai12a.dat", "no-such-instance.dat");
+    let path = write_campaign(tmp.path(), "missing", &missing);
+    let err = error_of(&["tune", path.to_str().unwrap(), "--out", tmp.path().join("o3").to_str().unwrap()]);
+    assert!(err.contains("no-such-instance.dat") && err.contains("line"), "{err}");
+
+    let bad_baseline = good.replace("starts = 2", "starts = 3");
+    let path = write_campaign(tmp.path(), "baseline", &bad_baseline);
+    let err = error_of(&["tune", path.to_str().unwrap(), "--out", tmp.path().join("o4").to_str().unwrap()]);
+    assert!(err.contains("baseline"), "{err}");
+
+    let bad_budget = good.replace("trials = 2", "trials = 0");
+    let path = write_campaign(tmp.path(), "budget", &bad_budget);
+    let err = error_of(&["tune", path.to_str().unwrap()]);
+    assert!(err.contains("trials") && err.contains("line"), "{err}");
+
+    let gpu_only = good
+        .replace("backend = \"cpu\"", "backend = \"gpu\"")
+        .replace("[cpu]", "[gpu]");
+    let path = write_campaign(tmp.path(), "gpu", &gpu_only);
+    let out = mats(&["tune", path.to_str().unwrap(), "--out", tmp.path().join("o5").to_str().unwrap()]);
+    if !out.status.success() {
+        // Without a GPU: one clear line; with one, the CPU space makes the baseline fail.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+/// Trials keyed by (point, instance, device), with their statuses.
+fn trial_keys(store: &results::Store) -> HashMap<(String, String, String), Vec<results::TrialStatus>> {
+    let campaign = &store.campaigns().unwrap()[0];
+    let mut keys: HashMap<_, Vec<_>> = HashMap::new();
+    for t in store.trials(campaign.id).unwrap() {
+        keys.entry((t.point.key(), t.instance.clone(), t.device.clone()))
+            .or_default()
+            .push(t.status);
+    }
+    keys
+}
+
+#[cfg(unix)]
+#[test]
+fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = cpu_campaign("killed", "name = \"exhaustive\"", "trials = 40")
+        .replace("tai12a.dat", "tai40a.dat")
+        .replace("nug12.dat", "tai20a.dat")
+        .replace("iterations = 300", "iterations = 20000");
+    let path = write_campaign(tmp.path(), "killed", &body);
+    let out = tmp.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(["tune", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until some trials are stored, then kill without warning.
+    let db = out.join("results.sqlite");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let done = results::Store::open(&db)
+            .ok()
+            .and_then(|s| s.campaigns().ok().and_then(|c| c.first().cloned()).map(|c| (s, c)))
+            .and_then(|(s, c)| s.trials(c.id).ok())
+            .map_or(0, |t| t.len());
+        if done >= 6 || Instant::now() > deadline {
+            break;
+        }
+        if let Ok(Some(_)) = child.try_wait() {
+            panic!("the campaign finished before it could be killed; make it longer");
+        }
+    }
+    child.kill().unwrap(); // SIGKILL on unix
+    child.wait().unwrap();
+
+    let before = {
+        let store = results::Store::open(&db).unwrap();
+        store.integrity_check().unwrap();
+        let campaign = &store.campaigns().unwrap()[0];
+        store.trials(campaign.id).unwrap()
+    };
+    assert!(!before.is_empty());
+
+    ok(&["tune", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--resume"]);
+    let store = results::Store::open(&db).unwrap();
+    store.integrity_check().unwrap();
+    let campaign = &store.campaigns().unwrap()[0];
+    let after = store.trials(campaign.id).unwrap();
+    // Nothing recorded before the kill is lost or changed (except started -> crashed).
+    for t in &before {
+        let now = after.iter().find(|a| a.id == t.id).expect("trial kept");
+        if t.status == results::TrialStatus::Started {
+            assert_eq!(now.status, results::TrialStatus::Crashed);
+        } else {
+            assert_eq!(now.status, t.status);
+            assert_eq!(now.measurement, t.measurement);
+        }
+    }
+    // No point was measured twice to completion on the same instance and device.
+    for (key, statuses) in trial_keys(&store) {
+        let finished = statuses
+            .iter()
+            .filter(|s| !matches!(s, results::TrialStatus::Crashed))
+            .count();
+        assert!(finished <= 1, "{key:?} measured {finished} times: {statuses:?}");
+        assert!(!statuses.contains(&results::TrialStatus::Started), "{key:?}");
+    }
+}
