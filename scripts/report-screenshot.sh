@@ -25,8 +25,9 @@ browser="$(command -v chromium || command -v chromium-browser || true)"
 
 # --no-sandbox: containers usually run this as root, where Chromium's sandbox refuses to start.
 # --allow-file-access-from-files: the page's images are sibling files of index.html.
+# --virtual-time-budget: let the images load before the screenshot is taken.
 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-    --allow-file-access-from-files \
+    --allow-file-access-from-files --virtual-time-budget=5000 \
     --screenshot="$(realpath -m "$out")" --window-size="${size/x/,}" \
     "file://$index" 2>/dev/null
 echo "$out"

@@ -140,7 +140,7 @@ fn entry_html(h: &mut String, e: &Entry) {
         } => {
             let _ = writeln!(
                 h,
-                "<figure id=\"{}\">\n<h3>{}</h3>\n<img src=\"{}\" alt=\"{}\" loading=\"lazy\">\n\
+                "<figure id=\"{}\">\n<h3>{}</h3>\n<img src=\"{}\" alt=\"{}\">\n\
                  <figcaption>{}</figcaption>",
                 escape(id),
                 escape(title),
