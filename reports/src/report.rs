@@ -1,0 +1,549 @@
+//! Assembles the report: derives each figure's data, draws it or records why not, builds the
+//! tables and writes the page.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::data::{self, Analysis, Bars, BaselineSource, ConvergenceLine, Metric, ParetoData};
+use crate::figures::bars::{bar_desc, bar_scale, BarsPlot};
+use crate::figures::convergence::{improvement_label, ConvergencePlot};
+use crate::figures::pareto::ParetoPlot;
+use crate::figures::subspace::SubspacePlot;
+use crate::figures::{self, Plot};
+use crate::html::{self, Entry, Page, Section, Table};
+use crate::{ImageFormat, ReportError, ReportInput, ReportSummary, SkippedFigure, WrittenFigure};
+
+/// Collects figures and skips while sections are built.
+struct Writer<'a> {
+    out_dir: &'a Path,
+    format: ImageFormat,
+    summary: ReportSummary,
+}
+
+impl Writer<'_> {
+    /// Draws `plot` as `<id>.<ext>` and returns its page entry.
+    fn figure(
+        &mut self,
+        id: String,
+        title: String,
+        plot: &impl Plot,
+        caption: String,
+        tables: Vec<Table>,
+    ) -> Result<Entry, ReportError> {
+        let file = format!("{id}.{}", self.format.extension());
+        let path = self.out_dir.join(&file);
+        figures::save(plot, &path, self.format).map_err(|message| ReportError::Draw {
+            figure: id.clone(),
+            message,
+        })?;
+        self.summary.written.push(WrittenFigure {
+            id: id.clone(),
+            title: title.clone(),
+            path,
+        });
+        Ok(Entry::Figure {
+            id,
+            title,
+            file,
+            caption,
+            tables,
+        })
+    }
+
+    fn skip(&mut self, id: String, title: String, reason: String) -> Entry {
+        self.summary.skipped.push(SkippedFigure {
+            id: id.clone(),
+            title: title.clone(),
+            reason: reason.clone(),
+        });
+        Entry::Skipped { id, title, reason }
+    }
+}
+
+pub(crate) fn render(
+    input: &ReportInput,
+    out_dir: &Path,
+    format: ImageFormat,
+) -> Result<ReportSummary, ReportError> {
+    std::fs::create_dir_all(out_dir).map_err(|source| ReportError::Io {
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    crate::font::ensure_registered();
+    let an = Analysis::new(input);
+    let mut w = Writer {
+        out_dir,
+        format,
+        summary: ReportSummary {
+            index: out_dir.join("index.html"),
+            written: Vec::new(),
+            skipped: Vec::new(),
+        },
+    };
+    // Class numbers keep file names short and safe whatever characters class names hold.
+    let class_no: BTreeMap<&str, usize> = an
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.as_str(), i + 1))
+        .collect();
+
+    let mut sections = vec![campaign_section(input, &an), classes_section(&an)];
+
+    let mut pareto = Vec::new();
+    let mut convergence = Vec::new();
+    let mut subspace = Vec::new();
+    for class in &an.classes {
+        let no = class_no[class.as_str()];
+        let cd = &an.class_data[class];
+        if cd.runs.is_empty() {
+            continue;
+        }
+        for metric in [Metric::Power, Metric::Energy] {
+            let id = format!("pareto-{}-{no:02}", metric.name());
+            let title = format!("Pareto front, time vs {}: {class}", metric.name());
+            pareto.push(match data::pareto_data(input, &an, class, metric) {
+                Ok(d) => {
+                    let plot = ParetoPlot { data: &d };
+                    let caption = pareto_caption(&d);
+                    let tables = vec![pareto_table(&d, &plot, cd.baseline_time())];
+                    w.figure(id, title, &plot, caption, tables)?
+                }
+                Err(reason) => w.skip(id, title, reason),
+            });
+        }
+        let mut metrics: Vec<Metric> = cd
+            .runs
+            .iter()
+            .filter(|r| r.row.strategy != "baseline" && r.row.strategy != "cross-class")
+            .flat_map(|r| data::objective_metrics(&r.row.objective))
+            .collect();
+        metrics.sort();
+        metrics.dedup();
+        if metrics.is_empty() {
+            convergence.push(w.skip(
+                format!("convergence-{no:02}"),
+                format!("Convergence: {class}"),
+                "no search run in this class".into(),
+            ));
+        }
+        for metric in metrics {
+            let id = format!("convergence-{}-{no:02}", metric.name());
+            let title = format!("Convergence ({}): {class}", metric.name());
+            convergence.push(match data::convergence_data(&an, class, metric) {
+                Ok(lines) => {
+                    let plot = ConvergencePlot {
+                        class,
+                        metric,
+                        lines: &lines,
+                    };
+                    let caption = format!(
+                        "{} against trial runs as a percentage of {} production runs; one line \
+                         per run, the dot marks its last evaluation.",
+                        improvement_label(metric),
+                        an.settings.production_runs
+                    );
+                    let tables = vec![convergence_table(&lines)];
+                    w.figure(id, title, &plot, caption, tables)?
+                }
+                Err(reason) => w.skip(id, title, reason),
+            });
+        }
+        let id = format!("subspace-{no:02}");
+        let title = format!("Compiler sub-space (Fig. 2): {class}");
+        subspace.push(match data::compiler_subspace(&an, class) {
+            Ok(points) => {
+                let plot = SubspacePlot {
+                    class,
+                    points: &points,
+                };
+                let mut caption = "Points that differ from the baseline only in compiler flags \
+                                   and defines: (a) speedups sorted, (b) power sorted, (c) \
+                                   speedup in order of power."
+                    .to_string();
+                if points.iter().any(|p| p.power_w.is_none()) {
+                    caption.push_str(" Power was not measured, so only (a) is drawn.");
+                }
+                let mut rows: Vec<&data::SubspacePoint> = points.iter().collect();
+                rows.sort_by(|a, b| a.speedup.total_cmp(&b.speedup));
+                let table = Table {
+                    caption: None,
+                    headers: vec!["point".into(), "speedup".into(), "power (W)".into()],
+                    rows: rows
+                        .iter()
+                        .map(|p| vec![p.key.clone(), num(p.speedup), opt(p.power_w)])
+                        .collect(),
+                };
+                w.figure(id, title, &plot, caption, vec![table])?
+            }
+            Err(reason) => w.skip(id, title, reason),
+        });
+    }
+    sections.push(section(
+        "pareto",
+        "Pareto fronts",
+        Some(
+            "All evaluated points of each class (means over its instances); the non-dominated \
+             ones are joined. Lower is better on both axes.",
+        ),
+        pareto,
+    ));
+    sections.push(section("convergence", "Convergence", None, convergence));
+    sections.push(section(
+        "subspace",
+        "Compiler sub-space (Fig. 2)",
+        None,
+        subspace,
+    ));
+
+    let mut paper = Vec::new();
+    paper.push(bars_entry(
+        &mut w,
+        "fig3-staged",
+        "Staged vs combined search (Fig. 3)",
+        "Best speedup each staged search reached per class: compiler flags first, launch \
+         configuration first, or both at once.",
+        data::staged_bars(&an).map(|b| vec![b]),
+    )?);
+    let fig4 = data::data_tuned_bars(&an);
+    let tuned_note = fig4.as_ref().ok().map(|(_, k)| k.clone());
+    paper.push(bars_entry(
+        &mut w,
+        "fig4-data-tuned",
+        "Data-tuned vs tuned (Fig. 4)",
+        &format!(
+            "Speedup over the baseline of each class's own best point (data-tuned) and of the \
+             one point with the highest geometric-mean speedup over all classes (tuned{}).",
+            tuned_note.map(|k| format!(": {k}")).unwrap_or_default()
+        ),
+        fig4.map(|(b, _)| vec![b]),
+    )?);
+    paper.push(bars_entry(
+        &mut w,
+        "fig5-algorithmic-choice",
+        "With and without algorithmic choice (Fig. 5)",
+        "Best speedup per class when only the baseline's variant may be chosen, and when any \
+         variant may.",
+        data::algorithmic_choice_bars(&an).map(|b| vec![b]),
+    )?);
+    paper.push(bars_entry(
+        &mut w,
+        "fig6-objectives",
+        "Tuning for time vs power vs Pareto (Fig. 6)",
+        "Time and power of the point each objective chose per class (for Pareto runs, the \
+         time-best and power-best points of the run's front).",
+        data::objective_bars(&an).map(|b| b.to_vec()),
+    )?);
+    sections.push(section("paper", "The paper's figures", None, paper));
+
+    let page = Page {
+        title: format!("mats report: {}", input.campaign.name),
+        subtitle: format!(
+            "{} figure(s) drawn, {} left out for lack of data; campaign created {}",
+            w.summary.written.len(),
+            w.summary.skipped.len(),
+            input.campaign.created_at
+        ),
+        sections,
+    };
+    let index = w.summary.index.clone();
+    std::fs::write(&index, html::page_html(&page)).map_err(|source| ReportError::Io {
+        path: index,
+        source,
+    })?;
+    Ok(w.summary)
+}
+
+fn section(id: &str, title: &str, intro: Option<&str>, entries: Vec<Entry>) -> Section {
+    Section {
+        id: id.into(),
+        title: title.into(),
+        intro: intro.map(str::to_string),
+        entries,
+    }
+}
+
+fn bars_entry(
+    w: &mut Writer<'_>,
+    id: &str,
+    title: &str,
+    caption: &str,
+    panels: Result<Vec<Bars>, String>,
+) -> Result<Entry, ReportError> {
+    match panels {
+        Ok(panels) => {
+            let plot = BarsPlot {
+                title: title.to_string(),
+                panels: &panels,
+            };
+            let tables = panels.iter().map(bars_table).collect();
+            w.figure(id.into(), title.into(), &plot, caption.into(), tables)
+        }
+        Err(reason) => Ok(w.skip(id.into(), title.into(), reason)),
+    }
+}
+
+fn bars_table(b: &Bars) -> Table {
+    let scale = bar_scale(b);
+    let mut headers = vec!["class".to_string()];
+    headers.extend(b.series.iter().map(|(name, _)| name.clone()));
+    Table {
+        caption: Some(bar_desc(b)),
+        headers,
+        rows: b
+            .categories
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut row = vec![c.clone()];
+                row.extend(
+                    b.series
+                        .iter()
+                        .map(|(_, v)| opt(v.get(i).copied().flatten().map(|x| x * scale.factor))),
+                );
+                row
+            })
+            .collect(),
+    }
+}
+
+fn pareto_caption(d: &ParetoData) -> String {
+    let mut c = format!(
+        "{} evaluated point(s), {} on the front (blue). The triangle marks the baseline",
+        d.points.len(),
+        d.front.len()
+    );
+    if d.baseline.is_none() {
+        c.push_str(" (not measured here, so absent)");
+    }
+    c.push_str("; diamonds mark exported bundles.");
+    for u in &d.unplaced_exports {
+        c.push_str(&format!(
+            " {u} was not evaluated in this class and is not drawn."
+        ));
+    }
+    c
+}
+
+fn pareto_table(d: &ParetoData, plot: &ParetoPlot<'_>, base_time: Option<f64>) -> Table {
+    let (xs, ys) = plot.scales();
+    let y_head = format!("{} ({})", d.y_metric.name(), ys.unit);
+    let row = |role: &str, key: &str, x: f64, y: f64| {
+        vec![
+            role.to_string(),
+            key.to_string(),
+            num(x * xs.factor),
+            num(y * ys.factor),
+            opt(base_time.and_then(|b| data::speedup(b, x))),
+        ]
+    };
+    let mut rows = Vec::new();
+    if let Some((x, y)) = d.baseline {
+        rows.push(row("baseline", "", x, y));
+    }
+    for (label, x, y) in &d.exports {
+        rows.push(row(label, "", *x, *y));
+    }
+    for &i in &d.front {
+        if let Some(p) = d.points.get(i) {
+            rows.push(row("front", &p.key, p.x, p.y));
+        }
+    }
+    Table {
+        caption: Some("Baseline, exports and the points of the front".into()),
+        headers: vec![
+            "role".into(),
+            "point".into(),
+            format!("time ({})", xs.unit),
+            y_head,
+            "speedup".into(),
+        ],
+        rows,
+    }
+}
+
+fn convergence_table(lines: &[ConvergenceLine]) -> Table {
+    Table {
+        caption: None,
+        headers: vec![
+            "run".into(),
+            "evaluations".into(),
+            "cost at end (%)".into(),
+            "best".into(),
+            "cost when best first reached (%)".into(),
+        ],
+        rows: lines
+            .iter()
+            .map(|l| {
+                let last = l.points.last().copied();
+                let best = last.map(|p| p.1);
+                let first_best = best
+                    .and_then(|b| l.points.iter().find(|p| p.1 >= b))
+                    .map(|p| p.0);
+                vec![
+                    l.label.clone(),
+                    l.evaluations.to_string(),
+                    opt(last.map(|p| p.0)),
+                    opt(best),
+                    opt(first_best),
+                ]
+            })
+            .collect(),
+    }
+}
+
+fn campaign_section(input: &ReportInput, an: &Analysis<'_>) -> Section {
+    let s = &an.settings;
+    let missing = || "(not recorded)".to_string();
+    let mut devices: Vec<&str> = input.trials.iter().map(|t| t.device.as_str()).collect();
+    devices.sort();
+    devices.dedup();
+    let mut rows = vec![
+        vec!["campaign".into(), input.campaign.name.clone()],
+        vec!["created".into(), input.campaign.created_at.clone()],
+        vec!["family".into(), s.family.clone().unwrap_or_else(missing)],
+        vec!["backend".into(), s.backend.clone().unwrap_or_else(missing)],
+        vec!["device".into(), s.device.clone().unwrap_or_else(missing)],
+        vec![
+            "devices in trials".into(),
+            if devices.is_empty() {
+                "(no trials)".into()
+            } else {
+                devices.join("; ")
+            },
+        ],
+        vec![
+            "objectives".into(),
+            s.objectives.clone().unwrap_or_else(missing),
+        ],
+        vec!["production runs".into(), s.production_runs.to_string()],
+        vec![
+            "baseline point".into(),
+            s.baseline.as_ref().map(|b| b.key()).unwrap_or_else(missing),
+        ],
+        vec![
+            "quality margin (%)".into(),
+            s.quality_margin_percent.map(num).unwrap_or_else(missing),
+        ],
+        vec![
+            "seed".into(),
+            s.seed
+                .as_ref()
+                .map(|v| v.to_string())
+                .unwrap_or_else(missing),
+        ],
+        vec![
+            "measurement".into(),
+            s.measurement
+                .as_ref()
+                .map(|v| v.to_string())
+                .unwrap_or_else(missing),
+        ],
+    ];
+    if let Some(ps) = &s.parameters {
+        rows.push(vec![
+            "parameters".into(),
+            ps.iter()
+                .map(|p| format!("{} ({})", p.name, p.kind))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ]);
+    }
+    let mut by_status: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in &input.trials {
+        *by_status.entry(t.status.as_str()).or_default() += 1;
+    }
+    let trials = Table {
+        caption: Some(format!("Trials ({})", input.trials.len())),
+        headers: vec!["status".into(), "trials".into()],
+        rows: by_status
+            .iter()
+            .map(|(s, n)| vec![s.to_string(), n.to_string()])
+            .collect(),
+    };
+    let mut notes = s.notes.clone();
+    notes.extend(an.notes.iter().cloned());
+    section(
+        "campaign",
+        "Campaign",
+        None,
+        vec![
+            Entry::Table(Table {
+                caption: Some("Settings and device".into()),
+                headers: vec!["setting".into(), "value".into()],
+                rows,
+            }),
+            Entry::Table(trials),
+            Entry::Notes(notes),
+        ],
+    )
+}
+
+fn classes_section(an: &Analysis<'_>) -> Section {
+    let rows = an
+        .class_data
+        .iter()
+        .map(|(class, cd)| {
+            let base = cd.baseline.as_ref().map(|(m, _)| m);
+            let best = cd.best_point();
+            vec![
+                class.clone(),
+                cd.instances.to_string(),
+                cd.runs.len().to_string(),
+                cd.points.len().to_string(),
+                opt(base.and_then(|m| Metric::Time.of(m)).map(|t| t * 1e3)),
+                opt(base.and_then(|m| Metric::Power.of(m))),
+                opt(base.and_then(|m| Metric::Energy.of(m))),
+                match cd.baseline.as_ref().map(|(_, s)| s) {
+                    Some(BaselineSource::Settings) => "settings".into(),
+                    Some(BaselineSource::BaselineRun) => "baseline run".into(),
+                    None => "-".into(),
+                },
+                opt(best.map(|(_, s)| s)),
+                best.map(|(m, _)| m.key.clone())
+                    .unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    section(
+        "classes",
+        "Classes",
+        None,
+        vec![Entry::Table(Table {
+            caption: None,
+            headers: vec![
+                "class".into(),
+                "instances".into(),
+                "runs".into(),
+                "points".into(),
+                "baseline time (ms)".into(),
+                "baseline power (W)".into(),
+                "baseline energy (J)".into(),
+                "baseline from".into(),
+                "best speedup".into(),
+                "best point".into(),
+            ],
+            rows,
+        })],
+    )
+}
+
+/// Four significant digits or so, never scientific notation for ordinary magnitudes.
+fn num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.3}")
+    } else if a >= 0.001 || a == 0.0 {
+        format!("{v:.4}")
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_else(|| "-".into())
+}
