@@ -189,3 +189,43 @@ pub struct ExportRow {
     /// The bundle folder name in the export (classes with the same best point share one).
     pub bundle: String,
 }
+
+/// An instance as read back from the store: its id (what trials refer to) and its record.
+/// Serialized flat: `{"id": 3, "name": ..., "source": ..., ...}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceRow {
+    pub id: i64,
+    #[serde(flatten)]
+    pub record: InstanceRecord,
+}
+
+/// An evaluation to append to a run: an `EvaluationRow` without the parts the store assigns
+/// (`seq`, the next number in the run) or already knows (the point, from `point_id`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewEvaluation {
+    pub run_id: i64,
+    pub point_id: i64,
+    pub status: EvaluationStatus,
+    pub time_s: Option<f64>,
+    pub power_w: Option<f64>,
+    pub energy_j: Option<f64>,
+    pub gap_percent: Option<f64>,
+    /// Trials this evaluation had to measure (0 when every trial came from the store).
+    pub new_trials: u32,
+}
+
+impl From<&EvaluationRow> for NewEvaluation {
+    /// Drops `seq` and `point`: the store assigns the one and looks up the other.
+    fn from(row: &EvaluationRow) -> Self {
+        NewEvaluation {
+            run_id: row.run_id,
+            point_id: row.point_id,
+            status: row.status,
+            time_s: row.time_s,
+            power_w: row.power_w,
+            energy_j: row.energy_j,
+            gap_percent: row.gap_percent,
+            new_trials: row.new_trials,
+        }
+    }
+}
