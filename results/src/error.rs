@@ -10,17 +10,27 @@ pub enum StoreError {
     /// The file could not be opened or created (missing folder, permissions).
     #[error("{}: cannot open results store: {source}", path.display())]
     Open {
+        /// The database file.
         path: PathBuf,
+        /// SQLite's reason.
         #[source]
         source: rusqlite::Error,
     },
     /// `Store::open_existing` on a path where there is no file.
     #[error("{}: no results store here (file not found)", path.display())]
-    Missing { path: PathBuf },
+    Missing {
+        /// The path that was asked for.
+        path: PathBuf,
+    },
     /// The file exists but is not a mats results store: not SQLite at all, or an SQLite
     /// database that some other program made.
     #[error("{}: not a mats results store ({reason})", path.display())]
-    NotAStore { path: PathBuf, reason: String },
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead, in words.
+        reason: String,
+    },
     /// The store was written by a newer mats whose schema this build does not know; opening
     /// it anyway could corrupt it.
     #[error(
@@ -29,30 +39,50 @@ pub enum StoreError {
         path.display()
     )]
     NewerSchema {
+        /// The database file.
         path: PathBuf,
+        /// Its `user_version`.
         found: i64,
+        /// `SCHEMA_VERSION` of this build.
         supported: i64,
     },
     /// SQLite refused an operation (busy beyond the timeout, disk full, constraint, I/O).
     #[error("{}: {op}: {source}", path.display())]
     Sqlite {
+        /// The database file.
         path: PathBuf,
         /// What the store was doing, e.g. "begin trial".
         op: &'static str,
+        /// SQLite's reason.
         #[source]
         source: rusqlite::Error,
     },
     /// A row the caller referred to does not exist (or is in another campaign, or is not in
     /// the state the operation needs, such as finishing a trial that is not `started`).
     #[error("{}: {what}", path.display())]
-    NotFound { path: PathBuf, what: String },
+    NotFound {
+        /// The database file.
+        path: PathBuf,
+        /// Which row, and what was expected of it.
+        what: String,
+    },
     /// The caller passed something the store will not write (e.g. finishing a trial as
     /// `started`).
     #[error("{}: {what}", path.display())]
-    Invalid { path: PathBuf, what: String },
+    Invalid {
+        /// The database file.
+        path: PathBuf,
+        /// What was refused, and why.
+        what: String,
+    },
     /// `PRAGMA integrity_check` reported problems.
     #[error("{}: integrity check failed: {report}", path.display())]
-    Integrity { path: PathBuf, report: String },
+    Integrity {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's report, lines joined by `; `.
+        report: String,
+    },
 }
 
 /// Result of every store operation.

@@ -39,11 +39,17 @@ pub struct StoreDump {
     pub format: String,
     /// `DUMP_VERSION` of the writer.
     pub version: u32,
+    /// The campaign: name, configuration, settings.
     pub campaign: CampaignRow,
+    /// Its instances with their ids.
     pub instances: Vec<InstanceRow>,
+    /// Its search runs.
     pub runs: Vec<RunRow>,
+    /// Every trial, every status and attempt, with point and instance.
     pub trials: Vec<TrialRow>,
+    /// Every evaluation of every run.
     pub evaluations: Vec<EvaluationRow>,
+    /// The exported point per class and preference.
     pub exports: Vec<ExportRow>,
 }
 
