@@ -1,10 +1,24 @@
-//! Trial records of tuning campaigns, their SQLite store, Pareto sets and queries.
+//! Trial records of tuning campaigns, their SQLite store, Pareto sets and exports.
+//!
+//! - `point`, `record`: plain data shared by the tuner (writer) and the reports (reader).
+//! - `store`: the SQLite file of a campaign folder; every write is committed before its method
+//!   returns, so a killed tuner loses nothing it was told was written.
+//! - `pareto`: non-dominated sets (minimisation) for the reports and the Pareto search.
+//! - `export`: CSV and JSON dumps of a store (`docs/results.md`).
 
+pub mod error;
+pub mod export;
+pub mod pareto;
 pub mod point;
 pub mod record;
+pub mod store;
 
+pub use error::StoreError;
+pub use export::{write_csv, write_json, write_trials_json, ExportError, StoreDump};
+pub use pareto::{non_dominated, pareto_front};
 pub use point::{Point, Value};
 pub use record::{
-    CampaignRow, EvaluationRow, EvaluationStatus, ExportRow, InstanceRecord, Measurement, RunRow,
-    TrialRow, TrialStatus,
+    CampaignRow, EvaluationRow, EvaluationStatus, ExportRow, InstanceRecord, InstanceRow,
+    Measurement, NewEvaluation, RunRow, TrialRow, TrialStatus,
 };
+pub use store::Store;

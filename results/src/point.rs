@@ -10,11 +10,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
+    /// A number: sizes, counts, levels (serialized as a JSON number).
     Int(i64),
+    /// A word: flags, variant names, classes (serialized as a JSON string).
     Text(String),
 }
 
 impl Value {
+    /// The number, or `None` for text.
     pub fn as_int(&self) -> Option<i64> {
         match self {
             Value::Int(v) => Some(*v),
@@ -22,6 +25,7 @@ impl Value {
         }
     }
 
+    /// The text, or `None` for a number.
     pub fn as_text(&self) -> Option<&str> {
         match self {
             Value::Text(t) => Some(t),
@@ -57,14 +61,17 @@ impl From<&str> for Value {
 pub struct Point(pub BTreeMap<String, Value>);
 
 impl Point {
+    /// The empty point (no parameters).
     pub fn new() -> Self {
         Point(BTreeMap::new())
     }
 
+    /// The value of parameter `name`, if the point has it.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.0.get(name)
     }
 
+    /// Sets (or replaces) parameter `name`.
     pub fn set(&mut self, name: impl Into<String>, value: impl Into<Value>) {
         self.0.insert(name.into(), value.into());
     }
@@ -95,6 +102,10 @@ impl fmt::Display for Point {
 
 impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Point {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Point(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+        Point(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
     }
 }

@@ -11,6 +11,7 @@ use crate::point::Point;
 pub enum TrialStatus {
     /// Written before the launch; still `started` on resume means the process died during it.
     Started,
+    /// Measured, and its solution re-scored correctly.
     Ok,
     /// The point could not run (compile error, launch configuration the device refuses).
     Failed,
@@ -21,6 +22,7 @@ pub enum TrialStatus {
 }
 
 impl TrialStatus {
+    /// The word stored in the database and written to CSV/JSON (`parse` reads it back).
     pub fn as_str(self) -> &'static str {
         match self {
             TrialStatus::Started => "started",
@@ -31,6 +33,7 @@ impl TrialStatus {
         }
     }
 
+    /// The status `as_str` wrote, or `None` for any other text.
     pub fn parse(text: &str) -> Option<Self> {
         Some(match text {
             "started" => TrialStatus::Started,
@@ -123,6 +126,7 @@ pub struct RunRow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EvaluationStatus {
+    /// Every trial ok and the quality guard met.
     Ok,
     /// Measured, but its solutions were worse than the quality guard allows.
     Rejected,
@@ -131,6 +135,7 @@ pub enum EvaluationStatus {
 }
 
 impl EvaluationStatus {
+    /// The word stored in the database (`parse` reads it back).
     pub fn as_str(self) -> &'static str {
         match self {
             EvaluationStatus::Ok => "ok",
@@ -139,6 +144,7 @@ impl EvaluationStatus {
         }
     }
 
+    /// The status `as_str` wrote, or `None` for any other text.
     pub fn parse(text: &str) -> Option<Self> {
         Some(match text {
             "ok" => EvaluationStatus::Ok,
@@ -188,4 +194,53 @@ pub struct ExportRow {
     pub point: Point,
     /// The bundle folder name in the export (classes with the same best point share one).
     pub bundle: String,
+}
+
+/// An instance as read back from the store: its id (what trials refer to) and its record.
+/// Serialized flat: `{"id": 3, "name": ..., "source": ..., ...}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceRow {
+    /// Store id, stable for the life of the store.
+    pub id: i64,
+    /// The instance as the tuner described it.
+    #[serde(flatten)]
+    pub record: InstanceRecord,
+}
+
+/// An evaluation to append to a run: an `EvaluationRow` without the parts the store assigns
+/// (`seq`, the next number in the run) or already knows (the point, from `point_id`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewEvaluation {
+    /// The run (from `Store::begin_run`) this evaluation belongs to.
+    pub run_id: i64,
+    /// The point evaluated (from `Store::point`), in the run's campaign.
+    pub point_id: i64,
+    /// How the evaluation ended.
+    pub status: EvaluationStatus,
+    /// Class mean of the trials' times, seconds.
+    pub time_s: Option<f64>,
+    /// Class mean of the trials' average power, watts.
+    pub power_w: Option<f64>,
+    /// Class mean of the trials' energy, joules.
+    pub energy_j: Option<f64>,
+    /// Class mean of the trials' gaps, percent.
+    pub gap_percent: Option<f64>,
+    /// Trials this evaluation had to measure (0 when every trial came from the store).
+    pub new_trials: u32,
+}
+
+impl From<&EvaluationRow> for NewEvaluation {
+    /// Drops `seq` and `point`: the store assigns the one and looks up the other.
+    fn from(row: &EvaluationRow) -> Self {
+        NewEvaluation {
+            run_id: row.run_id,
+            point_id: row.point_id,
+            status: row.status,
+            time_s: row.time_s,
+            power_w: row.power_w,
+            energy_j: row.energy_j,
+            gap_percent: row.gap_percent,
+            new_trials: row.new_trials,
+        }
+    }
 }
