@@ -228,8 +228,8 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         if backend == "gpu" {
             let sizes: std::collections::BTreeSet<usize> = instances
                 .iter()
-                .filter(|i| manifest.measured.contains_key(&i.class))
-                .filter_map(|i| qap_size(&i.source))
+                .filter(|i| manifest.measured.contains_key(&i.record.class))
+                .filter_map(|i| qap_size(&i.record.source))
                 .collect();
             manifest.kernels = build_kernels(&folder, manifest, &sizes)?;
         }

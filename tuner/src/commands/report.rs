@@ -8,7 +8,11 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let store = super::results::open_store(&args.dir)?;
     let campaign = super::results::pick_campaign(&store, args.campaign.as_deref(), &args.dir)?;
     let input = reports::ReportInput {
-        instances: store.instances(campaign.id)?,
+        instances: store
+            .instances(campaign.id)?
+            .into_iter()
+            .map(|r| r.record)
+            .collect(),
         runs: store.runs(campaign.id)?,
         evaluations: store.evaluations(campaign.id)?,
         trials: store.trials(campaign.id)?,

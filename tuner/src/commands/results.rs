@@ -45,9 +45,8 @@ pub fn run(args: &ResultsArgs) -> Result<()> {
     let campaign = pick_campaign(&store, args.campaign.as_deref(), &args.dir)?;
     let mut out: Vec<u8> = Vec::new();
     if args.json {
-        let dump = store.dump(campaign.id)?;
-        serde_json::to_writer_pretty(&mut out, &dump)?;
-        out.push(b'\n');
+        let dump = results::StoreDump::load(&store, &campaign)?;
+        results::write_json(&dump, &mut out)?;
     } else {
         let trials = store.trials(campaign.id)?;
         results::export::write_csv(&trials, &mut out)?;

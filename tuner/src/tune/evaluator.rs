@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use results::{EvaluationRow, EvaluationStatus, Measurement, Point, TrialStatus};
 
-use super::{Backend, Tuning};
+use super::Tuning;
 use crate::campaign::Metric;
-use crate::runner::{self, TrialResult};
+use crate::runner::TrialResult;
 use crate::search::{Evaluator, Objectives};
 
 /// The baseline's figures on a class: speedups and the quality guard are relative to them.
@@ -236,7 +236,7 @@ impl<'t> ClassEvaluator<'t> {
         }
         let point_id = self.t.store.point(self.t.campaign_id, point)?;
         let objectives = agg.objectives;
-        self.t.store.record_evaluation(&EvaluationRow {
+        self.t.store.record_evaluation(&(&EvaluationRow {
             run_id: self.run_id,
             seq,
             point_id,
@@ -247,7 +247,8 @@ impl<'t> ClassEvaluator<'t> {
             energy_j: objectives.and_then(|o| o.energy_j),
             gap_percent: agg.gap,
             new_trials: agg.new_trials,
-        })?;
+        })
+            .into())?;
         self.t.progress_note(&self.class, self.best, self.baseline.as_ref());
         Ok(())
     }
@@ -323,6 +324,3 @@ impl TrialClock {
         Some(o[o.len() / 2])
     }
 }
-
-#[allow(dead_code)]
-fn _uses(_: &Backend, _: runner::Realised) {}
