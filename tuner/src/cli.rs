@@ -32,6 +32,9 @@ pub enum Command {
     /// Benchmarks that print ratios measured side by side in one run.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Inspect search spaces (TOML files under spaces/).
+    #[command(subcommand)]
+    Space(SpaceCommand),
     /// Measuring worker process (JSON lines on stdin/stdout); started by mats itself.
     #[command(hide = true)]
     Worker,
@@ -253,4 +256,19 @@ pub struct GeneratePfspArgs {
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SpaceCommand {
+    /// Print a space's parameters, constants, constraints and number of valid points.
+    Show(SpaceShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SpaceShowArgs {
+    /// Space file (e.g. spaces/qap.toml).
+    pub file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -5,5 +5,6 @@ pub mod cli;
 pub mod commands;
 pub mod measure;
 pub mod search;
+pub mod space;
 
 pub use commands::run;

@@ -5,13 +5,14 @@ mod bench_qap;
 mod devices;
 mod instance;
 mod solve;
+pub mod space;
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use solvers::bks::BestKnown;
 
-use crate::cli::{BenchCommand, Command, InstanceCommand};
+use crate::cli::{BenchCommand, Command, InstanceCommand, SpaceCommand};
 
 /// Runs one command.
 pub fn run(command: Command) -> Result<()> {
@@ -22,6 +23,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Devices(args) => devices::run(&args),
         Command::Bench(BenchCommand::Measure(args)) => bench::measure(&args),
         Command::Bench(BenchCommand::Qap(args)) => bench_qap::run(&args),
+        Command::Space(SpaceCommand::Show(args)) => space::show(&args),
         Command::Worker => crate::measure::worker::serve(),
     }
 }
