@@ -40,6 +40,9 @@ pub enum Command {
     Results(ResultsArgs),
     /// Draw a campaign's Pareto fronts, convergence and the paper's figures into an HTML page.
     Report(ReportArgs),
+    /// Inspect search spaces (TOML files under spaces/).
+    #[command(subcommand)]
+    Space(SpaceCommand),
     /// Measuring worker process (JSON lines on stdin/stdout); started by mats itself.
     #[command(hide = true)]
     Worker,
@@ -359,4 +362,19 @@ pub struct GeneratePfspArgs {
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SpaceCommand {
+    /// Print a space's parameters, constants, constraints and number of valid points.
+    Show(SpaceShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SpaceShowArgs {
+    /// Space file (e.g. spaces/qap.toml).
+    pub file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -8,5 +8,6 @@ pub mod measure;
 pub mod runner;
 pub mod search;
 pub mod tune;
+pub mod space;
 
 pub use commands::run;

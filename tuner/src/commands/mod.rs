@@ -9,13 +9,14 @@ pub mod results;
 mod report;
 mod solve;
 mod tune;
+pub mod space;
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use solvers::bks::BestKnown;
 
-use crate::cli::{BenchCommand, Command, InstanceCommand};
+use crate::cli::{BenchCommand, Command, InstanceCommand, SpaceCommand};
 
 /// Runs one command.
 pub fn run(command: Command) -> Result<()> {
@@ -30,6 +31,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Export(args) => export::run(&args),
         Command::Results(args) => results::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Space(SpaceCommand::Show(args)) => space::show(&args),
         Command::Worker => crate::measure::worker::serve(),
     }
 }

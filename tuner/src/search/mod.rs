@@ -2,7 +2,25 @@
 //! runner that measures points. A strategy sees a [`SearchSpace`] and an [`Evaluator`]; it
 //! never knows whether a point was measured now or came from the trial store.
 
+mod annealing;
+mod exhaustive;
+mod hill_climbing;
+mod objective;
+mod pareto;
+mod random;
+mod staged;
+mod strategy;
+mod table;
+mod tracker;
+
+#[cfg(test)]
+mod tests;
+
 use results::Point;
+
+pub use objective::{pareto_front, Metric, Objective};
+pub use strategy::{Cooling, SearchOutcome, StageOrder, StageSearch, Strategy};
+pub use table::{replay_study, ReplayRow, TableEvaluator};
 
 /// How a parameter reaches the code; staged strategies group parameters by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -31,7 +49,8 @@ pub trait SearchSpace {
     /// A uniformly drawn valid point, or None when the space has no valid point.
     fn random_point(&self, rng: &mut dyn rand::RngCore) -> Option<Point>;
     /// Valid points that differ from `point` in exactly one of `params` (all parameters when
-    /// `params` is empty).
+    /// `params` is empty), plus, where that parameter decides which others apply (a variant
+    /// with parameters of its own), the parameters that appear or disappear with it.
     fn neighbours(&self, point: &Point, params: &[String]) -> Vec<Point>;
     fn is_valid(&self, point: &Point) -> bool;
 }

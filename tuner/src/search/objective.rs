@@ -1,0 +1,150 @@
+//! What a strategy minimises: one measured quantity, or the Pareto set of two.
+
+use std::fmt;
+use std::str::FromStr;
+
+use results::Point;
+
+use super::Objectives;
+
+/// One measured quantity; lower is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Metric {
+    Time,
+    Power,
+    Energy,
+}
+
+impl Metric {
+    /// The value, or None where it was not measured (a point without it counts as failed).
+    pub fn of(self, o: &Objectives) -> Option<f64> {
+        let v = match self {
+            Metric::Time => Some(o.time_s),
+            Metric::Power => o.power_w,
+            Metric::Energy => o.energy_j,
+        };
+        v.filter(|v| v.is_finite())
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Time => "time",
+            Metric::Power => "power",
+            Metric::Energy => "energy",
+        }
+    }
+}
+
+/// What a search minimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Objective {
+    Time,
+    Power,
+    Energy,
+    /// The Pareto set of two metrics.
+    Pareto(Metric, Metric),
+}
+
+impl Objective {
+    /// The single metric, or None for a Pareto objective.
+    pub fn metric(self) -> Option<Metric> {
+        match self {
+            Objective::Time => Some(Metric::Time),
+            Objective::Power => Some(Metric::Power),
+            Objective::Energy => Some(Metric::Energy),
+            Objective::Pareto(..) => None,
+        }
+    }
+
+    /// The scalar to minimise (the first metric for a Pareto objective); None for a failed
+    /// point.
+    pub fn scalar(self, o: &Objectives) -> Option<f64> {
+        match self {
+            Objective::Pareto(a, _) => a.of(o),
+            single => single.metric().and_then(|m| m.of(o)),
+        }
+    }
+
+    /// Both metrics of a Pareto objective (the scalar twice for a single one).
+    pub fn pair(self, o: &Objectives) -> Option<(f64, f64)> {
+        match self {
+            Objective::Pareto(a, b) => Some((a.of(o)?, b.of(o)?)),
+            single => {
+                let v = single.scalar(o)?;
+                Some((v, v))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Objective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Objective::Pareto(a, b) => write!(f, "pareto({},{})", a.name(), b.name()),
+            single => f.write_str(single.metric().map_or("?", Metric::name)),
+        }
+    }
+}
+
+impl FromStr for Objective {
+    type Err = String;
+
+    /// `time`, `power`, `energy`, or two of them for a Pareto objective: `pareto(time,energy)`
+    /// or `time,energy`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let metric = |m: &str| match m.trim() {
+            "time" => Ok(Metric::Time),
+            "power" => Ok(Metric::Power),
+            "energy" => Ok(Metric::Energy),
+            other => Err(format!(
+                "unknown objective {other:?}; known: time, power, energy, pareto(A,B)"
+            )),
+        };
+        let inner = s
+            .trim()
+            .strip_prefix("pareto(")
+            .and_then(|r| r.strip_suffix(')'))
+            .unwrap_or(s);
+        match inner.split_once(',') {
+            Some((a, b)) => {
+                let (a, b) = (metric(a)?, metric(b)?);
+                if a == b {
+                    return Err(format!(
+                        "a Pareto objective needs two different metrics: {s:?}"
+                    ));
+                }
+                Ok(Objective::Pareto(a, b))
+            }
+            None => Ok(match metric(inner)? {
+                Metric::Time => Objective::Time,
+                Metric::Power => Objective::Power,
+                Metric::Energy => Objective::Energy,
+            }),
+        }
+    }
+}
+
+/// The points of `points` that no other point dominates (no worse in both metrics and better
+/// in one); points with equal objectives are all kept. Failed points never belong to it.
+pub fn pareto_front(
+    points: &[(Point, Option<Objectives>)],
+    objective: Objective,
+) -> Vec<(Point, Objectives)> {
+    let scored: Vec<(&Point, Objectives, (f64, f64))> = points
+        .iter()
+        .filter_map(|(p, o)| {
+            let o = (*o)?;
+            Some((p, o, objective.pair(&o)?))
+        })
+        .collect();
+    scored
+        .iter()
+        .filter(|(_, _, a)| !scored.iter().any(|(_, _, b)| dominates(*b, *a)))
+        .map(|(p, o, _)| ((*p).clone(), *o))
+        .collect()
+}
+
+pub(crate) fn dominates(a: (f64, f64), b: (f64, f64)) -> bool {
+    a.0 <= b.0 && a.1 <= b.1 && (a.0 < b.0 || a.1 < b.1)
+}

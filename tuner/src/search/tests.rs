@@ -1,0 +1,451 @@
+use std::collections::HashSet;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use results::{Point, Value};
+
+use super::*;
+use crate::space::Space;
+
+/// a, b in 0..=9 (a launch, b a flag), v a variant, with a + b <= 15.
+fn grid() -> Space {
+    Space::from_toml_str(
+        r#"
+constraints = ["a + b <= 15"]
+[[param]]
+name = "v"
+kind = "variant"
+values = ["x", "y"]
+[[param]]
+name = "a"
+kind = "launch"
+range = { from = 0, to = 9 }
+[[param]]
+name = "b"
+kind = "flag"
+range = { from = 0, to = 9 }
+flag = "-b{}"
+"#,
+        "grid",
+    )
+    .expect("grid loads")
+}
+
+fn int(p: &Point, n: &str) -> i64 {
+    p.get(n).and_then(Value::as_int).unwrap_or(0)
+}
+
+fn convex(p: &Point) -> f64 {
+    let (a, b) = (int(p, "a") as f64, int(p, "b") as f64);
+    let v = if p.get("v") == Some(&"y".into()) {
+        0.0
+    } else {
+        3.0
+    };
+    1.0 + (a - 6.0).powi(2) + (b - 2.0).powi(2) + v
+}
+
+/// Many local optima; the global one at a = 7, b = 7, v = x.
+fn rugged(p: &Point) -> f64 {
+    let (a, b) = (int(p, "a"), int(p, "b"));
+    if (a, b) == (7, 7) && p.get("v") == Some(&"x".into()) {
+        return 1.0;
+    }
+    let h = (a * 7919
+        + b * 104729
+        + if p.get("v") == Some(&"y".into()) {
+            13
+        } else {
+            0
+        })
+        % 97;
+    2.0 + h as f64
+}
+
+fn table(space: &Space, f: fn(&Point) -> f64) -> TableEvaluator {
+    TableEvaluator::from_fn(space, |p| {
+        Some(Objectives {
+            time_s: f(p),
+            power_w: Some(100.0 + f(p) * 0.0 + int(p, "a") as f64),
+            energy_j: Some(f(p) * (100.0 + int(p, "a") as f64)),
+        })
+    })
+}
+
+fn optimum(space: &Space, f: fn(&Point) -> f64) -> f64 {
+    space.points().map(|p| f(&p)).fold(f64::INFINITY, f64::min)
+}
+
+fn strategy(text: &str) -> Strategy {
+    Strategy::from_toml_str(text, "strategy").expect("strategy parses")
+}
+
+fn all_strategies() -> Vec<Strategy> {
+    [
+        r#"name = "exhaustive""#,
+        r#"name = "random""#,
+        r#"name = "hill-climbing""#,
+        "name = \"hill-climbing\"\nfirst_improvement = true",
+        r#"name = "simulated-annealing""#,
+        "name = \"staged\"\norder = \"opt-then-thread\"",
+        "name = \"staged\"\norder = \"thread-then-opt\"\nstage_search = \"exhaustive\"",
+        "name = \"staged\"\norder = \"combined\"\nrestarts = 3",
+    ]
+    .iter()
+    .map(|t| strategy(t))
+    .collect()
+}
+
+#[test]
+fn strategy_tables_parse_and_reject_unknown_keys() {
+    assert_eq!(
+        strategy("name = \"hill-climbing\"\nrestarts = 5\nfirst_improvement = true"),
+        Strategy::HillClimbing {
+            restarts: Some(5),
+            first_improvement: true
+        }
+    );
+    let e = Strategy::from_toml_str("name = \"hill-climbing\"\nrestart = 5", "c.toml").unwrap_err();
+    assert!(format!("{e:#}").contains("c.toml") && format!("{e:#}").contains("restart"));
+    assert!(Strategy::from_toml_str("name = \"tabu\"", "c").is_err());
+    assert_eq!(
+        "pareto(time,energy)".parse(),
+        Ok(Objective::Pareto(Metric::Time, Metric::Energy))
+    );
+    assert_eq!("energy".parse(), Ok(Objective::Energy));
+}
+
+#[test]
+fn exhaustive_visits_exactly_the_valid_points() {
+    let s = grid();
+    let mut t = table(&s, convex);
+    let out = strategy(r#"name = "exhaustive""#)
+        .run(
+            &s,
+            &mut t,
+            Objective::Time,
+            None,
+            &mut StdRng::seed_from_u64(0),
+        )
+        .expect("runs");
+    let visited: HashSet<Point> = out.history.iter().map(|(p, _)| p.clone()).collect();
+    let valid: HashSet<Point> = s.points().collect();
+    assert_eq!(visited, valid);
+    assert_eq!(out.evaluations as u64, s.count());
+    assert_eq!(out.best.expect("best").1.time_s, optimum(&s, convex));
+}
+
+#[test]
+fn every_strategy_finds_the_optimum_with_enough_budget() {
+    let s = grid();
+    for (is_rugged, f) in [(false, convex as fn(&Point) -> f64), (true, rugged)] {
+        for st in all_strategies() {
+            // Restarts until the budget (the whole space) is spent reach the optimum.
+            let mut t = table(&s, f);
+            let out = st
+                .run(
+                    &s,
+                    &mut t,
+                    Objective::Time,
+                    None,
+                    &mut StdRng::seed_from_u64(5),
+                )
+                .expect("runs");
+            let best = out.best.expect("best").1.time_s;
+            // Staged search keeps the variant; annealing without reheating may settle (stall)
+            // in a basin of the rugged landscape.
+            let staged = matches!(st, Strategy::Staged { .. });
+            let annealing = matches!(st, Strategy::SimulatedAnnealing { .. });
+            if !(staged || (annealing && is_rugged)) {
+                assert_eq!(best, optimum(&s, f), "{st:?}");
+            }
+            assert!(out.history.iter().all(|(p, _)| s.is_valid(p)), "{st:?}");
+            let distinct: HashSet<&Point> = out.history.iter().map(|(p, _)| p).collect();
+            assert_eq!(
+                distinct.len(),
+                out.evaluations,
+                "{st:?} asked a point twice"
+            );
+        }
+    }
+}
+
+#[test]
+fn hill_climbing_reaches_the_optimum_of_a_convex_landscape() {
+    let s = grid();
+    for seed in 0..10 {
+        let mut t = table(&s, convex);
+        let out = strategy("name = \"hill-climbing\"\nrestarts = 0")
+            .run(
+                &s,
+                &mut t,
+                Objective::Time,
+                None,
+                &mut StdRng::seed_from_u64(seed),
+            )
+            .expect("runs");
+        assert_eq!(out.best.expect("best").1.time_s, 1.0, "seed {seed}");
+        assert!(out.evaluations < 120, "{} evaluations", out.evaluations);
+    }
+}
+
+#[test]
+fn staged_stage_one_changes_only_its_group() {
+    let s = grid();
+    let start: Point = [("v", Value::from("x")), ("a", 0.into()), ("b", 9.into())]
+        .into_iter()
+        .collect();
+    for (order, first, second) in [("opt-then-thread", "b", "a"), ("thread-then-opt", "a", "b")] {
+        let mut t = table(&s, convex);
+        let out = strategy(&format!("name = \"staged\"\norder = \"{order}\""))
+            .run(
+                &s,
+                &mut t,
+                Objective::Time,
+                Some(start.clone()),
+                &mut StdRng::seed_from_u64(1),
+            )
+            .expect("runs");
+        assert_eq!(out.stages.len(), 2);
+        let stage1 = &out.history[..out.stages[0]];
+        assert!(stage1
+            .iter()
+            .all(|(p, _)| int(p, second) == int(&start, second) && p.get("v") == start.get("v")));
+        assert!(stage1
+            .iter()
+            .any(|(p, _)| int(p, first) != int(&start, first)));
+        let best1 = stage1
+            .iter()
+            .min_by(|x, y| {
+                x.1.map(|o| o.time_s)
+                    .partial_cmp(&y.1.map(|o| o.time_s))
+                    .expect("finite")
+            })
+            .map(|(p, _)| p.clone())
+            .expect("stage 1 evaluated");
+        let stage2 = &out.history[out.stages[0]..out.stages[1]];
+        assert!(stage2
+            .iter()
+            .all(|(p, _)| int(p, first) == int(&best1, first) && p.get("v") == start.get("v")));
+        // The variant never changes: the optimum with v = y is out of reach, v = x's is found.
+        assert_eq!(out.best.expect("best").1.time_s, 4.0, "{order}");
+    }
+    let mut t = table(&s, convex);
+    let out = strategy("name = \"staged\"\norder = \"combined\"")
+        .run(
+            &s,
+            &mut t,
+            Objective::Time,
+            Some(start),
+            &mut StdRng::seed_from_u64(1),
+        )
+        .expect("runs");
+    assert_eq!(out.stages.len(), 1);
+    assert_eq!(out.best.expect("best").1.time_s, 4.0);
+}
+
+#[test]
+fn strategies_stop_when_the_evaluator_is_exhausted() {
+    let s = grid();
+    for st in all_strategies() {
+        let mut t = table(&s, rugged).with_budget(7);
+        let out = st
+            .run(
+                &s,
+                &mut t,
+                Objective::Time,
+                None,
+                &mut StdRng::seed_from_u64(2),
+            )
+            .expect("runs");
+        // A batch may cross the budget; nothing is asked after it.
+        assert!(t.distinct() < 7 + 200, "{st:?}");
+        assert!(out.stopped, "{st:?}");
+        let calls = t.calls;
+        assert!(t.exhausted());
+        assert!(calls > 0);
+    }
+    let mut t = table(&s, rugged).with_budget(0);
+    let out = strategy(r#"name = "random""#)
+        .run(
+            &s,
+            &mut t,
+            Objective::Time,
+            None,
+            &mut StdRng::seed_from_u64(2),
+        )
+        .expect("runs");
+    assert_eq!(out.evaluations, 0);
+    assert!(out.best.is_none());
+}
+
+#[test]
+fn one_point_space_works_for_every_strategy() {
+    let s = Space::from_toml_str(
+        "[[param]]\nname = \"a\"\nkind = \"launch\"\nvalues = [3]\n",
+        "one",
+    )
+    .expect("loads");
+    let mut strategies = all_strategies();
+    strategies.push(strategy(r#"name = "pareto""#));
+    for st in strategies {
+        let mut t = TableEvaluator::from_fn(&s, |_| {
+            Some(Objectives {
+                time_s: 2.0,
+                power_w: Some(1.0),
+                energy_j: Some(2.0),
+            })
+        });
+        let objective = if matches!(st, Strategy::Pareto { .. }) {
+            Objective::Pareto(Metric::Time, Metric::Energy)
+        } else {
+            Objective::Time
+        };
+        let out = st
+            .run(&s, &mut t, objective, None, &mut StdRng::seed_from_u64(0))
+            .expect("runs");
+        assert_eq!(out.evaluations, 1, "{st:?}");
+    }
+}
+
+#[test]
+fn failed_points_are_never_best() {
+    let s = grid();
+    let mut t = TableEvaluator::from_fn(&s, |p| {
+        (int(p, "a") != 6).then(|| Objectives {
+            time_s: convex(p),
+            ..Default::default()
+        })
+    });
+    let out = strategy(r#"name = "exhaustive""#)
+        .run(
+            &s,
+            &mut t,
+            Objective::Time,
+            None,
+            &mut StdRng::seed_from_u64(0),
+        )
+        .expect("runs");
+    assert_ne!(int(&out.best.expect("best").0, "a"), 6);
+}
+
+#[test]
+fn pareto_search_finds_the_brute_force_front() {
+    let s = grid();
+    let objective = Objective::Pareto(Metric::Time, Metric::Power);
+    for f in [convex as fn(&Point) -> f64, rugged] {
+        let mut t = table(&s, f);
+        let all: Vec<(Point, Option<Objectives>)> = s
+            .points()
+            .map(|p| (p.clone(), t.table().get(&p).copied().flatten()))
+            .collect();
+        let expected: HashSet<Point> = pareto_front(&all, objective)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert!(expected.len() > 1);
+        let out = strategy(r#"name = "pareto""#)
+            .run(&s, &mut t, objective, None, &mut StdRng::seed_from_u64(4))
+            .expect("runs");
+        let found: HashSet<Point> = out.pareto.into_iter().map(|(p, _)| p).collect();
+        assert_eq!(found, expected);
+    }
+    // Without restarts it stops once its front is explored.
+    let mut t = table(&s, convex);
+    let out = strategy("name = \"pareto\"\nrestarts = 0")
+        .run(&s, &mut t, objective, None, &mut StdRng::seed_from_u64(4))
+        .expect("runs");
+    assert!(!out.stopped && (out.evaluations as u64) < s.count());
+}
+
+#[test]
+fn objectives_must_fit_the_strategy() {
+    let s = grid();
+    let mut t = table(&s, convex);
+    let pareto = Objective::Pareto(Metric::Time, Metric::Energy);
+    let mut rng = StdRng::seed_from_u64(0);
+    assert!(strategy(r#"name = "random""#)
+        .run(&s, &mut t, pareto, None, &mut rng)
+        .is_err());
+    assert!(strategy(r#"name = "pareto""#)
+        .run(&s, &mut t, Objective::Time, None, &mut rng)
+        .is_err());
+}
+
+#[test]
+fn expected_random_share_is_exact() {
+    // Values 1, 2, 4 and a budget of 1: E[1/v] = (1 + 1/2 + 1/4) / 3.
+    let share = table::expected_random_share(&[1.0, 2.0, 4.0], 1, 1.0);
+    assert!((share - 1.75 / 3.0).abs() < 1e-12);
+    // Budget 2: min is 1 with p 2/3, 2 with p 1/3.
+    let share = table::expected_random_share(&[1.0, 2.0, 4.0], 2, 1.0);
+    assert!((share - (2.0 / 3.0 + 0.5 / 3.0)).abs() < 1e-12);
+    assert!((table::expected_random_share(&[1.0, 2.0, 4.0], 3, 1.0) - 1.0).abs() < 1e-12);
+}
+
+fn cube() -> Space {
+    Space::from_toml_str(
+        r#"
+constraints = ["a + b + c <= 45"]
+[[param]]
+name = "a"
+kind = "launch"
+range = { from = 0, to = 19 }
+[[param]]
+name = "b"
+kind = "launch"
+range = { from = 0, to = 19 }
+[[param]]
+name = "c"
+kind = "runtime"
+range = { from = 0, to = 19 }
+"#,
+        "cube",
+    )
+    .expect("cube loads")
+}
+
+fn bowl(p: &Point) -> f64 {
+    let (a, b, c) = (int(p, "a") as f64, int(p, "b") as f64, int(p, "c") as f64);
+    1.0 + (a - 12.0).powi(2) + (b - 3.0).powi(2) + (c - 7.0).powi(2)
+}
+
+#[test]
+fn replay_study_on_a_synthetic_table() {
+    let s = cube();
+    let t = table(&s, bowl);
+    let rows = replay_study(
+        &s,
+        &t,
+        &strategy(r#"name = "hill-climbing""#),
+        Objective::Time,
+        &[0.05, 0.10, 0.15],
+        0..10,
+    )
+    .expect("study runs");
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        assert!(r.share > 0.0 && r.share <= 1.0);
+        assert!(r.random_share > 0.0 && r.random_share < 1.0);
+        assert_eq!(r.seeds, 10);
+    }
+    assert!(rows[2].share >= rows[0].share);
+    assert!(rows[2].share > 0.95, "{rows:?}");
+    assert!(rows[2].score > 0.5, "{rows:?}");
+    let s = grid();
+    let t = table(&s, convex);
+    let random = replay_study(
+        &s,
+        &t,
+        &strategy(r#"name = "random""#),
+        Objective::Time,
+        &[0.1],
+        0..200,
+    )
+    .expect("study runs");
+    // Random search's mean over many seeds is close to its exact expectation.
+    assert!(
+        (random[0].share - random[0].random_share).abs() < 0.05,
+        "{random:?}"
+    );
+}
