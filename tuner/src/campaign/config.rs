@@ -37,7 +37,7 @@ pub struct CampaignConfig {
     /// The CPU setup; required unless `backend = "gpu"`.
     #[serde(default)]
     pub cpu: Option<SetupConfig>,
-    pub strategy: toml::Table,
+    pub strategy: crate::search::Strategy,
     #[serde(default)]
     pub budget: BudgetConfig,
     /// `"time"`, `"power"`, `"energy"`, or a pair for a Pareto search, e.g. `["time", "energy"]`.
@@ -133,7 +133,7 @@ pub struct SetupConfig {
     pub space: PathBuf,
     /// Overrides of the space (domains, constants, extra constraints).
     #[serde(default)]
-    pub overrides: Option<toml::Table>,
+    pub overrides: Option<crate::space::SpaceOverrides>,
     /// The point every speedup is measured against; must be a point of the space.
     pub baseline: toml::Table,
     /// Iterations of one production run (fixed work, so times compare); the algorithm's
@@ -342,8 +342,8 @@ impl CampaignFile {
     }
 
     /// The objective, checked.
-    pub fn objective(&self) -> Result<super::objective::Objective> {
-        use super::objective::{Metric, Objective};
+    pub fn objective(&self) -> Result<crate::search::Objective> {
+        use crate::search::{Metric, Objective};
         let metric = |name: &str| -> Result<Metric> {
             Ok(match name {
                 "time" => Metric::Time,
@@ -358,7 +358,11 @@ impl CampaignFile {
             })
         };
         Ok(match &self.config.objective {
-            ObjectiveConfig::Single(name) => Objective::Single(metric(name)?),
+            ObjectiveConfig::Single(name) => match metric(name)? {
+                Metric::Time => Objective::Time,
+                Metric::Power => Objective::Power,
+                Metric::Energy => Objective::Energy,
+            },
             ObjectiveConfig::Pareto(pair) => match pair.as_slice() {
                 [a, b] if a != b => Objective::Pareto(metric(a)?, metric(b)?),
                 _ => {

@@ -1,9 +1,24 @@
 //! Campaigns: the TOML file ([`config`]), its instances and classes ([`instances`]) and what
-//! it minimises ([`objective`]).
+//! it minimises (an [`crate::search::Objective`]).
 
 pub mod config;
 pub mod instances;
-pub mod objective;
 
 pub use config::{CampaignConfig, CampaignFile};
-pub use objective::{Metric, Objective};
+pub use crate::search::{Metric, Objective};
+
+/// The objective as runs record it: `time`, `power`, `energy` or `pareto:time,energy`.
+pub fn objective_label(objective: Objective) -> String {
+    match objective {
+        Objective::Pareto(a, b) => format!("pareto:{},{}", a.name(), b.name()),
+        single => single.metric().map_or("time", |m| m.name()).to_string(),
+    }
+}
+
+/// The metrics an objective reads.
+pub fn metrics(objective: Objective) -> Vec<Metric> {
+    match objective {
+        Objective::Pareto(a, b) => vec![a, b],
+        single => single.metric().into_iter().collect(),
+    }
+}

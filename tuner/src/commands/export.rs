@@ -212,9 +212,11 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         std::fs::create_dir_all(&folder)
             .with_context(|| format!("cannot create {}", folder.display()))?;
         if let Some(space) = &space {
-            let r = space
-                .realise(point)
-                .map_err(|e| anyhow::anyhow!("bundle {name}: {e}"))?;
+            let r = crate::runner::Realised::from(
+                space
+                    .realise(point)
+                    .map_err(|e| anyhow::anyhow!("bundle {name}: {e}"))?,
+            );
             manifest.flags = r.flags.clone();
             manifest.values = r.values.clone();
         }

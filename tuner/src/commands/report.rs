@@ -25,7 +25,12 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         ImageFormatArg::Png => reports::ImageFormat::Png,
     };
     let summary = reports::render(&input, &out, format)?;
-    println!("{}", summary);
+    for figure in &summary.written {
+        println!("  {:<40} {}", figure.title, figure.path.display());
+    }
+    for figure in &summary.skipped {
+        println!("  {:<40} not drawn: {}", figure.title, figure.reason);
+    }
     println!("open {}", out.join("index.html").display());
     Ok(())
 }

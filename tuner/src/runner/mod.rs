@@ -22,6 +22,20 @@ pub struct Realised {
     pub values: BTreeMap<String, Value>,
 }
 
+impl From<crate::space::Realisation> for Realised {
+    fn from(r: crate::space::Realisation) -> Realised {
+        let mut values = r.launch;
+        values.extend(r.runtime);
+        values.extend(r.variant);
+        values.extend(r.class);
+        Realised {
+            flags: r.flags,
+            defines: r.defines,
+            values,
+        }
+    }
+}
+
 impl Realised {
     pub fn int(&self, name: &str) -> Result<Option<i64>, String> {
         match self.values.get(name) {

@@ -76,7 +76,7 @@ pub struct Tuning {
     pub file: CampaignFile,
     pub instances: Vec<CampaignInstance>,
     pub instance_ids: Vec<i64>,
-    pub space: Space,
+    pub space: Arc<Space>,
     pub backend: Backend,
     pub budget: Budget,
     pub margin_percent: f64,
@@ -101,12 +101,10 @@ impl Tuning {
     }
 
     pub fn realise(&self, point: &Point) -> Result<Realised, String> {
-        let r = self.space.realise(point).map_err(|e| e.to_string())?;
-        Ok(Realised {
-            flags: r.flags,
-            defines: r.defines,
-            values: r.values,
-        })
+        self.space
+            .realise(point)
+            .map(Realised::from)
+            .map_err(|e| e.to_string())
     }
 
     /// Runs trials in order (the GPU pipeline compiles ahead); `None` for trials not started
@@ -223,7 +221,11 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             ),
         ));
     }
-    if choice == BackendChoice::Cpu && objective.metrics().iter().any(|m| m.needs_power()) {
+    if choice == BackendChoice::Cpu
+        && crate::campaign::metrics(objective)
+            .iter()
+            .any(|m| *m != crate::campaign::Metric::Time)
+    {
         return Err(file.error_at(
             "objective",
             "power and energy are measured on GPUs only; a CPU campaign optimises \"time\"",
@@ -285,7 +287,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         "family": instances::family_of(&instances).map(|f| f.name()),
         "backend": backend.name(),
         "device": device_label,
-        "objectives": objective.to_string(),
+        "objectives": crate::campaign::objective_label(objective),
         "production_runs": file.config.budget.production_runs,
         "baseline": baseline,
         "parameters": crate::search::SearchSpace::parameters(&space)
@@ -301,7 +303,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             Backend::Gpu { arch, .. } => Some(arch.0),
             Backend::Cpu(_) => None,
         },
-        "strategy": file.config.strategy,
+        "strategy": file.config.strategy.name(),
     });
     let campaign = store.campaign(&file.config.name, &file.text, &settings)?;
     store.update_campaign_settings(campaign.id, &settings)?;
@@ -316,8 +318,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         instance_ids.push(store.instance(campaign.id, &inst.record)?);
     }
 
-    let strategy = crate::search::Strategy::from_table(&file.config.strategy)
-        .map_err(|e| file.error_at("strategy", e))?;
+    let strategy = file.config.strategy.clone();
     let progress = progress::Progress::new(options.progress, budget.max_trials());
     let mut t = Tuning {
         store,
@@ -327,7 +328,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         file,
         instances,
         instance_ids,
-        space,
+        space: Arc::new(space),
         backend,
         budget,
         devices: device_names,
@@ -407,7 +408,7 @@ fn tune_class(
     seed: u64,
 ) -> Result<ClassSummary> {
     let names: Vec<String> = members.iter().map(|&i| t.instances[i].record.name.clone()).collect();
-    let first_metric = objective.metrics()[0];
+    let first_metric = crate::campaign::metrics(objective)[0];
 
     // The baseline first: the guard and every speedup refer to it.
     let (run_id, recorded, _) = open_run(t, class, "baseline", "time")?;
@@ -457,8 +458,19 @@ fn tune_class(
         objectives: trials.iter().map(|m| m.objective).collect(),
     };
 
-    let objective_name = objective.to_string();
-    let (run_id, recorded, ended) = open_run(t, class, strategy.name(), &objective_name)?;
+    let objective_name = crate::campaign::objective_label(objective);
+    let label = match strategy {
+        crate::search::Strategy::Staged { order, .. } => format!(
+            "staged:{}",
+            match order {
+                crate::search::StageOrder::OptThenThread => "opt-then-thread",
+                crate::search::StageOrder::ThreadThenOpt => "thread-then-opt",
+                crate::search::StageOrder::Combined => "combined",
+            }
+        ),
+        other => other.name().to_string(),
+    };
+    let (run_id, recorded, ended) = open_run(t, class, &label, &objective_name)?;
     let mut ev = ClassEvaluator::new(
         t,
         class,
@@ -471,20 +483,21 @@ fn tune_class(
     let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(
         seed ^ fxhash(class),
     );
+    let space = ev.t.space.clone();
     let outcome = strategy.run(
-        &ev.t.space,
+        space.as_ref(),
         &mut ev,
-        objective.into(),
+        objective,
         Some(baseline_point.clone()),
         &mut rng,
     );
     let _ = ended;
     let outcome = outcome?;
     let evaluations = ev.seq;
-    let best_point = outcome.best().cloned().or(ev.best_point.clone());
-    let best_time = best_point
-        .as_ref()
-        .and_then(|p| ev_value(&mut ev, p).map(|o| o.time_s));
+    let (best_point, best_time) = match outcome.best {
+        Some((p, o)) => (Some(p), Some(o.time_s)),
+        None => (None, None),
+    };
     let complete = !ev.t.budget.exhausted() && !ev.incomplete;
     drop(ev);
     if complete || t.budget.reason().is_none() {
@@ -499,11 +512,6 @@ fn tune_class(
         best_point,
         evaluations,
     })
-}
-
-fn ev_value(ev: &mut ClassEvaluator<'_>, p: &Point) -> Option<crate::search::Objectives> {
-    use crate::search::Evaluator;
-    ev.evaluate(std::slice::from_ref(p)).ok().and_then(|v| v[0])
 }
 
 /// Each class's best point measured on every other class: the data of "one point for all
@@ -531,7 +539,7 @@ fn cross_class(
             run_id,
             recorded,
             None,
-            Some(objective.metrics()[0]),
+            Some(crate::campaign::metrics(objective)[0]),
         );
         use crate::search::Evaluator;
         ev.evaluate(&points)?;
