@@ -95,6 +95,10 @@ impl fmt::Display for Point {
 
 impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Point {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Point(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+        Point(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
     }
 }
