@@ -1,4 +1,7 @@
-// QAP `rots-block`: one block per solution running Taillard's robust tabu search.
+// QAP `rots-block`: one block per solution running Taillard's robust tabu search. Two kernels
+// run the same search move for move: qap_rots_block (below; the tabu matrix in global memory,
+// any n whose delta matrix fits) and qap_rots_block_fast (further down; everything in shared
+// memory, ~20x the iterations per block at n = 100), which the host picks where it fits.
 //
 // Block b owns solution b. Shared memory holds its permutation, best permutation and the delta
 // of every swap (packed upper triangle, n(n-1)/2 int64); the tabu matrix (facility x location
@@ -232,6 +235,335 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
         best_perms[(size_t)sol * QAP_N + i] = best_p[i];
     }
     for (int k = t; k < QAP_PAIRS; k += T) saved_delta[k] = delta[k];
+    if (t == 0) {
+        costs[sol] = cost;
+        best_costs[sol] = best_cost;
+        done_iterations[sol] = start_iteration + iterations;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// qap_rots_block_fast: the same search (identical move choice, tenure draws and aspiration) with
+// the whole per-block state in shared memory, for the sizes where it fits (the host picks it):
+//   delta   packed upper triangle, int64            tabu   facility x location, int32
+//   A       the flow matrix (and A^T unless QAP_SYM) BP     B in solution order, BP[i][j] =
+//           b[p(i)][p(j)] (and BP^T unless QAP_SYM), kept current by swapping two rows and
+//           columns per move
+// With A and BP in shared memory the 2n - 3 pairs that touch the swap are recomputed by
+// threads over the other facility v (consecutive v read consecutive words: no bank conflicts),
+// ROTS_SPLIT threads per v each summing every ROTS_SPLIT-th k, then a shuffle reduction.
+// Each thread keeps the pairs it owns (k = t, t + T, ...) packed in registers, every warp
+// reduces the per-warp minima itself (xor shuffles), so all threads know the move without a
+// second barrier, and cost/best cost live in registers: 3 barriers per iteration.
+// QAP_SYM (both matrices symmetric) halves the delta work: the two halves of every term agree.
+// Compile-time: ROTS_THREADS (block size, = the launch's), QAP_SYM (0/1).
+// Shared memory: 8 P' + 16 h n (staged update terms) + 16 h n (anchor columns) + 4 m n^2 + 8 n
+// bytes, P' = n(n-1)/2 rounded up to even, h = 1 (QAP_SYM) or 2, m = 3 (QAP_SYM) or 5.
+#ifndef ROTS_THREADS
+#define ROTS_THREADS 256
+#endif
+#ifndef QAP_SYM
+#define QAP_SYM 0
+#endif
+#define ROTS_PPT ((QAP_PAIRS + ROTS_THREADS - 1) / ROTS_THREADS)
+#define ROTS_SPLIT_RAW (ROTS_THREADS / QAP_N)
+#define ROTS_SPLIT                                                                                 \
+    (ROTS_SPLIT_RAW >= 32 ? 32                                                                    \
+                          : ROTS_SPLIT_RAW >= 16 ? 16                                             \
+                                                 : ROTS_SPLIT_RAW >= 8 ? 8                        \
+                                                                       : ROTS_SPLIT_RAW >= 4 ? 4 \
+                                                                                             : ROTS_SPLIT_RAW >= 2 ? 2 : 1)
+#define ROTS_PAIRS_PAD (QAP_PAIRS + (QAP_PAIRS & 1))
+#define ROTS_HALVES (QAP_SYM ? 1 : 2)
+#define NN (QAP_N * QAP_N)
+
+__device__ __forceinline__ Key warp_min_all(Key key)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        Key other;
+        other.cls = __shfl_xor_sync(0xffffffffu, key.cls, offset);
+        other.k = __shfl_xor_sync(0xffffffffu, key.k, offset);
+        other.delta = __shfl_xor_sync(0xffffffffu, key.delta, offset);
+        if (key_less(other, key)) key = other;
+    }
+    return key;
+}
+
+extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
+    qap_rots_block_fast(const int* __restrict__ a, const int* __restrict__ b, unsigned long long seed,
+                        int first_solution, int iterations, int tenure_min, int tenure_max, int aspiration,
+                        int* __restrict__ perms, int* __restrict__ best_perms, i64* __restrict__ costs,
+                        i64* __restrict__ best_costs, i64* __restrict__ deltas, int* __restrict__ tabu_all,
+                        int* __restrict__ done_iterations)
+{
+    constexpr int T = ROTS_THREADS;
+    constexpr int N = QAP_N;
+    constexpr int S = ROTS_SPLIT;
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    i64* delta = (i64*)shared_bytes;
+    longlong2* st = (longlong2*)(delta + ROTS_PAIRS_PAD);
+    int4* anc = (int4*)(st + ROTS_HALVES * N);
+    int* tabu = (int*)(anc + ROTS_HALVES * N);
+    int* A = tabu + NN;
+    int* BP = A + NN;
+#if QAP_SYM
+    int* p = BP + NN;
+#else
+    int* AT = BP + NN;
+    int* BPT = AT + NN;
+    int* p = BPT + NN;
+#endif
+    int* best_p = p + N;
+    __shared__ Key warp_best[32];
+    __shared__ i64 s_cost, s_best;
+    __shared__ int s_improved;
+
+    const int sol = blockIdx.x;
+    const int t = threadIdx.x;
+    int* gtabu = tabu_all + (size_t)sol * NN;
+    i64* saved_delta = deltas + (size_t)sol * QAP_PAIRS;
+    const int start_mode = done_iterations[sol];
+    const int start_iteration = start_mode > 0 ? start_mode : 0;
+    const bool fresh = start_mode == 0;
+
+    for (int i = t; i < NN; i += T) {
+        const int v = __ldg(&a[i]);
+        A[i] = v;
+#if !QAP_SYM
+        AT[(i % N) * N + i / N] = v;
+#endif
+    }
+    if (fresh) {
+        if (t == 0) qap_start_permutation(p, seed, (u64)(first_solution + sol));
+    } else {
+        for (int i = t; i < N; i += T) {
+            p[i] = perms[(size_t)sol * N + i];
+            best_p[i] = best_perms[(size_t)sol * N + i];
+        }
+    }
+    if (start_mode <= 0) {
+        for (int i = t; i < NN; i += T) tabu[i] = -i;  // Taillard's distinct start values
+    } else {
+        for (int i = t; i < NN; i += T) tabu[i] = gtabu[i];
+    }
+    __syncthreads();
+    if (fresh) {
+        for (int i = t; i < N; i += T) best_p[i] = p[i];
+    }
+    for (int i = t; i < NN; i += T) {
+        const int x = i / N, y = i % N;
+        const int v = __ldg(&b[p[x] * N + p[y]]);
+        BP[i] = v;
+#if !QAP_SYM
+        BPT[y * N + x] = v;
+#endif
+    }
+    if (start_mode <= 0) {
+        if (t == 0) {
+            const i64 c = qap_cost(a, b, p);
+            s_cost = c;
+            const i64 old_best = fresh ? c : best_costs[sol];
+            s_improved = c < old_best;
+            s_best = c < old_best ? c : old_best;
+        }
+        if (t < QAP_PAIRS) {
+            int r, s;
+            qap_pair_of(t, &r, &s);
+            for (int k = t; k < QAP_PAIRS; k += T) {
+                delta[k] = qap_swap_delta(a, b, p, r, s);
+                qap_pair_advance(&r, &s, T);
+            }
+        }
+    } else {
+        for (int k = t; k < QAP_PAIRS; k += T) delta[k] = saved_delta[k];
+        if (t == 0) {
+            s_cost = costs[sol];
+            s_best = best_costs[sol];
+            s_improved = 0;
+        }
+    }
+    __syncthreads();
+    if (!fresh && s_improved) {
+        for (int i = t; i < N; i += T) best_p[i] = p[i];
+    }
+    i64 cost = s_cost;
+    i64 best_cost = s_best;
+
+    // The pairs this thread owns, packed (r << 16) | s (the same order as k), or -1.
+    int own[ROTS_PPT];
+    {
+        int r = 0, s = 1;
+        if (t < QAP_PAIRS) qap_pair_of(t, &r, &s);
+#pragma unroll
+        for (int i = 0; i < ROTS_PPT; ++i) {
+            const bool valid = t + i * T < QAP_PAIRS;
+            own[i] = valid ? (r << 16) | s : -1;
+            if (valid) qap_pair_advance(&r, &s, T);
+        }
+    }
+    const int span = tenure_max - tenure_min + 1;
+    const u64 stream_id = (u64)(first_solution + sol);
+    const Key none = {3, 0x7fffffff, 0};
+
+    for (int step = 0; step < iterations; ++step) {
+        const int it = start_iteration + step + 1;  // Taillard counts from 1
+        // 1. Evaluate the owned moves (Taillard's rules, as in qap_rots_block).
+        Key mine = none;
+#pragma unroll
+        for (int i = 0; i < ROTS_PPT; ++i) {
+            if (own[i] >= 0) {
+                const int r = own[i] >> 16, s = own[i] & 0xffff;
+                const i64 d = delta[t + i * T];
+                const int tr = tabu[r * N + p[s]];
+                const int ts = tabu[s * N + p[r]];
+                const bool allowed = tr < it || ts < it;
+                const bool aspired = tr < it - aspiration || ts < it - aspiration || cost + d < best_cost;
+                const Key key = {aspired ? 0 : (allowed ? 1 : 2), own[i], d};
+                if (key_less(key, mine)) mine = key;
+            }
+        }
+        mine = warp_min_all(mine);
+        if ((t & 31) == 0) warp_best[t >> 5] = mine;
+        __syncthreads();
+        // 2. Every warp reduces the warp minima itself, so every thread knows the move.
+        Key key = (t & 31) < T / 32 ? warp_best[t & 31] : none;
+        key = warp_min_all(key);
+        const int r = key.k >> 16, s = key.k & 0xffff;
+        cost += key.delta;
+        const bool improved = cost < best_cost;
+        if (improved) best_cost = cost;
+        if (t == 0) {
+            const int left_r = p[r];
+            const int left_s = p[s];
+            p[r] = left_s;
+            p[s] = left_r;
+            tabu[r * N + left_r] = it + tenure_min + (int)(qap_hash(seed ^ 0x7ab05eedull, stream_id, 2ull * it) % (u64)span);
+            tabu[s * N + left_s] = it + tenure_min + (int)(qap_hash(seed ^ 0x7ab05eedull, stream_id, 2ull * it + 1) % (u64)span);
+        }
+        // Swap rows and columns r, s of BP (and BP^T) and stage the update terms; thread u owns
+        // entries (r,u), (s,u), (u,r), (u,s) for u outside {r, s}, thread r the 2 x 2 block.
+        for (int u = t; u < N; u += T) {
+            if (u != r && u != s) {
+                const int bru = BP[r * N + u], bsu = BP[s * N + u];
+                BP[r * N + u] = bsu;
+                BP[s * N + u] = bru;
+#if QAP_SYM
+                BP[u * N + r] = bsu;
+                BP[u * N + s] = bru;
+                anc[u] = make_int4(A[u * N + r], A[u * N + s], bsu, bru);
+                st[u] = make_longlong2((i64)A[r * N + u] - A[s * N + u], (i64)bru - bsu);
+#else
+                const int bur = BP[u * N + r], bus = BP[u * N + s];
+                BP[u * N + r] = bus;
+                BP[u * N + s] = bur;
+                BPT[u * N + r] = bsu;
+                BPT[u * N + s] = bru;
+                BPT[r * N + u] = bus;
+                BPT[s * N + u] = bur;
+                anc[2 * u] = make_int4(A[u * N + r], A[u * N + s], A[r * N + u], A[s * N + u]);
+                anc[2 * u + 1] = make_int4(bus, bur, bsu, bru);
+                st[2 * u] = make_longlong2((i64)A[r * N + u] - A[s * N + u], (i64)A[u * N + r] - A[u * N + s]);
+                st[2 * u + 1] = make_longlong2((i64)bru - bsu, (i64)bur - bus);
+#endif
+            } else if (u == r) {
+                const int rr = BP[r * N + r], rs = BP[r * N + s], sr = BP[s * N + r], ss = BP[s * N + s];
+                BP[r * N + r] = ss;
+                BP[s * N + s] = rr;
+                BP[r * N + s] = sr;
+                BP[s * N + r] = rs;
+#if QAP_SYM
+                anc[r] = make_int4(A[r * N + r], A[r * N + s], ss, sr);
+                anc[s] = make_int4(A[s * N + r], A[s * N + s], rs, rr);
+#else
+                BPT[r * N + r] = ss;
+                BPT[s * N + s] = rr;
+                BPT[r * N + s] = rs;
+                BPT[s * N + r] = sr;
+                anc[2 * r] = make_int4(A[r * N + r], A[r * N + s], A[r * N + r], A[s * N + r]);
+                anc[2 * r + 1] = make_int4(ss, sr, ss, rs);
+                anc[2 * s] = make_int4(A[s * N + r], A[s * N + s], A[r * N + s], A[s * N + s]);
+                anc[2 * s + 1] = make_int4(rs, rr, sr, rr);
+#endif
+            }
+        }
+        __syncthreads();
+        // 3. O(1) updates of the owned pairs disjoint from the swap.
+#pragma unroll
+        for (int i = 0; i < ROTS_PPT; ++i) {
+            if (own[i] >= 0) {
+                const int u = own[i] >> 16, v = own[i] & 0xffff;
+                if (u != r && u != s && v != r && v != s) {
+#if QAP_SYM
+                    const longlong2 su = st[u], sv = st[v];
+                    delta[t + i * T] += 2 * (su.x - sv.x) * (su.y - sv.y);
+#else
+                    const longlong2 au = st[2 * u], av = st[2 * v];
+                    const longlong2 bu = st[2 * u + 1], bv = st[2 * v + 1];
+                    delta[t + i * T] += (au.x - av.x) * (bu.x - bv.x) + (au.y - av.y) * (bu.y - bv.y);
+#endif
+                }
+            }
+        }
+        if (t == 0) delta[qap_pair_index(r, s)] = -key.delta;  // swapping back undoes the move
+        if (improved) {
+            for (int i = t; i < N; i += T) best_p[i] = p[i];
+        }
+        // The pairs (r, v) and (s, v), v outside {r, s}, from A and the new BP.
+        for (int base = 0; base < N * S; base += T) {
+            const int v = (base + t) / S;
+            const int part = (base + t) % S;
+            const bool active = v < N && v != r && v != s;
+            i64 dr = 0, ds = 0;
+            if (active) {
+                for (int k = part; k < N; k += S) {
+                    const int akv = A[k * N + v];
+                    const int bkv = BP[k * N + v];
+#if QAP_SYM
+                    const int4 an = anc[k];  // A[k][r], A[k][s], BP[k][r], BP[k][s]
+                    const i64 tr = (i64)(an.x - akv) * (bkv - an.z);
+                    const i64 ts = (i64)(an.y - akv) * (bkv - an.w);
+#else
+                    const int avk = AT[k * N + v];
+                    const int bvk = BPT[k * N + v];
+                    const int4 aa = anc[2 * k];      // A[k][r], A[k][s], A[r][k], A[s][k]
+                    const int4 bb = anc[2 * k + 1];  // BP[k][r], BP[k][s], BP[r][k], BP[s][k]
+                    const i64 tr = (i64)(aa.x - akv) * (bkv - bb.x) + (i64)(aa.z - avk) * (bvk - bb.z);
+                    const i64 ts = (i64)(aa.y - akv) * (bkv - bb.y) + (i64)(aa.w - avk) * (bvk - bb.w);
+#endif
+                    dr += (k != r && k != v) ? tr : 0;
+                    ds += (k != s && k != v) ? ts : 0;
+                }
+            }
+#pragma unroll
+            for (int offset = S / 2; offset > 0; offset >>= 1) {
+                dr += __shfl_xor_sync(0xffffffffu, dr, offset);
+                ds += __shfl_xor_sync(0xffffffffu, ds, offset);
+            }
+            if (active && part == 0) {
+                const i64 avv = A[v * N + v], bvv = BP[v * N + v];
+#if QAP_SYM
+                dr = 2 * dr + ((i64)A[r * N + r] - avv) * (bvv - BP[r * N + r]);
+                ds = 2 * ds + ((i64)A[s * N + s] - avv) * (bvv - BP[s * N + s]);
+#else
+                dr += ((i64)A[r * N + r] - avv) * (bvv - BP[r * N + r]) +
+                      ((i64)A[r * N + v] - A[v * N + r]) * ((i64)BP[v * N + r] - BP[r * N + v]);
+                ds += ((i64)A[s * N + s] - avv) * (bvv - BP[s * N + s]) +
+                      ((i64)A[s * N + v] - A[v * N + s]) * ((i64)BP[v * N + s] - BP[s * N + v]);
+#endif
+                delta[r < v ? qap_pair_index(r, v) : qap_pair_index(v, r)] = dr;
+                delta[s < v ? qap_pair_index(s, v) : qap_pair_index(v, s)] = ds;
+            }
+        }
+        __syncthreads();
+    }
+
+    // Keep the state for the next launch.
+    for (int i = t; i < N; i += T) {
+        perms[(size_t)sol * N + i] = p[i];
+        best_perms[(size_t)sol * N + i] = best_p[i];
+    }
+    for (int k = t; k < QAP_PAIRS; k += T) saved_delta[k] = delta[k];
+    for (int i = t; i < NN; i += T) gtabu[i] = tabu[i];
     if (t == 0) {
         costs[sol] = cost;
         best_costs[sol] = best_cost;

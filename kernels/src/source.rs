@@ -120,7 +120,7 @@ static SOURCES: &[KernelSource] = &[
     source!(
         "qap/rots-block",
         "qap/rots-block.cu",
-        ["qap_rots_block"],
+        ["qap_rots_block", "qap_rots_block_fast"],
         relocatable = false,
         test_only = false,
         headers = QAP_HEADERS,

@@ -218,3 +218,62 @@ fn configurations_the_kernels_cannot_run_are_refused_clearly() {
         .to_string();
     assert!(e.contains("multiple of 32"), "{e}");
 }
+
+#[test]
+fn rots_block_shared_and_global_kernels_take_the_same_moves() {
+    let Some(gpu) = gpu_or_skip("rots_block_shared_and_global_kernels_take_the_same_moves") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+    // Symmetric (tai*), asymmetric flows (bur26a) and nonzero diagonals (lipa20a, chr12a), with
+    // block sizes below and above n and one splitting the touching pairs many ways.
+    for (name, threads) in [
+        ("tai12a", 32),
+        ("tai20a", 128),
+        ("bur26a", 96),
+        ("lipa20a", 256),
+        ("chr12a", 1024),
+        ("tai40a", 32),
+    ] {
+        let inst = load(name);
+        let mut p = params(GpuAlgorithm::RotsBlock);
+        p.threads_per_block = threads;
+        p.iterations = Some(2000);
+        // Restarts depend on launch timing; the trajectories alone must agree.
+        p.restart_stall = 0;
+        assert!(
+            matches!(
+                p.rots_kernel(&inst, optin),
+                qap_gpu::RotsKernel::Shared { .. }
+            ),
+            "{name} fits in shared memory"
+        );
+        let options = RunOptions {
+            seed: 5,
+            ..Default::default()
+        };
+        let fast = qap_gpu::solve(&gpu, &cache, &inst, &p, &options).unwrap();
+        let global = qap_gpu::solve(
+            &gpu,
+            &cache,
+            &inst,
+            &GpuParams {
+                rots_shared: false,
+                ..p.clone()
+            },
+            &options,
+        )
+        .unwrap();
+        assert_eq!(inst.cost(&fast.outcome.solution), fast.outcome.objective);
+        assert_eq!(
+            (fast.outcome.objective, &fast.outcome.solution),
+            (global.outcome.objective, &global.outcome.solution),
+            "{name}, {threads} threads: the two kernels diverged"
+        );
+        println!(
+            "{name:8} {threads:4} threads: cost {} (both kernels); kernel {:.4} s shared, {:.4} s global",
+            fast.outcome.objective, fast.kernel_seconds, global.kernel_seconds
+        );
+    }
+}

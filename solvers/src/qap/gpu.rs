@@ -12,7 +12,7 @@
 //! | `2opt-shared` | thread per solution, matrices in shared memory | as `2opt`; needs 8 n^2 bytes of shared memory per block (n <= 170 on H100) |
 //! | `2opt-dyn` | parent thread per solution, child grid per scan | as `2opt`, plus child threads 32..1024 (chunks per neighbourhood) |
 //! | `tabu` | thread per solution | as `2opt`, tenure 1..n (default n/4), iterations (default 100 n) |
-//! | `rots-block` | block per solution | solutions = blocks 1..65535, threads per block 32..1024, iterations per solution (default 1000 n), tenure factors (0.9, 1.1), aspiration factor (2), restart after 5 launches without improvement (0 = never) from the block's own best with 0.25 n random swaps |
+//! | `rots-block` | block per solution | solutions = blocks 1..65535 (default 132), threads per block 32..1024 (default 512), iterations per solution (default 1000 n), tenure factors (0.9, 1.1), aspiration factor (2), at most 10 n iterations per launch (0 = ~0.1 s), restart after 5 launches without improvement (0 = never) from the block's own best with 0.25 n random swaps; kernel `qap_rots_block_fast` (all state in shared memory, symmetric specialisation) where 8 P + 16 h n + 16 h n + 4 m n^2 + 8 n bytes (h, m = 1, 3 symmetric, else 2, 5) fit and each thread owns <= 32 pairs, else `qap_rots_block` (tabu matrix in global memory); `rots_shared = false` forces the latter |
 //!
 //! A time limit repeats launches: new starts for the thread-per-solution variants (the best of
 //! all rounds is kept), continued trajectories for `rots-block`.
@@ -103,19 +103,49 @@ pub struct GpuParams {
     pub restart_stall: u32,
     /// `rots-block`: random swaps applied to that copy, as a factor of n.
     pub perturbation: f64,
+    /// `rots-block`: at most this many iterations per launch, as a factor of n (0 = no cap;
+    /// launches otherwise last ~0.1 s). The restart test runs between launches, so this sets
+    /// how long a block may stagnate (`restart_stall` launches) in iterations rather than time.
+    pub launch_iterations: u32,
+    /// `rots-block`: use `qap_rots_block_fast` (all per-block state in shared memory) where it
+    /// fits; `false` forces the kernel that keeps the tabu matrix and the matrices in global
+    /// memory (the same search, slower; tests compare the two).
+    pub rots_shared: bool,
     /// Extra NVRTC/ptxas flags (e.g. `-maxrregcount=32`, `--ptxas-options=-O2`).
     pub flags: Vec<String>,
 }
 
+/// Which rots-block kernel runs and how it is specialised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RotsKernel {
+    /// `qap_rots_block`: delta matrix in shared memory, the rest in global memory.
+    Global,
+    /// `qap_rots_block_fast`: everything in shared memory; `symmetric` (both matrices) halves
+    /// the delta work and the matrices stored.
+    Shared { symmetric: bool },
+}
+
+/// Shared memory of `qap_rots_block_fast` (mirrors the layout in kernels/qap/rots-block.cu).
+pub fn rots_fast_shared_bytes(n: usize, symmetric: bool) -> usize {
+    let pairs = n * (n - 1) / 2;
+    let (halves, matrices) = if symmetric { (1, 3) } else { (2, 5) };
+    8 * (pairs + (pairs & 1)) + 32 * halves * n + 4 * matrices * n * n + 8 * n
+}
+
+fn symmetric(m: &[i64], n: usize) -> bool {
+    (0..n).all(|i| (i + 1..n).all(|j| m[i * n + j] == m[j * n + i]))
+}
+
 impl GpuParams {
     /// Defaults that keep an H100 busy: 16384 solutions (the top of the paper's range) in
-    /// blocks of 128 threads, or for `rots-block` 264 blocks (two per SM) of 256 threads.
+    /// blocks of 128 threads, or for `rots-block` 132 blocks (one per SM: at n = 100 the
+    /// shared-memory kernel takes 165 KB per block) of 512 threads.
     pub fn new(algorithm: GpuAlgorithm) -> GpuParams {
         let rots = algorithm == GpuAlgorithm::RotsBlock;
         GpuParams {
             algorithm,
-            solutions: if rots { 264 } else { 16384 },
-            threads_per_block: if rots { 256 } else { 128 },
+            solutions: if rots { 132 } else { 16384 },
+            threads_per_block: if rots { 512 } else { 128 },
             iterations: None,
             tenure: None,
             child_threads: 64,
@@ -124,20 +154,54 @@ impl GpuParams {
             aspiration_factor: 2.0,
             restart_stall: 5,
             perturbation: 0.25,
+            rots_shared: true,
+            launch_iterations: 10,
             flags: Vec::new(),
         }
     }
 
-    /// The variant to compile for an instance of size n.
-    pub fn variant(&self, n: usize, gpu: &Gpu) -> Variant {
-        self.variant_for(n, gpu.info.arch)
+    /// The rots-block kernel for an instance, given the device's opt-in shared memory per
+    /// block: the shared-memory one where its layout fits and each thread owns at most 32
+    /// pairs (kept in registers).
+    pub fn rots_kernel(&self, inst: &Instance, optin_shared: usize) -> RotsKernel {
+        let n = inst.n();
+        let sym = symmetric(inst.a_matrix(), n) && symmetric(inst.b_matrix(), n);
+        let per_thread = (n * (n - 1) / 2).div_ceil(self.threads_per_block.max(1) as usize);
+        // 1 KiB of static shared memory (warp minima, costs) beside the dynamic part.
+        if self.rots_shared
+            && n <= 32767
+            && per_thread <= 32
+            && rots_fast_shared_bytes(n, sym) + 1024 <= optin_shared
+        {
+            RotsKernel::Shared { symmetric: sym }
+        } else {
+            RotsKernel::Global
+        }
     }
 
-    /// The variant for an architecture, without a device (to compile ahead of the GPU).
-    pub fn variant_for(&self, n: usize, arch: kernels::Arch) -> Variant {
+    /// The variant to compile for an instance.
+    pub fn variant(&self, inst: &Instance, gpu: &Gpu) -> Variant {
+        self.variant_for(
+            inst,
+            gpu.info.arch,
+            gpu.info.max_shared_bytes_per_block_optin as usize,
+        )
+    }
+
+    /// The variant for an architecture and its opt-in shared memory per block, without a
+    /// device (the tuner compiles ahead of the GPU, and exports build bundles).
+    pub fn variant_for(&self, inst: &Instance, arch: kernels::Arch, optin_shared: usize) -> Variant {
+        let n = inst.n();
         let mut v = Variant::new(&self.algorithm.source(), arch).define("QAP_N", n);
         if self.algorithm == GpuAlgorithm::TwoOptDyn {
             v = v.define("DYN_CHILD_THREADS", self.child_threads);
+        }
+        if self.algorithm == GpuAlgorithm::RotsBlock {
+            if let RotsKernel::Shared { symmetric } = self.rots_kernel(inst, optin_shared) {
+                v = v
+                    .define("ROTS_THREADS", self.threads_per_block)
+                    .define("QAP_SYM", u32::from(symmetric));
+            }
         }
         self.flags.iter().fold(v, |v, f| v.flag(f))
     }
@@ -181,7 +245,7 @@ impl GpuParams {
             ));
         }
         let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
-        let shared = self.shared_bytes(n);
+        let shared = self.shared_bytes(inst, optin);
         if shared > optin {
             return Err(format!(
                 "{name} needs {shared} bytes of shared memory per block for n = {n}, but {} offers {optin}",
@@ -219,11 +283,16 @@ impl GpuParams {
         Ok(())
     }
 
-    /// Dynamic shared memory per block.
-    pub fn shared_bytes(&self, n: usize) -> usize {
+    /// Dynamic shared memory per block, given the device's opt-in limit (which decides the
+    /// rots-block kernel).
+    pub fn shared_bytes(&self, inst: &Instance, optin_shared: usize) -> usize {
+        let n = inst.n();
         match self.algorithm {
             GpuAlgorithm::TwoOptShared => 8 * n * n,
-            GpuAlgorithm::RotsBlock => 8 * (n * (n - 1) / 2) + 40 * n,
+            GpuAlgorithm::RotsBlock => match self.rots_kernel(inst, optin_shared) {
+                RotsKernel::Global => 8 * (n * (n - 1) / 2) + 40 * n,
+                RotsKernel::Shared { symmetric } => rots_fast_shared_bytes(n, symmetric),
+            },
             _ => 0,
         }
     }
@@ -309,7 +378,9 @@ pub fn prepare(
         .check(inst, gpu)
         .map_err(KernelError::InvalidConfig)?;
     let n = inst.n();
-    let variant = params.variant(n, gpu);
+    let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+    let rots_kernel = params.rots_kernel(inst, optin);
+    let variant = params.variant(inst, gpu);
     let (compiled, cache_status) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
     let entry = match params.algorithm {
@@ -317,10 +388,13 @@ pub fn prepare(
         GpuAlgorithm::TwoOptShared => "qap_2opt_shared",
         GpuAlgorithm::TwoOptDyn => "qap_2opt_dyn_step",
         GpuAlgorithm::Tabu => "qap_tabu",
-        GpuAlgorithm::RotsBlock => "qap_rots_block",
+        GpuAlgorithm::RotsBlock => match rots_kernel {
+            RotsKernel::Global => "qap_rots_block",
+            RotsKernel::Shared { .. } => "qap_rots_block_fast",
+        },
     };
     let kernel = module.function(entry)?;
-    let shared = params.shared_bytes(n) as u32;
+    let shared = params.shared_bytes(inst, optin) as u32;
     let launch = if params.algorithm.thread_per_solution() {
         Launch {
             shared_bytes: shared,
@@ -784,6 +858,9 @@ fn rots_block(
             None => Duration::from_millis(100),
         };
         chunk = ((target.as_secs_f64() / per_iteration) as u64).clamp(1, 1 << 24);
+        if params.launch_iterations > 0 {
+            chunk = chunk.min(u64::from(params.launch_iterations) * n as u64);
+        }
     }
     let host_best = stream
         .clone_dtoh(&best_costs)
@@ -813,10 +890,15 @@ impl Restarts {
     /// Restarts every block whose best has not improved for `stall` launches from its own best
     /// with `swaps` random swaps (iterated tabu search per block); the kernel rebuilds the
     /// delta matrix and tabu list (done_iterations = -1) and keeps the block's best. Measured
-    /// on the H100 at 10 s (tai50a/60a/80a/100a): own best with 0.25 n swaps gave 0.30/0.43/
-    /// 0.60/0.62%; 0.5 n gave 0.35/0.51/0.88/0.83%; the best of all blocks with 0.4 n gave
-    /// 0.39/0.48/0.82/0.67%, and without restarts 0.42/0.49/0.91/0.79%. The best block is
-    /// never restarted.
+    /// on the H100 at 10 s (tai50a/60a/80a/100a) with the global-memory kernel (264 x 256,
+    /// ~0.1 s launches): own best with 0.25 n swaps gave 0.30/0.43/0.60/0.62%; 0.5 n gave
+    /// 0.35/0.51/0.88/0.83%; the best of all blocks with 0.4 n gave 0.39/0.48/0.82/0.67%, and
+    /// without restarts 0.42/0.49/0.91/0.79%. With the shared-memory kernel (132 x 512, 20x
+    /// the iterations per block) the stall must be counted in iterations: launches of 10 n
+    /// iterations (a restart after 50 n stagnant ones) gave 0.29/0.33-0.42/0.43-0.55/
+    /// 0.47-0.54% (two seeds), 40 n gave 0.00-0.36/0.40/0.54-0.60/0.53-0.58%, ~0.1 s
+    /// launches (~17000 iterations) 0.23-0.35/0.27-0.50/0.75-0.79/0.68-0.74%. The best block
+    /// is never restarted.
     fn after_launch(
         &mut self,
         ctx: &RunContext,

@@ -228,12 +228,13 @@ pub fn run(args: &ExportArgs) -> Result<()> {
                 .or_insert(results::Value::Int(i));
         }
         if backend == "gpu" {
-            let sizes: std::collections::BTreeSet<usize> = instances
+            let sources: Vec<PathBuf> = instances
                 .iter()
                 .filter(|i| manifest.measured.contains_key(&i.record.class))
-                .filter_map(|i| qap_size(&i.record.source))
+                .map(|i| PathBuf::from(&i.record.source))
                 .collect();
-            manifest.kernels = build_kernels(&folder, manifest, &sizes)?;
+            let optin = settings["optin_shared"].as_u64().unwrap_or(227 * 1024) as usize;
+            manifest.kernels = build_kernels(&folder, manifest, &sources, optin)?;
         }
         let text = serde_json::to_string_pretty(&*manifest)?;
         std::fs::write(folder.join("manifest.json"), text)
@@ -280,18 +281,13 @@ fn short_hash(text: &str) -> String {
     digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
 }
 
-/// The problem size of a QAP instance file (its first token).
-fn qap_size(path: &str) -> Option<usize> {
-    let text = std::fs::read_to_string(path).ok()?;
-    text.split_whitespace().next()?.parse().ok()
-}
-
 /// Compiles the bundle's kernels into its own `kernels/` folder (the kernel cache layout, so
 /// `solve --tuned` loads them as cache hits).
 fn build_kernels(
     folder: &Path,
     manifest: &Manifest,
-    sizes: &std::collections::BTreeSet<usize>,
+    sources: &[PathBuf],
+    optin_shared: usize,
 ) -> Result<Vec<KernelFile>> {
     let arch = kernels::Arch(manifest.arch.context("the campaign recorded no GPU architecture")?);
     if !kernels::nvrtc::available() {
@@ -301,8 +297,14 @@ fn build_kernels(
     let cache = kernels::KernelCache::new(folder.join("kernels"));
     let params = tuned_params(manifest)?;
     let mut out = Vec::new();
-    for &n in sizes {
-        let variant = params.variant_for(n, arch);
+    for source in sources {
+        let inst = solvers::qap::read(source)
+            .with_context(|| format!("the bundle's instance {}", source.display()))?;
+        let n = inst.n();
+        let variant = params.variant_for(&inst, arch, optin_shared);
+        if out.iter().any(|k: &KernelFile| k.cache_key == kernels::KernelCache::key(&variant, nvrtc).unwrap_or_default()) {
+            continue;
+        }
         cache
             .get_or_compile(&variant)
             .with_context(|| format!("building {} for n = {n}", variant.source))?;

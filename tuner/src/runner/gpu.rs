@@ -76,11 +76,12 @@ pub fn job(
 /// Returns the compile seconds and whether the cache already had it.
 pub fn compile_ahead(
     job: &QapSolveJob,
-    n: usize,
+    inst: &solvers::qap::Instance,
     arch: Arch,
+    optin_shared: usize,
 ) -> Result<(f64, CacheStatus), String> {
     let params = crate::measure::workload::qap_params(job)?;
-    let variant = params.variant_for(n, arch);
+    let variant = params.variant_for(inst, arch, optin_shared);
     let cache = KernelCache::new(
         job.cache_dir
             .clone()

@@ -47,6 +47,8 @@ pub enum Backend {
         workers: Vec<GpuWorker>,
         settings: GpuSettings,
         arch: kernels::Arch,
+        /// Opt-in shared memory per block (the rots-block kernel choice depends on it).
+        optin_shared: usize,
     },
 }
 
@@ -301,6 +303,10 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         "iterations": setup.iterations,
         "arch": match &backend {
             Backend::Gpu { arch, .. } => Some(arch.0),
+            Backend::Cpu(_) => None,
+        },
+        "optin_shared": match &backend {
+            Backend::Gpu { optin_shared, .. } => Some(*optin_shared),
             Backend::Cpu(_) => None,
         },
         "strategy": file.config.strategy.name(),
@@ -566,6 +572,7 @@ fn open_gpus(
     let mut workers = Vec::new();
     let mut names = Vec::new();
     let mut arch = None;
+    let mut optin_shared = usize::MAX;
     let mut label = Vec::new();
     for &ordinal in &file.config.devices {
         // Opening the device here only reads what it is; the worker owns it for measuring.
@@ -576,6 +583,7 @@ fn open_gpus(
             return Err(file.error_at("devices", "all devices of a campaign must have the same architecture"));
         }
         arch = Some(gpu.info.arch);
+        optin_shared = optin_shared.min(gpu.info.max_shared_bytes_per_block_optin as usize);
         label.push(format!("{} ({})", gpu.info.name, gpu.info.arch));
         names.push(name.clone());
         workers.push(GpuWorker::new(options.worker_exe.clone(), ordinal, name));
@@ -593,6 +601,7 @@ fn open_gpus(
             workers,
             settings,
             arch: arch.context("no devices")?,
+            optin_shared,
         },
         names,
         format!("{}, CUDA driver {major}.{minor}", label.join(", ")),

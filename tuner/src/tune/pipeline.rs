@@ -71,10 +71,16 @@ fn run_cpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
 }
 
 fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<TrialResult>>> {
-    let Backend::Gpu { settings, arch, .. } = &t.backend else {
+    let Backend::Gpu {
+        settings,
+        arch,
+        optin_shared,
+        ..
+    } = &t.backend
+    else {
         unreachable!("checked by run")
     };
-    let (settings, arch) = (settings.clone(), *arch);
+    let (settings, arch, optin) = (settings.clone(), *arch, *optin_shared);
     // Worker jobs (or the reason a point cannot become one).
     let worker_jobs: Vec<Result<_, String>> = jobs
         .iter()
@@ -98,17 +104,26 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
             compile_of.push(None);
             continue;
         };
-        let n = match &t.instances[job.instance].instance {
-            solvers::family::Instance::Qap(q) => q.n(),
-            _ => 0,
+        let solvers::family::Instance::Qap(inst) = &t.instances[job.instance].instance else {
+            compile_of.push(None);
+            continue;
         };
-        let key = format!("{}|{}|{:?}|{:?}", wj.algorithm, n, wj.child_threads, wj.flags);
+        // The kernel depends on the instance (size, symmetry), its variant and its flags.
+        let key = format!(
+            "{}|{}|{}|{:?}|{:?}",
+            wj.algorithm,
+            t.instances[job.instance].record.name,
+            wj.threads_per_block,
+            wj.child_threads,
+            wj.flags
+        );
         let index = *compiles.entry(key).or_insert_with(|| {
             let wj = wj.clone();
+            let inst = inst.clone();
             let limit = limit.clone();
             handles.push(runtime.spawn(async move {
                 let _permit = limit.acquire_owned().await;
-                tokio::task::spawn_blocking(move || compile_ahead(&wj, n, arch))
+                tokio::task::spawn_blocking(move || compile_ahead(&wj, &inst, arch, optin))
                     .await
                     .unwrap_or_else(|e| Err(format!("compile task failed: {e}")))
             }));
