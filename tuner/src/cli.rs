@@ -257,7 +257,7 @@ pub struct SolveArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// CPU: worker threads (0 = all cores; does not change the result). GPU: threads per block
-    /// (default 128, or 256 for rots-block).
+    /// (default 128, or 512 for rots-block).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub threads: usize,
     /// Independent starts (qap `2opt` default 64, qap `tabu` default 1).

@@ -7,7 +7,7 @@ pub mod commands;
 pub mod measure;
 pub mod runner;
 pub mod search;
-pub mod tune;
 pub mod space;
+pub mod tune;
 
 pub use commands::run;

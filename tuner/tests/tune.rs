@@ -112,7 +112,13 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
         .all(|t| t.measurement.objective.is_some() && t.measurement.time_s.is_some()));
 
     // A second run without --resume refuses; with --resume it measures nothing new.
-    let err = error_of(&["tune", "campaigns/quickstart.toml", "--out", out_s, "--quiet"]);
+    let err = error_of(&[
+        "tune",
+        "campaigns/quickstart.toml",
+        "--out",
+        out_s,
+        "--quiet",
+    ]);
     assert!(err.contains("--resume"), "{err}");
 
     let tuned = tmp.path().join("tuned");
@@ -128,9 +134,17 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
         "--json",
     ]))
     .unwrap();
-    assert!(report["algorithm"].as_str().unwrap().contains("tuned"), "{report}");
+    assert!(
+        report["algorithm"].as_str().unwrap().contains("tuned"),
+        "{report}"
+    );
     // A class the campaign never saw gets one clear error naming the tuned classes.
-    let err = error_of(&["solve", "--tuned", tuned.to_str().unwrap(), "data/qap/bur26a.dat"]);
+    let err = error_of(&[
+        "solve",
+        "--tuned",
+        tuned.to_str().unwrap(),
+        "data/qap/bur26a.dat",
+    ]);
     assert!(err.contains("no bundle for class"), "{err}");
 
     let csv = ok(&["results", out_s, "--csv"]);
@@ -146,7 +160,12 @@ fn campaign_errors_name_the_key_and_line() {
 
     let typo = good.replace("seed = 7", "seed = 7\nsede = 3");
     let path = write_campaign(tmp.path(), "typo", &typo);
-    let err = error_of(&["tune", path.to_str().unwrap(), "--out", tmp.path().join("o1").to_str().unwrap()]);
+    let err = error_of(&[
+        "tune",
+        path.to_str().unwrap(),
+        "--out",
+        tmp.path().join("o1").to_str().unwrap(),
+    ]);
     assert!(err.contains("sede") && err.contains("line 5"), "{err}");
 
     let bad_objective = good.replace("seed = 7", "seed = 7\nobjective = \"speed\"");
@@ -156,17 +175,35 @@ fn campaign_errors_name_the_key_and_line() {
 
     let power_on_cpu = good.replace("seed = 7", "seed = 7\nobjective = \"energy\"");
     let path = write_campaign(tmp.path(), "energy", &power_on_cpu);
-    let err = error_of(&["tune", path.to_str().unwrap(), "--out", tmp.path().join("o2").to_str().unwrap()]);
+    let err = error_of(&[
+        "tune",
+        path.to_str().unwrap(),
+        "--out",
+        tmp.path().join("o2").to_str().unwrap(),
+    ]);
     assert!(err.contains("objective") && err.contains("CPU"), "{err}");
 
     let missing = good.replace("tai12a.dat", "no-such-instance.dat");
     let path = write_campaign(tmp.path(), "missing", &missing);
-    let err = error_of(&["tune", path.to_str().unwrap(), "--out", tmp.path().join("o3").to_str().unwrap()]);
-    assert!(err.contains("no-such-instance.dat") && err.contains("line"), "{err}");
+    let err = error_of(&[
+        "tune",
+        path.to_str().unwrap(),
+        "--out",
+        tmp.path().join("o3").to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("no-such-instance.dat") && err.contains("line"),
+        "{err}"
+    );
 
     let bad_baseline = good.replace("starts = 2", "starts = 3");
     let path = write_campaign(tmp.path(), "baseline", &bad_baseline);
-    let err = error_of(&["tune", path.to_str().unwrap(), "--out", tmp.path().join("o4").to_str().unwrap()]);
+    let err = error_of(&[
+        "tune",
+        path.to_str().unwrap(),
+        "--out",
+        tmp.path().join("o4").to_str().unwrap(),
+    ]);
     assert!(err.contains("baseline"), "{err}");
 
     let bad_budget = good.replace("trials = 2", "trials = 0");
@@ -178,7 +215,12 @@ fn campaign_errors_name_the_key_and_line() {
         .replace("backend = \"cpu\"", "backend = \"gpu\"")
         .replace("[cpu]", "[gpu]");
     let path = write_campaign(tmp.path(), "gpu", &gpu_only);
-    let out = mats(&["tune", path.to_str().unwrap(), "--out", tmp.path().join("o5").to_str().unwrap()]);
+    let out = mats(&[
+        "tune",
+        path.to_str().unwrap(),
+        "--out",
+        tmp.path().join("o5").to_str().unwrap(),
+    ]);
     if !out.status.success() {
         // Without a GPU: one clear line; with one, the CPU space makes the baseline fail.
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -187,7 +229,9 @@ fn campaign_errors_name_the_key_and_line() {
 }
 
 /// Trials keyed by (point, instance, device), with their statuses.
-fn trial_keys(store: &results::Store) -> HashMap<(String, String, String), Vec<results::TrialStatus>> {
+fn trial_keys(
+    store: &results::Store,
+) -> HashMap<(String, String, String), Vec<results::TrialStatus>> {
     let campaign = &store.campaigns().unwrap()[0];
     let mut keys: HashMap<_, Vec<_>> = HashMap::new();
     for t in store.trials(campaign.id).unwrap() {
@@ -209,7 +253,13 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
     let path = write_campaign(tmp.path(), "killed", &body);
     let out = tmp.path().join("out");
     let mut child = Command::new(env!("CARGO_BIN_EXE_mats"))
-        .args(["tune", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
+        .args([
+            "tune",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -221,7 +271,12 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
         std::thread::sleep(Duration::from_millis(100));
         let done = results::Store::open(&db)
             .ok()
-            .and_then(|s| s.campaigns().ok().and_then(|c| c.first().cloned()).map(|c| (s, c)))
+            .and_then(|s| {
+                s.campaigns()
+                    .ok()
+                    .and_then(|c| c.first().cloned())
+                    .map(|c| (s, c))
+            })
             .and_then(|(s, c)| s.trials(c.id).ok())
             .map_or(0, |t| t.len());
         if done >= 6 || Instant::now() > deadline {
@@ -242,7 +297,14 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
     };
     assert!(!before.is_empty());
 
-    ok(&["tune", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--resume"]);
+    ok(&[
+        "tune",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--resume",
+    ]);
     let store = results::Store::open(&db).unwrap();
     store.integrity_check().unwrap();
     let campaign = &store.campaigns().unwrap()[0];
@@ -263,7 +325,13 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
             .iter()
             .filter(|s| !matches!(s, results::TrialStatus::Crashed))
             .count();
-        assert!(finished <= 1, "{key:?} measured {finished} times: {statuses:?}");
-        assert!(!statuses.contains(&results::TrialStatus::Started), "{key:?}");
+        assert!(
+            finished <= 1,
+            "{key:?} measured {finished} times: {statuses:?}"
+        );
+        assert!(
+            !statuses.contains(&results::TrialStatus::Started),
+            "{key:?}"
+        );
     }
 }

@@ -190,7 +190,12 @@ impl GpuParams {
 
     /// The variant for an architecture and its opt-in shared memory per block, without a
     /// device (the tuner compiles ahead of the GPU, and exports build bundles).
-    pub fn variant_for(&self, inst: &Instance, arch: kernels::Arch, optin_shared: usize) -> Variant {
+    pub fn variant_for(
+        &self,
+        inst: &Instance,
+        arch: kernels::Arch,
+        optin_shared: usize,
+    ) -> Variant {
         let n = inst.n();
         let mut v = Variant::new(&self.algorithm.source(), arch).define("QAP_N", n);
         if self.algorithm == GpuAlgorithm::TwoOptDyn {

@@ -215,14 +215,15 @@ impl Default for QualityConfig {
 /// The line (1-based) where `key` is first set or opened as a table in `text`, for errors
 /// about values that parse but do not make sense.
 pub fn line_of(text: &str, key: &str) -> Option<usize> {
-    text.lines().position(|line| {
-        let t = line.trim_start();
-        t.strip_prefix(key)
-            .is_some_and(|rest| rest.trim_start().starts_with('='))
-            || t == format!("[{key}]")
-            || t.starts_with(&format!("[{key}."))
-    })
-    .map(|i| i + 1)
+    text.lines()
+        .position(|line| {
+            let t = line.trim_start();
+            t.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+                || t == format!("[{key}]")
+                || t.starts_with(&format!("[{key}."))
+        })
+        .map(|i| i + 1)
 }
 
 /// A campaign file read and parsed.
@@ -241,8 +242,9 @@ impl CampaignFile {
     }
 
     pub fn parse(path: &Path, text: String) -> Result<CampaignFile> {
-        let config: CampaignConfig = toml::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("campaign {}: {}", path.display(), e.to_string().trim_end()))?;
+        let config: CampaignConfig = toml::from_str(&text).map_err(|e| {
+            anyhow::anyhow!("campaign {}: {}", path.display(), e.to_string().trim_end())
+        })?;
         let file = CampaignFile {
             path: path.to_path_buf(),
             text,
@@ -273,7 +275,10 @@ impl CampaignFile {
         {
             return Err(self.error_at(
                 "name",
-                format!("{:?} must be non-empty and use only letters, digits, '-', '_' and '.'", c.name),
+                format!(
+                    "{:?} must be non-empty and use only letters, digits, '-', '_' and '.'",
+                    c.name
+                ),
             ));
         }
         if c.instances.paths.is_empty() && c.instances.generate.is_empty() {
@@ -308,7 +313,9 @@ impl CampaignFile {
         }
         if let Some(w) = b.wall_s {
             if !(w.is_finite() && w > 0.0) {
-                return Err(self.error_at("wall_s", format!("must be a positive number, found {w}")));
+                return Err(
+                    self.error_at("wall_s", format!("must be a positive number, found {w}"))
+                );
             }
         }
         if let Some(p) = b.cost_percent {

@@ -22,7 +22,11 @@ pub struct CampaignInstance {
 }
 
 /// Loads every instance the campaign names, in name order, without duplicates.
-pub fn resolve(file: &CampaignFile, out_dir: &Path, bks: &BestKnown) -> Result<Vec<CampaignInstance>> {
+pub fn resolve(
+    file: &CampaignFile,
+    out_dir: &Path,
+    bks: &BestKnown,
+) -> Result<Vec<CampaignInstance>> {
     let mut paths: Vec<PathBuf> = Vec::new();
     for pattern in &file.config.instances.paths {
         let full = file.resolve(Path::new(pattern));
@@ -131,9 +135,9 @@ fn generate(file: &CampaignFile, spec: &GeneratorConfig, folder: &Path) -> Resul
             r_level,
             seed,
         } => {
-            let level = r_level
+            let level: solvers::hwsw::RLevel = r_level
                 .parse()
-                .map_err(|e| file.error_at("r_level", format!("{e}")))?;
+                .map_err(|e: String| file.error_at("r_level", e))?;
             let spec = solvers::hwsw::GeneratorSpec::new(*nodes, *edges, *ccr, level, *seed);
             let inst = solvers::hwsw::generate(&spec).map_err(|e| file.error_at("generate", e))?;
             (
@@ -148,19 +152,26 @@ fn generate(file: &CampaignFile, spec: &GeneratorConfig, folder: &Path) -> Resul
 }
 
 /// Class name -> indices into `instances`, in class-name order.
-pub fn classes(file: &CampaignFile, instances: &[CampaignInstance]) -> Result<BTreeMap<String, Vec<usize>>> {
+pub fn classes(
+    file: &CampaignFile,
+    instances: &[CampaignInstance],
+) -> Result<BTreeMap<String, Vec<usize>>> {
     let mut classes: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     match &file.config.instances.classes {
         ClassesConfig::Auto(_) => {
             for (i, inst) in instances.iter().enumerate() {
-                classes.entry(inst.record.class.clone()).or_default().push(i);
+                classes
+                    .entry(inst.record.class.clone())
+                    .or_default()
+                    .push(i);
             }
         }
         ClassesConfig::Listed(listed) => {
             super::config::ensure_no_overlap(listed).map_err(|e| file.error_at("classes", e))?;
             for (class, names) in listed {
                 for name in names {
-                    let Some(i) = instances.iter().position(|inst| &inst.record.name == name) else {
+                    let Some(i) = instances.iter().position(|inst| &inst.record.name == name)
+                    else {
                         return Err(file.error_at(
                             "classes",
                             format!("class {class} lists {name}, which is not among the instances"),
@@ -175,7 +186,10 @@ pub fn classes(file: &CampaignFile, instances: &[CampaignInstance]) -> Result<BT
             {
                 return Err(file.error_at(
                     "classes",
-                    format!("instance {} is in no class; list it or drop it", loose.record.name),
+                    format!(
+                        "instance {} is in no class; list it or drop it",
+                        loose.record.name
+                    ),
                 ));
             }
         }

@@ -4,8 +4,8 @@
 pub mod config;
 pub mod instances;
 
-pub use config::{CampaignConfig, CampaignFile};
 pub use crate::search::{Metric, Objective};
+pub use config::{CampaignConfig, CampaignFile};
 
 /// The objective as runs record it: `time`, `power`, `energy` or `pareto:time,energy`.
 pub fn objective_label(objective: Objective) -> String {

@@ -355,7 +355,7 @@ fn cpu_rate(solve: impl Fn() -> solvers::Outcome) -> f64 {
 
 fn rots_quality(gpu: &Gpu, cache: &KernelCache, dir: &Path) -> Result<Vec<Quality>> {
     let bks = solvers::bks::BestKnown::embedded();
-    println!("\nrots-block (default: 264 blocks x 256 threads) gap to best known:");
+    println!("\nrots-block (default: 132 blocks x 512 threads) gap to best known:");
     println!(
         "{:<9} {:>10} {:>10} {:>10}",
         "instance", "best", "1 s", "10 s"

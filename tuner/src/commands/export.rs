@@ -127,7 +127,10 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let space = match &space_path {
         Some(p) => Some(crate::space::Space::load(p).with_context(|| {
-            format!("the campaign's space file {} is needed to export", p.display())
+            format!(
+                "the campaign's space file {} is needed to export",
+                p.display()
+            )
         })?),
         None => None,
     };
@@ -137,7 +140,9 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             kernels::gpu::driver_version()
                 .ok()
                 .map(|(a, b)| format!("{a}.{b}")),
-            kernels::nvrtc::version().ok().map(|(a, b)| format!("{a}.{b}")),
+            kernels::nvrtc::version()
+                .ok()
+                .map(|(a, b)| format!("{a}.{b}")),
         )
     } else {
         (None, None)
@@ -166,11 +171,11 @@ pub fn run(args: &ExportArgs) -> Result<()> {
                 "energy" => m.energy_j,
                 _ => m.power_w,
             };
-            let Some(best) = measured
-                .iter()
-                .filter(|m| key(m).is_some())
-                .min_by(|a, b| key(a).unwrap_or(f64::MAX).total_cmp(&key(b).unwrap_or(f64::MAX)))
-            else {
+            let Some(best) = measured.iter().filter(|m| key(m).is_some()).min_by(|a, b| {
+                key(a)
+                    .unwrap_or(f64::MAX)
+                    .total_cmp(&key(b).unwrap_or(f64::MAX))
+            }) else {
                 continue;
             };
             let next = bundles.len();
@@ -251,7 +256,10 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     );
     for (class, entry) in &index.classes {
         let time = entry.bundles.get("time").map(String::as_str).unwrap_or("-");
-        println!("  {class:<24} time: {time}  ({} Pareto points)", entry.pareto.len());
+        println!(
+            "  {class:<24} time: {time}  ({} Pareto points)",
+            entry.pareto.len()
+        );
     }
     Ok(())
 }
@@ -289,7 +297,11 @@ fn build_kernels(
     sources: &[PathBuf],
     optin_shared: usize,
 ) -> Result<Vec<KernelFile>> {
-    let arch = kernels::Arch(manifest.arch.context("the campaign recorded no GPU architecture")?);
+    let arch = kernels::Arch(
+        manifest
+            .arch
+            .context("the campaign recorded no GPU architecture")?,
+    );
     if !kernels::nvrtc::available() {
         bail!("exporting GPU bundles needs NVRTC (libnvrtc) to build the kernels; none was found");
     }
@@ -302,15 +314,15 @@ fn build_kernels(
             .with_context(|| format!("the bundle's instance {}", source.display()))?;
         let n = inst.n();
         let variant = params.variant_for(&inst, arch, optin_shared);
-        if out.iter().any(|k: &KernelFile| k.cache_key == kernels::KernelCache::key(&variant, nvrtc).unwrap_or_default()) {
+        if out.iter().any(|k: &KernelFile| {
+            k.cache_key == kernels::KernelCache::key(&variant, nvrtc).unwrap_or_default()
+        }) {
             continue;
         }
         cache
             .get_or_compile(&variant)
             .with_context(|| format!("building {} for n = {n}", variant.source))?;
-        let source = variant
-            .kernel_source()
-            .map_err(anyhow::Error::msg)?;
+        let source = variant.kernel_source().map_err(anyhow::Error::msg)?;
         out.push(KernelFile {
             n,
             source: source.id.to_string(),
@@ -329,7 +341,9 @@ pub fn tuned_params(manifest: &Manifest) -> Result<solvers::qap::gpu::GpuParams>
         defines: Vec::new(),
         values: manifest.values.clone(),
     };
-    let algorithm = r.text("variant").context("the bundle's point has no `variant`")?;
+    let algorithm = r
+        .text("variant")
+        .context("the bundle's point has no `variant`")?;
     let mut params = solvers::qap::gpu::GpuParams::new(
         solvers::qap::gpu::GpuAlgorithm::from_name(&algorithm).map_err(anyhow::Error::msg)?,
     );

@@ -5,11 +5,11 @@ mod bench_qap;
 mod devices;
 pub mod export;
 mod instance;
-pub mod results;
 mod report;
+pub mod results;
 mod solve;
-mod tune;
 pub mod space;
+mod tune;
 
 use std::path::PathBuf;
 

@@ -25,16 +25,21 @@ pub fn open_store(dir: &Path) -> Result<Store> {
 pub fn pick_campaign(store: &Store, name: Option<&str>, dir: &Path) -> Result<CampaignRow> {
     let campaigns = store.campaigns()?;
     match name {
-        Some(name) => campaigns.into_iter().find(|c| c.name == name).ok_or_else(|| {
-            anyhow::anyhow!("{} holds no campaign named {name:?}", dir.display())
-        }),
+        Some(name) => campaigns
+            .into_iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| anyhow::anyhow!("{} holds no campaign named {name:?}", dir.display())),
         None => match campaigns.len() {
             0 => bail!("{} holds no campaign yet", dir.display()),
             1 => Ok(campaigns.into_iter().next().expect("one")),
             _ => bail!(
                 "{} holds several campaigns ({}); pick one with --campaign",
                 dir.display(),
-                campaigns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                campaigns
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         },
     }

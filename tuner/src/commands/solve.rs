@@ -367,7 +367,11 @@ fn solve_tuned(
     };
     let (algorithm, params, threads) =
         crate::runner::cpu::params(instance.family(), &realised).map_err(anyhow::Error::msg)?;
-    let threads = if args.threads != 0 { args.threads } else { threads };
+    let threads = if args.threads != 0 {
+        args.threads
+    } else {
+        threads
+    };
     let options = RunOptions {
         seed: args.seed,
         threads,

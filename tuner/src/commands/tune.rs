@@ -60,7 +60,10 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         println!("GPU busy {:.1}% of the wall time", share * 100.0);
     }
     if let Some(o) = summary.median_trial_overhead_s {
-        println!("median per-trial overhead outside the measurement: {:.0} ms", o * 1e3);
+        println!(
+            "median per-trial overhead outside the measurement: {:.0} ms",
+            o * 1e3
+        );
     }
     println!(
         "results: {}/{} (next: mats report {0}, mats export {0} --out tuned/)",

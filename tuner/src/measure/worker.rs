@@ -106,8 +106,8 @@ fn qap_solve(
 ) -> Result<QapSolveResult, KernelError> {
     use solvers::qap::gpu as qap_gpu;
     job.settings.check().map_err(KernelError::InvalidConfig)?;
-    let inst = solvers::qap::read(&job.instance)
-        .map_err(|e| KernelError::InvalidConfig(e.to_string()))?;
+    let inst =
+        solvers::qap::read(&job.instance).map_err(|e| KernelError::InvalidConfig(e.to_string()))?;
     let params = super::workload::qap_params(&job).map_err(KernelError::InvalidConfig)?;
     let Open { gpu, meter } = open_gpu(job.gpu, open)?;
     let cache = cache_for(&job.cache_dir);

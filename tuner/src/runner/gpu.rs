@@ -42,9 +42,9 @@ pub fn job(
     if !r.defines.is_empty() {
         return Err("the qap kernels take no #define parameters from a space".into());
     }
-    let algorithm = r
-        .text("variant")
-        .ok_or("the space has no `variant` parameter (2opt, 2opt-shared, 2opt-dyn, tabu, rots-block)")?;
+    let algorithm = r.text("variant").ok_or(
+        "the space has no `variant` parameter (2opt, 2opt-shared, 2opt-dyn, tabu, rots-block)",
+    )?;
     let iterations = match r.count::<u32>("iterations")? {
         Some(i) => Some(i),
         None => settings

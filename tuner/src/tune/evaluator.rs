@@ -45,6 +45,9 @@ pub struct ClassEvaluator<'t> {
     pub incomplete: bool,
 }
 
+/// Per point, its trials' measurements (in member order).
+type PointTrials = Vec<Vec<Measurement>>;
+
 /// The aggregate of a point's trials on a class.
 struct Aggregate {
     status: EvaluationStatus,
@@ -80,7 +83,10 @@ impl<'t> ClassEvaluator<'t> {
     }
 
     /// Evaluates one point and returns its trials' rows too (the baseline needs them).
-    pub fn evaluate_point(&mut self, point: &Point) -> Result<(Option<Objectives>, Vec<Measurement>)> {
+    pub fn evaluate_point(
+        &mut self,
+        point: &Point,
+    ) -> Result<(Option<Objectives>, Vec<Measurement>)> {
         let (values, trials) = self.evaluate_all(std::slice::from_ref(point))?;
         Ok((values[0], trials.into_iter().next().unwrap_or_default()))
     }
@@ -88,9 +94,10 @@ impl<'t> ClassEvaluator<'t> {
     fn evaluate_all(
         &mut self,
         points: &[Point],
-    ) -> Result<(Vec<Option<Objectives>>, Vec<Vec<Measurement>>)> {
+    ) -> Result<(Vec<Option<Objectives>>, PointTrials)> {
         // Trials per (point, member): from the store, or measured.
-        let mut results: Vec<Vec<Option<TrialResult>>> = vec![vec![None; self.members.len()]; points.len()];
+        let mut results: Vec<Vec<Option<TrialResult>>> =
+            vec![vec![None; self.members.len()]; points.len()];
         let mut fresh: Vec<Vec<bool>> = vec![vec![false; self.members.len()]; points.len()];
         let mut pending: Vec<(usize, usize, i64, i64)> = Vec::new();
         for (pi, point) in points.iter().enumerate() {
@@ -236,20 +243,23 @@ impl<'t> ClassEvaluator<'t> {
         }
         let point_id = self.t.store.point(self.t.campaign_id, point)?;
         let objectives = agg.objectives;
-        self.t.store.record_evaluation(&(&EvaluationRow {
-            run_id: self.run_id,
-            seq,
-            point_id,
-            point: point.clone(),
-            status: agg.status,
-            time_s: objectives.map(|o| o.time_s),
-            power_w: objectives.and_then(|o| o.power_w),
-            energy_j: objectives.and_then(|o| o.energy_j),
-            gap_percent: agg.gap,
-            new_trials: agg.new_trials,
-        })
-            .into())?;
-        self.t.progress_note(&self.class, self.best, self.baseline.as_ref());
+        self.t.store.record_evaluation(
+            &(&EvaluationRow {
+                run_id: self.run_id,
+                seq,
+                point_id,
+                point: point.clone(),
+                status: agg.status,
+                time_s: objectives.map(|o| o.time_s),
+                power_w: objectives.and_then(|o| o.power_w),
+                energy_j: objectives.and_then(|o| o.energy_j),
+                gap_percent: agg.gap,
+                new_trials: agg.new_trials,
+            })
+                .into(),
+        )?;
+        self.t
+            .progress_note(&self.class, self.best, self.baseline.as_ref());
         Ok(())
     }
 

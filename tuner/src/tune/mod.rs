@@ -92,10 +92,13 @@ impl Tuning {
     /// The finished trial of this point on this instance on any of the campaign's devices.
     pub fn cached(&self, point_id: i64, instance_id: i64) -> Result<Option<TrialRow>> {
         for device in &self.devices {
-            if let Some(row) =
-                self.store
-                    .cached(self.campaign_id, point_id, instance_id, device, self.max_attempts)?
-            {
+            if let Some(row) = self.store.cached(
+                self.campaign_id,
+                point_id,
+                instance_id,
+                device,
+                self.max_attempts,
+            )? {
                 return Ok(Some(row));
             }
         }
@@ -111,12 +114,17 @@ impl Tuning {
 
     /// Runs trials in order (the GPU pipeline compiles ahead); `None` for trials not started
     /// because the budget ran out or the user stopped.
-    pub fn run_trials(&mut self, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<TrialResult>>> {
+    pub fn run_trials(
+        &mut self,
+        jobs: &[TrialJob],
+        label: &str,
+    ) -> Result<Vec<Option<TrialResult>>> {
         pipeline::run(self, jobs, label)
     }
 
     pub fn progress_note(&self, class: &str, best: Option<f64>, baseline: Option<&Baseline>) {
-        self.progress.note(class, best, baseline, self.budget.new_trials);
+        self.progress
+            .note(class, best, baseline, self.budget.new_trials);
     }
 }
 
@@ -249,7 +257,10 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         }
     }
     let store = Store::open(&store_path)?;
-    let existing = store.campaigns()?.into_iter().find(|c| c.name == file.config.name);
+    let existing = store
+        .campaigns()?
+        .into_iter()
+        .find(|c| c.name == file.config.name);
     if let Some(existing) = &existing {
         if options.mode == StartMode::New {
             let trials = store.trials(existing.id)?.len();
@@ -316,7 +327,9 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     if options.mode == StartMode::Resume {
         let crashed = store.recover(campaign.id)?;
         if crashed > 0 {
-            eprintln!("resume: {crashed} trial(s) interrupted by the last run are recorded as crashed");
+            eprintln!(
+                "resume: {crashed} trial(s) interrupted by the last run are recorded as crashed"
+            );
         }
     }
     let mut instance_ids = Vec::with_capacity(instances.len());
@@ -345,7 +358,9 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let mut summaries = Vec::new();
     let mut bests: BTreeMap<String, Point> = BTreeMap::new();
     for (class, members) in &classes {
-        let s = tune_class(&mut t, class, members, &baseline, &strategy, objective, seed)?;
+        let s = tune_class(
+            &mut t, class, members, &baseline, &strategy, objective, seed,
+        )?;
         if let Some(p) = &s.best_point {
             bests.insert(class.clone(), p.clone());
         }
@@ -413,12 +428,23 @@ fn tune_class(
     objective: Objective,
     seed: u64,
 ) -> Result<ClassSummary> {
-    let names: Vec<String> = members.iter().map(|&i| t.instances[i].record.name.clone()).collect();
+    let names: Vec<String> = members
+        .iter()
+        .map(|&i| t.instances[i].record.name.clone())
+        .collect();
     let first_metric = crate::campaign::metrics(objective)[0];
 
     // The baseline first: the guard and every speedup refer to it.
     let (run_id, recorded, _) = open_run(t, class, "baseline", "time")?;
-    let mut ev = ClassEvaluator::new(t, class, members.to_vec(), run_id, recorded, None, Some(first_metric));
+    let mut ev = ClassEvaluator::new(
+        t,
+        class,
+        members.to_vec(),
+        run_id,
+        recorded,
+        None,
+        Some(first_metric),
+    );
     let (value, trials) = ev.evaluate_point(baseline_point)?;
     drop(ev);
     t.store.end_run(run_id)?;
@@ -486,9 +512,8 @@ fn tune_class(
         Some(baseline.clone()),
         Some(first_metric),
     );
-    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(
-        seed ^ fxhash(class),
-    );
+    let mut rng =
+        <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ fxhash(class));
     let space = ev.t.space.clone();
     let outcome = strategy.run(
         space.as_ref(),
@@ -560,8 +585,9 @@ fn cross_class(
 
 /// A stable small hash of a class name (so each class's search has its own random stream).
 fn fxhash(text: &str) -> u64 {
-    text.bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 fn open_gpus(
@@ -580,7 +606,10 @@ fn open_gpus(
             .map_err(|e| file.error_at("devices", format!("GPU {ordinal}: {e}")))?;
         let name = format!("{} #{ordinal}", gpu.info.name);
         if arch.is_some_and(|a| a != gpu.info.arch) {
-            return Err(file.error_at("devices", "all devices of a campaign must have the same architecture"));
+            return Err(file.error_at(
+                "devices",
+                "all devices of a campaign must have the same architecture",
+            ));
         }
         arch = Some(gpu.info.arch);
         optin_shared = optin_shared.min(gpu.info.max_shared_bytes_per_block_optin as usize);
@@ -612,7 +641,10 @@ fn open_gpus(
 /// ends the process at once (the store stays consistent: every write is its own transaction).
 fn install_ctrl_c(stop: Arc<AtomicBool>) {
     std::thread::spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
             return;
         };
         rt.block_on(async move {

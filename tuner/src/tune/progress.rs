@@ -45,7 +45,9 @@ impl Progress {
 
     pub fn note(&self, class: &str, best: Option<f64>, baseline: Option<&Baseline>, trials: u64) {
         let best = match (best, baseline) {
-            (Some(b), Some(base)) if b > 0.0 => format!("best {:.3}x over baseline", base.time_s / b),
+            (Some(b), Some(base)) if b > 0.0 => {
+                format!("best {:.3}x over baseline", base.time_s / b)
+            }
             (Some(b), _) => format!("best {b:.4}"),
             _ => String::new(),
         };
