@@ -155,6 +155,27 @@ pub enum BenchCommand {
     /// cores, the paper's baseline configuration against hand-tuned ones, the 2opt kernel's
     /// share of the chip's integer peak, and (with --quality) rots-block's gap after 1 s and 10 s.
     Qap(BenchQapArgs),
+    /// Strategies replayed on a space a campaign measured exhaustively: best found after 5%,
+    /// 10%, 15% of the points as a share of the optimum, and the score against random search.
+    Strategies(BenchStrategiesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchStrategiesArgs {
+    /// Campaign output folder whose store holds an exhaustive run.
+    pub dir: PathBuf,
+    /// The class searched exhaustively (when there are several).
+    #[arg(long)]
+    pub class: Option<String>,
+    /// Seeds per strategy.
+    #[arg(long, default_value_t = 10)]
+    pub seeds: u64,
+    /// Campaign name, when the folder's store holds several.
+    #[arg(long)]
+    pub campaign: Option<String>,
+    /// Also write the study as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

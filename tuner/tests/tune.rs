@@ -335,3 +335,34 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
         );
     }
 }
+
+/// Every shipped campaign parses, and each setup's baseline is a valid point of its space
+/// (GPU campaigns too: checked here without a GPU).
+#[test]
+fn shipped_campaigns_are_valid() {
+    use mats::search::SearchSpace;
+    let mut checked = 0;
+    for entry in std::fs::read_dir(repo("campaigns")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let file = mats::campaign::CampaignFile::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        for setup in [&file.config.gpu, &file.config.cpu].into_iter().flatten() {
+            let mut space = mats::space::Space::load(&file.resolve(&setup.space)).unwrap();
+            if let Some(o) = &setup.overrides {
+                space = space.with_overrides(o).unwrap();
+            }
+            let baseline = mats::campaign::config::point_from_table(&setup.baseline).unwrap();
+            assert!(
+                space.is_valid(&baseline),
+                "{}: baseline {baseline}: {:?}",
+                path.display(),
+                space.why_invalid(&baseline)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked}");
+}

@@ -214,7 +214,18 @@ impl Default for QualityConfig {
 
 /// The line (1-based) where `key` is first set or opened as a table in `text`, for errors
 /// about values that parse but do not make sense.
+/// `key` may be dotted (`cpu.baseline`): the key is then looked up after its table's header.
 pub fn line_of(text: &str, key: &str) -> Option<usize> {
+    if let Some((table, rest)) = key.rsplit_once('.') {
+        if let Some(start) = line_of(text, table) {
+            let section: Vec<&str> = text
+                .lines()
+                .skip(start)
+                .take_while(|l| !l.trim_start().starts_with('['))
+                .collect();
+            return Some(line_of(&section.join("\n"), rest).map_or(start, |k| start + k));
+        }
+    }
     text.lines()
         .position(|line| {
             let t = line.trim_start();
@@ -426,4 +437,20 @@ pub fn ensure_no_overlap(listed: &BTreeMap<String, Vec<String>>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_of;
+
+    #[test]
+    fn lines_of_plain_and_dotted_keys() {
+        let text = "name = \"x\"\n[gpu]\nbaseline = 1\n\n[cpu]\nspace = \"s\"\nbaseline = 2\n[cpu.overrides]\n";
+        assert_eq!(line_of(text, "name"), Some(1));
+        assert_eq!(line_of(text, "baseline"), Some(3));
+        assert_eq!(line_of(text, "cpu"), Some(5));
+        assert_eq!(line_of(text, "cpu.baseline"), Some(7));
+        assert_eq!(line_of(text, "gpu.baseline"), Some(3));
+        assert_eq!(line_of(text, "nothing"), None);
+    }
 }

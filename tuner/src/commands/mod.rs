@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_qap;
+mod bench_strategies;
 mod devices;
 pub mod export;
 mod instance;
@@ -27,6 +28,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Devices(args) => devices::run(&args),
         Command::Bench(BenchCommand::Measure(args)) => bench::measure(&args),
         Command::Bench(BenchCommand::Qap(args)) => bench_qap::run(&args),
+        Command::Bench(BenchCommand::Strategies(args)) => bench_strategies::run(&args),
         Command::Tune(args) => tune::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Results(args) => results::run(&args),

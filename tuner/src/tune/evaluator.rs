@@ -91,10 +91,7 @@ impl<'t> ClassEvaluator<'t> {
         Ok((values[0], trials.into_iter().next().unwrap_or_default()))
     }
 
-    fn evaluate_all(
-        &mut self,
-        points: &[Point],
-    ) -> Result<(Vec<Option<Objectives>>, PointTrials)> {
+    fn evaluate_all(&mut self, points: &[Point]) -> Result<(Vec<Option<Objectives>>, PointTrials)> {
         // Trials per (point, member): from the store, or measured.
         let mut results: Vec<Vec<Option<TrialResult>>> =
             vec![vec![None; self.members.len()]; points.len()];

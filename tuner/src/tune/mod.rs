@@ -219,14 +219,22 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     if let Some(overrides) = &setup.overrides {
         space = space
             .with_overrides(overrides)
-            .map_err(|e| file.error_at("overrides", e))?;
+            .map_err(|e| file.error_at("overrides", format!("{e:#}")))?;
     }
-    let baseline = point_from_table(&setup.baseline).map_err(|e| file.error_at("baseline", e))?;
+    let table = match choice {
+        BackendChoice::Gpu => "gpu",
+        _ => "cpu",
+    };
+    let baseline = point_from_table(&setup.baseline)
+        .map_err(|e| file.error_at(&format!("{table}.baseline"), e))?;
     if !crate::search::SearchSpace::is_valid(&space, &baseline) {
+        let why = space
+            .why_invalid(&baseline)
+            .unwrap_or_else(|| "it is not a point of the space".into());
         return Err(file.error_at(
-            "baseline",
+            &format!("{table}.baseline"),
             format!(
-                "{baseline} is not a valid point of {} (check every parameter is given and the constraints hold)",
+                "{baseline} is not a valid point of {}: {why}",
                 space_path.display()
             ),
         ));
@@ -311,6 +319,10 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         "measurement": file.config.measurement.clone().unwrap_or_default(),
         "seed": seed,
         "space": space_path.display().to_string(),
+        "campaign_file": std::fs::canonicalize(&file.path)
+            .unwrap_or_else(|_| file.path.clone())
+            .display()
+            .to_string(),
         "iterations": setup.iterations,
         "arch": match &backend {
             Backend::Gpu { arch, .. } => Some(arch.0),
