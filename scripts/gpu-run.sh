@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root, after scripts/gpu-test.sh built
-# gpu-bundle/ here: every test binary, `mats devices` and `mats bench measure`.
+# gpu-bundle/ here: every test binary, `mats devices`, and (unless MATS_GPU_BENCH=0) `mats bench
+# measure` and `mats bench qap`.
 # Writes a summary and logs to $OUT (or gpu-results/ when OUT is unset).
 set -u
 root=$PWD
@@ -48,6 +49,11 @@ for t in "$bundle"/tests/*; do
     echo "test $name: exit $rc; $result; lines saying skipped: $skipped" >> "$summary"
     [ $rc -eq 0 ] || failed=1
 done
+
+if [ "${MATS_GPU_BENCH:-1}" = 0 ]; then
+    cat "$summary"
+    exit $failed
+fi
 
 "$mats" bench measure --json "$out/bench-measure.json" > "$out/bench-measure.txt" 2>&1
 echo "bench measure: exit $?" >> "$summary"

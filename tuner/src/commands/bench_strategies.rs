@@ -4,13 +4,11 @@
 //! compared with the true optimum and with random search's expected best.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use results::{EvaluationStatus, Point};
 use serde::Serialize;
 
-use crate::campaign::CampaignFile;
 use crate::cli::BenchStrategiesArgs;
 use crate::search::{
     replay_study, Objective, Objectives, ReplayRow, SearchSpace, Strategy, TableEvaluator,
@@ -36,22 +34,7 @@ struct Study {
 pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
     let store = super::results::open_store(&args.dir)?;
     let campaign = super::results::pick_campaign(&store, args.campaign.as_deref(), &args.dir)?;
-    // The space as the campaign saw it (its overrides included), from the stored TOML.
-    let origin = campaign.settings["campaign_file"]
-        .as_str()
-        .context("the campaign's settings do not record its file")?;
-    let file = CampaignFile::parse(Path::new(origin), campaign.config_toml.clone())?;
-    let backend = campaign.settings["backend"].as_str().unwrap_or("cpu");
-    let setup = if backend == "gpu" {
-        file.config.gpu.clone()
-    } else {
-        file.config.cpu.clone()
-    }
-    .context("the campaign has no setup for its backend")?;
-    let mut space = crate::space::Space::load(&file.resolve(&setup.space))?;
-    if let Some(o) = &setup.overrides {
-        space = space.with_overrides(o)?;
-    }
+    let space = crate::tune::stored_space(&campaign)?;
 
     let runs = store.runs(campaign.id)?;
     let classes: Vec<&str> = runs

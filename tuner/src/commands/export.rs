@@ -91,7 +91,6 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     let family = settings["family"].as_str().unwrap_or("").to_string();
     let device = settings["device"].as_str().unwrap_or("").to_string();
     let arch = settings["arch"].as_u64().map(|a| a as u32);
-    let space_path = settings["space"].as_str().map(PathBuf::from);
 
     // Class -> point -> the latest ok evaluation of it on that class.
     let runs = store.runs(campaign.id)?;
@@ -125,27 +124,16 @@ pub fn run(args: &ExportArgs) -> Result<()> {
 
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let space = match &space_path {
-        Some(p) => Some(crate::space::Space::load(p).with_context(|| {
-            format!(
-                "the campaign's space file {} is needed to export",
-                p.display()
-            )
-        })?),
-        None => None,
-    };
+    let space = crate::tune::stored_space(&campaign)
+        .context("the campaign's space (file and overrides) is needed to export")?;
     let instances = store.instances(campaign.id)?;
-    let (driver, nvrtc) = if backend == "gpu" {
-        (
-            kernels::gpu::driver_version()
-                .ok()
-                .map(|(a, b)| format!("{a}.{b}")),
-            kernels::nvrtc::version()
-                .ok()
-                .map(|(a, b)| format!("{a}.{b}")),
-        )
+    // The driver the measurements were taken under (a bundle's timings belong to it); the
+    // NVRTC that builds the kernels now.
+    let driver = settings["driver"].as_str().map(str::to_string);
+    let nvrtc = if backend == "gpu" {
+        kernels::nvrtc::version().ok().map(|(a, b)| format!("{a}.{b}"))
     } else {
-        (None, None)
+        None
     };
 
     let mut bundles: BTreeMap<Point, (String, Manifest)> = BTreeMap::new();
@@ -216,15 +204,13 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         let folder = args.out.join(&*name);
         std::fs::create_dir_all(&folder)
             .with_context(|| format!("cannot create {}", folder.display()))?;
-        if let Some(space) = &space {
-            let r = crate::runner::Realised::from(
-                space
-                    .realise(point)
-                    .map_err(|e| anyhow::anyhow!("bundle {name}: {e}"))?,
-            );
-            manifest.flags = r.flags.clone();
-            manifest.values = r.values.clone();
-        }
+        let r = crate::runner::Realised::from(
+            space
+                .realise(point)
+                .map_err(|e| anyhow::anyhow!("bundle {name}: {e}"))?,
+        );
+        manifest.flags = r.flags;
+        manifest.values = r.values;
         // A production run's length is part of what was tuned: `solve --tuned` repeats it.
         if let Some(i) = settings["iterations"].as_i64() {
             manifest

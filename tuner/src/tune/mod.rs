@@ -168,6 +168,25 @@ pub struct ClassSummary {
     pub evaluations: u32,
 }
 
+/// The space a stored campaign searched (its file and overrides), rebuilt from the campaign
+/// TOML the store keeps, for commands that read a campaign after the fact.
+pub fn stored_space(campaign: &results::CampaignRow) -> Result<Space> {
+    let origin = campaign.settings["campaign_file"]
+        .as_str()
+        .context("the campaign's settings do not record its file")?;
+    let file = CampaignFile::parse(Path::new(origin), campaign.config_toml.clone())?;
+    let setup = match campaign.settings["backend"].as_str() {
+        Some("gpu") => file.config.gpu.clone(),
+        _ => file.config.cpu.clone(),
+    }
+    .context("the campaign has no setup for its backend")?;
+    let mut space = Space::load(&file.resolve(&setup.space))?;
+    if let Some(o) = &setup.overrides {
+        space = space.with_overrides(o)?;
+    }
+    Ok(space)
+}
+
 /// Which setup (space, baseline) and backend a campaign runs with here.
 fn choose_backend(file: &CampaignFile) -> Result<(BackendChoice, SetupConfig)> {
     let c = &file.config;
@@ -328,6 +347,14 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             Backend::Gpu { arch, .. } => Some(arch.0),
             Backend::Cpu(_) => None,
         },
+        "driver": (backend.name() == "gpu")
+            .then(kernels::gpu::driver_version)
+            .and_then(Result::ok)
+            .map(|(a, b)| format!("{a}.{b}")),
+        "nvrtc": (backend.name() == "gpu")
+            .then(kernels::nvrtc::version)
+            .and_then(Result::ok)
+            .map(|(a, b)| format!("{a}.{b}")),
         "optin_shared": match &backend {
             Backend::Gpu { optin_shared, .. } => Some(*optin_shared),
             Backend::Cpu(_) => None,
