@@ -265,6 +265,14 @@ pub struct SolveArgs {
     /// GPU 2opt-dyn: threads of each child grid.
     #[arg(long, value_name = "N")]
     pub child_threads: Option<u32>,
+    /// GPU rots-block: at most this many iterations x n per launch (restart checks run between
+    /// launches; default 10).
+    #[arg(long, value_name = "K")]
+    pub launch_iterations: Option<u32>,
+    /// GPU rots-block: restart a block whose best has not improved for this many launches
+    /// (0 never; default 5).
+    #[arg(long, value_name = "L")]
+    pub restart_stall: Option<u32>,
     /// GPU: extra NVRTC/ptxas flag, repeatable (e.g. -maxrregcount=32, --ptxas-options=-O2).
     #[arg(long = "nvrtc-flag", value_name = "FLAG", allow_hyphen_values = true)]
     pub nvrtc_flags: Vec<String>,

@@ -131,7 +131,9 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     // NVRTC that builds the kernels now.
     let driver = settings["driver"].as_str().map(str::to_string);
     let nvrtc = if backend == "gpu" {
-        kernels::nvrtc::version().ok().map(|(a, b)| format!("{a}.{b}"))
+        kernels::nvrtc::version()
+            .ok()
+            .map(|(a, b)| format!("{a}.{b}"))
     } else {
         None
     };

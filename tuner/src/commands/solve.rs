@@ -125,6 +125,8 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     for (flag, given) in [
         ("--solutions", args.solutions.is_some()),
         ("--child-threads", args.child_threads.is_some()),
+        ("--launch-iterations", args.launch_iterations.is_some()),
+        ("--restart-stall", args.restart_stall.is_some()),
         ("--nvrtc-flag", !args.nvrtc_flags.is_empty()),
     ] {
         if given {
@@ -208,6 +210,17 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     }
     if let Some(c) = args.child_threads {
         params.child_threads = c;
+    }
+    if (args.launch_iterations.is_some() || args.restart_stall.is_some())
+        && algorithm != qap_gpu::GpuAlgorithm::RotsBlock
+    {
+        bail!("--launch-iterations and --restart-stall apply to `rots-block` only");
+    }
+    if let Some(k) = args.launch_iterations {
+        params.launch_iterations = k;
+    }
+    if let Some(l) = args.restart_stall {
+        params.restart_stall = l;
     }
     params.tenure = args.tenure.map(|t| t as u32);
     params.flags = args.nvrtc_flags.clone();

@@ -144,6 +144,9 @@ impl<'t> ClassEvaluator<'t> {
                 }
             }
             self.memo.insert(point.clone(), agg.objectives);
+            if let Some(best) = self.best_point.clone() {
+                self.t.speculate_around(&best, &self.members);
+            }
             values.push(agg.objectives);
             all_trials.push(trials.into_iter().map(|t| t.measurement).collect());
         }

@@ -3,6 +3,7 @@
 //! go to the store as they happen, so an interrupted campaign resumes where it stopped.
 
 pub mod budget;
+mod compile;
 pub mod evaluator;
 mod pipeline;
 mod progress;
@@ -85,6 +86,8 @@ pub struct Tuning {
     pub max_attempts: u32,
     pub devices: Vec<String>,
     pub clock: TrialClock,
+    /// NVRTC compiles ahead of the GPU (GPU campaigns; idle on the CPU).
+    compiles: compile::CompilePool,
     progress: progress::Progress,
 }
 
@@ -120,6 +123,16 @@ impl Tuning {
         label: &str,
     ) -> Result<Vec<Option<TrialResult>>> {
         pipeline::run(self, jobs, label)
+    }
+
+    /// Starts compiling the kernels of the incumbent's neighbours: a local search asks for
+    /// them next.
+    pub fn speculate_around(&mut self, point: &Point, members: &[usize]) {
+        if !matches!(self.backend, Backend::Gpu { .. }) {
+            return;
+        }
+        let neighbours = crate::search::SearchSpace::neighbours(self.space.as_ref(), point, &[]);
+        pipeline::speculate(self, &neighbours, members);
     }
 
     pub fn progress_note(&self, class: &str, best: Option<f64>, baseline: Option<&Baseline>) {
@@ -378,6 +391,12 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
 
     let strategy = file.config.strategy.clone();
     let progress = progress::Progress::new(options.progress, budget.max_trials());
+    let compiles = match &backend {
+        Backend::Gpu {
+            arch, optin_shared, ..
+        } => compile::CompilePool::new(*arch, *optin_shared)?,
+        Backend::Cpu(_) => compile::CompilePool::new(kernels::Arch::SM90, 0)?,
+    };
     let mut t = Tuning {
         store,
         campaign_id: campaign.id,
@@ -391,15 +410,20 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         budget,
         devices: device_names,
         clock: TrialClock::default(),
+        compiles,
         progress,
     };
 
     let mut summaries = Vec::new();
     let mut bests: BTreeMap<String, Point> = BTreeMap::new();
+    let mut baselines: BTreeMap<String, Baseline> = BTreeMap::new();
     for (class, members) in &classes {
-        let s = tune_class(
+        let (s, base) = tune_class(
             &mut t, class, members, &baseline, &strategy, objective, seed,
         )?;
+        if let Some(b) = base {
+            baselines.insert(class.clone(), b);
+        }
         if let Some(p) = &s.best_point {
             bests.insert(class.clone(), p.clone());
         }
@@ -409,7 +433,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         }
     }
     if classes.len() > 1 && !t.budget.exhausted() {
-        cross_class(&mut t, &classes, &bests, objective)?;
+        cross_class(&mut t, &classes, &bests, &baselines, objective)?;
     }
     t.progress.finish();
 
@@ -466,7 +490,7 @@ fn tune_class(
     strategy: &crate::search::Strategy,
     objective: Objective,
     seed: u64,
-) -> Result<ClassSummary> {
+) -> Result<(ClassSummary, Option<Baseline>)> {
     let names: Vec<String> = members
         .iter()
         .map(|&i| t.instances[i].record.name.clone())
@@ -489,15 +513,18 @@ fn tune_class(
     t.store.end_run(run_id)?;
     let Some(base) = value else {
         if t.budget.exhausted() {
-            return Ok(ClassSummary {
-                class: class.into(),
-                instances: names,
-                baseline_time_s: None,
-                best_point: None,
-                best_time_s: None,
-                speedup: None,
-                evaluations: 0,
-            });
+            return Ok((
+                ClassSummary {
+                    class: class.into(),
+                    instances: names,
+                    baseline_time_s: None,
+                    best_point: None,
+                    best_time_s: None,
+                    speedup: None,
+                    evaluations: 0,
+                },
+                None,
+            ));
         }
         let logs: Vec<String> = t
             .store
@@ -573,15 +600,18 @@ fn tune_class(
     if complete || t.budget.reason().is_none() {
         t.store.end_run(run_id)?;
     }
-    Ok(ClassSummary {
-        class: class.into(),
-        instances: names,
-        baseline_time_s: Some(baseline.time_s),
-        speedup: best_time.map(|b| baseline.time_s / b),
-        best_time_s: best_time,
-        best_point,
-        evaluations,
-    })
+    Ok((
+        ClassSummary {
+            class: class.into(),
+            instances: names,
+            baseline_time_s: Some(baseline.time_s),
+            speedup: best_time.map(|b| baseline.time_s / b),
+            best_time_s: best_time,
+            best_point,
+            evaluations,
+        },
+        Some(baseline),
+    ))
 }
 
 /// Each class's best point measured on every other class: the data of "one point for all
@@ -590,6 +620,7 @@ fn cross_class(
     t: &mut Tuning,
     classes: &BTreeMap<String, Vec<usize>>,
     bests: &BTreeMap<String, Point>,
+    baselines: &BTreeMap<String, Baseline>,
     objective: Objective,
 ) -> Result<()> {
     for (class, members) in classes {
@@ -608,7 +639,9 @@ fn cross_class(
             members.clone(),
             run_id,
             recorded,
-            None,
+            // The class's own guard: a point tuned elsewhere must not win here with worse
+            // solutions.
+            baselines.get(class).cloned(),
             Some(crate::campaign::metrics(objective)[0]),
         );
         use crate::search::Evaluator;

@@ -1,16 +1,15 @@
-//! Running a batch of trials. On the GPU, tokio compiles the batch's kernels on blocking
-//! threads (at most one per spare core) while the measuring worker works through the batch in
-//! order, so the GPU rarely waits for NVRTC; each trial waits only for its own kernel.
+//! Running a batch of trials. On the GPU the batch's kernels go to the compile pool
+//! ([`super::compile`]) at once, and the measuring worker works through the batch in order, so
+//! the GPU rarely waits for NVRTC; each trial waits only for its own kernel.
 
-use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
 use results::TrialStatus;
 
+use super::compile::key;
 use super::{Backend, TrialJob, Tuning};
-use crate::runner::gpu::{compile_ahead, job as gpu_job};
+use crate::runner::gpu::job as gpu_job;
 use crate::runner::{cpu, TrialResult};
 
 pub fn run(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<TrialResult>>> {
@@ -71,78 +70,45 @@ fn run_cpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
 }
 
 fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<TrialResult>>> {
-    let Backend::Gpu {
-        settings,
-        arch,
-        optin_shared,
-        ..
-    } = &t.backend
-    else {
+    let Backend::Gpu { settings, .. } = &t.backend else {
         unreachable!("checked by run")
     };
-    let (settings, arch, optin) = (settings.clone(), *arch, *optin_shared);
-    // Worker jobs (or the reason a point cannot become one).
-    let worker_jobs: Vec<Result<_, String>> = jobs
-        .iter()
-        .map(|job| {
-            let r = job.realised.as_ref().map_err(Clone::clone)?;
-            gpu_job(0, &t.instances[job.instance], r, &settings)
-        })
-        .collect();
-
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .max_blocking_threads(spare_cores())
-        .build()?;
-    // One compile per distinct kernel; later trials of the same kernel wait on the same task.
-    let mut compiles: HashMap<String, usize> = HashMap::new();
-    let mut handles = Vec::new();
-    let limit = Arc::new(tokio::sync::Semaphore::new(spare_cores()));
-    let mut compile_of = Vec::with_capacity(jobs.len());
-    for (job, wj) in jobs.iter().zip(&worker_jobs) {
-        let Ok(wj) = wj else {
-            compile_of.push(None);
-            continue;
+    let settings = settings.clone();
+    // Worker jobs (or the reason a point cannot become one), and their kernels' keys.
+    let mut prepared = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let inst = &t.instances[job.instance];
+        let wj = job
+            .realised
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|r| gpu_job(0, inst, r, &settings));
+        let qap = match &inst.instance {
+            solvers::family::Instance::Qap(q) => Some(q.clone()),
+            _ => None,
         };
-        let solvers::family::Instance::Qap(inst) = &t.instances[job.instance].instance else {
-            compile_of.push(None);
-            continue;
-        };
-        // The kernel depends on the instance (size, symmetry), its variant and its flags.
-        let key = format!(
-            "{}|{}|{}|{:?}|{:?}",
-            wj.algorithm,
-            t.instances[job.instance].record.name,
-            wj.threads_per_block,
-            wj.child_threads,
-            wj.flags
-        );
-        let index = *compiles.entry(key).or_insert_with(|| {
-            let wj = wj.clone();
-            let inst = inst.clone();
-            let limit = limit.clone();
-            handles.push(runtime.spawn(async move {
-                let _permit = limit.acquire_owned().await;
-                tokio::task::spawn_blocking(move || compile_ahead(&wj, &inst, arch, optin))
-                    .await
-                    .unwrap_or_else(|e| Err(format!("compile task failed: {e}")))
-            }));
-            handles.len() - 1
-        });
-        compile_of.push(Some(index));
+        let key = wj.as_ref().ok().map(|wj| key(wj, &inst.record.name));
+        prepared.push((wj, qap, key));
     }
-    let mut compiled: Vec<Option<Result<(f64, kernels::CacheStatus), String>>> =
-        (0..handles.len()).map(|_| None).collect();
-    let mut handles: Vec<Option<_>> = handles.into_iter().map(Some).collect();
+    // The whole batch goes to the compile pool at once.
+    for (wj, qap, key) in &prepared {
+        if let (Ok(wj), Some(q), Some(k)) = (wj, qap, key) {
+            t.compiles.queue(k.clone(), wj.clone(), q.clone());
+        }
+    }
 
     let mut out = Vec::with_capacity(jobs.len());
-    for (k, job) in jobs.iter().enumerate() {
+    for (k, (job, (wj, qap, key))) in jobs.iter().zip(prepared).enumerate() {
         if t.budget.exhausted() {
             out.push(None);
             continue;
         }
         t.progress.set_label(label);
         let inst = t.instances[job.instance].clone();
+        let compile = match (&wj, qap, key) {
+            (Ok(wj), Some(q), Some(key)) => Some(t.compiles.wait(key, wj.clone(), q)),
+            _ => None,
+        };
         // Round-robin over the campaign's GPUs; each has its own worker, and a GPU measures
         // one trial at a time.
         let Backend::Gpu { workers, .. } = &t.backend else {
@@ -151,24 +117,12 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
         let slot = k % workers.len();
         let device = workers[slot].device.clone();
         let ordinal = workers[slot].ordinal;
-        let compile = compile_of[k].map(|c| {
-            if compiled[c].is_none() {
-                let handle = handles[c].take().expect("each compile is awaited once");
-                compiled[c] = Some(
-                    runtime
-                        .block_on(handle)
-                        .unwrap_or_else(|e| Err(format!("compile task failed: {e}"))),
-                );
-            }
-            compiled[c].clone().expect("set above")
-        });
-        let worker_job = worker_jobs[k].clone();
         let timeout = settings.timeout;
         let result = trial(t, job, &device, |t| {
             let Backend::Gpu { workers, .. } = &mut t.backend else {
                 unreachable!()
             };
-            match (worker_job, compile) {
+            match (wj, compile) {
                 (Err(e), _) => (TrialResult::failed(TrialStatus::Failed, e), 0.0),
                 (Ok(_), Some(Err(e))) => (TrialResult::failed(TrialStatus::Failed, e), 0.0),
                 (Ok(mut wj), compile) => {
@@ -188,14 +142,27 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
         })?;
         out.push(Some(result));
     }
-    // Compiles of trials the budget cut off are not waited for.
-    runtime.shutdown_background();
     Ok(out)
 }
 
-fn spare_cores() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .saturating_sub(1)
-        .max(1)
+/// Queues the kernels of `points` on the class's instances (speculation: the strategy may ask
+/// for them next). Only on the GPU; points that cannot become jobs are skipped.
+pub fn speculate(t: &mut Tuning, points: &[results::Point], members: &[usize]) {
+    let Backend::Gpu { settings, .. } = &t.backend else {
+        return;
+    };
+    let settings = settings.clone();
+    for p in points {
+        let Ok(r) = t.realise(p) else { continue };
+        for &m in members {
+            let inst = &t.instances[m];
+            let solvers::family::Instance::Qap(q) = &inst.instance else {
+                continue;
+            };
+            if let Ok(wj) = gpu_job(0, inst, &r, &settings) {
+                let k = key(&wj, &inst.record.name);
+                t.compiles.queue(k, wj, q.clone());
+            }
+        }
+    }
 }
