@@ -40,14 +40,21 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             .map(|s| format!(" — {s}; continue with --resume"))
             .unwrap_or_default()
     );
+    let w = summary
+        .classes
+        .iter()
+        .map(|c| c.class.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
     println!(
-        "{:<26} {:>10} {:>10} {:>8} {:>6}  best point",
+        "{:<w$} {:>10} {:>10} {:>8} {:>6}  best point",
         "class", "baseline", "best", "speedup", "evals"
     );
     for c in &summary.classes {
         let ms = |s: Option<f64>| s.map_or("-".to_string(), |s| format!("{:.3} ms", s * 1e3));
         println!(
-            "{:<26} {:>10} {:>10} {:>8} {:>6}  {}",
+            "{:<w$} {:>10} {:>10} {:>8} {:>6}  {}",
             c.class,
             ms(c.baseline_time_s),
             ms(c.best_time_s),

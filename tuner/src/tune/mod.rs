@@ -285,6 +285,8 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let bks = solvers::bks::BestKnown::embedded();
     let instances = instances::resolve(&file, &out_dir, &bks)?;
     let classes = instances::classes(&file, &instances)?;
+    // Only the instances the classes keep (per_class may drop some) enter the store.
+    let (instances, classes) = keep_members(instances, classes);
 
     let store_path = out_dir.join(STORE_FILE);
     if options.mode == StartMode::Fresh && store_path.exists() {
@@ -458,6 +460,26 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     std::fs::write(out_dir.join("summary.json"), text)
         .with_context(|| format!("cannot write {}", out_dir.join("summary.json").display()))?;
     Ok(summary)
+}
+
+fn keep_members(
+    instances: Vec<CampaignInstance>,
+    classes: BTreeMap<String, Vec<usize>>,
+) -> (Vec<CampaignInstance>, BTreeMap<String, Vec<usize>>) {
+    let mut used: Vec<usize> = classes.values().flatten().copied().collect();
+    used.sort_unstable();
+    let new_index = |old: usize| used.binary_search(&old).expect("a member is used");
+    let classes = classes
+        .into_iter()
+        .map(|(c, members)| (c, members.into_iter().map(new_index).collect()))
+        .collect();
+    let instances = instances
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| used.binary_search(i).is_ok())
+        .map(|(_, inst)| inst)
+        .collect();
+    (instances, classes)
 }
 
 /// The run of `strategy` on a class, reusing an unfinished run of the same name on resume.
