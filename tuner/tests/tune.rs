@@ -366,3 +366,40 @@ fn shipped_campaigns_are_valid() {
     }
     assert!(checked >= 4, "{checked}");
 }
+
+/// Several searches per class: each becomes its own run, labelled as the report expects, and
+/// points measured by one search are reused by the next.
+#[test]
+fn several_searches_per_class_run_side_by_side() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = cpu_campaign("compare", "name = \"staged\"\norder = \"opt-then-thread\"", "trials = 60")
+        .replace("paths = [", "per_class = 1\npaths = [")
+        + "\n[[search]]\nstrategy = { name = \"staged\", order = \"combined\" }\n\n[[search]]\nstrategy = { name = \"random\" }\n";
+    let path = write_campaign(tmp.path(), "compare", &body);
+    let out = tmp.path().join("out");
+    ok(&[
+        "tune",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let store = results::Store::open(out.join("results.sqlite")).unwrap();
+    let campaign = &store.campaigns().unwrap()[0];
+    let runs = store.runs(campaign.id).unwrap();
+    for label in [
+        "baseline",
+        "staged:opt-then-thread",
+        "staged:combined",
+        "random",
+    ] {
+        assert!(
+            runs.iter().any(|r| r.strategy == label),
+            "{label}: {runs:?}"
+        );
+    }
+    // No (point, instance, device) was measured twice to completion.
+    for (key, statuses) in trial_keys(&store) {
+        assert_eq!(statuses.len(), 1, "{key:?}");
+    }
+}

@@ -37,7 +37,13 @@ pub struct CampaignConfig {
     /// The CPU setup; required unless `backend = "gpu"`.
     #[serde(default)]
     pub cpu: Option<SetupConfig>,
-    pub strategy: crate::search::Strategy,
+    /// The search of every class; see also `search`.
+    #[serde(default)]
+    pub strategy: Option<crate::search::Strategy>,
+    /// Further searches of every class, each with its own objective, run after `strategy`
+    /// (e.g. staged orders side by side, or time, power and Pareto searches for comparison).
+    #[serde(default)]
+    pub search: Vec<SearchConfig>,
     #[serde(default)]
     pub budget: BudgetConfig,
     /// `"time"`, `"power"`, `"energy"`, or a pair for a Pareto search, e.g. `["time", "energy"]`.
@@ -62,6 +68,15 @@ fn default_devices() -> Vec<usize> {
 
 fn default_objective() -> ObjectiveConfig {
     ObjectiveConfig::Single("time".into())
+}
+
+/// One more search per class: a strategy and what it minimises.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    pub strategy: crate::search::Strategy,
+    #[serde(default = "default_objective")]
+    pub objective: ObjectiveConfig,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -355,12 +370,30 @@ impl CampaignFile {
         if c.devices.is_empty() {
             return Err(self.error_at("devices", "list at least one GPU ordinal"));
         }
-        self.objective()?;
+        if c.strategy.is_none() && c.search.is_empty() {
+            return Err(self.error_at(
+                "strategy",
+                "no search: give a [strategy] table (or [[search]] entries)",
+            ));
+        }
+        self.searches()?;
         Ok(())
     }
 
+    /// Every search of a class, in order: `strategy` with `objective`, then each `[[search]]`.
+    pub fn searches(&self) -> Result<Vec<(crate::search::Strategy, crate::search::Objective)>> {
+        let mut out = Vec::new();
+        if let Some(s) = &self.config.strategy {
+            out.push((s.clone(), self.objective_of(&self.config.objective)?));
+        }
+        for s in &self.config.search {
+            out.push((s.strategy.clone(), self.objective_of(&s.objective)?));
+        }
+        Ok(out)
+    }
+
     /// The objective, checked.
-    pub fn objective(&self) -> Result<crate::search::Objective> {
+    fn objective_of(&self, objective: &ObjectiveConfig) -> Result<crate::search::Objective> {
         use crate::search::{Metric, Objective};
         let metric = |name: &str| -> Result<Metric> {
             Ok(match name {
@@ -375,7 +408,7 @@ impl CampaignFile {
                 }
             })
         };
-        Ok(match &self.config.objective {
+        Ok(match objective {
             ObjectiveConfig::Single(name) => match metric(name)? {
                 Metric::Time => Objective::Time,
                 Metric::Power => Objective::Power,

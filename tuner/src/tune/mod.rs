@@ -240,7 +240,7 @@ pub fn output_dir(file: &CampaignFile, out: Option<&Path>) -> PathBuf {
 
 /// Runs a campaign.
 pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
-    let objective = file.objective()?;
+    let searches = file.searches()?;
     let (choice, setup) = choose_backend(&file)?;
     let out_dir = output_dir(&file, options.out.as_deref());
     std::fs::create_dir_all(&out_dir)
@@ -272,9 +272,11 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         ));
     }
     if choice == BackendChoice::Cpu
-        && crate::campaign::metrics(objective)
-            .iter()
-            .any(|m| *m != crate::campaign::Metric::Time)
+        && searches.iter().any(|(_, o)| {
+            crate::campaign::metrics(*o)
+                .iter()
+                .any(|m| *m != crate::campaign::Metric::Time)
+        })
     {
         return Err(file.error_at(
             "objective",
@@ -342,7 +344,11 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         "family": instances::family_of(&instances).map(|f| f.name()),
         "backend": backend.name(),
         "device": device_label,
-        "objectives": crate::campaign::objective_label(objective),
+        "objectives": searches
+            .iter()
+            .map(|(_, o)| crate::campaign::objective_label(*o))
+            .collect::<Vec<_>>()
+            .join(" "),
         "production_runs": file.config.budget.production_runs,
         "baseline": baseline,
         "parameters": crate::search::SearchSpace::parameters(&space)
@@ -374,7 +380,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             Backend::Gpu { optin_shared, .. } => Some(*optin_shared),
             Backend::Cpu(_) => None,
         },
-        "strategy": file.config.strategy.name(),
+        "strategy": searches.iter().map(|(s, _)| s.name()).collect::<Vec<_>>().join(" "),
     });
     let campaign = store.campaign(&file.config.name, &file.text, &settings)?;
     store.update_campaign_settings(campaign.id, &settings)?;
@@ -391,7 +397,6 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         instance_ids.push(store.instance(campaign.id, &inst.record)?);
     }
 
-    let strategy = file.config.strategy.clone();
     let progress = progress::Progress::new(options.progress, budget.max_trials());
     let compiles = match &backend {
         Backend::Gpu {
@@ -420,9 +425,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let mut bests: BTreeMap<String, Point> = BTreeMap::new();
     let mut baselines: BTreeMap<String, Baseline> = BTreeMap::new();
     for (class, members) in &classes {
-        let (s, base) = tune_class(
-            &mut t, class, members, &baseline, &strategy, objective, seed,
-        )?;
+        let (s, base) = tune_class(&mut t, class, members, &baseline, &searches, seed)?;
         if let Some(b) = base {
             baselines.insert(class.clone(), b);
         }
@@ -435,7 +438,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         }
     }
     if classes.len() > 1 && !t.budget.exhausted() {
-        cross_class(&mut t, &classes, &bests, &baselines, objective)?;
+        cross_class(&mut t, &classes, &bests, &baselines)?;
     }
     t.progress.finish();
 
@@ -509,16 +512,13 @@ fn tune_class(
     class: &str,
     members: &[usize],
     baseline_point: &Point,
-    strategy: &crate::search::Strategy,
-    objective: Objective,
+    searches: &[(crate::search::Strategy, Objective)],
     seed: u64,
 ) -> Result<(ClassSummary, Option<Baseline>)> {
     let names: Vec<String> = members
         .iter()
         .map(|&i| t.instances[i].record.name.clone())
         .collect();
-    let first_metric = crate::campaign::metrics(objective)[0];
-
     // The baseline first: the guard and every speedup refer to it.
     let (run_id, recorded, _) = open_run(t, class, "baseline", "time")?;
     let mut ev = ClassEvaluator::new(
@@ -528,7 +528,7 @@ fn tune_class(
         run_id,
         recorded,
         None,
-        Some(first_metric),
+        Some(crate::campaign::Metric::Time),
     );
     let (value, trials) = ev.evaluate_point(baseline_point)?;
     drop(ev);
@@ -578,50 +578,25 @@ fn tune_class(
         objectives: trials.iter().map(|m| m.objective).collect(),
     };
 
-    let objective_name = crate::campaign::objective_label(objective);
-    let label = match strategy {
-        crate::search::Strategy::Staged { order, .. } => format!(
-            "staged:{}",
-            match order {
-                crate::search::StageOrder::OptThenThread => "opt-then-thread",
-                crate::search::StageOrder::ThreadThenOpt => "thread-then-opt",
-                crate::search::StageOrder::Combined => "combined",
-            }
-        ),
-        other => other.name().to_string(),
-    };
-    let (run_id, recorded, ended) = open_run(t, class, &label, &objective_name)?;
-    let mut ev = ClassEvaluator::new(
-        t,
-        class,
-        members.to_vec(),
-        run_id,
-        recorded,
-        Some(baseline.clone()),
-        Some(first_metric),
-    );
-    let mut rng =
-        <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ fxhash(class));
-    let space = ev.t.space.clone();
-    let outcome = strategy.run(
-        space.as_ref(),
-        &mut ev,
-        objective,
-        Some(baseline_point.clone()),
-        &mut rng,
-    );
-    let _ = ended;
-    let outcome = outcome?;
-    let evaluations = ev.seq;
-    let (best_point, best_time) = match outcome.best {
-        Some((p, o)) => (Some(p), Some(o.time_s)),
-        None => (None, None),
-    };
-    let complete = !ev.t.budget.exhausted() && !ev.incomplete;
-    drop(ev);
-    if complete || t.budget.reason().is_none() {
-        t.store.end_run(run_id)?;
+    // The summary's best point is the first search's; later searches are for comparison.
+    let mut first: Option<(Option<Point>, Option<f64>, u32)> = None;
+    for (strategy, objective) in searches {
+        let found = search_class(
+            t,
+            class,
+            members,
+            baseline_point,
+            &baseline,
+            strategy,
+            *objective,
+            seed,
+        )?;
+        first.get_or_insert(found);
+        if t.budget.exhausted() {
+            break;
+        }
     }
+    let (best_point, best_time, evaluations) = first.unwrap_or((None, None, 0));
     Ok((
         ClassSummary {
             class: class.into(),
@@ -636,6 +611,63 @@ fn tune_class(
     ))
 }
 
+/// One search of a class; returns its best point, that point's time and the evaluations made.
+#[allow(clippy::too_many_arguments)]
+fn search_class(
+    t: &mut Tuning,
+    class: &str,
+    members: &[usize],
+    baseline_point: &Point,
+    baseline: &Baseline,
+    strategy: &crate::search::Strategy,
+    objective: Objective,
+    seed: u64,
+) -> Result<(Option<Point>, Option<f64>, u32)> {
+    let objective_name = crate::campaign::objective_label(objective);
+    let label = match strategy {
+        crate::search::Strategy::Staged { order, .. } => format!(
+            "staged:{}",
+            match order {
+                crate::search::StageOrder::OptThenThread => "opt-then-thread",
+                crate::search::StageOrder::ThreadThenOpt => "thread-then-opt",
+                crate::search::StageOrder::Combined => "combined",
+            }
+        ),
+        other => other.name().to_string(),
+    };
+    let (run_id, recorded, _) = open_run(t, class, &label, &objective_name)?;
+    let mut ev = ClassEvaluator::new(
+        t,
+        class,
+        members.to_vec(),
+        run_id,
+        recorded,
+        Some(baseline.clone()),
+        Some(crate::campaign::metrics(objective)[0]),
+    );
+    let mut rng =
+        <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ fxhash(class));
+    let space = ev.t.space.clone();
+    let outcome = strategy.run(
+        space.as_ref(),
+        &mut ev,
+        objective,
+        Some(baseline_point.clone()),
+        &mut rng,
+    )?;
+    let evaluations = ev.seq;
+    let (best_point, best_time) = match outcome.best {
+        Some((p, o)) => (Some(p), Some(o.time_s)),
+        None => (None, None),
+    };
+    let complete = !ev.t.budget.exhausted() && !ev.incomplete;
+    drop(ev);
+    if complete || t.budget.reason().is_none() {
+        t.store.end_run(run_id)?;
+    }
+    Ok((best_point, best_time, evaluations))
+}
+
 /// Each class's best point measured on every other class: the data of "one point for all
 /// classes" against "a point per class".
 fn cross_class(
@@ -643,7 +675,6 @@ fn cross_class(
     classes: &BTreeMap<String, Vec<usize>>,
     bests: &BTreeMap<String, Point>,
     baselines: &BTreeMap<String, Baseline>,
-    objective: Objective,
 ) -> Result<()> {
     for (class, members) in classes {
         let (run_id, recorded, ended) = open_run(t, class, "cross-class", "time")?;
@@ -664,7 +695,7 @@ fn cross_class(
             // The class's own guard: a point tuned elsewhere must not win here with worse
             // solutions.
             baselines.get(class).cloned(),
-            Some(crate::campaign::metrics(objective)[0]),
+            Some(crate::campaign::Metric::Time),
         );
         use crate::search::Evaluator;
         ev.evaluate(&points)?;
