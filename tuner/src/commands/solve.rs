@@ -232,23 +232,7 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         budget,
     };
     let run = qap_gpu::solve(&gpu, &cache, inst, &params, &options)?;
-    Ok(Solved {
-        outcome: run.outcome,
-        algorithm: algorithm.name().into(),
-        backend: "gpu",
-        threads: params.threads_per_block as usize,
-        gpu: Some(GpuDetails {
-            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
-            solutions: params.solutions,
-            threads_per_block: params.threads_per_block,
-            kernel_seconds: run.kernel_seconds,
-            launches: run.launches,
-            registers: run.attributes.registers,
-            local_bytes_per_thread: run.attributes.local_bytes_per_thread,
-            cache: format!("{:?}", run.cache).to_lowercase(),
-            flags: params.flags.clone(),
-        }),
-    })
+    Ok(gpu_solved(&gpu, &params, run, algorithm.name().into()))
 }
 
 /// Runs the bundle an export chose for this instance's class.
@@ -355,23 +339,8 @@ fn solve_tuned(
             budget,
         };
         let run = qap_gpu::solve(&gpu, &cache, inst, &params, &options)?;
-        return Ok(Solved {
-            outcome: run.outcome,
-            algorithm: format!("{} (tuned: {bundle})", params.algorithm.name()),
-            backend: "gpu",
-            threads: params.threads_per_block as usize,
-            gpu: Some(GpuDetails {
-                device: format!("{} ({})", gpu.info.name, gpu.info.arch),
-                solutions: params.solutions,
-                threads_per_block: params.threads_per_block,
-                kernel_seconds: run.kernel_seconds,
-                launches: run.launches,
-                registers: run.attributes.registers,
-                local_bytes_per_thread: run.attributes.local_bytes_per_thread,
-                cache: format!("{:?}", run.cache).to_lowercase(),
-                flags: params.flags.clone(),
-            }),
-        });
+        let algorithm = format!("{} (tuned: {bundle})", params.algorithm.name());
+        return Ok(gpu_solved(&gpu, &params, run, algorithm));
     }
     let realised = crate::runner::Realised {
         flags: manifest.flags.clone(),
@@ -400,6 +369,32 @@ fn solve_tuned(
         threads,
         gpu: None,
     })
+}
+
+/// A GPU run as `mats solve` reports it.
+fn gpu_solved(
+    gpu: &kernels::gpu::Gpu,
+    params: &qap_gpu::GpuParams,
+    run: qap_gpu::GpuRun,
+    algorithm: String,
+) -> Solved {
+    Solved {
+        gpu: Some(GpuDetails {
+            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
+            solutions: params.solutions,
+            threads_per_block: params.threads_per_block,
+            kernel_seconds: run.kernel_seconds,
+            launches: run.launches,
+            registers: run.attributes.registers,
+            local_bytes_per_thread: run.attributes.local_bytes_per_thread,
+            cache: format!("{:?}", run.cache).to_lowercase(),
+            flags: params.flags.clone(),
+        }),
+        outcome: run.outcome,
+        algorithm,
+        backend: "gpu",
+        threads: params.threads_per_block as usize,
+    }
 }
 
 /// GPU specifics of a run (the `gpu` object of the JSON output).
