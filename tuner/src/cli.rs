@@ -273,6 +273,10 @@ pub struct SolveArgs {
     /// (0 never; default 5).
     #[arg(long, value_name = "L")]
     pub restart_stall: Option<u32>,
+    /// GPU rots-block: random swaps applied to a restarted block's best, as a factor of n
+    /// (default 0.25).
+    #[arg(long, value_name = "F")]
+    pub perturbation: Option<f64>,
     /// GPU: extra NVRTC/ptxas flag, repeatable (e.g. -maxrregcount=32, --ptxas-options=-O2).
     #[arg(long = "nvrtc-flag", value_name = "FLAG", allow_hyphen_values = true)]
     pub nvrtc_flags: Vec<String>,

@@ -902,8 +902,11 @@ impl Restarts {
     /// the iterations per block) the stall must be counted in iterations: launches of 10 n
     /// iterations (a restart after 50 n stagnant ones) gave 0.29/0.33-0.42/0.43-0.55/
     /// 0.47-0.54% (two seeds), 40 n gave 0.00-0.36/0.40/0.54-0.60/0.53-0.58%, ~0.1 s
-    /// launches (~17000 iterations) 0.23-0.35/0.27-0.50/0.75-0.79/0.68-0.74%. The best block
-    /// is never restarted.
+    /// launches (~17000 iterations) 0.23-0.35/0.27-0.50/0.75-0.79/0.68-0.74%. With 10 n
+    /// launches, tai80a/tai100a over seeds 1-3: perturbation 0.25 n (default) 0.43-0.55/
+    /// 0.47-0.54%, 0.1 n 0.51-0.68/0.54-0.64%, 0.15 n 0.56-0.62/0.54-0.62%, 0.35 n
+    /// 0.47-0.57/0.41-0.65%, 0.5 n 0.68-0.70/0.72-0.81%; a stall of 3 launches 0.50-0.52/
+    /// 0.44-0.51%, of 10 launches 0.55-0.64/0.52-0.63%. The best block is never restarted.
     fn after_launch(
         &mut self,
         ctx: &RunContext,

@@ -127,6 +127,7 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         ("--child-threads", args.child_threads.is_some()),
         ("--launch-iterations", args.launch_iterations.is_some()),
         ("--restart-stall", args.restart_stall.is_some()),
+        ("--perturbation", args.perturbation.is_some()),
         ("--nvrtc-flag", !args.nvrtc_flags.is_empty()),
     ] {
         if given {
@@ -211,10 +212,18 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     if let Some(c) = args.child_threads {
         params.child_threads = c;
     }
-    if (args.launch_iterations.is_some() || args.restart_stall.is_some())
+    if (args.launch_iterations.is_some()
+        || args.restart_stall.is_some()
+        || args.perturbation.is_some())
         && algorithm != qap_gpu::GpuAlgorithm::RotsBlock
     {
-        bail!("--launch-iterations and --restart-stall apply to `rots-block` only");
+        bail!("--launch-iterations, --restart-stall and --perturbation apply to `rots-block` only");
+    }
+    if let Some(f) = args.perturbation {
+        if !(f.is_finite() && f > 0.0 && f <= 1.0) {
+            bail!("--perturbation must be in (0, 1], found {f}");
+        }
+        params.perturbation = f;
     }
     if let Some(k) = args.launch_iterations {
         params.launch_iterations = k;
