@@ -403,3 +403,54 @@ fn several_searches_per_class_run_side_by_side() {
         assert_eq!(statuses.len(), 1, "{key:?}");
     }
 }
+
+/// The quality guard: with no margin, points whose solutions are worse than the baseline's
+/// are rejected, and the best point is never one of them.
+#[test]
+fn the_quality_guard_rejects_faster_but_worse_points() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = cpu_campaign("guard", "name = \"exhaustive\"", "trials = 100")
+        .replace("paths = [\"", "per_class = 1\npaths = [\"")
+        .replace("tai12a.dat", "tai40a.dat")
+        .replace("iterations = 300", "iterations = 2000")
+        .replace("starts = 2 }", "starts = 16 }")
+        + "\n[quality]\nmargin_percent = 0.0\n";
+    let path = write_campaign(tmp.path(), "guard", &body);
+    let out = tmp.path().join("out");
+    ok(&[
+        "tune",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let store = results::Store::open(out.join("results.sqlite")).unwrap();
+    let campaign = &store.campaigns().unwrap()[0];
+    let runs = store.runs(campaign.id).unwrap();
+    let baseline_run = runs.iter().find(|r| r.strategy == "baseline").unwrap();
+    let baseline_gap = store.evaluations_of_run(baseline_run.id).unwrap()[0]
+        .gap_percent
+        .unwrap();
+    let evaluations = store.evaluations(campaign.id).unwrap();
+    let rejected: Vec<_> = evaluations
+        .iter()
+        .filter(|e| e.status == results::EvaluationStatus::Rejected)
+        .collect();
+    assert!(
+        !rejected.is_empty(),
+        "nothing was worse than Ro-TS with 16 starts?"
+    );
+    for e in &rejected {
+        assert!(e.gap_percent.unwrap() > baseline_gap, "{e:?}");
+        assert!(
+            e.time_s.is_some(),
+            "a rejected point keeps what was measured: {e:?}"
+        );
+    }
+    for e in evaluations
+        .iter()
+        .filter(|e| e.status == results::EvaluationStatus::Ok)
+    {
+        assert!(e.gap_percent.unwrap() <= baseline_gap + 1e-9, "{e:?}");
+    }
+}

@@ -51,7 +51,10 @@ type PointTrials = Vec<Vec<Measurement>>;
 /// The aggregate of a point's trials on a class.
 struct Aggregate {
     status: EvaluationStatus,
+    /// What strategies see: None for a failed or rejected point.
     objectives: Option<Objectives>,
+    /// What was measured, rejected points included (the report draws them).
+    measured: Option<Objectives>,
     gap: Option<f64>,
     new_trials: u32,
 }
@@ -180,6 +183,7 @@ impl<'t> ClassEvaluator<'t> {
             return Aggregate {
                 status: EvaluationStatus::Failed,
                 objectives: None,
+                measured: None,
                 gap: None,
                 new_trials,
             };
@@ -193,6 +197,7 @@ impl<'t> ClassEvaluator<'t> {
             return Aggregate {
                 status: EvaluationStatus::Failed,
                 objectives: None,
+                measured: None,
                 gap: None,
                 new_trials,
             };
@@ -214,6 +219,7 @@ impl<'t> ClassEvaluator<'t> {
                 EvaluationStatus::Ok
             },
             objectives: (!rejected).then_some(objectives),
+            measured: Some(objectives),
             gap,
             new_trials,
         }
@@ -242,7 +248,7 @@ impl<'t> ClassEvaluator<'t> {
             return Ok(());
         }
         let point_id = self.t.store.point(self.t.campaign_id, point)?;
-        let objectives = agg.objectives;
+        let objectives = agg.measured;
         self.t.store.record_evaluation(
             &(&EvaluationRow {
                 run_id: self.run_id,
