@@ -163,7 +163,7 @@ pub struct TuneSummary {
     pub classes: Vec<ClassSummary>,
     pub new_trials: u64,
     pub wall_s: f64,
-    /// Share of the wall time the GPU spent measuring (GPU campaigns).
+    /// Share of the wall time the GPUs spent measuring, averaged over the GPUs.
     pub gpu_busy_share: Option<f64>,
     /// Median seconds per trial outside its measurement window.
     pub median_trial_overhead_s: Option<f64>,
@@ -455,7 +455,11 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         classes: summaries,
         new_trials: t.budget.new_trials,
         wall_s,
-        gpu_busy_share: matches!(t.backend, Backend::Gpu { .. }).then(|| busy / wall_s.max(1e-9)),
+        // Per GPU: the busy seconds of all GPUs over wall time times their number.
+        gpu_busy_share: match &t.backend {
+            Backend::Gpu { workers, .. } => Some(busy / (wall_s * workers.len() as f64).max(1e-9)),
+            Backend::Cpu(_) => None,
+        },
         median_trial_overhead_s: t.clock.median_overhead_s(),
         stopped: t.budget.reason().map(str::to_string),
     };

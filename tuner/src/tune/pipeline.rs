@@ -7,8 +7,13 @@ use std::time::Instant;
 use anyhow::Result;
 use results::TrialStatus;
 
-use super::compile::key;
+use std::collections::HashMap;
+use std::sync::mpsc;
+
+use super::compile::{key, CompileResult};
 use super::{Backend, TrialJob, Tuning};
+use crate::campaign::instances::CampaignInstance;
+use crate::measure::protocol::QapSolveJob;
 use crate::runner::gpu::job as gpu_job;
 use crate::runner::{cpu, TrialResult};
 
@@ -96,6 +101,9 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
             t.compiles.queue(k.clone(), wj.clone(), q.clone());
         }
     }
+    if matches!(&t.backend, Backend::Gpu { workers, .. } if workers.len() > 1) {
+        return run_gpus_in_parallel(t, jobs, prepared, &settings, label);
+    }
 
     let mut out = Vec::with_capacity(jobs.len());
     for (k, (job, (wj, qap, key))) in jobs.iter().zip(prepared).enumerate() {
@@ -142,6 +150,129 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
         })?;
         out.push(Some(result));
     }
+    Ok(out)
+}
+
+type Prepared = (
+    Result<QapSolveJob, String>,
+    Option<solvers::qap::Instance>,
+    Option<String>,
+);
+
+/// Several GPUs: one thread per worker measures while this thread compiles, writes the store
+/// and hands out the next trial to whichever GPU is free. Each GPU still measures one trial at
+/// a time; a trial is committed `started` before it is handed out.
+fn run_gpus_in_parallel(
+    t: &mut Tuning,
+    jobs: &[TrialJob],
+    prepared: Vec<Prepared>,
+    settings: &crate::runner::gpu::GpuSettings,
+    label: &str,
+) -> Result<Vec<Option<TrialResult>>> {
+    let Backend::Gpu { workers, .. } = &mut t.backend else {
+        unreachable!("checked by the caller")
+    };
+    let mut workers = std::mem::take(workers);
+    let timeout = settings.timeout;
+    let mut out: Vec<Option<TrialResult>> = vec![None; jobs.len()];
+    // (job, GPU slot, result, busy seconds), and the trials handed out: id, start, compile.
+    type Done = (usize, usize, TrialResult, f64);
+    type InFlight = HashMap<usize, (i64, Instant, Option<CompileResult>)>;
+    let outcome = std::thread::scope(|scope| -> Result<()> {
+        let (done_tx, done_rx) = mpsc::channel::<Done>();
+        let mut senders = Vec::new();
+        let mut devices = Vec::new();
+        for (slot, worker) in workers.iter_mut().enumerate() {
+            let (tx, rx) = mpsc::channel::<(usize, QapSolveJob, CampaignInstance)>();
+            senders.push(tx);
+            devices.push(worker.device.clone());
+            let done = done_tx.clone();
+            scope.spawn(move || {
+                for (k, mut wj, inst) in rx {
+                    wj.gpu = worker.ordinal;
+                    let before = worker.busy_s;
+                    let result = worker.measure(&inst, wj, timeout);
+                    if done
+                        .send((k, slot, result, worker.busy_s - before))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let mut free: Vec<usize> = (0..senders.len()).rev().collect();
+        let mut in_flight: InFlight = HashMap::new();
+        let finish = |t: &mut Tuning,
+                      in_flight: &mut InFlight,
+                      out: &mut Vec<Option<TrialResult>>,
+                      done: Done|
+         -> Result<usize> {
+            let (k, slot, mut result, busy) = done;
+            let (id, started, compile) = in_flight.remove(&k).expect("a trial in flight");
+            if let Some(Ok((seconds, status))) = compile {
+                result.measurement.compile_s = Some(seconds);
+                result.measurement.cache_hit = Some(status == kernels::CacheStatus::Hit);
+            }
+            t.store
+                .finish_trial(id, result.status, &result.measurement, &result.log)?;
+            t.clock.push(started, busy);
+            t.progress.trial(&result);
+            out[k] = Some(result);
+            Ok(slot)
+        };
+        for (k, (job, (wj, qap, key))) in jobs.iter().zip(prepared).enumerate() {
+            if t.budget.exhausted() {
+                break;
+            }
+            t.progress.set_label(label);
+            let inst = t.instances[job.instance].clone();
+            let compile = match (&wj, qap, key) {
+                (Ok(wj), Some(q), Some(key)) => Some(t.compiles.wait(key, wj.clone(), q)),
+                _ => None,
+            };
+            let failure = match (&wj, &compile) {
+                (Err(e), _) | (Ok(_), Some(Err(e))) => Some(e.clone()),
+                _ => None,
+            };
+            let wj = match (wj, failure) {
+                (_, Some(e)) => {
+                    let result = trial(t, job, &devices[0], |_| {
+                        (TrialResult::failed(TrialStatus::Failed, e), 0.0)
+                    })?;
+                    out[k] = Some(result);
+                    continue;
+                }
+                (Ok(wj), None) => wj,
+                (Err(_), None) => unreachable!("an error is a failure"),
+            };
+            if free.is_empty() {
+                let done = done_rx.recv()?;
+                free.push(finish(t, &mut in_flight, &mut out, done)?);
+            }
+            let slot = free.pop().expect("a free GPU");
+            let id = t.store.begin_trial(
+                t.campaign_id,
+                job.point_id,
+                job.instance_id,
+                &devices[slot],
+            )?;
+            // Counted when handed out, so the trial budget holds with several in flight.
+            t.budget.new_trials += 1;
+            in_flight.insert(k, (id, Instant::now(), compile));
+            senders[slot].send((k, wj, inst))?;
+        }
+        drop(senders);
+        for done in done_rx {
+            finish(t, &mut in_flight, &mut out, done)?;
+        }
+        Ok(())
+    });
+    if let Backend::Gpu { workers: w, .. } = &mut t.backend {
+        *w = workers;
+    }
+    outcome?;
     Ok(out)
 }
 
