@@ -70,22 +70,29 @@ pub struct TuneArgs {
     pub json: bool,
 }
 
+/// A campaign's output folder, and which campaign of its store.
 #[derive(Debug, Args)]
-pub struct ExportArgs {
+pub struct CampaignDir {
     /// Campaign output folder (holds results.sqlite).
     pub dir: PathBuf,
-    /// Where the bundles go.
-    #[arg(long, value_name = "DIR", default_value = "tuned")]
-    pub out: PathBuf,
     /// Campaign name, when the folder's store holds several.
     #[arg(long)]
     pub campaign: Option<String>,
 }
 
 #[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub source: CampaignDir,
+    /// Where the bundles go.
+    #[arg(long, value_name = "DIR", default_value = "tuned")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
 pub struct ResultsArgs {
-    /// Campaign output folder (holds results.sqlite).
-    pub dir: PathBuf,
+    #[command(flatten)]
+    pub source: CampaignDir,
     /// One row per trial, CSV (the default).
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
@@ -95,24 +102,18 @@ pub struct ResultsArgs {
     /// Write to a file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Campaign name, when the folder's store holds several.
-    #[arg(long)]
-    pub campaign: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Campaign output folder (holds results.sqlite).
-    pub dir: PathBuf,
+    #[command(flatten)]
+    pub source: CampaignDir,
     /// Report folder (default DIR/report).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Image format of the figures.
     #[arg(long, value_enum, default_value_t = ImageFormatArg::Svg)]
     pub format: ImageFormatArg,
-    /// Campaign name, when the folder's store holds several.
-    #[arg(long)]
-    pub campaign: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -162,17 +163,14 @@ pub enum BenchCommand {
 
 #[derive(Debug, Args)]
 pub struct BenchStrategiesArgs {
-    /// Campaign output folder whose store holds an exhaustive run.
-    pub dir: PathBuf,
+    #[command(flatten)]
+    pub source: CampaignDir,
     /// The class searched exhaustively (when there are several).
     #[arg(long)]
     pub class: Option<String>,
     /// Seeds per strategy.
     #[arg(long, default_value_t = 10)]
     pub seeds: u64,
-    /// Campaign name, when the folder's store holds several.
-    #[arg(long)]
-    pub campaign: Option<String>,
     /// Also write the study as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -32,8 +32,7 @@ struct Study {
 }
 
 pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
-    let store = super::results::open_store(&args.dir)?;
-    let campaign = super::results::pick_campaign(&store, args.campaign.as_deref(), &args.dir)?;
+    let (store, campaign) = super::results::open(&args.source)?;
     let space = crate::tune::stored_space(&campaign)?;
 
     let runs = store.runs(campaign.id)?;

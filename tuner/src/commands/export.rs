@@ -9,12 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use results::{EvaluationStatus, ExportRow, Point, Store};
+use results::{EvaluationStatus, ExportRow, Point};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::cli::ExportArgs;
-use crate::tune::STORE_FILE;
 
 /// `index.json` of an export.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -76,16 +75,7 @@ pub struct KernelFile {
 }
 
 pub fn run(args: &ExportArgs) -> Result<()> {
-    let store_path = args.dir.join(STORE_FILE);
-    if !store_path.is_file() {
-        bail!(
-            "{} is not a campaign folder: {} not found (run `mats tune CAMPAIGN.toml` first)",
-            args.dir.display(),
-            store_path.display()
-        );
-    }
-    let store = Store::open(&store_path)?;
-    let campaign = super::results::pick_campaign(&store, args.campaign.as_deref(), &args.dir)?;
+    let (store, campaign) = super::results::open(&args.source)?;
     let settings = &campaign.settings;
     let backend = settings["backend"].as_str().unwrap_or("cpu").to_string();
     let family = settings["family"].as_str().unwrap_or("").to_string();
@@ -118,7 +108,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         bail!(
             "campaign {:?} in {} has no successful evaluations to export",
             campaign.name,
-            args.dir.display()
+            args.source.dir.display()
         );
     }
 
@@ -295,16 +285,16 @@ fn build_kernels(
     }
     let nvrtc = kernels::nvrtc::version()?;
     let cache = kernels::KernelCache::new(folder.join("kernels"));
-    let params = tuned_params(manifest)?;
+    let params = manifest.gpu_params()?;
     let mut out = Vec::new();
     for source in sources {
         let inst = solvers::qap::read(source)
             .with_context(|| format!("the bundle's instance {}", source.display()))?;
         let n = inst.n();
         let variant = params.variant_for(&inst, arch, optin_shared);
-        if out.iter().any(|k: &KernelFile| {
-            k.cache_key == kernels::KernelCache::key(&variant, nvrtc).unwrap_or_default()
-        }) {
+        let cache_key = kernels::KernelCache::key(&variant, nvrtc)?;
+        // Instances of one size and symmetry share a kernel.
+        if out.iter().any(|k: &KernelFile| k.cache_key == cache_key) {
             continue;
         }
         cache
@@ -316,37 +306,24 @@ fn build_kernels(
             source: source.id.to_string(),
             source_sha256: format!("{:x}", Sha256::digest(source.text.as_bytes())),
             options: variant.nvrtc_options().map_err(anyhow::Error::msg)?,
-            cache_key: kernels::KernelCache::key(&variant, nvrtc)?,
+            cache_key,
         });
     }
     Ok(out)
 }
 
-/// The QAP GPU parameters of a manifest.
-pub fn tuned_params(manifest: &Manifest) -> Result<solvers::qap::gpu::GpuParams> {
-    let r = crate::runner::Realised {
-        flags: manifest.flags.clone(),
-        defines: Vec::new(),
-        values: manifest.values.clone(),
-    };
-    let algorithm = r
-        .text("variant")
-        .context("the bundle's point has no `variant`")?;
-    let mut params = solvers::qap::gpu::GpuParams::new(
-        solvers::qap::gpu::GpuAlgorithm::from_name(&algorithm).map_err(anyhow::Error::msg)?,
-    );
-    let err = anyhow::Error::msg;
-    if let Some(s) = r.count("solutions").map_err(err)? {
-        params.solutions = s;
+impl Manifest {
+    /// The bundle's point as the runners read it.
+    pub fn realised(&self) -> crate::runner::Realised {
+        crate::runner::Realised {
+            flags: self.flags.clone(),
+            defines: Vec::new(),
+            values: self.values.clone(),
+        }
     }
-    if let Some(t) = r.count("threads").map_err(anyhow::Error::msg)? {
-        params.threads_per_block = t;
+
+    /// The QAP GPU configuration of a GPU bundle.
+    pub fn gpu_params(&self) -> Result<solvers::qap::gpu::GpuParams> {
+        crate::runner::gpu::params(&self.realised(), None).map_err(anyhow::Error::msg)
     }
-    params.iterations = r.count("iterations").map_err(anyhow::Error::msg)?;
-    params.tenure = r.count("tenure").map_err(anyhow::Error::msg)?;
-    if let Some(c) = r.count("child_threads").map_err(anyhow::Error::msg)? {
-        params.child_threads = c;
-    }
-    params.flags = manifest.flags.clone();
-    Ok(params)
 }

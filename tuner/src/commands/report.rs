@@ -5,8 +5,7 @@ use anyhow::Result;
 use crate::cli::{ImageFormatArg, ReportArgs};
 
 pub fn run(args: &ReportArgs) -> Result<()> {
-    let store = super::results::open_store(&args.dir)?;
-    let campaign = super::results::pick_campaign(&store, args.campaign.as_deref(), &args.dir)?;
+    let (store, campaign) = super::results::open(&args.source)?;
     let input = reports::ReportInput {
         instances: store
             .instances(campaign.id)?
@@ -19,7 +18,10 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         exports: store.exports(campaign.id)?,
         campaign,
     };
-    let out = args.out.clone().unwrap_or_else(|| args.dir.join("report"));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.source.dir.join("report"));
     let format = match args.format {
         ImageFormatArg::Svg => reports::ImageFormat::Svg,
         ImageFormatArg::Png => reports::ImageFormat::Png,

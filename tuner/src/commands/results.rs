@@ -5,11 +5,18 @@ use std::path::Path;
 use anyhow::{bail, Result};
 use results::{CampaignRow, Store};
 
-use crate::cli::ResultsArgs;
+use crate::cli::{CampaignDir, ResultsArgs};
 use crate::tune::STORE_FILE;
 
+/// Opens a campaign folder's store and picks its campaign.
+pub fn open(source: &CampaignDir) -> Result<(Store, CampaignRow)> {
+    let store = open_store(&source.dir)?;
+    let campaign = pick_campaign(&store, source.campaign.as_deref(), &source.dir)?;
+    Ok((store, campaign))
+}
+
 /// Opens a campaign folder's store.
-pub fn open_store(dir: &Path) -> Result<Store> {
+fn open_store(dir: &Path) -> Result<Store> {
     let path = dir.join(STORE_FILE);
     if !path.is_file() {
         bail!(
@@ -22,7 +29,7 @@ pub fn open_store(dir: &Path) -> Result<Store> {
 }
 
 /// The campaign to show: the named one, or the only one.
-pub fn pick_campaign(store: &Store, name: Option<&str>, dir: &Path) -> Result<CampaignRow> {
+fn pick_campaign(store: &Store, name: Option<&str>, dir: &Path) -> Result<CampaignRow> {
     let campaigns = store.campaigns()?;
     match name {
         Some(name) => campaigns
@@ -46,8 +53,7 @@ pub fn pick_campaign(store: &Store, name: Option<&str>, dir: &Path) -> Result<Ca
 }
 
 pub fn run(args: &ResultsArgs) -> Result<()> {
-    let store = open_store(&args.dir)?;
-    let campaign = pick_campaign(&store, args.campaign.as_deref(), &args.dir)?;
+    let (store, campaign) = open(&args.source)?;
     let mut out: Vec<u8> = Vec::new();
     if args.json {
         let dump = results::StoreDump::load(&store, &campaign)?;

@@ -251,7 +251,7 @@ fn solve_tuned(
     instance: &family::Instance,
     budget: Budget,
 ) -> Result<Solved> {
-    use super::export::{tuned_params, Index, Manifest};
+    use super::export::{Index, Manifest};
     let read = |path: std::path::PathBuf| -> Result<String> {
         std::fs::read_to_string(&path).with_context(|| {
             format!(
@@ -340,7 +340,7 @@ fn solve_tuned(
                 driver.as_deref().unwrap_or("none")
             );
         }
-        let params = tuned_params(&manifest)?;
+        let params = manifest.gpu_params()?;
         let cache = kernels::KernelCache::new(folder.join("kernels"));
         let options = RunOptions {
             seed: args.seed,
@@ -351,13 +351,9 @@ fn solve_tuned(
         let algorithm = format!("{} (tuned: {bundle})", params.algorithm.name());
         return Ok(gpu_solved(&gpu, &params, run, algorithm));
     }
-    let realised = crate::runner::Realised {
-        flags: manifest.flags.clone(),
-        defines: Vec::new(),
-        values: manifest.values.clone(),
-    };
     let (algorithm, params, threads) =
-        crate::runner::cpu::params(instance.family(), &realised).map_err(anyhow::Error::msg)?;
+        crate::runner::cpu::params(instance.family(), &manifest.realised())
+            .map_err(anyhow::Error::msg)?;
     let threads = if args.threads != 0 {
         args.threads
     } else {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use kernels::{Arch, CacheStatus, KernelCache};
 use results::{Measurement, TrialStatus};
+use solvers::qap::gpu::{GpuAlgorithm, GpuParams};
 
 use super::{rescore, Realised, TrialResult};
 use crate::campaign::instances::CampaignInstance;
@@ -25,6 +26,36 @@ pub struct GpuSettings {
     pub timeout: Duration,
 }
 
+/// The QAP GPU configuration a realised point asks for; `iterations` is the production run's
+/// length when the point does not set it. Tuning and `solve --tuned` both read points here.
+pub fn params(r: &Realised, iterations: Option<u64>) -> Result<GpuParams, String> {
+    if !r.defines.is_empty() {
+        return Err("the qap kernels take no #define parameters from a space".into());
+    }
+    let algorithm = r.text("variant").ok_or(
+        "the point has no `variant` parameter (2opt, 2opt-shared, 2opt-dyn, tabu, rots-block)",
+    )?;
+    let mut params = GpuParams::new(GpuAlgorithm::from_name(&algorithm)?);
+    params.solutions = r
+        .count("solutions")?
+        .ok_or("the point has no `solutions` parameter")?;
+    params.threads_per_block = r
+        .count("threads")?
+        .ok_or("the point has no `threads` parameter")?;
+    params.iterations = match r.count::<u32>("iterations")? {
+        Some(i) => Some(i),
+        None => iterations
+            .map(|i| u32::try_from(i).map_err(|_| format!("iterations {i} is too large")))
+            .transpose()?,
+    };
+    params.tenure = r.count("tenure")?;
+    if let Some(c) = r.count("child_threads")? {
+        params.child_threads = c;
+    }
+    params.flags = r.flags.clone();
+    Ok(params)
+}
+
 /// Builds the worker job of a realised point on an instance.
 pub fn job(
     gpu: usize,
@@ -39,33 +70,17 @@ pub fn job(
             inst.instance.family()
         ));
     }
-    if !r.defines.is_empty() {
-        return Err("the qap kernels take no #define parameters from a space".into());
-    }
-    let algorithm = r.text("variant").ok_or(
-        "the space has no `variant` parameter (2opt, 2opt-shared, 2opt-dyn, tabu, rots-block)",
-    )?;
-    let iterations = match r.count::<u32>("iterations")? {
-        Some(i) => Some(i),
-        None => settings
-            .iterations
-            .map(|i| u32::try_from(i).map_err(|_| format!("iterations {i} is too large")))
-            .transpose()?,
-    };
+    let p = params(r, settings.iterations)?;
     Ok(QapSolveJob {
         gpu,
         instance: inst.path.clone(),
-        solutions: r
-            .count("solutions")?
-            .ok_or("the space has no `solutions` parameter")?,
-        threads_per_block: r
-            .count("threads")?
-            .ok_or("the space has no `threads` parameter")?,
-        algorithm,
-        iterations,
-        tenure: r.count("tenure")?,
-        child_threads: r.count("child_threads")?,
-        flags: r.flags.clone(),
+        algorithm: p.algorithm.name().to_string(),
+        solutions: p.solutions,
+        threads_per_block: p.threads_per_block,
+        iterations: p.iterations,
+        tenure: p.tenure,
+        child_threads: Some(p.child_threads),
+        flags: p.flags,
         seed: settings.seed,
         settings: settings.measure.clone(),
         cache_dir: Some(settings.cache_dir.clone()),

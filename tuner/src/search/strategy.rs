@@ -165,6 +165,22 @@ impl Strategy {
         }
     }
 
+    /// The name runs are recorded under: the TOML name, and for the staged search its order
+    /// (`staged:opt-then-thread`), so the orders can be told apart in results and reports.
+    pub fn label(&self) -> String {
+        match self {
+            Strategy::Staged { order, .. } => format!(
+                "staged:{}",
+                match order {
+                    StageOrder::OptThenThread => "opt-then-thread",
+                    StageOrder::ThreadThenOpt => "thread-then-opt",
+                    StageOrder::Combined => "combined",
+                }
+            ),
+            other => other.name().to_string(),
+        }
+    }
+
     /// Parses a strategy table (`origin` names it in errors).
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Strategy> {
         toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))

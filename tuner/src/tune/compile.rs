@@ -31,8 +31,6 @@ pub struct CompilePool {
     cells: HashMap<String, Cell>,
     arch: Arch,
     optin_shared: usize,
-    /// Compiles queued ahead of need (batches and speculation).
-    pub queued: usize,
 }
 
 /// The key of a kernel: what the CUBIN depends on.
@@ -58,8 +56,21 @@ impl CompilePool {
             cells: HashMap::new(),
             arch,
             optin_shared,
-            queued: 0,
         })
+    }
+
+    pub fn arch(&self) -> Arch {
+        self.arch
+    }
+
+    /// Opt-in shared memory per block (the rots-block kernel choice depends on it).
+    pub fn optin_shared(&self) -> usize {
+        self.optin_shared
+    }
+
+    /// Whether the kernel was queued or compiled already.
+    pub fn knows(&self, key: &str) -> bool {
+        self.cells.contains_key(key)
     }
 
     /// Queues a compile (no-op when the kernel is known).
@@ -67,7 +78,6 @@ impl CompilePool {
         if self.cells.contains_key(&key) {
             return;
         }
-        self.queued += 1;
         let cell: Cell = Arc::new(OnceCell::new());
         self.cells.insert(key, cell.clone());
         let (limit, arch, optin) = (self.limit.clone(), self.arch, self.optin_shared);

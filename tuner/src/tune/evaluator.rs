@@ -3,7 +3,6 @@
 //! cache), anything else is measured now. Every trial is written `started` before it runs.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -45,9 +44,6 @@ pub struct ClassEvaluator<'t> {
     pub incomplete: bool,
 }
 
-/// Per point, its trials' measurements (in member order).
-type PointTrials = Vec<Vec<Measurement>>;
-
 /// The aggregate of a point's trials on a class.
 struct Aggregate {
     status: EvaluationStatus,
@@ -57,6 +53,28 @@ struct Aggregate {
     measured: Option<Objectives>,
     gap: Option<f64>,
     new_trials: u32,
+}
+
+impl Aggregate {
+    fn failed(new_trials: u32) -> Aggregate {
+        Aggregate {
+            status: EvaluationStatus::Failed,
+            objectives: None,
+            measured: None,
+            gap: None,
+            new_trials,
+        }
+    }
+}
+
+/// A point's evaluation on a class, as the baseline needs it.
+pub struct Evaluated {
+    /// None when a trial failed (no guard applies to the baseline).
+    pub objectives: Option<Objectives>,
+    /// Mean gap over the class's instances.
+    pub gap_percent: Option<f64>,
+    /// Per member instance, the re-scored objective.
+    pub instance_objectives: Vec<Option<i64>>,
 }
 
 impl<'t> ClassEvaluator<'t> {
@@ -85,16 +103,15 @@ impl<'t> ClassEvaluator<'t> {
         }
     }
 
-    /// Evaluates one point and returns its trials' rows too (the baseline needs them).
-    pub fn evaluate_point(
-        &mut self,
-        point: &Point,
-    ) -> Result<(Option<Objectives>, Vec<Measurement>)> {
-        let (values, trials) = self.evaluate_all(std::slice::from_ref(point))?;
-        Ok((values[0], trials.into_iter().next().unwrap_or_default()))
+    /// Evaluates one point, with its quality per instance (the baseline needs them).
+    pub fn evaluate_point(&mut self, point: &Point) -> Result<Evaluated> {
+        Ok(self
+            .evaluate_all(std::slice::from_ref(point))?
+            .pop()
+            .expect("one point in, one out"))
     }
 
-    fn evaluate_all(&mut self, points: &[Point]) -> Result<(Vec<Option<Objectives>>, PointTrials)> {
+    fn evaluate_all(&mut self, points: &[Point]) -> Result<Vec<Evaluated>> {
         // Trials per (point, member): from the store, or measured.
         let mut results: Vec<Vec<Option<TrialResult>>> =
             vec![vec![None; self.members.len()]; points.len()];
@@ -124,14 +141,16 @@ impl<'t> ClassEvaluator<'t> {
             }
         }
 
-        let mut values = Vec::with_capacity(points.len());
-        let mut all_trials = Vec::with_capacity(points.len());
+        let mut evaluated = Vec::with_capacity(points.len());
         for (pi, point) in points.iter().enumerate() {
             if results[pi].iter().any(Option::is_none) {
                 // Cut short before all its trials ran: neither a value nor a record.
                 self.incomplete = true;
-                values.push(None);
-                all_trials.push(Vec::new());
+                evaluated.push(Evaluated {
+                    objectives: None,
+                    gap_percent: None,
+                    instance_objectives: Vec::new(),
+                });
                 continue;
             }
             let trials: Vec<TrialResult> = results[pi].iter().flatten().cloned().collect();
@@ -147,13 +166,16 @@ impl<'t> ClassEvaluator<'t> {
                 }
             }
             self.memo.insert(point.clone(), agg.objectives);
-            if let Some(best) = self.best_point.clone() {
-                self.t.speculate_around(&best, &self.members);
-            }
-            values.push(agg.objectives);
-            all_trials.push(trials.into_iter().map(|t| t.measurement).collect());
+            evaluated.push(Evaluated {
+                objectives: agg.objectives,
+                gap_percent: agg.gap,
+                instance_objectives: trials.iter().map(|t| t.measurement.objective).collect(),
+            });
         }
-        Ok((values, all_trials))
+        if let Some(best) = self.best_point.clone() {
+            self.t.speculate_around(&best, &self.members);
+        }
+        Ok(evaluated)
     }
 
     /// Measures the pending (point, member) pairs in order; `None` for those not measured
@@ -178,15 +200,8 @@ impl<'t> ClassEvaluator<'t> {
     }
 
     fn aggregate(&self, trials: &[TrialResult], new_trials: u32) -> Aggregate {
-        if let Some(bad) = trials.iter().find(|t| t.status != TrialStatus::Ok) {
-            let _ = bad;
-            return Aggregate {
-                status: EvaluationStatus::Failed,
-                objectives: None,
-                measured: None,
-                gap: None,
-                new_trials,
-            };
+        if trials.iter().any(|t| t.status != TrialStatus::Ok) {
+            return Aggregate::failed(new_trials);
         }
         let mean = |f: &dyn Fn(&Measurement) -> Option<f64>| -> Option<f64> {
             let values: Vec<f64> = trials.iter().filter_map(|t| f(&t.measurement)).collect();
@@ -194,13 +209,7 @@ impl<'t> ClassEvaluator<'t> {
                 .then(|| values.iter().sum::<f64>() / values.len() as f64)
         };
         let Some(time_s) = mean(&|m| m.time_s) else {
-            return Aggregate {
-                status: EvaluationStatus::Failed,
-                objectives: None,
-                measured: None,
-                gap: None,
-                new_trials,
-            };
+            return Aggregate::failed(new_trials);
         };
         let objectives = Objectives {
             time_s,
@@ -294,9 +303,9 @@ impl Evaluator for ClassEvaluator<'_> {
             }
         }
         let batch: Vec<Point> = todo.iter().map(|&i| points[i].clone()).collect();
-        let (values, _) = self.evaluate_all(&batch)?;
-        for (k, i) in todo.into_iter().enumerate() {
-            out[i] = values[k];
+        let evaluated = self.evaluate_all(&batch)?;
+        for (e, i) in evaluated.into_iter().zip(todo) {
+            out[i] = e.objectives;
         }
         Ok(out)
     }
@@ -308,7 +317,6 @@ impl Evaluator for ClassEvaluator<'_> {
                 .budget
                 .per_run_evaluations
                 .is_some_and(|limit| self.run_evaluations() >= limit)
-            || self.t.budget.stop.load(Ordering::SeqCst)
     }
 }
 

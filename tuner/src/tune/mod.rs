@@ -47,9 +47,8 @@ pub enum Backend {
     Gpu {
         workers: Vec<GpuWorker>,
         settings: GpuSettings,
-        arch: kernels::Arch,
-        /// Opt-in shared memory per block (the rots-block kernel choice depends on it).
-        optin_shared: usize,
+        /// NVRTC compiles ahead of the GPUs; it knows their architecture.
+        compiles: Box<compile::CompilePool>,
     },
 }
 
@@ -76,7 +75,7 @@ pub struct TrialJob {
 pub struct Tuning {
     pub store: Store,
     pub campaign_id: i64,
-    pub file: CampaignFile,
+    pub name: String,
     pub instances: Vec<CampaignInstance>,
     pub instance_ids: Vec<i64>,
     pub space: Arc<Space>,
@@ -86,8 +85,6 @@ pub struct Tuning {
     pub max_attempts: u32,
     pub devices: Vec<String>,
     pub clock: TrialClock,
-    /// NVRTC compiles ahead of the GPU (GPU campaigns; idle on the CPU).
-    compiles: compile::CompilePool,
     progress: progress::Progress,
 }
 
@@ -123,6 +120,14 @@ impl Tuning {
         label: &str,
     ) -> Result<Vec<Option<TrialResult>>> {
         pipeline::run(self, jobs, label)
+    }
+
+    /// The GPU compile pool (None on the CPU).
+    fn compiles(&mut self) -> Option<&mut compile::CompilePool> {
+        match &mut self.backend {
+            Backend::Gpu { compiles, .. } => Some(compiles),
+            Backend::Cpu(_) => None,
+        }
     }
 
     /// Starts compiling the kernels of the incumbent's neighbours: a local search asks for
@@ -365,7 +370,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             .to_string(),
         "iterations": setup.iterations,
         "arch": match &backend {
-            Backend::Gpu { arch, .. } => Some(arch.0),
+            Backend::Gpu { compiles, .. } => Some(compiles.arch().0),
             Backend::Cpu(_) => None,
         },
         "driver": (backend.name() == "gpu")
@@ -377,7 +382,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             .and_then(Result::ok)
             .map(|(a, b)| format!("{a}.{b}")),
         "optin_shared": match &backend {
-            Backend::Gpu { optin_shared, .. } => Some(*optin_shared),
+            Backend::Gpu { compiles, .. } => Some(compiles.optin_shared()),
             Backend::Cpu(_) => None,
         },
         "strategy": searches.iter().map(|(s, _)| s.name()).collect::<Vec<_>>().join(" "),
@@ -398,18 +403,12 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     }
 
     let progress = progress::Progress::new(options.progress, budget.max_trials());
-    let compiles = match &backend {
-        Backend::Gpu {
-            arch, optin_shared, ..
-        } => compile::CompilePool::new(*arch, *optin_shared)?,
-        Backend::Cpu(_) => compile::CompilePool::new(kernels::Arch::SM90, 0)?,
-    };
     let mut t = Tuning {
         store,
         campaign_id: campaign.id,
         margin_percent: file.config.quality.margin_percent,
         max_attempts: file.config.budget.max_attempts,
-        file,
+        name: file.config.name.clone(),
         instances,
         instance_ids,
         space: Arc::new(space),
@@ -417,7 +416,6 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         budget,
         devices: device_names,
         clock: TrialClock::default(),
-        compiles,
         progress,
     };
 
@@ -448,7 +446,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         Backend::Cpu(_) => 0.0,
     };
     let summary = TuneSummary {
-        campaign: t.file.config.name.clone(),
+        campaign: t.name.clone(),
         output: out_dir.clone(),
         backend: t.backend.name().into(),
         device: device_label,
@@ -510,7 +508,6 @@ fn open_run(t: &Tuning, class: &str, strategy: &str, objective: &str) -> Result<
     Ok((run.id, 0, false))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn tune_class(
     t: &mut Tuning,
     class: &str,
@@ -534,10 +531,10 @@ fn tune_class(
         None,
         Some(crate::campaign::Metric::Time),
     );
-    let (value, trials) = ev.evaluate_point(baseline_point)?;
+    let base = ev.evaluate_point(baseline_point)?;
     drop(ev);
     t.store.end_run(run_id)?;
-    let Some(base) = value else {
+    let Some(objectives) = base.objectives else {
         if t.budget.exhausted() {
             return Ok((
                 ClassSummary {
@@ -565,21 +562,10 @@ fn tune_class(
             logs.join("\n  ")
         );
     };
-    let gaps: Vec<f64> = trials
-        .iter()
-        .enumerate()
-        .map(|(k, m)| {
-            let inst = &t.instances[members[k]].record;
-            match (m.objective, inst.best_known) {
-                (Some(o), Some(b)) => solvers::bks::gap_percent(o, b).unwrap_or(0.0),
-                _ => 0.0,
-            }
-        })
-        .collect();
     let baseline = Baseline {
-        time_s: base.time_s,
-        gap_percent: gaps.iter().sum::<f64>() / gaps.len().max(1) as f64,
-        objectives: trials.iter().map(|m| m.objective).collect(),
+        time_s: objectives.time_s,
+        gap_percent: base.gap_percent.unwrap_or(0.0),
+        objectives: base.instance_objectives,
     };
 
     // The summary's best point is the first search's; later searches are for comparison.
@@ -628,17 +614,7 @@ fn search_class(
     seed: u64,
 ) -> Result<(Option<Point>, Option<f64>, u32)> {
     let objective_name = crate::campaign::objective_label(objective);
-    let label = match strategy {
-        crate::search::Strategy::Staged { order, .. } => format!(
-            "staged:{}",
-            match order {
-                crate::search::StageOrder::OptThenThread => "opt-then-thread",
-                crate::search::StageOrder::ThreadThenOpt => "thread-then-opt",
-                crate::search::StageOrder::Combined => "combined",
-            }
-        ),
-        other => other.name().to_string(),
-    };
+    let label = strategy.label();
     let (run_id, recorded, _) = open_run(t, class, &label, &objective_name)?;
     let mut ev = ClassEvaluator::new(
         t,
@@ -758,8 +734,10 @@ fn open_gpus(
         Backend::Gpu {
             workers,
             settings,
-            arch: arch.context("no devices")?,
-            optin_shared,
+            compiles: Box::new(compile::CompilePool::new(
+                arch.context("no devices")?,
+                optin_shared,
+            )?),
         },
         names,
         format!("{}, CUDA driver {major}.{minor}", label.join(", ")),

@@ -1,14 +1,14 @@
 //! Running a batch of trials. On the GPU the batch's kernels go to the compile pool
-//! ([`super::compile`]) at once, and the measuring worker works through the batch in order, so
-//! the GPU rarely waits for NVRTC; each trial waits only for its own kernel.
-
-use std::time::Instant;
-
-use anyhow::Result;
-use results::TrialStatus;
+//! ([`super::compile`]) at once, and the measuring workers (one per GPU, each on its own
+//! thread) work through the batch in order, so a GPU rarely waits for NVRTC; each trial waits
+//! only for its own kernel.
 
 use std::collections::HashMap;
 use std::sync::mpsc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use results::TrialStatus;
 
 use super::compile::{key, CompileResult};
 use super::{Backend, TrialJob, Tuning};
@@ -74,13 +74,25 @@ fn run_cpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
     Ok(out)
 }
 
+type Prepared = (
+    Result<QapSolveJob, String>,
+    Option<solvers::qap::Instance>,
+    Option<String>,
+);
+
+/// The GPU pipeline: one thread per worker measures while this thread waits for compiles,
+/// writes the store and hands the next trial to whichever GPU is free. Each GPU measures one
+/// trial at a time; a trial is committed `started` before it is handed out.
 fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<TrialResult>>> {
-    let Backend::Gpu { settings, .. } = &t.backend else {
+    let Backend::Gpu {
+        settings, compiles, ..
+    } = &mut t.backend
+    else {
         unreachable!("checked by run")
     };
     let settings = settings.clone();
     // Worker jobs (or the reason a point cannot become one), and their kernels' keys.
-    let mut prepared = Vec::with_capacity(jobs.len());
+    let mut prepared: Vec<Prepared> = Vec::with_capacity(jobs.len());
     for job in jobs {
         let inst = &t.instances[job.instance];
         let wj = job
@@ -93,91 +105,19 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
             _ => None,
         };
         let key = wj.as_ref().ok().map(|wj| key(wj, &inst.record.name));
+        // The whole batch goes to the compile pool at once.
+        if let (Ok(wj), Some(q), Some(k)) = (&wj, &qap, &key) {
+            compiles.queue(k.clone(), wj.clone(), q.clone());
+        }
         prepared.push((wj, qap, key));
     }
-    // The whole batch goes to the compile pool at once.
-    for (wj, qap, key) in &prepared {
-        if let (Ok(wj), Some(q), Some(k)) = (wj, qap, key) {
-            t.compiles.queue(k.clone(), wj.clone(), q.clone());
-        }
-    }
-    if matches!(&t.backend, Backend::Gpu { workers, .. } if workers.len() > 1) {
-        return run_gpus_in_parallel(t, jobs, prepared, &settings, label);
-    }
 
-    let mut out = Vec::with_capacity(jobs.len());
-    for (k, (job, (wj, qap, key))) in jobs.iter().zip(prepared).enumerate() {
-        if t.budget.exhausted() {
-            out.push(None);
-            continue;
-        }
-        t.progress.set_label(label);
-        let inst = t.instances[job.instance].clone();
-        let compile = match (&wj, qap, key) {
-            (Ok(wj), Some(q), Some(key)) => Some(t.compiles.wait(key, wj.clone(), q)),
-            _ => None,
-        };
-        // Round-robin over the campaign's GPUs; each has its own worker, and a GPU measures
-        // one trial at a time.
-        let Backend::Gpu { workers, .. } = &t.backend else {
-            unreachable!()
-        };
-        let slot = k % workers.len();
-        let device = workers[slot].device.clone();
-        let ordinal = workers[slot].ordinal;
-        let timeout = settings.timeout;
-        let result = trial(t, job, &device, |t| {
-            let Backend::Gpu { workers, .. } = &mut t.backend else {
-                unreachable!()
-            };
-            match (wj, compile) {
-                (Err(e), _) => (TrialResult::failed(TrialStatus::Failed, e), 0.0),
-                (Ok(_), Some(Err(e))) => (TrialResult::failed(TrialStatus::Failed, e), 0.0),
-                (Ok(mut wj), compile) => {
-                    wj.gpu = ordinal;
-                    let worker = &mut workers[slot];
-                    let before = worker.busy_s;
-                    let mut result = worker.measure(&inst, wj, timeout);
-                    // The parent compiled it: its time and cache status are the real ones.
-                    if let Some(Ok((seconds, status))) = compile {
-                        result.measurement.compile_s = Some(seconds);
-                        result.measurement.cache_hit = Some(status == kernels::CacheStatus::Hit);
-                    }
-                    let busy = worker.busy_s - before;
-                    (result, busy)
-                }
-            }
-        })?;
-        out.push(Some(result));
-    }
-    Ok(out)
-}
-
-type Prepared = (
-    Result<QapSolveJob, String>,
-    Option<solvers::qap::Instance>,
-    Option<String>,
-);
-
-/// Several GPUs: one thread per worker measures while this thread compiles, writes the store
-/// and hands out the next trial to whichever GPU is free. Each GPU still measures one trial at
-/// a time; a trial is committed `started` before it is handed out.
-fn run_gpus_in_parallel(
-    t: &mut Tuning,
-    jobs: &[TrialJob],
-    prepared: Vec<Prepared>,
-    settings: &crate::runner::gpu::GpuSettings,
-    label: &str,
-) -> Result<Vec<Option<TrialResult>>> {
     let Backend::Gpu { workers, .. } = &mut t.backend else {
-        unreachable!("checked by the caller")
+        unreachable!("checked above")
     };
     let mut workers = std::mem::take(workers);
     let timeout = settings.timeout;
     let mut out: Vec<Option<TrialResult>> = vec![None; jobs.len()];
-    // (job, GPU slot, result, busy seconds), and the trials handed out: id, start, compile.
-    type Done = (usize, usize, TrialResult, f64);
-    type InFlight = HashMap<usize, (i64, Instant, Option<CompileResult>)>;
     let outcome = std::thread::scope(|scope| -> Result<()> {
         let (done_tx, done_rx) = mpsc::channel::<Done>();
         let mut senders = Vec::new();
@@ -204,32 +144,13 @@ fn run_gpus_in_parallel(
         drop(done_tx);
         let mut free: Vec<usize> = (0..senders.len()).rev().collect();
         let mut in_flight: InFlight = HashMap::new();
-        let finish = |t: &mut Tuning,
-                      in_flight: &mut InFlight,
-                      out: &mut Vec<Option<TrialResult>>,
-                      done: Done|
-         -> Result<usize> {
-            let (k, slot, mut result, busy) = done;
-            let (id, started, compile) = in_flight.remove(&k).expect("a trial in flight");
-            if let Some(Ok((seconds, status))) = compile {
-                result.measurement.compile_s = Some(seconds);
-                result.measurement.cache_hit = Some(status == kernels::CacheStatus::Hit);
-            }
-            t.store
-                .finish_trial(id, result.status, &result.measurement, &result.log)?;
-            t.clock.push(started, busy);
-            t.progress.trial(&result);
-            out[k] = Some(result);
-            Ok(slot)
-        };
         for (k, (job, (wj, qap, key))) in jobs.iter().zip(prepared).enumerate() {
             if t.budget.exhausted() {
                 break;
             }
             t.progress.set_label(label);
-            let inst = t.instances[job.instance].clone();
             let compile = match (&wj, qap, key) {
-                (Ok(wj), Some(q), Some(key)) => Some(t.compiles.wait(key, wj.clone(), q)),
+                (Ok(wj), Some(q), Some(key)) => t.compiles().map(|c| c.wait(key, wj.clone(), q)),
                 _ => None,
             };
             let failure = match (&wj, &compile) {
@@ -237,18 +158,21 @@ fn run_gpus_in_parallel(
                 _ => None,
             };
             let wj = match (wj, failure) {
-                (_, Some(e)) => {
+                (Ok(wj), None) => wj,
+                (_, failure) => {
+                    // It cannot run: recorded as failed without taking a GPU.
+                    let e = failure.unwrap_or_default();
                     let result = trial(t, job, &devices[0], |_| {
                         (TrialResult::failed(TrialStatus::Failed, e), 0.0)
                     })?;
                     out[k] = Some(result);
                     continue;
                 }
-                (Ok(wj), None) => wj,
-                (Err(_), None) => unreachable!("an error is a failure"),
             };
             if free.is_empty() {
-                let done = done_rx.recv()?;
+                let done = done_rx
+                    .recv()
+                    .context("every GPU worker thread ended before its trial")?;
                 free.push(finish(t, &mut in_flight, &mut out, done)?);
             }
             let slot = free.pop().expect("a free GPU");
@@ -261,7 +185,10 @@ fn run_gpus_in_parallel(
             // Counted when handed out, so the trial budget holds with several in flight.
             t.budget.new_trials += 1;
             in_flight.insert(k, (id, Instant::now(), compile));
-            senders[slot].send((k, wj, inst))?;
+            let inst = t.instances[job.instance].clone();
+            senders[slot]
+                .send((k, wj, inst))
+                .map_err(|_| anyhow::anyhow!("the worker thread of {} ended", devices[slot]))?;
         }
         drop(senders);
         for done in done_rx {
@@ -276,6 +203,32 @@ fn run_gpus_in_parallel(
     Ok(out)
 }
 
+/// (job, GPU slot, result, busy seconds) from a worker thread.
+type Done = (usize, usize, TrialResult, f64);
+/// Trials handed out: job -> (trial id, start, its compile).
+type InFlight = HashMap<usize, (i64, Instant, Option<CompileResult>)>;
+
+/// Writes a measured trial's end; returns the GPU slot it freed.
+fn finish(
+    t: &mut Tuning,
+    in_flight: &mut InFlight,
+    out: &mut [Option<TrialResult>],
+    (k, slot, mut result, busy): Done,
+) -> Result<usize> {
+    let (id, started, compile) = in_flight.remove(&k).expect("a trial in flight");
+    // The parent compiled the kernel: its time and cache status are the real ones.
+    if let Some(Ok((seconds, status))) = compile {
+        result.measurement.compile_s = Some(seconds);
+        result.measurement.cache_hit = Some(status == kernels::CacheStatus::Hit);
+    }
+    t.store
+        .finish_trial(id, result.status, &result.measurement, &result.log)?;
+    t.clock.push(started, busy);
+    t.progress.trial(&result);
+    out[k] = Some(result);
+    Ok(slot)
+}
+
 /// Queues the kernels of `points` on the class's instances (speculation: the strategy may ask
 /// for them next). Only on the GPU; points that cannot become jobs are skipped.
 pub fn speculate(t: &mut Tuning, points: &[results::Point], members: &[usize]) {
@@ -283,16 +236,24 @@ pub fn speculate(t: &mut Tuning, points: &[results::Point], members: &[usize]) {
         return;
     };
     let settings = settings.clone();
+    let mut wanted = Vec::new();
     for p in points {
         let Ok(r) = t.realise(p) else { continue };
         for &m in members {
             let inst = &t.instances[m];
-            let solvers::family::Instance::Qap(q) = &inst.instance else {
-                continue;
-            };
             if let Ok(wj) = gpu_job(0, inst, &r, &settings) {
-                let k = key(&wj, &inst.record.name);
-                t.compiles.queue(k, wj, q.clone());
+                wanted.push((key(&wj, &inst.record.name), wj, m));
+            }
+        }
+    }
+    // Called after every evaluation: only kernels not seen yet cost a copy of the instance.
+    let Backend::Gpu { compiles, .. } = &mut t.backend else {
+        return;
+    };
+    for (k, wj, m) in wanted {
+        if let solvers::family::Instance::Qap(q) = &t.instances[m].instance {
+            if !compiles.knows(&k) {
+                compiles.queue(k, wj, q.clone());
             }
         }
     }
