@@ -213,3 +213,112 @@ fn convert(inst: &CampaignInstance, r: &QapSolveResult) -> TrialResult {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::Value;
+
+    fn realised(values: &[(&str, Value)], flags: &[&str]) -> Realised {
+        Realised {
+            flags: flags.iter().map(|f| f.to_string()).collect(),
+            defines: Vec::new(),
+            values: values
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        }
+    }
+
+    fn instance(name: &str) -> CampaignInstance {
+        let path = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/qap"))
+            .join(name);
+        let instance = solvers::family::load(&path, None, None).unwrap();
+        CampaignInstance {
+            record: results::InstanceRecord {
+                name: instance.name().into(),
+                source: path.display().to_string(),
+                family: "qap".into(),
+                class: instance.class(),
+                features: serde_json::Value::Null,
+                best_known: None,
+            },
+            path,
+            instance,
+        }
+    }
+
+    fn settings() -> GpuSettings {
+        GpuSettings {
+            measure: MeasureSettings::default(),
+            iterations: Some(50),
+            seed: 3,
+            cache_dir: PathBuf::from("/nonexistent"),
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    /// The parent builds jobs from points and the worker turns jobs back into parameters:
+    /// both must describe the same configuration as a bundle's point does.
+    #[test]
+    fn a_point_becomes_the_same_configuration_in_the_job_and_the_worker() {
+        let r = realised(
+            &[
+                ("variant", Value::Text("2opt-dyn".into())),
+                ("solutions", Value::Int(2048)),
+                ("threads", Value::Int(256)),
+                ("child_threads", Value::Int(128)),
+            ],
+            &["--ptxas-options=-O2", "-maxrregcount=32"],
+        );
+        let job = job(1, &instance("tai12a.dat"), &r, &settings()).unwrap();
+        assert_eq!((job.gpu, job.seed, job.iterations), (1, 3, Some(50)));
+        let from_job = crate::measure::workload::qap_params(&job).unwrap();
+        let from_point = params(&r, Some(50)).unwrap();
+        assert_eq!(from_job, from_point);
+        assert_eq!(from_point.child_threads, 128);
+        assert_eq!(
+            from_point.flags,
+            ["--ptxas-options=-O2", "-maxrregcount=32"]
+        );
+        // A point's own iterations win over the campaign's production-run length.
+        let mut r2 = r.clone();
+        r2.values.insert("iterations".into(), Value::Int(7));
+        assert_eq!(params(&r2, Some(50)).unwrap().iterations, Some(7));
+    }
+
+    #[test]
+    fn points_that_cannot_run_on_the_gpu_say_why() {
+        let r = realised(&[("variant", Value::Text("2opt".into()))], &[]);
+        let e = params(&r, None).unwrap_err();
+        assert!(e.contains("solutions"), "{e}");
+        let r = realised(
+            &[
+                ("variant", Value::Text("3opt".into())),
+                ("solutions", Value::Int(512)),
+                ("threads", Value::Int(128)),
+            ],
+            &[],
+        );
+        assert!(params(&r, None).unwrap_err().contains("3opt"));
+        let cpu = realised(
+            &[
+                ("variant", Value::Text("2opt".into())),
+                ("solutions", Value::Int(512)),
+                ("threads", Value::Int(128)),
+            ],
+            &[],
+        );
+        let pfsp = {
+            let mut i = instance("tai12a.dat");
+            let path = std::path::PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../data/pfsp/tai20_5.txt"
+            ));
+            i.instance = solvers::family::load(&path, None, Some(1)).unwrap();
+            i
+        };
+        let e = job(0, &pfsp, &cpu, &settings()).unwrap_err();
+        assert!(e.contains("qap"), "{e}");
+    }
+}
