@@ -22,8 +22,9 @@
 // with done_iterations = -1): Ro-TS alone stalls on tai80a/tai100a.
 //
 // Tunables: threads per block (32..1024, multiple of 32), solutions per launch (blocks),
-// iterations per launch, tenure_min/tenure_max (default 0.9 n .. 1.1 n), aspiration (default
-// 2 n^2), maxrregcount and flags. Shared memory: 8 n(n-1)/2 + 40 n bytes, so n <= 230 on H100.
+// iterations per launch, tenure_min/tenure_max (Taillard: 0.9 n .. 1.1 n; default 0.4 n ..
+// 0.8 n), aspiration (Taillard: 2 n^2; default off, a lag no entry reaches), maxrregcount and
+// flags. Shared memory: 8 n(n-1)/2 + 40 n bytes, so n <= 230 on H100.
 #include "common.cuh"
 
 struct Key {
@@ -245,7 +246,7 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
 // ---------------------------------------------------------------------------------------------
 // qap_rots_block_fast: the same search (identical move choice, tenure draws and aspiration) with
 // the whole per-block state in shared memory, for the sizes where it fits (the host picks it):
-//   delta   packed upper triangle, int64            tabu   facility x location, int32
+//   delta   packed upper triangle, int32 or int64    tabu   facility x location, int32
 //   A       the flow matrix (and A^T unless QAP_SYM) BP     B in solution order, BP[i][j] =
 //           b[p(i)][p(j)] (and BP^T unless QAP_SYM), kept current by swapping two rows and
 //           columns per move
@@ -256,14 +257,18 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
 // reduces the per-warp minima itself (xor shuffles), so all threads know the move without a
 // second barrier, and cost/best cost live in registers: 3 barriers per iteration.
 // QAP_SYM (both matrices symmetric) halves the delta work: the two halves of every term agree.
-// Compile-time: ROTS_THREADS (block size, = the launch's), QAP_SYM (0/1).
-// Shared memory: 8 P' + 16 h n (staged update terms) + 16 h n (anchor columns) + 4 m n^2 + 8 n
-// bytes, P' = n(n-1)/2 rounded up to even, h = 1 (QAP_SYM) or 2, m = 3 (QAP_SYM) or 5.
+// Compile-time: ROTS_THREADS (block size, = the launch's), QAP_SYM (0/1), QAP_DELTA32 (0/1).
+// Shared memory: w P' + 16 h n (anchor columns) + 2 w h n (staged update terms) + 4 m n^2 + 8 n
+// bytes, w = 4 (QAP_DELTA32) or 8, P' = n(n-1)/2 rounded up to a multiple of 16 / w,
+// h = 1 (QAP_SYM) or 2, m = 3 (QAP_SYM) or 5.
 #ifndef ROTS_THREADS
 #define ROTS_THREADS 256
 #endif
 #ifndef QAP_SYM
 #define QAP_SYM 0
+#endif
+#ifndef QAP_DELTA32
+#define QAP_DELTA32 0
 #endif
 #define ROTS_PPT ((QAP_PAIRS + ROTS_THREADS - 1) / ROTS_THREADS)
 #define ROTS_SPLIT_RAW (ROTS_THREADS / QAP_N)
@@ -273,18 +278,55 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
                                                  : ROTS_SPLIT_RAW >= 8 ? 8                        \
                                                                        : ROTS_SPLIT_RAW >= 4 ? 4 \
                                                                                              : ROTS_SPLIT_RAW >= 2 ? 2 : 1)
-#define ROTS_PAIRS_PAD (QAP_PAIRS + (QAP_PAIRS & 1))
 #define ROTS_HALVES (QAP_SYM ? 1 : 2)
 #define NN (QAP_N * QAP_N)
 
-__device__ __forceinline__ Key warp_min_all(Key key)
+// Delta arithmetic: int32 where the host proved every delta and partial sum fits
+// (QAP_DELTA32: 16 (n + 4) max|a| max|b| < 2^31; half the shared memory and shuffles, and
+// 32-bit multiplies), else int64.
+#if QAP_DELTA32
+typedef int dval;
+typedef int2 dpair;
+#define make_dpair make_int2
+#define ROTS_PAIRS_PAD ((QAP_PAIRS + 3) & ~3)
+#else
+typedef i64 dval;
+typedef longlong2 dpair;
+#define make_dpair make_longlong2
+#define ROTS_PAIRS_PAD ((QAP_PAIRS + 1) & ~1)
+#endif
+
+// A candidate move as one 64-bit key whose unsigned order is Taillard's choice (class, delta,
+// pair): class in bits 62-63, the biased delta in bits 16-61 (the host requires
+// |delta| < 2^45), the pair (r << 8) | s (n <= 256) in bits 0-15. One u64 minimum replaces the
+// three-field comparison, and a warp reduces it with two shuffles per step.
+typedef unsigned long long rkey;
+#define ROTS_NONE 0xffffffffffffffffull
+
+__device__ __forceinline__ rkey rots_key(int cls, dval d, int rs)
 {
+#if QAP_DELTA32
+    return ((rkey)cls << 62) | ((rkey)((unsigned)d ^ 0x80000000u) << 16) | (rkey)rs;
+#else
+    return ((rkey)cls << 62) | ((rkey)(d + (1ll << 45)) << 16) | (rkey)rs;
+#endif
+}
+
+__device__ __forceinline__ dval rots_key_delta(rkey key)
+{
+#if QAP_DELTA32
+    return (int)((unsigned)(key >> 16) ^ 0x80000000u);
+#else
+    return (i64)((key >> 16) & ((1ull << 46) - 1)) - (1ll << 45);
+#endif
+}
+
+__device__ __forceinline__ rkey warp_min_all(rkey key)
+{
+#pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) {
-        Key other;
-        other.cls = __shfl_xor_sync(0xffffffffu, key.cls, offset);
-        other.k = __shfl_xor_sync(0xffffffffu, key.k, offset);
-        other.delta = __shfl_xor_sync(0xffffffffu, key.delta, offset);
-        if (key_less(other, key)) key = other;
+        const rkey other = __shfl_xor_sync(0xffffffffu, key, offset);
+        key = other < key ? other : key;
     }
     return key;
 }
@@ -300,10 +342,10 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
     constexpr int N = QAP_N;
     constexpr int S = ROTS_SPLIT;
     extern __shared__ __align__(16) unsigned char shared_bytes[];
-    i64* delta = (i64*)shared_bytes;
-    longlong2* st = (longlong2*)(delta + ROTS_PAIRS_PAD);
-    int4* anc = (int4*)(st + ROTS_HALVES * N);
-    int* tabu = (int*)(anc + ROTS_HALVES * N);
+    dval* delta = (dval*)shared_bytes;
+    int4* anc = (int4*)(delta + ROTS_PAIRS_PAD);
+    dpair* st = (dpair*)(anc + ROTS_HALVES * N);
+    int* tabu = (int*)(st + ROTS_HALVES * N);
     int* A = tabu + NN;
     int* BP = A + NN;
 #if QAP_SYM
@@ -314,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
     int* p = BPT + NN;
 #endif
     int* best_p = p + N;
-    __shared__ Key warp_best[32];
+    __shared__ rkey warp_best[32];
     __shared__ i64 s_cost, s_best;
     __shared__ int s_improved;
 
@@ -370,12 +412,12 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
             int r, s;
             qap_pair_of(t, &r, &s);
             for (int k = t; k < QAP_PAIRS; k += T) {
-                delta[k] = qap_swap_delta(a, b, p, r, s);
+                delta[k] = (dval)qap_swap_delta(a, b, p, r, s);
                 qap_pair_advance(&r, &s, T);
             }
         }
     } else {
-        for (int k = t; k < QAP_PAIRS; k += T) delta[k] = saved_delta[k];
+        for (int k = t; k < QAP_PAIRS; k += T) delta[k] = (dval)saved_delta[k];
         if (t == 0) {
             s_cost = costs[sol];
             s_best = best_costs[sol];
@@ -389,7 +431,7 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
     i64 cost = s_cost;
     i64 best_cost = s_best;
 
-    // The pairs this thread owns, packed (r << 16) | s (the same order as k), or -1.
+    // The pairs this thread owns, packed (r << 8) | s (the same order as k), or -1.
     int own[ROTS_PPT];
     {
         int r = 0, s = 1;
@@ -397,39 +439,41 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
 #pragma unroll
         for (int i = 0; i < ROTS_PPT; ++i) {
             const bool valid = t + i * T < QAP_PAIRS;
-            own[i] = valid ? (r << 16) | s : -1;
+            own[i] = valid ? (r << 8) | s : -1;
             if (valid) qap_pair_advance(&r, &s, T);
         }
     }
     const int span = tenure_max - tenure_min + 1;
     const u64 stream_id = (u64)(first_solution + sol);
-    const Key none = {3, 0x7fffffff, 0};
 
     for (int step = 0; step < iterations; ++step) {
         const int it = start_iteration + step + 1;  // Taillard counts from 1
         // 1. Evaluate the owned moves (Taillard's rules, as in qap_rots_block).
-        Key mine = none;
+        // A move aspires by cost when delta < best - cost (at most 0).
+        const i64 beats = best_cost - cost;
+        rkey mine = ROTS_NONE;
 #pragma unroll
         for (int i = 0; i < ROTS_PPT; ++i) {
             if (own[i] >= 0) {
-                const int r = own[i] >> 16, s = own[i] & 0xffff;
-                const i64 d = delta[t + i * T];
+                const int r = own[i] >> 8, s = own[i] & 0xff;
+                const dval d = delta[t + i * T];
                 const int tr = tabu[r * N + p[s]];
                 const int ts = tabu[s * N + p[r]];
                 const bool allowed = tr < it || ts < it;
-                const bool aspired = tr < it - aspiration || ts < it - aspiration || cost + d < best_cost;
-                const Key key = {aspired ? 0 : (allowed ? 1 : 2), own[i], d};
-                if (key_less(key, mine)) mine = key;
+                const bool aspired = tr < it - aspiration || ts < it - aspiration || d < beats;
+                const rkey key = rots_key(aspired ? 0 : (allowed ? 1 : 2), d, own[i]);
+                mine = key < mine ? key : mine;
             }
         }
         mine = warp_min_all(mine);
         if ((t & 31) == 0) warp_best[t >> 5] = mine;
         __syncthreads();
         // 2. Every warp reduces the warp minima itself, so every thread knows the move.
-        Key key = (t & 31) < T / 32 ? warp_best[t & 31] : none;
+        rkey key = (t & 31) < T / 32 ? warp_best[t & 31] : ROTS_NONE;
         key = warp_min_all(key);
-        const int r = key.k >> 16, s = key.k & 0xffff;
-        cost += key.delta;
+        const int r = (int)(key >> 8) & 0xff, s = (int)key & 0xff;
+        const dval move_delta = rots_key_delta(key);
+        cost += move_delta;
         const bool improved = cost < best_cost;
         if (improved) best_cost = cost;
         if (t == 0) {
@@ -451,7 +495,7 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
                 BP[u * N + r] = bsu;
                 BP[u * N + s] = bru;
                 anc[u] = make_int4(A[u * N + r], A[u * N + s], bsu, bru);
-                st[u] = make_longlong2((i64)A[r * N + u] - A[s * N + u], (i64)bru - bsu);
+                st[u] = make_dpair((dval)A[r * N + u] - A[s * N + u], (dval)bru - bsu);
 #else
                 const int bur = BP[u * N + r], bus = BP[u * N + s];
                 BP[u * N + r] = bus;
@@ -462,8 +506,8 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
                 BPT[s * N + u] = bur;
                 anc[2 * u] = make_int4(A[u * N + r], A[u * N + s], A[r * N + u], A[s * N + u]);
                 anc[2 * u + 1] = make_int4(bus, bur, bsu, bru);
-                st[2 * u] = make_longlong2((i64)A[r * N + u] - A[s * N + u], (i64)A[u * N + r] - A[u * N + s]);
-                st[2 * u + 1] = make_longlong2((i64)bru - bsu, (i64)bur - bus);
+                st[2 * u] = make_dpair((dval)A[r * N + u] - A[s * N + u], (dval)A[u * N + r] - A[u * N + s]);
+                st[2 * u + 1] = make_dpair((dval)bru - bsu, (dval)bur - bus);
 #endif
             } else if (u == r) {
                 const int rr = BP[r * N + r], rs = BP[r * N + s], sr = BP[s * N + r], ss = BP[s * N + s];
@@ -491,20 +535,20 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
 #pragma unroll
         for (int i = 0; i < ROTS_PPT; ++i) {
             if (own[i] >= 0) {
-                const int u = own[i] >> 16, v = own[i] & 0xffff;
+                const int u = own[i] >> 8, v = own[i] & 0xff;
                 if (u != r && u != s && v != r && v != s) {
 #if QAP_SYM
-                    const longlong2 su = st[u], sv = st[v];
+                    const dpair su = st[u], sv = st[v];
                     delta[t + i * T] += 2 * (su.x - sv.x) * (su.y - sv.y);
 #else
-                    const longlong2 au = st[2 * u], av = st[2 * v];
-                    const longlong2 bu = st[2 * u + 1], bv = st[2 * v + 1];
+                    const dpair au = st[2 * u], av = st[2 * v];
+                    const dpair bu = st[2 * u + 1], bv = st[2 * v + 1];
                     delta[t + i * T] += (au.x - av.x) * (bu.x - bv.x) + (au.y - av.y) * (bu.y - bv.y);
 #endif
                 }
             }
         }
-        if (t == 0) delta[qap_pair_index(r, s)] = -key.delta;  // swapping back undoes the move
+        if (t == 0) delta[qap_pair_index(r, s)] = -move_delta;  // swapping back undoes the move
         if (improved) {
             for (int i = t; i < N; i += T) best_p[i] = p[i];
         }
@@ -513,22 +557,22 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
             const int v = (base + t) / S;
             const int part = (base + t) % S;
             const bool active = v < N && v != r && v != s;
-            i64 dr = 0, ds = 0;
+            dval dr = 0, ds = 0;
             if (active) {
                 for (int k = part; k < N; k += S) {
                     const int akv = A[k * N + v];
                     const int bkv = BP[k * N + v];
 #if QAP_SYM
                     const int4 an = anc[k];  // A[k][r], A[k][s], BP[k][r], BP[k][s]
-                    const i64 tr = (i64)(an.x - akv) * (bkv - an.z);
-                    const i64 ts = (i64)(an.y - akv) * (bkv - an.w);
+                    const dval tr = (dval)(an.x - akv) * (bkv - an.z);
+                    const dval ts = (dval)(an.y - akv) * (bkv - an.w);
 #else
                     const int avk = AT[k * N + v];
                     const int bvk = BPT[k * N + v];
                     const int4 aa = anc[2 * k];      // A[k][r], A[k][s], A[r][k], A[s][k]
                     const int4 bb = anc[2 * k + 1];  // BP[k][r], BP[k][s], BP[r][k], BP[s][k]
-                    const i64 tr = (i64)(aa.x - akv) * (bkv - bb.x) + (i64)(aa.z - avk) * (bvk - bb.z);
-                    const i64 ts = (i64)(aa.y - akv) * (bkv - bb.y) + (i64)(aa.w - avk) * (bvk - bb.w);
+                    const dval tr = (dval)(aa.x - akv) * (bkv - bb.x) + (dval)(aa.z - avk) * (bvk - bb.z);
+                    const dval ts = (dval)(aa.y - akv) * (bkv - bb.y) + (dval)(aa.w - avk) * (bvk - bb.w);
 #endif
                     dr += (k != r && k != v) ? tr : 0;
                     ds += (k != s && k != v) ? ts : 0;
@@ -540,15 +584,15 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
                 ds += __shfl_xor_sync(0xffffffffu, ds, offset);
             }
             if (active && part == 0) {
-                const i64 avv = A[v * N + v], bvv = BP[v * N + v];
+                const dval avv = A[v * N + v], bvv = BP[v * N + v];
 #if QAP_SYM
-                dr = 2 * dr + ((i64)A[r * N + r] - avv) * (bvv - BP[r * N + r]);
-                ds = 2 * ds + ((i64)A[s * N + s] - avv) * (bvv - BP[s * N + s]);
+                dr = 2 * dr + ((dval)A[r * N + r] - avv) * (bvv - BP[r * N + r]);
+                ds = 2 * ds + ((dval)A[s * N + s] - avv) * (bvv - BP[s * N + s]);
 #else
-                dr += ((i64)A[r * N + r] - avv) * (bvv - BP[r * N + r]) +
-                      ((i64)A[r * N + v] - A[v * N + r]) * ((i64)BP[v * N + r] - BP[r * N + v]);
-                ds += ((i64)A[s * N + s] - avv) * (bvv - BP[s * N + s]) +
-                      ((i64)A[s * N + v] - A[v * N + s]) * ((i64)BP[v * N + s] - BP[s * N + v]);
+                dr += ((dval)A[r * N + r] - avv) * (bvv - BP[r * N + r]) +
+                      ((dval)A[r * N + v] - A[v * N + r]) * ((dval)BP[v * N + r] - BP[r * N + v]);
+                ds += ((dval)A[s * N + s] - avv) * (bvv - BP[s * N + s]) +
+                      ((dval)A[s * N + v] - A[v * N + s]) * ((dval)BP[v * N + s] - BP[s * N + v]);
 #endif
                 delta[r < v ? qap_pair_index(r, v) : qap_pair_index(v, r)] = dr;
                 delta[s < v ? qap_pair_index(s, v) : qap_pair_index(v, s)] = ds;

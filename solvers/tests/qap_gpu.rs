@@ -227,26 +227,38 @@ fn rots_block_shared_and_global_kernels_take_the_same_moves() {
     let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
     let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
     // Symmetric (tai*), asymmetric flows (bur26a) and nonzero diagonals (lipa20a, chr12a), with
-    // block sizes below and above n and one splitting the touching pairs many ways.
-    for (name, threads) in [
-        ("tai12a", 32),
-        ("tai20a", 128),
-        ("bur26a", 96),
-        ("lipa20a", 256),
-        ("chr12a", 1024),
-        ("tai40a", 32),
+    // block sizes below and above n and one splitting the touching pairs many ways. The
+    // scaled copies have deltas past int32, so the fast kernel keeps them in int64.
+    for (name, threads, narrow) in [
+        ("tai12a", 32, true),
+        ("tai20a", 128, true),
+        ("bur26a", 96, true),
+        ("lipa20a", 256, true),
+        ("chr12a", 1024, true),
+        ("tai40a", 32, true),
+        ("tai20a x 5000", 128, false),
+        ("bur26a x 5000", 96, false),
     ] {
-        let inst = load(name);
+        let inst = match name.split_once(" x ") {
+            None => load(name),
+            Some((base, factor)) => {
+                let base = load(base);
+                let factor: i64 = factor.parse().unwrap();
+                let scaled = base.a_matrix().iter().map(|&x| x * factor).collect();
+                Instance::new(name, base.n(), scaled, base.b_matrix().to_vec()).unwrap()
+            }
+        };
         let mut p = params(GpuAlgorithm::RotsBlock);
         p.threads_per_block = threads;
         p.iterations = Some(2000);
         // Restarts depend on launch timing; the trajectories alone must agree.
         p.restart_stall = 0;
-        assert!(
-            matches!(
-                p.rots_kernel(&inst, optin),
-                qap_gpu::RotsKernel::Shared { .. }
-            ),
+        assert_eq!(
+            p.rots_kernel(&inst, optin),
+            qap_gpu::RotsKernel::Shared {
+                symmetric: !name.starts_with("bur") && !name.starts_with("lipa"),
+                narrow
+            },
             "{name} fits in shared memory"
         );
         let options = RunOptions {

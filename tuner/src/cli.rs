@@ -275,6 +275,12 @@ pub struct SolveArgs {
     /// (default 0.25).
     #[arg(long, value_name = "F")]
     pub perturbation: Option<f64>,
+    /// GPU rots-block: tabu tenure range as factors of n, MIN,MAX (default 0.4,0.8).
+    #[arg(long, value_name = "MIN,MAX", value_delimiter = ',')]
+    pub tenure_range: Option<Vec<f64>>,
+    /// GPU rots-block: long-term aspiration as a factor of n^2 (Taillard: 2; default 0, off).
+    #[arg(long, value_name = "F")]
+    pub aspiration: Option<f64>,
     /// GPU: extra NVRTC/ptxas flag, repeatable (e.g. -maxrregcount=32, --ptxas-options=-O2).
     #[arg(long = "nvrtc-flag", value_name = "FLAG", allow_hyphen_values = true)]
     pub nvrtc_flags: Vec<String>,

@@ -162,6 +162,35 @@ fn missing_file_unknown_algorithm_and_misplaced_parameters_are_errors() {
 }
 
 #[test]
+fn rots_block_parameters_are_checked_before_any_gpu_is_needed() {
+    let tai12a = data("qap/tai12a.dat");
+    let gpu = |extra: &[&str]| {
+        let mut args = vec!["solve", tai12a.as_str(), "--backend", "gpu"];
+        args.extend_from_slice(extra);
+        error_of(&args)
+    };
+    let e = gpu(&["--tenure-range", "0.8,0.4"]);
+    assert!(e.contains("--tenure-range takes MIN,MAX"), "{e}");
+    let e = gpu(&["--tenure-range", "0.4"]);
+    assert!(e.contains("--tenure-range takes MIN,MAX"), "{e}");
+    let e = gpu(&["--aspiration=-1"]);
+    assert!(
+        e.contains("--aspiration must be a factor of n^2 >= 0"),
+        "{e}"
+    );
+    let e = gpu(&["--algo", "2opt", "--aspiration", "2"]);
+    assert!(
+        e.contains("--aspiration applies to `rots-block` only"),
+        "{e}"
+    );
+    let e = error_of(&["solve", &tai12a, "--tenure-range", "0.4,0.8"]);
+    assert!(
+        e.contains("--tenure-range applies to --backend gpu only"),
+        "{e}"
+    );
+}
+
+#[test]
 fn bad_best_known_table_names_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bks.csv");

@@ -107,6 +107,17 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     Ok(())
 }
 
+/// The flags only GPU `rots-block` takes, each with whether it was given.
+fn rots_block_flags(args: &SolveArgs) -> [(&'static str, bool); 5] {
+    [
+        ("--launch-iterations", args.launch_iterations.is_some()),
+        ("--restart-stall", args.restart_stall.is_some()),
+        ("--perturbation", args.perturbation.is_some()),
+        ("--tenure-range", args.tenure_range.is_some()),
+        ("--aspiration", args.aspiration.is_some()),
+    ]
+}
+
 /// A solver's answer before it is checked and reported.
 struct Solved {
     outcome: solvers::Outcome,
@@ -122,14 +133,12 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         Some(name) => fam.algorithm(name).map_err(anyhow::Error::msg)?,
         None => fam.algorithms()[0],
     };
-    for (flag, given) in [
+    let gpu_flags = [
         ("--solutions", args.solutions.is_some()),
         ("--child-threads", args.child_threads.is_some()),
-        ("--launch-iterations", args.launch_iterations.is_some()),
-        ("--restart-stall", args.restart_stall.is_some()),
-        ("--perturbation", args.perturbation.is_some()),
         ("--nvrtc-flag", !args.nvrtc_flags.is_empty()),
-    ] {
+    ];
+    for (flag, given) in gpu_flags.into_iter().chain(rots_block_flags(args)) {
         if given {
             bail!("{flag} applies to --backend gpu only");
         }
@@ -194,13 +203,10 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         None => qap_gpu::GpuAlgorithm::RotsBlock,
     };
     if args.tenure.is_some() && algorithm != qap_gpu::GpuAlgorithm::Tabu {
-        bail!("--tenure applies to the GPU `tabu` only; rots-block draws its tenure from [0.9 n, 1.1 n]");
+        bail!("--tenure applies to the GPU `tabu` only; rots-block takes --tenure-range MIN,MAX (factors of n)");
     }
     if args.child_threads.is_some() && algorithm != qap_gpu::GpuAlgorithm::TwoOptDyn {
         bail!("--child-threads applies to `2opt-dyn` only");
-    }
-    if !kernels::gpu::driver_available() {
-        bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
     }
     let mut params = qap_gpu::GpuParams::new(algorithm);
     if let Some(p) = args.solutions {
@@ -212,12 +218,25 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     if let Some(c) = args.child_threads {
         params.child_threads = c;
     }
-    if (args.launch_iterations.is_some()
-        || args.restart_stall.is_some()
-        || args.perturbation.is_some())
-        && algorithm != qap_gpu::GpuAlgorithm::RotsBlock
-    {
-        bail!("--launch-iterations, --restart-stall and --perturbation apply to `rots-block` only");
+    for (flag, given) in rots_block_flags(args) {
+        if given && algorithm != qap_gpu::GpuAlgorithm::RotsBlock {
+            bail!("{flag} applies to `rots-block` only");
+        }
+    }
+    if let Some(range) = &args.tenure_range {
+        match range[..] {
+            [lo, hi] if lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi => {
+                params.tenure_min_factor = lo;
+                params.tenure_max_factor = hi;
+            }
+            _ => bail!("--tenure-range takes MIN,MAX with 0 < MIN <= MAX, found {range:?}"),
+        }
+    }
+    if let Some(f) = args.aspiration {
+        if !(f.is_finite() && f >= 0.0) {
+            bail!("--aspiration must be a factor of n^2 >= 0 (0 = off), found {f}");
+        }
+        params.aspiration_factor = f;
     }
     if let Some(f) = args.perturbation {
         if !(f.is_finite() && f > 0.0 && f <= 1.0) {
@@ -233,6 +252,10 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     }
     params.tenure = args.tenure.map(|t| t as u32);
     params.flags = args.nvrtc_flags.clone();
+    // Arguments are checked first, so their errors show on any machine.
+    if !kernels::gpu::driver_available() {
+        bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
+    }
     let gpu = kernels::gpu::Gpu::open(args.gpu)?;
     let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
     let options = RunOptions {
