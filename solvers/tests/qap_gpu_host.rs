@@ -83,3 +83,26 @@ fn rots_block_picks_the_delta_width_the_values_allow() {
         RotsKernel::Global
     );
 }
+
+/// A rots-block run rebases its int32 iteration counters before they pass 2^29, however the
+/// launches fall.
+#[test]
+fn rots_block_rebases_counters_before_they_overflow() {
+    use solvers::qap::gpu::{needs_rebase, ROTS_REBASE_ITERATIONS as LIMIT};
+    assert!(!needs_rebase(0, LIMIT));
+    assert!(!needs_rebase(LIMIT - 1000, 1000));
+    assert!(needs_rebase(LIMIT - 1000, 1001));
+    // Launches of 1024 iterations (a divisor of the limit) fill three counters exactly, and
+    // none passes the limit.
+    let (mut since, mut peak, mut rebases) = (0u64, 0u64, 0);
+    for _ in 0..(3 * LIMIT / 1024) {
+        if needs_rebase(since, 1024) {
+            since = 0;
+            rebases += 1;
+        }
+        since += 1024;
+        peak = peak.max(since);
+    }
+    assert!(peak <= LIMIT && LIMIT < i32::MAX as u64 / 2);
+    assert_eq!(rebases, 2);
+}
