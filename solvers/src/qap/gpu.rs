@@ -305,6 +305,12 @@ impl GpuParams {
         if !(self.tenure_min_factor > 0.0 && self.tenure_max_factor >= self.tenure_min_factor) {
             return Err("rots-block tenure factors need 0 < min <= max".into());
         }
+        if !(self.aspiration_factor.is_finite() && self.aspiration_factor >= 0.0) {
+            return Err(format!(
+                "rots-block aspiration must be a factor of n^2 >= 0 (0 = off), got {}",
+                self.aspiration_factor
+            ));
+        }
         let fits = |m: &[i64]| m.iter().all(|&x| i32::try_from(x).is_ok());
         if !fits(inst.a_matrix()) || !fits(inst.b_matrix()) {
             return Err(format!(
