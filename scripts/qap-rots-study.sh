@@ -5,7 +5,7 @@
 #   bash scripts/qap-rots-study.sh CONFIGS [SECONDS] [INSTANCES] [SEEDS]
 # CONFIGS: a file of lines `label|extra mats solve arguments` (# starts a comment), e.g.
 #   default|
-#   elite-8|--elite 8
+#   short-tenure|--tenure-range 0.2,0.5
 # SECONDS: time limit per run (default 10); INSTANCES: names under gpu-bundle/qaplib
 # (default "tai80a tai100a"); SEEDS (default "1 2 3"). Writes study.txt and runs.jsonl to $OUT
 # (or gpu-results/).
