@@ -197,6 +197,7 @@ impl Builder {
                     TrialStatus::Ok
                 },
                 attempt: 1,
+                seed: 1,
                 started_at: "2025-01-01T00:00:00Z".into(),
                 ended_at: Some("2025-01-01T00:00:01Z".into()),
                 measurement: Measurement {

@@ -72,6 +72,27 @@ pub struct Measurement {
     pub objective: Option<i64>,
     /// Gap to the best known value, percent.
     pub gap_percent: Option<f64>,
+    /// Wall seconds of the production run this trial's solution comes from (for a budgeted
+    /// run: the budget as it was spent, or the time the target was reached).
+    #[serde(default)]
+    pub run_s: Option<f64>,
+    /// Seconds the GPU spent in the run's kernels (CUDA events).
+    #[serde(default)]
+    pub kernel_s: Option<f64>,
+    /// Wall seconds the whole trial occupied its device (warm-up, timed runs, energy window):
+    /// the honest cost of tuning.
+    #[serde(default)]
+    pub measure_s: Option<f64>,
+    /// Seconds until the run first reached the campaign's target; None when it never did.
+    #[serde(default)]
+    pub target_s: Option<f64>,
+    /// Work done by the run: main-loop iterations, candidate moves evaluated, kernel launches.
+    #[serde(default)]
+    pub iterations: Option<u64>,
+    #[serde(default)]
+    pub moves: Option<u64>,
+    #[serde(default)]
+    pub launches: Option<u64>,
 }
 
 /// An instance as a campaign sees it.
@@ -98,8 +119,11 @@ pub struct TrialRow {
     /// "cpu" or the GPU's name and UUID.
     pub device: String,
     pub status: TrialStatus,
-    /// 1 for the first try of this (point, instance, device), 2 after one crash, ...
+    /// 1 for the first try of this (point, instance, seed, device), 2 after one crash, ...
     pub attempt: u32,
+    /// The production run's seed (quality objectives run several per instance).
+    #[serde(default)]
+    pub seed: u64,
     /// RFC 3339 timestamps.
     pub started_at: String,
     pub ended_at: Option<String>,

@@ -33,7 +33,7 @@ use crate::record::{
 
 /// Schema version kept in `PRAGMA user_version`. Bump it with every change to `SCHEMA` and add
 /// a migration step in `Store::migrate`.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// `PRAGMA application_id` of a mats store ("mats" in ASCII). It tells a mats store from any
 /// other SQLite file, which `user_version` alone cannot.
@@ -94,6 +94,7 @@ CREATE TABLE trials (
     campaign_id   INTEGER NOT NULL REFERENCES campaigns(id),
     point_id      INTEGER NOT NULL,
     instance_id   INTEGER NOT NULL,
+    seed          INTEGER NOT NULL,
     device        TEXT NOT NULL,
     status        TEXT NOT NULL
                   CHECK (status IN ('started', 'ok', 'failed', 'invalid', 'crashed')),
@@ -115,8 +116,15 @@ CREATE TABLE trials (
     cache_hit     INTEGER,
     objective     INTEGER,
     gap_percent   REAL,
+    run_s         REAL,
+    kernel_s      REAL,
+    measure_s     REAL,
+    target_s      REAL,
+    iterations    INTEGER,
+    moves         INTEGER,
+    launches      INTEGER,
     log           TEXT NOT NULL DEFAULT '',
-    UNIQUE (campaign_id, point_id, instance_id, device, attempt),
+    UNIQUE (campaign_id, point_id, instance_id, seed, device, attempt),
     FOREIGN KEY (campaign_id, point_id) REFERENCES points (campaign_id, id),
     FOREIGN KEY (campaign_id, instance_id) REFERENCES instances (campaign_id, id)
 );
@@ -157,7 +165,8 @@ SELECT t.id, t.point_id, p.point, i.name, i.class, t.device, t.status, t.attempt
        t.started_at, t.ended_at,
        t.time_s, t.time_spread, t.power_w, t.energy_j, t.sm_clock_mhz, t.mem_clock_mhz,
        t.temperature_c, t.throttle, t.registers, t.spills, t.shared_bytes, t.compile_s,
-       t.cache_hit, t.objective, t.gap_percent, t.log
+       t.cache_hit, t.objective, t.gap_percent, t.log, t.seed,
+       t.run_s, t.kernel_s, t.measure_s, t.target_s, t.iterations, t.moves, t.launches
 FROM trials t
 JOIN points p ON p.id = t.point_id
 JOIN instances i ON i.id = t.instance_id";
@@ -304,9 +313,42 @@ impl Store {
         self.migrate(version)
     }
 
-    /// Upgrades an older schema in place. Version 1 is the first; nothing to do yet.
-    fn migrate(&self, _from: i64) -> Result<()> {
-        Ok(())
+    /// Upgrades an older schema in place, in one transaction.
+    ///
+    /// Version 2 makes the seed part of a trial's identity (quality objectives run every
+    /// point on several seeds) and adds the work counters. SQLite cannot change a UNIQUE
+    /// constraint, so the trials table is rebuilt; a version-1 trial ran with its campaign's
+    /// seed, which the campaign's settings record.
+    fn migrate(&self, from: i64) -> Result<()> {
+        if from >= SCHEMA_VERSION {
+            return Ok(());
+        }
+        const OP: &str = "upgrade the store to schema version 2";
+        let tx = self.immediate(OP)?;
+        let create = SCHEMA
+            .split_once("CREATE TABLE trials (")
+            .and_then(|(_, rest)| rest.split_once(");"))
+            .map(|(body, _)| format!("CREATE TABLE trials_v2 ({body});"))
+            .ok_or_else(|| self.invalid("the trials schema is missing".to_string()))?;
+        let columns = "id, campaign_id, point_id, instance_id, device, status, attempt, \
+                       started_at, ended_at, time_s, time_spread, power_w, energy_j, \
+                       sm_clock_mhz, mem_clock_mhz, temperature_c, throttle, registers, spills, \
+                       shared_bytes, compile_s, cache_hit, objective, gap_percent, log";
+        tx.execute_batch(&format!(
+            "{create}
+             INSERT INTO trials_v2 ({columns}, seed)
+                 SELECT {columns},
+                        COALESCE((SELECT json_extract(c.settings, '$.seed') FROM campaigns c
+                                  WHERE c.id = trials.campaign_id), 0)
+                 FROM trials;
+             DROP TABLE trials;
+             ALTER TABLE trials_v2 RENAME TO trials;
+             CREATE INDEX trials_by_status ON trials (campaign_id, status);"
+        ))
+        .map_err(|e| self.err(OP, e))?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .map_err(|e| self.err(OP, e))?;
+        tx.commit().map_err(|e| self.err(OP, e))
     }
 
     fn create_schema(&self) -> Result<()> {
@@ -562,15 +604,16 @@ impl Store {
 
     // ---------------------------------------------------------------- trials
 
-    /// Writes a `started` trial of `point_id` on `instance_id` on `device` and commits it
-    /// before returning, so that the launch that follows is on record even if the process
-    /// dies during it. Its attempt number is one more than the trials of the same (point,
-    /// instance, device) so far. Returns the trial id for `finish_trial`.
+    /// Writes a `started` trial of `point_id` on `instance_id` with `seed` on `device` and
+    /// commits it before returning, so that the launch that follows is on record even if the
+    /// process dies during it. Its attempt number is one more than the trials of the same
+    /// (point, instance, seed, device) so far. Returns the trial id for `finish_trial`.
     pub fn begin_trial(
         &self,
         campaign_id: i64,
         point_id: i64,
         instance_id: i64,
+        seed: u64,
         device: &str,
     ) -> Result<i64> {
         const OP: &str = "begin trial";
@@ -579,14 +622,15 @@ impl Store {
             .query_row(
                 &format!(
                     "INSERT INTO trials
-                         (campaign_id, point_id, instance_id, device, status, attempt, started_at)
-                     SELECT ?1, ?2, ?3, ?4, 'started', COALESCE(MAX(attempt), 0) + 1, {NOW}
+                         (campaign_id, point_id, instance_id, seed, device, status, attempt,
+                          started_at)
+                     SELECT ?1, ?2, ?3, ?5, ?4, 'started', COALESCE(MAX(attempt), 0) + 1, {NOW}
                      FROM trials
                      WHERE campaign_id = ?1 AND point_id = ?2 AND instance_id = ?3
-                       AND device = ?4
+                       AND device = ?4 AND seed = ?5
                      RETURNING id"
                 ),
-                params![campaign_id, point_id, instance_id, device],
+                params![campaign_id, point_id, instance_id, device, seed as i64],
                 |r| r.get(0),
             )
             .map_err(|e| self.err(OP, e))?;
@@ -617,7 +661,8 @@ impl Store {
                          sm_clock_mhz = ?7, mem_clock_mhz = ?8, temperature_c = ?9,
                          throttle = ?10, registers = ?11, spills = ?12, shared_bytes = ?13,
                          compile_s = ?14, cache_hit = ?15, objective = ?16, gap_percent = ?17,
-                         log = ?18
+                         log = ?18, run_s = ?19, kernel_s = ?20, measure_s = ?21,
+                         target_s = ?22, iterations = ?23, moves = ?24, launches = ?25
                      WHERE id = ?1 AND status = 'started'"
                 ),
                 params![
@@ -638,7 +683,14 @@ impl Store {
                     m.cache_hit,
                     m.objective,
                     m.gap_percent,
-                    log
+                    log,
+                    m.run_s,
+                    m.kernel_s,
+                    m.measure_s,
+                    m.target_s,
+                    m.iterations.map(saturating_i64),
+                    m.moves.map(saturating_i64),
+                    m.launches.map(saturating_i64)
                 ],
             )
             .map_err(|e| self.err("finish trial", e))?;
@@ -680,12 +732,14 @@ impl Store {
         campaign_id: i64,
         point_id: i64,
         instance_id: i64,
+        seed: u64,
         device: &str,
         max_attempts: u32,
     ) -> Result<Option<TrialRow>> {
+        let seed = seed as i64;
         let base = format!(
             "{TRIAL_SELECT} WHERE t.campaign_id = ?1 AND t.point_id = ?2 AND t.instance_id = ?3
-             AND t.device = ?4"
+             AND t.device = ?4 AND t.seed = ?5"
         );
         let finished = self
             .conn
@@ -694,7 +748,7 @@ impl Store {
                     "{base} AND t.status IN ('ok', 'failed', 'invalid')
                      ORDER BY t.attempt DESC LIMIT 1"
                 ),
-                params![campaign_id, point_id, instance_id, device],
+                params![campaign_id, point_id, instance_id, device, seed],
                 trial_from_row,
             )
             .optional()
@@ -707,8 +761,8 @@ impl Store {
             .query_row(
                 "SELECT count(*) FROM trials
                  WHERE campaign_id = ?1 AND point_id = ?2 AND instance_id = ?3 AND device = ?4
-                   AND status = 'crashed'",
-                params![campaign_id, point_id, instance_id, device],
+                   AND seed = ?5 AND status = 'crashed'",
+                params![campaign_id, point_id, instance_id, device, seed],
                 |r| r.get(0),
             )
             .map_err(|e| self.err("read cached trial", e))?;
@@ -718,7 +772,7 @@ impl Store {
         self.conn
             .query_row(
                 &format!("{base} AND t.status = 'crashed' ORDER BY t.attempt DESC LIMIT 1"),
-                params![campaign_id, point_id, instance_id, device],
+                params![campaign_id, point_id, instance_id, device, seed],
                 trial_from_row,
             )
             .optional()
@@ -980,6 +1034,12 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
     })
 }
 
+/// SQLite integers are signed 64-bit; a work counter past i64::MAX (never in practice) is
+/// stored as the largest value rather than wrapping negative.
+fn saturating_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
 fn trial_from_row(r: &Row<'_>) -> rusqlite::Result<TrialRow> {
     let status: String = r.get(6)?;
     let status = TrialStatus::parse(&status)
@@ -1011,8 +1071,16 @@ fn trial_from_row(r: &Row<'_>) -> rusqlite::Result<TrialRow> {
             cache_hit: r.get(22)?,
             objective: r.get(23)?,
             gap_percent: r.get(24)?,
+            run_s: r.get(27)?,
+            kernel_s: r.get(28)?,
+            measure_s: r.get(29)?,
+            target_s: r.get(30)?,
+            iterations: r.get::<_, Option<i64>>(31)?.map(|v| v.max(0) as u64),
+            moves: r.get::<_, Option<i64>>(32)?.map(|v| v.max(0) as u64),
+            launches: r.get::<_, Option<i64>>(33)?.map(|v| v.max(0) as u64),
         },
         log: r.get(25)?,
+        seed: r.get::<_, i64>(26)? as u64,
     })
 }
 

@@ -108,6 +108,13 @@ pub fn gap_percent(objective: i64, best_known: i64) -> Option<f64> {
     (best_known != 0).then(|| 100.0 * (objective - best_known) as f64 / best_known as f64)
 }
 
+/// The largest objective whose gap to `best_known` is at most `gap_percent` (minimisation),
+/// so that a time-to-target run stops on exact integers.
+pub fn target_objective(best_known: i64, gap_percent: f64) -> i64 {
+    let slack = (best_known.unsigned_abs() as f64 * gap_percent.max(0.0) / 100.0).floor();
+    best_known.saturating_add(slack.min(i64::MAX as f64) as i64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,6 @@
 //! What every CPU reference solver shares: the budget, seeding, the thread pool and the outcome.
 
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
@@ -19,26 +20,68 @@ pub fn stream_rng(seed: u64, stream: u64) -> SolverRng {
 
 /// How long a solver may run. Iteration budgets keep runs deterministic; a time limit stops
 /// whichever comes first and makes the result depend on the machine.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Budget {
     /// Iterations of the algorithm's main loop (per start, for multistart solvers).
     pub iterations: Option<u64>,
     /// Wall-clock limit for the whole solve.
     pub time_limit: Option<Duration>,
+    /// Stop as soon as a solution this good is found (time-to-target runs).
+    pub target: Option<Target>,
+}
+
+/// An objective value that ends a run once reached, and when it was first reached. Clones
+/// share the record, so the caller that built the budget reads what the solver's threads saw.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub objective: i64,
+    reached: Arc<OnceLock<Duration>>,
+}
+
+impl PartialEq for Target {
+    fn eq(&self, other: &Self) -> bool {
+        self.objective == other.objective
+    }
+}
+
+impl Target {
+    pub fn new(objective: i64) -> Target {
+        Target {
+            objective,
+            reached: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// Time from the start of the run to the first solution at or below the target.
+    pub fn reached_after(&self) -> Option<Duration> {
+        self.reached.get().copied()
+    }
+
+    /// Records `objective`, found `elapsed` after the start; true when the target is reached.
+    pub fn offer(&self, objective: i64, elapsed: Duration) -> bool {
+        if objective <= self.objective {
+            self.reached.get_or_init(|| elapsed);
+        }
+        self.reached.get().is_some()
+    }
+
+    pub fn is_reached(&self) -> bool {
+        self.reached.get().is_some()
+    }
 }
 
 impl Budget {
     pub fn iterations(n: u64) -> Self {
         Budget {
             iterations: Some(n),
-            time_limit: None,
+            ..Budget::default()
         }
     }
 
     pub fn time_limit(limit: Duration) -> Self {
         Budget {
-            iterations: None,
             time_limit: Some(limit),
+            ..Budget::default()
         }
     }
 
@@ -50,24 +93,40 @@ impl Budget {
             (None, Some(_)) => u64::MAX,
             (None, None) => default_iterations,
         };
+        let started = Instant::now();
         Deadline {
             iterations,
-            until: self.time_limit.map(|limit| Instant::now() + limit),
+            until: self.time_limit.and_then(|limit| started.checked_add(limit)),
+            started,
+            target: self.target.clone(),
         }
     }
 }
 
 /// A started budget, checked by the solver's main loop.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Deadline {
     iterations: u64,
     until: Option<Instant>,
+    started: Instant,
+    target: Option<Target>,
 }
 
 impl Deadline {
-    /// True when iteration `done` (count of finished iterations) or the clock ends the run.
+    /// True when iteration `done` (count of finished iterations), the clock or a reached
+    /// target ends the run.
     pub fn reached(&self, done: u64) -> bool {
-        done >= self.iterations || self.until.is_some_and(|until| Instant::now() >= until)
+        done >= self.iterations
+            || self.until.is_some_and(|until| Instant::now() >= until)
+            || self.target.as_ref().is_some_and(Target::is_reached)
+    }
+
+    /// Solvers call this with each new best objective, so a time-to-target run knows when it
+    /// got there (and stops at the next `reached` check).
+    pub fn offer(&self, objective: i64) {
+        if let Some(t) = &self.target {
+            t.offer(objective, self.started.elapsed());
+        }
     }
 
     /// True when the clock has run out (ignores the iteration budget).
@@ -77,7 +136,7 @@ impl Deadline {
 }
 
 /// Settings every solver takes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RunOptions {
     pub seed: u64,
     /// Worker threads; 0 means all cores.

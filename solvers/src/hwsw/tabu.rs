@@ -173,6 +173,9 @@ fn run(inst: &Instance, params: &StsParams, options: &RunOptions, parallel: bool
     let mut rng: SolverRng = stream_rng(options.seed, 0);
     let mut search = Search::new(inst, vec![0u8; n]);
     let mut best = (search.costs.hardware, search.x.clone());
+    if search.costs.software + search.costs.communication <= inst.r() {
+        deadline.offer(best.0);
+    }
     if n < 2 {
         // No 2-flip exists; the only other solution is the single node in software.
         let x = vec![1u8];
@@ -251,6 +254,7 @@ fn run(inst: &Instance, params: &StsParams, options: &RunOptions, parallel: bool
         debug_assert!(search.costs.software + search.costs.communication <= inst.r());
         if search.costs.hardware < best.0 {
             best = (search.costs.hardware, search.x.clone());
+            deadline.offer(best.0);
             stall = 0;
         } else {
             stall += 1;

@@ -63,6 +63,7 @@ pub fn iterated_greedy(inst: &Instance, params: &IgParams, options: &RunOptions)
     let mut current_value = search.local_search(&mut current, &mut rng);
     let mut best = current.clone();
     let mut best_value = current_value;
+    deadline.offer(best_value);
     let mut iterations = 0u64;
     let destruction = params.destruction.min(n.saturating_sub(1));
 
@@ -84,6 +85,7 @@ pub fn iterated_greedy(inst: &Instance, params: &IgParams, options: &RunOptions)
             if current_value < best_value {
                 best_value = current_value;
                 best.clone_from(&current);
+                deadline.offer(best_value);
             }
         } else {
             let delta = (value - current_value) as f64;

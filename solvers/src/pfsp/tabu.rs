@@ -94,6 +94,7 @@ fn search(inst: &Instance, params: &TabuParams, deadline: &Deadline, parallel: b
     let mut current_value = inst.makespan(&current);
     let mut best = current.clone();
     let mut best_value = current_value;
+    deadline.offer(best_value);
     let mut iterations = 0u64;
     let mut evaluations = 0u64;
     let mut tabu_list: VecDeque<Vec<usize>> = VecDeque::with_capacity(params.tenure + 1);
@@ -155,6 +156,7 @@ fn search(inst: &Instance, params: &TabuParams, deadline: &Deadline, parallel: b
         if current_value < best_value {
             best_value = current_value;
             best.clone_from(&current);
+            deadline.offer(best_value);
         }
         if params.tenure > 0 {
             if tabu_list.len() == params.tenure {

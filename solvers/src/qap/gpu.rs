@@ -27,8 +27,9 @@ use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 use super::Instance;
 use crate::run::{Outcome, RunOptions};
 
-/// The GPU variants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+/// The GPU variants; serialized by name (`"rots-block"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum GpuAlgorithm {
     TwoOpt,
     TwoOptShared,
@@ -80,8 +81,23 @@ impl GpuAlgorithm {
     }
 }
 
-/// How to run a GPU variant.
-#[derive(Debug, Clone, PartialEq)]
+impl TryFrom<String> for GpuAlgorithm {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        GpuAlgorithm::from_name(&name)
+    }
+}
+
+impl From<GpuAlgorithm> for String {
+    fn from(a: GpuAlgorithm) -> String {
+        a.name().to_string()
+    }
+}
+
+/// How to run a GPU variant. The one typed form of a configuration: the CLI, the tuner's
+/// points, the worker's jobs and tuned bundles all become this.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuParams {
     pub algorithm: GpuAlgorithm,
     /// Start solutions per launch (blocks for `rots-block`).
@@ -295,6 +311,20 @@ impl GpuParams {
                 return Err(format!("tenure must be in 1..={n}, got {tenure}"));
             }
         }
+        self.check_search()?;
+        let fits = |m: &[i64]| m.iter().all(|&x| i32::try_from(x).is_ok());
+        if !fits(inst.a_matrix()) || !fits(inst.b_matrix()) {
+            return Err(format!(
+                "{} has matrix entries outside int32, which the kernels store",
+                inst.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// The search parameters that need neither an instance nor a GPU (tuned points are
+    /// checked with this before anything is compiled).
+    pub fn check_search(&self) -> Result<(), String> {
         if !(self.perturbation.is_finite() && self.perturbation >= 0.0 && self.perturbation <= 1.0)
         {
             return Err(format!(
@@ -302,20 +332,21 @@ impl GpuParams {
                 self.perturbation
             ));
         }
-        if !(self.tenure_min_factor > 0.0 && self.tenure_max_factor >= self.tenure_min_factor) {
-            return Err("rots-block tenure factors need 0 < min <= max".into());
+        if !(self.tenure_min_factor.is_finite()
+            && self.tenure_max_factor.is_finite()
+            && self.tenure_min_factor > 0.0
+            && self.tenure_max_factor >= self.tenure_min_factor
+            && self.tenure_max_factor <= 16.0)
+        {
+            return Err(format!(
+                "rots-block tenure factors need 0 < min <= max <= 16, got {} and {}",
+                self.tenure_min_factor, self.tenure_max_factor
+            ));
         }
         if !(self.aspiration_factor.is_finite() && self.aspiration_factor >= 0.0) {
             return Err(format!(
                 "rots-block aspiration must be a factor of n^2 >= 0 (0 = off), got {}",
                 self.aspiration_factor
-            ));
-        }
-        let fits = |m: &[i64]| m.iter().all(|&x| i32::try_from(x).is_ok());
-        if !fits(inst.a_matrix()) || !fits(inst.b_matrix()) {
-            return Err(format!(
-                "{} has matrix entries outside int32, which the kernels store",
-                inst.name
             ));
         }
         Ok(())
@@ -521,7 +552,9 @@ impl Prepared {
             deadline: options
                 .budget
                 .time_limit
-                .map(|limit| Instant::now() + limit),
+                .and_then(|limit| Instant::now().checked_add(limit)),
+            started: Instant::now(),
+            target: options.budget.target.clone(),
             kernel_seconds: 0.0,
             launches: 0,
         };
@@ -560,6 +593,9 @@ struct RunContext<'a> {
     n: usize,
     seed: u64,
     deadline: Option<Instant>,
+    started: Instant,
+    /// Time-to-target runs stop once the best cost reaches it.
+    target: Option<crate::run::Target>,
     kernel_seconds: f64,
     launches: u32,
 }
@@ -567,6 +603,13 @@ struct RunContext<'a> {
 impl RunContext<'_> {
     fn timed_out(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Records the best cost so far; true once the run's target is reached.
+    fn offer(&self, cost: i64) -> bool {
+        self.target
+            .as_ref()
+            .is_some_and(|t| t.offer(cost, self.started.elapsed()))
     }
 
     /// Launches with events around it and adds the kernel time (synchronises).
@@ -683,9 +726,14 @@ fn thread_per_solution(
             ));
         }
         round += 1;
+        let reached = best.as_ref().is_some_and(|(c, _, _)| ctx.offer(*c));
         // Without a time limit one round is the run; with one, new starts until it is spent
         // (and the start index must stay within i32).
-        if ctx.deadline.is_none() || ctx.timed_out() || (round + 1) * p as u64 > i32::MAX as u64 {
+        if reached
+            || ctx.deadline.is_none()
+            || ctx.timed_out()
+            || (round + 1) * p as u64 > i32::MAX as u64
+        {
             break;
         }
     }
@@ -894,6 +942,14 @@ fn rots_block(
                 .map_err(c.kernel.launch_error(&c.launch))
         })?;
         spent += this as u64;
+        if ctx.target.is_some() {
+            let costs = stream
+                .clone_dtoh(&best_costs)
+                .map_err(driver("reading costs"))?;
+            if ctx.offer(costs.iter().copied().min().unwrap_or(i64::MAX)) {
+                break;
+            }
+        }
         if ctx.timed_out() {
             break;
         }

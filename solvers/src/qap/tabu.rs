@@ -66,6 +66,7 @@ pub fn search(
     let n = inst.n();
     let mut cost = inst.cost(&p);
     let mut best = (cost, p.clone());
+    deadline.offer(cost);
     if n < 2 {
         return Outcome {
             solution: p,
@@ -127,6 +128,7 @@ pub fn search(
         tabu[s * n + left_s] = iteration + rng.random_range(tenure_min..=tenure_max);
         if cost < best.0 {
             best = (cost, p.clone());
+            deadline.offer(cost);
         }
     }
     Outcome {

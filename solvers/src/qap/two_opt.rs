@@ -38,6 +38,7 @@ pub struct LocalSearch {
 pub fn local_search(inst: &Instance, p: &mut [usize], deadline: &Deadline) -> LocalSearch {
     let n = inst.n();
     let mut cost = inst.cost(p);
+    deadline.offer(cost);
     let mut iterations = 0u64;
     let mut evaluations = 0u64;
     while !deadline.reached(iterations) {
@@ -63,6 +64,7 @@ pub fn local_search(inst: &Instance, p: &mut [usize], deadline: &Deadline) -> Lo
         }
         p.swap(r, s);
         cost += d;
+        deadline.offer(cost);
     }
     LocalSearch {
         cost,

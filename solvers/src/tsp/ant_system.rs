@@ -358,6 +358,9 @@ pub fn ant_system(
         while !deadline.reached(iterations) {
             state.iterate();
             iterations += 1;
+            if let Some((length, _)) = &state.best {
+                deadline.offer(*length);
+            }
         }
         if iterations == 0 {
             state.iterate();

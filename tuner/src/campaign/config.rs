@@ -11,6 +11,7 @@ use results::{Point, Value};
 use serde::Deserialize;
 
 use crate::measure::MeasureSettings;
+use crate::search::Metric;
 
 /// A campaign as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -46,7 +47,16 @@ pub struct CampaignConfig {
     pub search: Vec<SearchConfig>,
     #[serde(default)]
     pub budget: BudgetConfig,
-    /// `"time"`, `"power"`, `"energy"`, or a pair for a Pareto search, e.g. `["time", "energy"]`.
+    /// What one production run is for quality objectives: a wall-clock budget or a target gap,
+    /// and how many seeds per instance.
+    #[serde(default)]
+    pub run: RunConfig,
+    /// Dropping clearly worse candidates early (quality objectives only).
+    #[serde(default)]
+    pub racing: RacingConfig,
+    /// Fixed work: `"time"`, `"power"`, `"energy"`. Quality: `"gap@budget"`,
+    /// `"energy@budget"`, `"time-to-target"`, `"energy-to-target"`. Or a pair of one kind for
+    /// a Pareto search, e.g. `["gap@budget", "energy@budget"]` or `["time", "energy"]`.
     #[serde(default = "default_objective")]
     pub objective: ObjectiveConfig,
     #[serde(default)]
@@ -69,6 +79,112 @@ fn default_devices() -> Vec<usize> {
 fn default_objective() -> ObjectiveConfig {
     ObjectiveConfig::Single("time".into())
 }
+
+/// The production run of quality objectives (`[run]`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// `gap@budget`, `energy@budget`: wall-clock seconds of one production run.
+    #[serde(default)]
+    pub budget_s: Option<f64>,
+    /// Production runs per instance, with seeds `seed`, `seed + 1`, ... (default 5 for
+    /// quality objectives; fixed-work objectives run the campaign's seed once).
+    #[serde(default)]
+    pub seeds: Option<u32>,
+    /// `time-to-target`, `energy-to-target`: the gap to the best-known value, percent, that
+    /// ends a run.
+    #[serde(default)]
+    pub target_gap_percent: Option<f64>,
+    /// `time-to-target`, `energy-to-target`: a run that has not reached the target after this
+    /// many seconds stops and counts as `penalty` times the cap (PAR10 by default).
+    #[serde(default)]
+    pub cap_s: Option<f64>,
+    #[serde(default)]
+    pub penalty: Option<f64>,
+}
+
+/// Racing (`[racing]`), as irace and SMAC do it: a candidate is measured on the same
+/// (instance, seed) pairs as the incumbent, a few pairs at a time, and dropped once the mean
+/// of its paired differences is worse by more than `z` standard errors.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RacingConfig {
+    #[serde(default = "default_racing")]
+    pub enabled: bool,
+    /// Pairs every candidate runs before it may be dropped.
+    #[serde(default = "default_first_pairs")]
+    pub first_pairs: usize,
+    #[serde(default = "default_z")]
+    pub z: f64,
+}
+
+fn default_racing() -> bool {
+    true
+}
+
+fn default_first_pairs() -> usize {
+    4
+}
+
+fn default_z() -> f64 {
+    2.0
+}
+
+impl Default for RacingConfig {
+    fn default() -> Self {
+        RacingConfig {
+            enabled: default_racing(),
+            first_pairs: default_first_pairs(),
+            z: default_z(),
+        }
+    }
+}
+
+/// What one production run of a campaign is, decided by its objectives.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(tag = "mode", rename_all = "kebab-case")]
+pub enum RunMode {
+    /// A fixed amount of work (iterations); the objectives are its time, power and energy.
+    FixedWork,
+    /// Run for `budget_s` seconds; the objectives are the gap reached and the energy spent.
+    Budget { budget_s: f64 },
+    /// Run until the gap reaches `target_gap_percent` or `cap_s` passes; the objectives are
+    /// the time and energy it took, an unreached run counting `penalty` x the cap (PAR-k).
+    Target {
+        target_gap_percent: f64,
+        cap_s: f64,
+        penalty: f64,
+    },
+}
+
+impl RunMode {
+    /// The wall-clock limit of one production run, if any.
+    pub fn limit_s(&self) -> Option<f64> {
+        match *self {
+            RunMode::FixedWork => None,
+            RunMode::Budget { budget_s } => Some(budget_s),
+            RunMode::Target { cap_s, .. } => Some(cap_s),
+        }
+    }
+
+    /// Objective names as campaigns write them, for labels.
+    pub fn metric_label(&self, metric: Metric) -> String {
+        match (self, metric) {
+            (RunMode::FixedWork, m) => m.name().into(),
+            (RunMode::Budget { .. }, Metric::Gap) => "gap@budget".into(),
+            (RunMode::Budget { .. }, m) => format!("{}@budget", m.name()),
+            (RunMode::Target { .. }, Metric::Gap) => "gap".into(),
+            (RunMode::Target { .. }, m) => format!("{}-to-target", m.name()),
+        }
+    }
+}
+
+/// Penalty factor of unreached target runs: PAR10, as in the algorithm-configuration
+/// literature (SMAC, irace).
+pub const DEFAULT_PENALTY: f64 = 10.0;
+
+/// Seeds per instance of quality objectives when the campaign does not say.
+pub const DEFAULT_SEEDS: u32 = 5;
 
 /// One more search per class: a strategy and what it minimises.
 #[derive(Debug, Clone, Deserialize)]
@@ -105,6 +221,11 @@ pub struct InstancesConfig {
     /// Use at most this many instances per class (the first in name order), to bound cost.
     #[serde(default)]
     pub per_class: Option<usize>,
+    /// Held-out instances (files or globs): never used by the search; after it, each class's
+    /// tuned point, the default solver and the baseline are compared on the holdouts of that
+    /// class at the campaign's budget.
+    #[serde(default)]
+    pub holdout: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -151,6 +272,10 @@ pub struct SetupConfig {
     pub overrides: Option<crate::space::SpaceOverrides>,
     /// The point every speedup is measured against; must be a point of the space.
     pub baseline: toml::Table,
+    /// The point that is what `mats solve` runs without tuning (for QAP on the GPU:
+    /// rots-block with its defaults): holdouts compare the tuned point with it.
+    #[serde(default)]
+    pub default: Option<toml::Table>,
     /// Iterations of one production run (fixed work, so times compare); the algorithm's
     /// default when absent.
     #[serde(default)]
@@ -377,6 +502,16 @@ impl CampaignFile {
             ));
         }
         self.searches()?;
+        self.run_mode()?;
+        if c.racing.first_pairs == 0 {
+            return Err(self.error_at("racing.first_pairs", "must be at least 1"));
+        }
+        if !(c.racing.z.is_finite() && c.racing.z > 0.0) {
+            return Err(self.error_at(
+                "racing.z",
+                format!("must be a positive number, found {}", c.racing.z),
+            ));
+        }
         Ok(())
     }
 
@@ -384,38 +519,163 @@ impl CampaignFile {
     pub fn searches(&self) -> Result<Vec<(crate::search::Strategy, crate::search::Objective)>> {
         let mut out = Vec::new();
         if let Some(s) = &self.config.strategy {
-            out.push((s.clone(), self.objective_of(&self.config.objective)?));
+            out.push((s.clone(), self.objective_of(&self.config.objective)?.0));
         }
         for s in &self.config.search {
-            out.push((s.strategy.clone(), self.objective_of(&s.objective)?));
+            out.push((s.strategy.clone(), self.objective_of(&s.objective)?.0));
         }
         Ok(out)
     }
 
-    /// The objective, checked.
-    fn objective_of(&self, objective: &ObjectiveConfig) -> Result<crate::search::Objective> {
-        use crate::search::{Metric, Objective};
-        let metric = |name: &str| -> Result<Metric> {
+    /// What a production run is: every objective of the campaign must agree on it.
+    pub fn run_mode(&self) -> Result<RunMode> {
+        let mut kinds = Vec::new();
+        if self.config.strategy.is_some() {
+            kinds.push(self.objective_of(&self.config.objective)?.1);
+        }
+        for s in &self.config.search {
+            kinds.push(self.objective_of(&s.objective)?.1);
+        }
+        let kind = kinds.first().copied().unwrap_or(ObjectiveKind::FixedWork);
+        if kinds.iter().any(|k| *k != kind) {
+            return Err(self.error_at(
+                "objective",
+                "the searches of one campaign must share what a production run is: all \
+                 fixed-work (time, power, energy), all at a budget (gap@budget, energy@budget) \
+                 or all to a target (time-to-target, energy-to-target)",
+            ));
+        }
+        let r = &self.config.run;
+        let positive = |key: &str, v: Option<f64>| -> Result<Option<f64>> {
+            match v {
+                Some(x) if !(x.is_finite() && x > 0.0) => Err(self.error_at(
+                    &format!("run.{key}"),
+                    format!("must be a positive number of seconds, found {x}"),
+                )),
+                other => Ok(other),
+            }
+        };
+        let budget_s = positive("budget_s", r.budget_s)?;
+        let cap_s = positive("cap_s", r.cap_s)?;
+        if r.seeds == Some(0) {
+            return Err(self.error_at("run.seeds", "must be at least 1"));
+        }
+        Ok(match kind {
+            ObjectiveKind::FixedWork => {
+                for (key, set) in [
+                    ("budget_s", r.budget_s.is_some()),
+                    ("target_gap_percent", r.target_gap_percent.is_some()),
+                    ("cap_s", r.cap_s.is_some()),
+                ] {
+                    if set {
+                        return Err(self.error_at(
+                            &format!("run.{key}"),
+                            "fixed-work objectives (time, power, energy) run a fixed number of \
+                             iterations; this key belongs to gap@budget or time-to-target",
+                        ));
+                    }
+                }
+                RunMode::FixedWork
+            }
+            ObjectiveKind::Budget => RunMode::Budget {
+                budget_s: budget_s.ok_or_else(|| {
+                    self.error_at(
+                        "objective",
+                        "gap@budget needs `budget_s` (seconds per production run) in [run]",
+                    )
+                })?,
+            },
+            ObjectiveKind::Target => {
+                let target = r.target_gap_percent.ok_or_else(|| {
+                    self.error_at(
+                        "objective",
+                        "time-to-target needs `target_gap_percent` in [run]",
+                    )
+                })?;
+                if !(target.is_finite() && target >= 0.0) {
+                    return Err(self.error_at(
+                        "run.target_gap_percent",
+                        format!("must be >= 0, found {target}"),
+                    ));
+                }
+                let penalty = r.penalty.unwrap_or(DEFAULT_PENALTY);
+                if !(penalty.is_finite() && penalty >= 1.0) {
+                    return Err(
+                        self.error_at("run.penalty", format!("must be >= 1, found {penalty}"))
+                    );
+                }
+                RunMode::Target {
+                    target_gap_percent: target,
+                    cap_s: cap_s.ok_or_else(|| {
+                        self.error_at(
+                            "objective",
+                            "time-to-target needs `cap_s` (the longest run, seconds) in [run]",
+                        )
+                    })?,
+                    penalty,
+                }
+            }
+        })
+    }
+
+    /// The seeds of every production run on one instance.
+    pub fn run_seeds(&self) -> Result<Vec<u64>> {
+        let count = match self.run_mode()? {
+            RunMode::FixedWork => self.config.run.seeds.unwrap_or(1),
+            _ => self.config.run.seeds.unwrap_or(DEFAULT_SEEDS),
+        };
+        Ok((0..u64::from(count))
+            .map(|k| self.config.seed.wrapping_add(k))
+            .collect())
+    }
+
+    /// The objective and the kind of production run it needs, checked.
+    fn objective_of(
+        &self,
+        objective: &ObjectiveConfig,
+    ) -> Result<(crate::search::Objective, ObjectiveKind)> {
+        use crate::search::Objective;
+        let metric = |name: &str| -> Result<(Metric, ObjectiveKind)> {
             Ok(match name {
-                "time" => Metric::Time,
-                "power" => Metric::Power,
-                "energy" => Metric::Energy,
+                "time" => (Metric::Time, ObjectiveKind::FixedWork),
+                "power" => (Metric::Power, ObjectiveKind::FixedWork),
+                "energy" => (Metric::Energy, ObjectiveKind::FixedWork),
+                "gap@budget" => (Metric::Gap, ObjectiveKind::Budget),
+                "energy@budget" => (Metric::Energy, ObjectiveKind::Budget),
+                "time-to-target" => (Metric::Time, ObjectiveKind::Target),
+                "energy-to-target" => (Metric::Energy, ObjectiveKind::Target),
                 other => {
                     return Err(self.error_at(
                         "objective",
-                        format!("unknown objective {other:?}; use time, power or energy"),
+                        format!(
+                            "unknown objective {other:?}; use time, power or energy (fixed \
+                             work), gap@budget or energy@budget, time-to-target or \
+                             energy-to-target"
+                        ),
                     ))
                 }
             })
         };
         Ok(match objective {
-            ObjectiveConfig::Single(name) => match metric(name)? {
-                Metric::Time => Objective::Time,
-                Metric::Power => Objective::Power,
-                Metric::Energy => Objective::Energy,
-            },
+            ObjectiveConfig::Single(name) => {
+                let (m, kind) = metric(name)?;
+                (Objective::single(m), kind)
+            }
             ObjectiveConfig::Pareto(pair) => match pair.as_slice() {
-                [a, b] if a != b => Objective::Pareto(metric(a)?, metric(b)?),
+                [a, b] if a != b => {
+                    let ((ma, ka), (mb, kb)) = (metric(a)?, metric(b)?);
+                    if ka != kb {
+                        return Err(self.error_at(
+                            "objective",
+                            format!(
+                                "{a:?} and {b:?} measure different production runs; pair \
+                                 gap@budget with energy@budget, time-to-target with \
+                                 energy-to-target, or two of time, power, energy"
+                            ),
+                        ));
+                    }
+                    (Objective::Pareto(ma, mb), ka)
+                }
                 _ => {
                     return Err(self.error_at(
                         "objective",
@@ -437,6 +697,14 @@ impl CampaignFile {
                 .join(path)
         }
     }
+}
+
+/// What kind of production run an objective needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ObjectiveKind {
+    FixedWork,
+    Budget,
+    Target,
 }
 
 /// A TOML table of parameter values as a point (integers and strings only).

@@ -27,27 +27,7 @@ pub fn resolve(
     out_dir: &Path,
     bks: &BestKnown,
 ) -> Result<Vec<CampaignInstance>> {
-    let mut paths: Vec<PathBuf> = Vec::new();
-    for pattern in &file.config.instances.paths {
-        let full = file.resolve(Path::new(pattern));
-        let text = full.to_string_lossy().to_string();
-        if pattern.contains(['*', '?', '[']) {
-            let matches: Vec<PathBuf> = glob::glob(&text)
-                .map_err(|e| file.error_at("paths", format!("bad pattern {pattern:?}: {e}")))?
-                .filter_map(|entry| entry.ok())
-                .filter(|p| p.is_file() && !is_solution_file(p))
-                .collect();
-            if matches.is_empty() {
-                return Err(file.error_at("paths", format!("{pattern:?} ({text}) matches no file")));
-            }
-            paths.extend(matches);
-        } else {
-            if !full.is_file() {
-                return Err(file.error_at("paths", format!("{pattern:?}: no such file ({text})")));
-            }
-            paths.push(full);
-        }
-    }
+    let mut paths = expand(file, &file.config.instances.paths, "paths")?;
     if !file.config.instances.generate.is_empty() {
         let folder = out_dir.join("instances");
         std::fs::create_dir_all(&folder)
@@ -56,6 +36,83 @@ pub fn resolve(
             paths.push(generate(file, spec, &folder)?);
         }
     }
+    load_all(file, paths, bks)
+}
+
+/// The held-out instances (`instances.holdout`): loaded like the campaign's, never searched.
+/// An instance cannot be both tuned on and held out.
+pub fn resolve_holdouts(
+    file: &CampaignFile,
+    tuned: &[CampaignInstance],
+    bks: &BestKnown,
+) -> Result<Vec<CampaignInstance>> {
+    if file.config.instances.holdout.is_empty() {
+        return Ok(Vec::new());
+    }
+    let paths = expand(file, &file.config.instances.holdout, "holdout")?;
+    let out = load_all(file, paths, bks)?;
+    for h in &out {
+        if let Some(t) = tuned.iter().find(|t| t.record.name == h.record.name) {
+            return Err(file.error_at(
+                "holdout",
+                format!(
+                    "{} is both a tuning instance ({}) and a holdout ({}); a holdout must be \
+                     an instance the search never sees",
+                    h.record.name,
+                    t.path.display(),
+                    h.path.display()
+                ),
+            ));
+        }
+        if let Some(first) = tuned.first() {
+            if first.instance.family() != h.instance.family() {
+                return Err(file.error_at(
+                    "holdout",
+                    format!(
+                        "{} is {}, but the campaign tunes {}",
+                        h.path.display(),
+                        h.instance.family(),
+                        first.instance.family()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Files named by `patterns` (paths or globs relative to the campaign file).
+fn expand(file: &CampaignFile, patterns: &[String], key: &str) -> Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for pattern in patterns {
+        let full = file.resolve(Path::new(pattern));
+        let text = full.to_string_lossy().to_string();
+        if pattern.contains(['*', '?', '[']) {
+            let matches: Vec<PathBuf> = glob::glob(&text)
+                .map_err(|e| file.error_at(key, format!("bad pattern {pattern:?}: {e}")))?
+                .filter_map(|entry| entry.ok())
+                .filter(|p| p.is_file() && !is_solution_file(p))
+                .collect();
+            if matches.is_empty() {
+                return Err(file.error_at(key, format!("{pattern:?} ({text}) matches no file")));
+            }
+            paths.extend(matches);
+        } else {
+            if !full.is_file() {
+                return Err(file.error_at(key, format!("{pattern:?}: no such file ({text})")));
+            }
+            paths.push(full);
+        }
+    }
+    Ok(paths)
+}
+
+/// Loads instances, in name order, without duplicates, all of one family.
+fn load_all(
+    file: &CampaignFile,
+    mut paths: Vec<PathBuf>,
+    bks: &BestKnown,
+) -> Result<Vec<CampaignInstance>> {
     paths.sort();
     paths.dedup();
 

@@ -55,6 +55,7 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
         for e in store.evaluations_of_run(run.id)? {
             let value = match (e.status, e.time_s) {
                 (EvaluationStatus::Ok, Some(t)) => Some(Objectives {
+                    gap_percent: e.gap_percent,
                     time_s: t,
                     power_w: e.power_w,
                     energy_j: e.energy_j,

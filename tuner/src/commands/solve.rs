@@ -52,6 +52,7 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     let budget = Budget {
         iterations: args.iterations,
         time_limit,
+        target: None,
     };
 
     let started = Instant::now();

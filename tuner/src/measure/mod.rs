@@ -317,6 +317,82 @@ pub fn measure(
     })
 }
 
+/// One production run with a wall-clock budget (or a target), measured as itself: a budget
+/// of a second or more spans several ticks of the energy counter, so its energy is the
+/// power between the first and last tick inside the run times the run's wall time.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BudgetRun {
+    pub wall_s: f64,
+    pub energy_j: Option<f64>,
+    pub power_w: Option<f64>,
+    pub energy_source: Option<EnergySource>,
+    pub before: Option<GpuState>,
+    pub after: Option<GpuState>,
+    /// Throttle reasons other than idle were active before, during or after the run.
+    pub throttled: bool,
+    pub throttle_reasons: Vec<String>,
+}
+
+/// Runs `run` once (it synchronises before it returns) and measures its energy.
+pub fn budget_run<T>(
+    meter: Option<&PowerMeter>,
+    run: impl FnOnce() -> Result<T, KernelError>,
+) -> Result<(T, BudgetRun), KernelError> {
+    let before = meter.map(PowerMeter::state);
+    let counter_before = meter.and_then(PowerMeter::energy_mj);
+    let watch = meter.and_then(PowerMeter::watch_energy);
+    let sampler = meter.map(|m| m.sample(Duration::from_millis(20)));
+    let started = Instant::now();
+    let out = run();
+    let wall_s = started.elapsed().as_secs_f64();
+    let span = watch.as_ref().and_then(|w| w.span());
+    if let Some(w) = watch {
+        w.stop();
+    }
+    let samples = sampler.map(|s| s.stop()).unwrap_or_default();
+    let out = out?;
+    let counter_after = meter.and_then(PowerMeter::energy_mj);
+    let after = meter.map(PowerMeter::state);
+    let (power_w, energy_source) = match span {
+        Some(((e0, t0), (e1, t1))) => (
+            Some(e1.saturating_sub(e0) as f64 / 1000.0 / (t1 - t0).as_secs_f64()),
+            Some(EnergySource::Counter),
+        ),
+        None => match (counter_before, counter_after, samples.mean_w) {
+            // A run too short for two ticks: the counter's difference (coarse), else samples.
+            (Some(a), Some(b), _) if b > a && wall_s > 0.0 => (
+                Some((b - a) as f64 / 1000.0 / wall_s),
+                Some(EnergySource::Counter),
+            ),
+            (_, _, Some(w)) => (Some(w), Some(EnergySource::PowerSamples)),
+            _ => (None, None),
+        },
+    };
+    let mut throttle_reasons: Vec<String> = Vec::new();
+    for s in [&before, &after].into_iter().flatten() {
+        throttle_reasons.extend(s.throttle_reasons.iter().cloned());
+    }
+    throttle_reasons.extend(samples.throttle_reasons.iter().cloned());
+    throttle_reasons.sort();
+    throttle_reasons.dedup();
+    let throttled = before.as_ref().is_some_and(|s| s.throttled)
+        || after.as_ref().is_some_and(|s| s.throttled)
+        || samples.throttled;
+    Ok((
+        out,
+        BudgetRun {
+            wall_s,
+            energy_j: power_w.map(|w| w * wall_s),
+            power_w,
+            energy_source,
+            before,
+            after,
+            throttled,
+            throttle_reasons,
+        },
+    ))
+}
+
 fn workload_name(workload: &dyn Workload) -> String {
     format!("{} ({})", workload.kernel().name, workload.launch())
 }

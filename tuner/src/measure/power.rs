@@ -182,6 +182,15 @@ impl EnergyWatch {
         Some((first, *last))
     }
 
+    /// The first and the last tick seen, once there are two.
+    pub fn span(&self) -> Option<((u64, Instant), (u64, Instant))> {
+        let ticks = self.ticks.lock().ok()?;
+        match (ticks.first(), ticks.last()) {
+            (Some(a), Some(b)) if b.1 > a.1 => Some((*a, *b)),
+            _ => None,
+        }
+    }
+
     pub fn stop(self) {
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.handle.join();

@@ -27,27 +27,37 @@ pub enum Job {
 }
 
 /// A QAP GPU configuration as the tuner sends it: one production run is a solve of `instance`
-/// from the seed's start solutions with a fixed iteration budget (so every run does the same
-/// work and times are comparable).
+/// from the seed's start solutions, either a fixed amount of work (`limit` empty: measured
+/// with warm-up, event-timed runs and an energy window, so times compare) or one run with a
+/// wall-clock budget or a target (measured as itself).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QapSolveJob {
     pub gpu: usize,
     pub instance: PathBuf,
-    /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu` or `rots-block`.
-    pub algorithm: String,
-    pub solutions: u32,
-    pub threads_per_block: u32,
-    /// Iterations per run (`None`: the variant's default).
-    pub iterations: Option<u32>,
-    pub tenure: Option<u32>,
-    pub child_threads: Option<u32>,
-    /// NVRTC/ptxas flags.
-    pub flags: Vec<String>,
+    /// The configuration, typed: variant, launch, flags and search parameters.
+    pub params: solvers::qap::gpu::GpuParams,
     pub seed: u64,
+    #[serde(default)]
+    pub limit: RunLimit,
     #[serde(default)]
     pub settings: MeasureSettings,
     #[serde(default)]
     pub cache_dir: Option<PathBuf>,
+}
+
+/// What ends a budgeted production run; both empty for fixed work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunLimit {
+    /// Wall-clock seconds of the run.
+    pub time_limit_s: Option<f64>,
+    /// Stop once the best objective is at or below this.
+    pub target: Option<i64>,
+}
+
+impl RunLimit {
+    pub fn is_fixed_work(&self) -> bool {
+        self.time_limit_s.is_none() && self.target.is_none()
+    }
 }
 
 /// Compile (through the cache), load, prepare and measure one variant.
@@ -124,4 +134,17 @@ pub struct QapSolveResult {
     /// Wall seconds the measurement kept the GPU working (warm-up, timed runs, energy window),
     /// from which the tuner computes its GPU-busy share and per-trial overhead.
     pub measure_s: f64,
+    /// Work of the run the solution comes from: iterations, moves evaluated, kernel seconds.
+    #[serde(default)]
+    pub iterations: u64,
+    #[serde(default)]
+    pub moves: u64,
+    #[serde(default)]
+    pub kernel_s: f64,
+    /// A budgeted run (no `measurement` timing of repeated runs): its own figures.
+    #[serde(default)]
+    pub budget_run: Option<super::BudgetRun>,
+    /// Seconds until the target was reached (target runs that reached it).
+    #[serde(default)]
+    pub target_s: Option<f64>,
 }

@@ -108,10 +108,13 @@ fn qap_solve(
     job.settings.check().map_err(KernelError::InvalidConfig)?;
     let inst =
         solvers::qap::read(&job.instance).map_err(|e| KernelError::InvalidConfig(e.to_string()))?;
-    let params = super::workload::qap_params(&job).map_err(KernelError::InvalidConfig)?;
+    let params = job.params.clone();
     let Open { gpu, meter } = open_gpu(job.gpu, open)?;
     let cache = cache_for(&job.cache_dir);
     let prepared = qap_gpu::prepare(gpu, &cache, &inst, &params)?;
+    if !job.limit.is_fixed_work() {
+        return qap_budget_run(gpu, meter.as_ref().ok(), prepared, &params, &job);
+    }
     let mut workload = super::workload::QapRuns::new(prepared, params, &job);
     let started = std::time::Instant::now();
     let mut measurement = super::measure(gpu, &mut workload, meter.as_ref().ok(), &job.settings)?;
@@ -133,6 +136,68 @@ fn qap_solve(
         objective: run.outcome.objective,
         launches: run.launches,
         measure_s,
+        iterations: run.outcome.iterations,
+        moves: run.outcome.evaluations,
+        kernel_s: run.kernel_seconds,
+        budget_run: None,
+        target_s: None,
+    })
+}
+
+/// One production run with a wall-clock budget or a target, measured as itself (no warm-up:
+/// the module is loaded and the buffers are on the GPU, which is what a user's run has too).
+fn qap_budget_run(
+    gpu: &Gpu,
+    meter: Option<&super::power::PowerMeter>,
+    prepared: solvers::qap::gpu::Prepared,
+    params: &solvers::qap::gpu::GpuParams,
+    job: &QapSolveJob,
+) -> Result<QapSolveResult, KernelError> {
+    let target = job.limit.target.map(solvers::run::Target::new);
+    let options = solvers::run::RunOptions {
+        seed: job.seed,
+        threads: 1,
+        budget: solvers::run::Budget {
+            // A budgeted run is bounded by its clock (or target), never by iterations.
+            iterations: None,
+            time_limit: job
+                .limit
+                .time_limit_s
+                .map(std::time::Duration::from_secs_f64),
+            target: target.clone(),
+        },
+    };
+    let started = std::time::Instant::now();
+    let (run, budget) = super::budget_run(meter, || prepared.run(gpu, params, &options))?;
+    let measure_s = started.elapsed().as_secs_f64();
+    let measurement = super::Measurement {
+        timing: super::Timing::from_runs(vec![budget.wall_s * 1000.0]),
+        energy: None,
+        before: budget.before.clone(),
+        after: budget.after.clone(),
+        throttled: budget.throttled,
+        power_note: meter.is_none().then(|| "no NVML power meter".to_string()),
+    };
+    Ok(QapSolveResult {
+        device: gpu.info.clone(),
+        cache: run.cache,
+        compile_seconds: run.compile_seconds,
+        resources: run.resources,
+        attributes: run.attributes,
+        launch: run.launch,
+        measurement,
+        solution: run.outcome.solution,
+        objective: run.outcome.objective,
+        launches: run.launches,
+        measure_s,
+        iterations: run.outcome.iterations,
+        moves: run.outcome.evaluations,
+        kernel_s: run.kernel_seconds,
+        target_s: target
+            .as_ref()
+            .and_then(|t| t.reached_after())
+            .map(|d| d.as_secs_f64()),
+        budget_run: Some(budget),
     })
 }
 

@@ -224,24 +224,6 @@ impl Workload for Fault {
     }
 }
 
-/// The solver parameters of a QAP solve job (also used by the parent to compile ahead).
-pub fn qap_params(
-    job: &super::protocol::QapSolveJob,
-) -> Result<solvers::qap::gpu::GpuParams, String> {
-    use solvers::qap::gpu::{GpuAlgorithm, GpuParams};
-    let algorithm = GpuAlgorithm::from_name(&job.algorithm)?;
-    let mut params = GpuParams::new(algorithm);
-    params.solutions = job.solutions;
-    params.threads_per_block = job.threads_per_block;
-    params.iterations = job.iterations;
-    params.tenure = job.tenure;
-    if let Some(c) = job.child_threads {
-        params.child_threads = c;
-    }
-    params.flags = job.flags.clone();
-    Ok(params)
-}
-
 /// Production runs of a prepared QAP solver: each `run` is a whole solve (several launches and
 /// host-side reductions, as a user's run would be), so the events around it time the run.
 pub struct QapRuns {
@@ -262,8 +244,8 @@ impl QapRuns {
             seed: job.seed,
             threads: 1,
             budget: solvers::run::Budget {
-                iterations: job.iterations.map(u64::from),
-                time_limit: None,
+                iterations: job.params.iterations.map(u64::from),
+                ..Default::default()
             },
         };
         QapRuns {

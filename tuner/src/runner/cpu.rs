@@ -20,7 +20,8 @@ pub struct CpuSettings {
     pub warmup_runs: u32,
     pub timed_runs: u32,
     pub iterations: Option<u64>,
-    pub seed: u64,
+    /// Fixed work, a budget or a target.
+    pub mode: crate::campaign::config::RunMode,
 }
 
 /// The name trials record as their device.
@@ -54,24 +55,36 @@ pub fn params(
     Ok((algorithm, params, threads))
 }
 
-/// Measures one point on one instance.
-pub fn measure(inst: &CampaignInstance, r: &Realised, settings: &CpuSettings) -> TrialResult {
+/// Measures one point on one instance with one seed.
+pub fn measure(
+    inst: &CampaignInstance,
+    r: &Realised,
+    settings: &CpuSettings,
+    seed: u64,
+) -> TrialResult {
     let (algorithm, params, threads) = match params(inst.instance.family(), r) {
         Ok(p) => p,
         Err(e) => return TrialResult::failed(TrialStatus::Failed, e),
     };
+    let limit = match super::run_limit(&settings.mode, inst) {
+        Ok(l) => l,
+        Err(e) => return TrialResult::failed(TrialStatus::Failed, e),
+    };
+    if !limit.is_fixed_work() {
+        return budget_run(inst, algorithm, &params, threads, limit, seed);
+    }
     let options = RunOptions {
-        seed: settings.seed,
+        seed,
         threads,
         budget: Budget {
             iterations: settings.iterations,
-            time_limit: None,
+            ..Budget::default()
         },
     };
     let run = || {
         let started = Instant::now();
         inst.instance
-            .solve(algorithm, &params, &options)
+            .solve(algorithm, &params, &options.clone())
             .map(|outcome| (outcome, started.elapsed().as_secs_f64()))
     };
     let mut last = None;
@@ -115,6 +128,60 @@ pub fn measure(inst: &CampaignInstance, r: &Realised, settings: &CpuSettings) ->
             "{} {algorithm} on {threads} thread(s), {} runs",
             inst.instance.family(),
             times.len()
+        ),
+    }
+}
+
+/// One production run ended by its wall-clock budget or its target, timed as itself.
+fn budget_run(
+    inst: &CampaignInstance,
+    algorithm: solvers::family::Algorithm,
+    params: &AlgorithmParams,
+    threads: usize,
+    limit: crate::measure::protocol::RunLimit,
+    seed: u64,
+) -> TrialResult {
+    let target = limit.target.map(solvers::run::Target::new);
+    let options = RunOptions {
+        seed,
+        threads,
+        budget: Budget {
+            iterations: None,
+            time_limit: limit.time_limit_s.map(std::time::Duration::from_secs_f64),
+            target: target.clone(),
+        },
+    };
+    let started = Instant::now();
+    let outcome = match inst.instance.solve(algorithm, params, &options) {
+        Ok(o) => o,
+        Err(e) => return TrialResult::failed(TrialStatus::Failed, e),
+    };
+    let wall = started.elapsed().as_secs_f64();
+    let mut measurement = Measurement {
+        time_s: Some(wall),
+        run_s: Some(wall),
+        measure_s: Some(wall),
+        target_s: target
+            .as_ref()
+            .and_then(|t| t.reached_after())
+            .map(|d| d.as_secs_f64()),
+        iterations: Some(outcome.iterations),
+        moves: Some(outcome.evaluations),
+        ..Measurement::default()
+    };
+    if let Err(e) = rescore(inst, &outcome.solution, outcome.objective, &mut measurement) {
+        return TrialResult {
+            status: TrialStatus::Invalid,
+            measurement,
+            log: e,
+        };
+    }
+    TrialResult {
+        status: TrialStatus::Ok,
+        measurement,
+        log: format!(
+            "{} {algorithm} on {threads} thread(s), seed {seed}, one run of {wall:.2} s",
+            inst.instance.family()
         ),
     }
 }

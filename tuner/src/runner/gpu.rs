@@ -10,6 +10,7 @@ use results::{Measurement, TrialStatus};
 use solvers::qap::gpu::{GpuAlgorithm, GpuParams};
 
 use super::{rescore, Realised, TrialResult};
+use crate::campaign::config::RunMode;
 use crate::campaign::instances::CampaignInstance;
 use crate::measure::client::WorkerClient;
 use crate::measure::protocol::{Job, Outcome, QapSolveJob, QapSolveResult};
@@ -19,8 +20,10 @@ use crate::measure::MeasureSettings;
 #[derive(Debug, Clone)]
 pub struct GpuSettings {
     pub measure: MeasureSettings,
+    /// Fixed work: iterations of a production run (the variant's default when absent).
     pub iterations: Option<u64>,
-    pub seed: u64,
+    /// What a production run is (fixed work, a budget, or a target).
+    pub mode: RunMode,
     pub cache_dir: PathBuf,
     /// A job that takes longer is treated as a hang: the worker is killed and replaced.
     pub timeout: Duration,
@@ -52,6 +55,27 @@ pub fn params(r: &Realised, iterations: Option<u64>) -> Result<GpuParams, String
     if let Some(c) = r.count("child_threads")? {
         params.child_threads = c;
     }
+    // rots-block's search: the same knobs `mats solve` takes (--tenure-range, --aspiration,
+    // --perturbation, --restart-stall, --launch-iterations), as factors of n and n^2.
+    if let Some(f) = r.float("tenure_min")? {
+        params.tenure_min_factor = f;
+    }
+    if let Some(f) = r.float("tenure_max")? {
+        params.tenure_max_factor = f;
+    }
+    if let Some(f) = r.float("aspiration")? {
+        params.aspiration_factor = f;
+    }
+    if let Some(f) = r.float("perturbation")? {
+        params.perturbation = f;
+    }
+    if let Some(k) = r.count("restart_stall")? {
+        params.restart_stall = k;
+    }
+    if let Some(k) = r.count("launch_iterations")? {
+        params.launch_iterations = k;
+    }
+    params.check_search()?;
     params.flags = r.flags.clone();
     Ok(params)
 }
@@ -62,6 +86,7 @@ pub fn job(
     inst: &CampaignInstance,
     r: &Realised,
     settings: &GpuSettings,
+    seed: u64,
 ) -> Result<QapSolveJob, String> {
     if inst.instance.family() != solvers::family::Family::Qap {
         return Err(format!(
@@ -70,18 +95,18 @@ pub fn job(
             inst.instance.family()
         ));
     }
-    let p = params(r, settings.iterations)?;
+    let mut p = params(r, settings.iterations)?;
+    let limit = super::run_limit(&settings.mode, inst)?;
+    if !limit.is_fixed_work() {
+        // A budgeted run ends by its clock or target; a point's iteration count would cut it.
+        p.iterations = None;
+    }
     Ok(QapSolveJob {
         gpu,
         instance: inst.path.clone(),
-        algorithm: p.algorithm.name().to_string(),
-        solutions: p.solutions,
-        threads_per_block: p.threads_per_block,
-        iterations: p.iterations,
-        tenure: p.tenure,
-        child_threads: Some(p.child_threads),
-        flags: p.flags,
-        seed: settings.seed,
+        params: p,
+        seed,
+        limit,
         settings: settings.measure.clone(),
         cache_dir: Some(settings.cache_dir.clone()),
     })
@@ -95,8 +120,7 @@ pub fn compile_ahead(
     arch: Arch,
     optin_shared: usize,
 ) -> Result<(f64, CacheStatus), String> {
-    let params = crate::measure::workload::qap_params(job)?;
-    let variant = params.variant_for(inst, arch, optin_shared);
+    let variant = job.params.variant_for(inst, arch, optin_shared);
     let cache = KernelCache::new(
         job.cache_dir
             .clone()
@@ -168,11 +192,30 @@ fn convert(inst: &CampaignInstance, r: &QapSolveResult) -> TrialResult {
     }
     throttle.sort();
     throttle.dedup();
+    if let Some(b) = &r.budget_run {
+        throttle.extend(b.throttle_reasons.iter().cloned());
+        throttle.sort();
+        throttle.dedup();
+    }
+    let budget = r.budget_run.as_ref();
     let mut measurement = Measurement {
         time_s: Some(t.median_ms / 1000.0),
         time_spread: Some((t.max_ms - t.min_ms) / t.median_ms.max(1e-12)),
-        power_w: m.energy.as_ref().and_then(|e| e.average_power_w),
-        energy_j: m.energy.as_ref().and_then(|e| e.energy_per_run_j),
+        power_w: budget.map_or_else(
+            || m.energy.as_ref().and_then(|e| e.average_power_w),
+            |b| b.power_w,
+        ),
+        energy_j: budget.map_or_else(
+            || m.energy.as_ref().and_then(|e| e.energy_per_run_j),
+            |b| b.energy_j,
+        ),
+        run_s: Some(budget.map_or(t.median_ms / 1000.0, |b| b.wall_s)),
+        kernel_s: Some(r.kernel_s),
+        measure_s: Some(r.measure_s),
+        target_s: r.target_s,
+        iterations: Some(r.iterations),
+        moves: Some(r.moves),
+        launches: Some(u64::from(r.launches)),
         sm_clock_mhz: state.and_then(|s| s.sm_clock_mhz),
         mem_clock_mhz: state.and_then(|s| s.memory_clock_mhz),
         temperature_c: state.and_then(|s| s.temperature_c),

@@ -76,6 +76,40 @@ impl Realised {
     }
 }
 
+/// What ends one production run of `mode` on `inst`: nothing (fixed work), its budget, or
+/// the cap and the objective that meets the target gap (which needs a best-known value).
+pub fn run_limit(
+    mode: &crate::campaign::config::RunMode,
+    inst: &CampaignInstance,
+) -> Result<crate::measure::protocol::RunLimit, String> {
+    use crate::campaign::config::RunMode;
+    use crate::measure::protocol::RunLimit;
+    Ok(match *mode {
+        RunMode::FixedWork => RunLimit::default(),
+        RunMode::Budget { budget_s } => RunLimit {
+            time_limit_s: Some(budget_s),
+            target: None,
+        },
+        RunMode::Target {
+            target_gap_percent,
+            cap_s,
+            ..
+        } => {
+            let best = inst.record.best_known.ok_or_else(|| {
+                format!(
+                    "{} has no best-known value, so a target gap means nothing for it; give \
+                     one in a best-known CSV or use gap@budget",
+                    inst.record.name
+                )
+            })?;
+            RunLimit {
+                time_limit_s: Some(cap_s),
+                target: Some(solvers::bks::target_objective(best, target_gap_percent)),
+            }
+        }
+    })
+}
+
 /// How a trial ended, ready for the store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrialResult {

@@ -61,6 +61,9 @@ pub struct Objectives {
     pub time_s: f64,
     pub power_w: Option<f64>,
     pub energy_j: Option<f64>,
+    /// Mean gap to the best-known value, percent (quality objectives).
+    #[serde(default)]
+    pub gap_percent: Option<f64>,
 }
 
 /// Measures points (or answers from the store). `None` for a point that failed, crashed,

@@ -14,6 +14,8 @@ pub enum Metric {
     Time,
     Power,
     Energy,
+    /// Mean gap to the best-known value at the campaign's budget.
+    Gap,
 }
 
 impl Metric {
@@ -23,6 +25,7 @@ impl Metric {
             Metric::Time => Some(o.time_s),
             Metric::Power => o.power_w,
             Metric::Energy => o.energy_j,
+            Metric::Gap => o.gap_percent,
         };
         v.filter(|v| v.is_finite())
     }
@@ -32,6 +35,7 @@ impl Metric {
             Metric::Time => "time",
             Metric::Power => "power",
             Metric::Energy => "energy",
+            Metric::Gap => "gap",
         }
     }
 }
@@ -42,17 +46,29 @@ pub enum Objective {
     Time,
     Power,
     Energy,
+    Gap,
     /// The Pareto set of two metrics.
     Pareto(Metric, Metric),
 }
 
 impl Objective {
+    /// The objective that minimises one metric.
+    pub fn single(metric: Metric) -> Objective {
+        match metric {
+            Metric::Time => Objective::Time,
+            Metric::Power => Objective::Power,
+            Metric::Energy => Objective::Energy,
+            Metric::Gap => Objective::Gap,
+        }
+    }
+
     /// The single metric, or None for a Pareto objective.
     pub fn metric(self) -> Option<Metric> {
         match self {
             Objective::Time => Some(Metric::Time),
             Objective::Power => Some(Metric::Power),
             Objective::Energy => Some(Metric::Energy),
+            Objective::Gap => Some(Metric::Gap),
             Objective::Pareto(..) => None,
         }
     }
@@ -97,8 +113,9 @@ impl FromStr for Objective {
             "time" => Ok(Metric::Time),
             "power" => Ok(Metric::Power),
             "energy" => Ok(Metric::Energy),
+            "gap" => Ok(Metric::Gap),
             other => Err(format!(
-                "unknown objective {other:?}; known: time, power, energy, pareto(A,B)"
+                "unknown objective {other:?}; known: time, power, energy, gap, pareto(A,B)"
             )),
         };
         let inner = s
@@ -116,11 +133,7 @@ impl FromStr for Objective {
                 }
                 Ok(Objective::Pareto(a, b))
             }
-            None => Ok(match metric(inner)? {
-                Metric::Time => Objective::Time,
-                Metric::Power => Objective::Power,
-                Metric::Energy => Objective::Energy,
-            }),
+            None => Ok(Objective::single(metric(inner)?)),
         }
     }
 }

@@ -202,7 +202,8 @@ impl Strategy {
             (true, Objective::Pareto(..))
             | (false, Objective::Time)
             | (false, Objective::Power)
-            | (false, Objective::Energy) => {}
+            | (false, Objective::Energy)
+            | (false, Objective::Gap) => {}
             (true, _) => {
                 bail!("the pareto strategy needs two objectives, e.g. pareto(time,energy)")
             }

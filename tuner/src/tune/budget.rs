@@ -16,11 +16,15 @@ pub struct Budget {
     pub per_run_evaluations: Option<u64>,
     pub new_trials: u64,
     pub stop: Arc<AtomicBool>,
+    /// Set for the final re-measure and the holdouts: they verify the search's answer and are
+    /// not part of its budget (only Ctrl-C stops them).
+    pub verifying: bool,
 }
 
 impl Budget {
     pub fn new(config: &BudgetConfig, stop: Arc<AtomicBool>) -> Budget {
         Budget {
+            verifying: false,
             started: Instant::now(),
             wall: config.wall_s.map(Duration::from_secs_f64),
             max_trials: config.trials,
@@ -38,6 +42,9 @@ impl Budget {
 
     /// No new trial may start.
     pub fn exhausted(&self) -> bool {
+        if self.verifying {
+            return self.stopped_by_user();
+        }
         self.stopped_by_user()
             || self.max_trials.is_some_and(|m| self.new_trials >= m)
             || self.wall.is_some_and(|w| self.started.elapsed() >= w)

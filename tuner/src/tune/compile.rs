@@ -35,9 +35,14 @@ pub struct CompilePool {
 
 /// The key of a kernel: what the CUBIN depends on.
 pub fn key(job: &QapSolveJob, instance: &str) -> String {
+    let p = &job.params;
     format!(
         "{}|{}|{}|{:?}|{:?}",
-        job.algorithm, instance, job.threads_per_block, job.child_threads, job.flags
+        p.algorithm.name(),
+        instance,
+        p.threads_per_block,
+        p.child_threads,
+        p.flags
     )
 }
 

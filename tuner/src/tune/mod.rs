@@ -17,7 +17,9 @@ use anyhow::{bail, Context, Result};
 use results::{Point, Store, TrialRow};
 use serde::Serialize;
 
-use crate::campaign::config::{point_from_table, BackendChoice, SetupConfig};
+use crate::campaign::config::{
+    point_from_table, BackendChoice, RacingConfig, RunMode, SetupConfig,
+};
 use crate::campaign::instances::{self, CampaignInstance};
 use crate::campaign::{CampaignFile, Objective};
 use crate::runner::cpu::CpuSettings;
@@ -68,6 +70,8 @@ pub struct TrialJob {
     pub instance_id: i64,
     /// Index into the campaign's instances.
     pub instance: usize,
+    /// The production run's seed.
+    pub seed: u64,
     pub realised: Result<Realised, String>,
 }
 
@@ -85,17 +89,24 @@ pub struct Tuning {
     pub max_attempts: u32,
     pub devices: Vec<String>,
     pub clock: TrialClock,
+    /// What a production run is, and the seeds of every (point, instance).
+    pub mode: RunMode,
+    pub seeds: Vec<u64>,
+    /// Racing: drop a candidate once it is clearly worse than the incumbent on the pairs
+    /// measured so far.
+    pub racing: RacingConfig,
     progress: progress::Progress,
 }
 
 impl Tuning {
     /// The finished trial of this point on this instance on any of the campaign's devices.
-    pub fn cached(&self, point_id: i64, instance_id: i64) -> Result<Option<TrialRow>> {
+    pub fn cached(&self, point_id: i64, instance_id: i64, seed: u64) -> Result<Option<TrialRow>> {
         for device in &self.devices {
             if let Some(row) = self.store.cached(
                 self.campaign_id,
                 point_id,
                 instance_id,
+                seed,
                 device,
                 self.max_attempts,
             )? {
@@ -179,11 +190,24 @@ pub struct TuneSummary {
 pub struct ClassSummary {
     pub class: String,
     pub instances: Vec<String>,
+    /// What the first search minimised (`gap@budget`, `time`, `time-to-target`, ...), and
+    /// its value for the baseline and the best point found.
+    pub metric: String,
+    pub baseline_value: Option<f64>,
+    pub best_value: Option<f64>,
     pub baseline_time_s: Option<f64>,
     pub best_point: Option<Point>,
     pub best_time_s: Option<f64>,
+    /// Time of the baseline over time of the best point (fixed-work objectives).
     pub speedup: Option<f64>,
     pub evaluations: u32,
+    /// Candidates racing dropped early, and the trials that saved.
+    pub raced: u32,
+    pub saved_trials: u32,
+    /// The winner and the baseline re-measured interleaved on fresh seeds.
+    pub final_check: Option<Comparison>,
+    /// The winner, the default solver and the baseline on the class's held-out instances.
+    pub holdout: Option<Comparison>,
 }
 
 /// The space a stored campaign searched (its file and overrides), rebuilt from the campaign
@@ -246,6 +270,8 @@ pub fn output_dir(file: &CampaignFile, out: Option<&Path>) -> PathBuf {
 /// Runs a campaign.
 pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let searches = file.searches()?;
+    let mode = file.run_mode()?;
+    let seeds = file.run_seeds()?;
     let (choice, setup) = choose_backend(&file)?;
     let out_dir = output_dir(&file, options.out.as_deref());
     std::fs::create_dir_all(&out_dir)
@@ -258,10 +284,11 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             .with_overrides(overrides)
             .map_err(|e| file.error_at("overrides", format!("{e:#}")))?;
     }
-    let table = match choice {
+    let table_name = match choice {
         BackendChoice::Gpu => "gpu",
         _ => "cpu",
     };
+    let table = table_name;
     let baseline = point_from_table(&setup.baseline)
         .map_err(|e| file.error_at(&format!("{table}.baseline"), e))?;
     if !crate::search::SearchSpace::is_valid(&space, &baseline) {
@@ -278,22 +305,59 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     }
     if choice == BackendChoice::Cpu
         && searches.iter().any(|(_, o)| {
-            crate::campaign::metrics(*o)
-                .iter()
-                .any(|m| *m != crate::campaign::Metric::Time)
+            crate::campaign::metrics(*o).iter().any(|m| {
+                !matches!(
+                    m,
+                    crate::campaign::Metric::Time | crate::campaign::Metric::Gap
+                )
+            })
         })
     {
         return Err(file.error_at(
             "objective",
-            "power and energy are measured on GPUs only; a CPU campaign optimises \"time\"",
+            "power and energy are measured on GPUs only; a CPU campaign optimises time, \
+             gap@budget or time-to-target",
         ));
     }
+    if mode == RunMode::FixedWork {
+        check_same_work(&space).map_err(|e| file.error_at("objective", e))?;
+    }
 
+    let default_point = match &setup.default {
+        Some(table) => {
+            let p = point_from_table(table)
+                .map_err(|e| file.error_at(&format!("{table_name}.default"), e))?;
+            if !crate::search::SearchSpace::is_valid(&space, &p) {
+                let why = space
+                    .why_invalid(&p)
+                    .unwrap_or_else(|| "it is not a point of the space".into());
+                return Err(file.error_at(
+                    &format!("{table_name}.default"),
+                    format!(
+                        "{p} is not a valid point of {}: {why}",
+                        space_path.display()
+                    ),
+                ));
+            }
+            Some(p)
+        }
+        None => None,
+    };
     let bks = solvers::bks::BestKnown::embedded();
     let instances = instances::resolve(&file, &out_dir, &bks)?;
     let classes = instances::classes(&file, &instances)?;
     // Only the instances the classes keep (per_class may drop some) enter the store.
-    let (instances, classes) = keep_members(instances, classes);
+    let (mut instances, classes) = keep_members(instances, classes);
+    // Holdouts enter the store too (their trials are recorded), but no class's search sees
+    // them: they join their class only for the comparison after the search.
+    let mut holdouts: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for h in instances::resolve_holdouts(&file, &instances, &bks)? {
+        holdouts
+            .entry(h.record.class.clone())
+            .or_default()
+            .push(instances.len());
+        instances.push(h);
+    }
 
     let store_path = out_dir.join(STORE_FILE);
     if options.mode == StartMode::Fresh && store_path.exists() {
@@ -328,7 +392,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let budget = Budget::new(&file.config.budget, stop);
     let seed = file.config.seed;
     let (backend, device_names, device_label) = match choice {
-        BackendChoice::Gpu => open_gpus(&file, &setup, options)?,
+        BackendChoice::Gpu => open_gpus(&file, &setup, options, mode)?,
         _ => {
             let m = file.config.measurement.clone().unwrap_or_default();
             let name = crate::runner::cpu::device_name();
@@ -337,7 +401,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
                     warmup_runs: m.warmup_runs.min(1),
                     timed_runs: m.timed_runs.clamp(1, 5),
                     iterations: setup.iterations,
-                    seed,
+                    mode,
                 }),
                 vec![name.clone()],
                 name,
@@ -355,6 +419,8 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             .collect::<Vec<_>>()
             .join(" "),
         "production_runs": file.config.budget.production_runs,
+        "run": mode,
+        "seeds": seeds,
         "baseline": baseline,
         "parameters": crate::search::SearchSpace::parameters(&space)
             .into_iter()
@@ -416,6 +482,9 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         budget,
         devices: device_names,
         clock: TrialClock::default(),
+        mode,
+        seeds,
+        racing: file.config.racing.clone(),
         progress,
     };
 
@@ -437,6 +506,20 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     }
     if classes.len() > 1 && !t.budget.exhausted() {
         cross_class(&mut t, &classes, &bests, &baselines)?;
+    }
+    if !t.budget.stopped_by_user() {
+        t.budget.verifying = true;
+        verify(
+            &mut t,
+            &classes,
+            &holdouts,
+            &mut summaries,
+            &baseline,
+            default_point.as_ref(),
+            &baselines,
+            seed,
+        )?;
+        t.budget.verifying = false;
     }
     t.progress.finish();
 
@@ -465,6 +548,26 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     std::fs::write(out_dir.join("summary.json"), text)
         .with_context(|| format!("cannot write {}", out_dir.join("summary.json").display()))?;
     Ok(summary)
+}
+
+/// Fixed-work objectives compare the time of the same work: refused when the space mixes
+/// algorithm variants, whose iterations are different work.
+fn check_same_work(space: &Space) -> Result<(), String> {
+    for p in space.param_info() {
+        if p.kind == crate::search::ParamKind::Variant && p.domain.len() > 1 {
+            let values: Vec<String> = p.domain.iter().map(ToString::to_string).collect();
+            return Err(format!(
+                "time, power and energy compare a fixed amount of work, but parameter `{}` \
+                 mixes variants ({}) whose iterations are different work; use objective \
+                 \"gap@budget\" (with [run] budget_s) or \"time-to-target\", or fix `{}` to \
+                 one value in the space's overrides",
+                p.name,
+                values.join(", "),
+                p.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn keep_members(
@@ -508,6 +611,45 @@ fn open_run(t: &Tuning, class: &str, strategy: &str, objective: &str) -> Result<
     Ok((run.id, 0, false))
 }
 
+/// A mean over (instance, seed) pairs with its sample standard deviation.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct MeanSd {
+    pub mean: f64,
+    pub sd: f64,
+    pub n: usize,
+}
+
+impl MeanSd {
+    fn of(values: &[f64]) -> Option<MeanSd> {
+        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let (mean, sd) = evaluator::mean_sd(values);
+        Some(MeanSd {
+            mean,
+            sd,
+            n: values.len(),
+        })
+    }
+}
+
+impl std::fmt::Display for MeanSd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.4} ± {:.4} (n={})", self.mean, self.sd, self.n)
+    }
+}
+
+/// Points compared side by side, interleaved, on the same pairs: by role ("tuned",
+/// "baseline", "default"), the metric's mean and spread.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub instances: Vec<String>,
+    pub seeds: Vec<u64>,
+    pub values: BTreeMap<String, Option<MeanSd>>,
+    /// The role with the lowest mean.
+    pub winner: Option<String>,
+}
+
 fn tune_class(
     t: &mut Tuning,
     class: &str,
@@ -520,8 +662,29 @@ fn tune_class(
         .iter()
         .map(|&i| t.instances[i].record.name.clone())
         .collect();
-    // The baseline first: the guard and every speedup refer to it.
-    let (run_id, recorded, _) = open_run(t, class, "baseline", "time")?;
+    let metric = searches
+        .first()
+        .map(|(_, o)| crate::campaign::metrics(*o)[0])
+        .unwrap_or(crate::campaign::Metric::Time);
+    let label = t.mode.metric_label(metric);
+    let empty = |names: Vec<String>| ClassSummary {
+        class: class.into(),
+        instances: names,
+        metric: label.clone(),
+        baseline_value: None,
+        best_value: None,
+        baseline_time_s: None,
+        best_point: None,
+        best_time_s: None,
+        speedup: None,
+        evaluations: 0,
+        raced: 0,
+        saved_trials: 0,
+        final_check: None,
+        holdout: None,
+    };
+    // The baseline first: the guard, racing and every improvement refer to it.
+    let (run_id, recorded, _) = open_run(t, class, "baseline", metric.name())?;
     let mut ev = ClassEvaluator::new(
         t,
         class,
@@ -529,25 +692,14 @@ fn tune_class(
         run_id,
         recorded,
         None,
-        Some(crate::campaign::Metric::Time),
+        Some(metric),
     );
     let base = ev.evaluate_point(baseline_point)?;
     drop(ev);
     t.store.end_run(run_id)?;
     let Some(objectives) = base.objectives else {
         if t.budget.exhausted() {
-            return Ok((
-                ClassSummary {
-                    class: class.into(),
-                    instances: names,
-                    baseline_time_s: None,
-                    best_point: None,
-                    best_time_s: None,
-                    speedup: None,
-                    evaluations: 0,
-                },
-                None,
-            ));
+            return Ok((empty(names), None));
         }
         let logs: Vec<String> = t
             .store
@@ -566,10 +718,12 @@ fn tune_class(
         time_s: objectives.time_s,
         gap_percent: base.gap_percent.unwrap_or(0.0),
         objectives: base.instance_objectives,
+        measured: objectives,
+        pairs: base.pairs,
     };
 
     // The summary's best point is the first search's; later searches are for comparison.
-    let mut first: Option<(Option<Point>, Option<f64>, u32)> = None;
+    let mut first: Option<SearchResult> = None;
     for (strategy, objective) in searches {
         let found = search_class(
             t,
@@ -586,19 +740,107 @@ fn tune_class(
             break;
         }
     }
-    let (best_point, best_time, evaluations) = first.unwrap_or((None, None, 0));
+    let found = first.unwrap_or_default();
+    let baseline_value = metric.of(&baseline.measured);
+    let best_value = found.best.as_ref().and_then(|(_, o)| metric.of(o));
     Ok((
         ClassSummary {
-            class: class.into(),
-            instances: names,
+            baseline_value,
+            best_value,
             baseline_time_s: Some(baseline.time_s),
-            speedup: best_time.map(|b| baseline.time_s / b),
-            best_time_s: best_time,
-            best_point,
-            evaluations,
+            speedup: found
+                .best
+                .as_ref()
+                .map(|(_, o)| baseline.time_s / o.time_s.max(1e-12)),
+            best_time_s: found.best.as_ref().map(|(_, o)| o.time_s),
+            best_point: found.best.map(|(p, _)| p),
+            evaluations: found.evaluations,
+            raced: found.raced,
+            saved_trials: found.saved_trials,
+            ..empty(names)
         },
         Some(baseline),
     ))
+}
+
+/// What one search of a class found.
+#[derive(Debug, Default)]
+struct SearchResult {
+    best: Option<(Point, crate::search::Objectives)>,
+    evaluations: u32,
+    raced: u32,
+    saved_trials: u32,
+}
+
+/// Measures `points` (role, point) interleaved on `members` with `seeds`, as a run named
+/// `label` of the class, and returns the metric's mean and spread per role.
+#[allow(clippy::too_many_arguments)]
+fn compare(
+    t: &mut Tuning,
+    class: &str,
+    label: &str,
+    members: &[usize],
+    points: &[(String, Point)],
+    seeds: Vec<u64>,
+    metric: crate::campaign::Metric,
+    baseline: Option<Baseline>,
+) -> Result<Option<Comparison>> {
+    if members.is_empty() || points.is_empty() {
+        return Ok(None);
+    }
+    let saved = std::mem::replace(&mut t.seeds, seeds.clone());
+    let result = (|| -> Result<Option<Comparison>> {
+        let (run_id, recorded, _) = open_run(t, class, label, metric.name())?;
+        let mut distinct: Vec<Point> = Vec::new();
+        for (_, p) in points {
+            if !distinct.contains(p) {
+                distinct.push(p.clone());
+            }
+        }
+        let mut ev = ClassEvaluator::new(
+            t,
+            class,
+            members.to_vec(),
+            run_id,
+            recorded,
+            baseline,
+            Some(metric),
+        );
+        let evaluated = ev.evaluate_interleaved(&distinct)?;
+        let incomplete = ev.incomplete;
+        drop(ev);
+        if incomplete {
+            return Ok(None);
+        }
+        t.store.end_run(run_id)?;
+        let mut values = BTreeMap::new();
+        for (role, p) in points {
+            let k = distinct.iter().position(|d| d == p).expect("listed");
+            let e = &evaluated[k];
+            let v: Option<Vec<f64>> = e.pairs.iter().map(|v| v.metric(metric)).collect();
+            let complete = e.objectives.is_some() && !e.pairs.is_empty();
+            values.insert(
+                role.clone(),
+                v.filter(|_| complete).and_then(|v| MeanSd::of(&v)),
+            );
+        }
+        let winner = values
+            .iter()
+            .filter_map(|(r, v)| v.map(|v| (r.clone(), v.mean)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(r, _)| r);
+        Ok(Some(Comparison {
+            instances: members
+                .iter()
+                .map(|&i| t.instances[i].record.name.clone())
+                .collect(),
+            seeds,
+            values,
+            winner,
+        }))
+    })();
+    t.seeds = saved;
+    result
 }
 
 /// One search of a class; returns its best point, that point's time and the evaluations made.
@@ -612,7 +854,7 @@ fn search_class(
     strategy: &crate::search::Strategy,
     objective: Objective,
     seed: u64,
-) -> Result<(Option<Point>, Option<f64>, u32)> {
+) -> Result<SearchResult> {
     let objective_name = crate::campaign::objective_label(objective);
     let label = strategy.label();
     let (run_id, recorded, _) = open_run(t, class, &label, &objective_name)?;
@@ -635,17 +877,101 @@ fn search_class(
         Some(baseline_point.clone()),
         &mut rng,
     )?;
-    let evaluations = ev.seq;
-    let (best_point, best_time) = match outcome.best {
-        Some((p, o)) => (Some(p), Some(o.time_s)),
-        None => (None, None),
+    let found = SearchResult {
+        best: outcome.best,
+        evaluations: ev.seq,
+        raced: ev.raced,
+        saved_trials: ev.saved_trials,
     };
     let complete = !ev.t.budget.exhausted() && !ev.incomplete;
     drop(ev);
     if complete || t.budget.reason().is_none() {
         t.store.end_run(run_id)?;
     }
-    Ok((best_point, best_time, evaluations))
+    Ok(found)
+}
+
+/// After the searches: each class's winner and the baseline re-measured interleaved on fresh
+/// seeds (so the improvement reported is not the search's own luck), and the winner, the
+/// default solver and the baseline on the class's held-out instances.
+#[allow(clippy::too_many_arguments)]
+fn verify(
+    t: &mut Tuning,
+    classes: &BTreeMap<String, Vec<usize>>,
+    holdouts: &BTreeMap<String, Vec<usize>>,
+    summaries: &mut [ClassSummary],
+    baseline_point: &Point,
+    default_point: Option<&Point>,
+    baselines: &BTreeMap<String, Baseline>,
+    seed: u64,
+) -> Result<()> {
+    let n = t.seeds.len() as u64;
+    // Far from the search's seeds (seed, seed + 1, ...), so no trial is reused.
+    let fresh: Vec<u64> = (0..n).map(|k| seed.wrapping_add(1_000_000 + k)).collect();
+    for summary in summaries.iter_mut() {
+        let Some(members) = classes.get(&summary.class) else {
+            continue;
+        };
+        let metric = metric_of_label(&summary.metric);
+        let tuned = summary
+            .best_point
+            .clone()
+            .unwrap_or_else(|| baseline_point.clone());
+        if summary
+            .best_point
+            .as_ref()
+            .is_some_and(|b| b != baseline_point)
+        {
+            summary.final_check = compare(
+                t,
+                &summary.class,
+                "final",
+                members,
+                &[
+                    ("tuned".into(), tuned.clone()),
+                    ("baseline".into(), baseline_point.clone()),
+                ],
+                fresh.clone(),
+                metric,
+                baselines.get(&summary.class).cloned(),
+            )?;
+        }
+        if let Some(h) = holdouts.get(&summary.class) {
+            let mut points = vec![
+                ("tuned".to_string(), tuned.clone()),
+                ("baseline".to_string(), baseline_point.clone()),
+            ];
+            if let Some(d) = default_point {
+                points.push(("default".into(), d.clone()));
+            }
+            summary.holdout = compare(
+                t,
+                &summary.class,
+                "holdout",
+                h,
+                &points,
+                t.seeds.clone(),
+                metric,
+                None,
+            )?;
+        }
+        if t.budget.stopped_by_user() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The metric of a summary's label (`gap@budget` -> gap, `time-to-target` -> time, ...).
+fn metric_of_label(label: &str) -> crate::campaign::Metric {
+    use crate::campaign::Metric;
+    let head = label.split(['@', '-']).next().unwrap_or(label);
+    match head {
+        "gap" => Metric::Gap,
+        "energy" => Metric::Energy,
+        "power" => Metric::Power,
+        _ => Metric::Time,
+    }
 }
 
 /// Each class's best point measured on every other class: the data of "one point for all
@@ -699,6 +1025,7 @@ fn open_gpus(
     file: &CampaignFile,
     setup: &SetupConfig,
     options: &TuneOptions,
+    mode: RunMode,
 ) -> Result<(Backend, Vec<String>, String)> {
     let mut workers = Vec::new();
     let mut names = Vec::new();
@@ -726,7 +1053,7 @@ fn open_gpus(
     let settings = GpuSettings {
         measure: file.config.measurement.clone().unwrap_or_default(),
         iterations: setup.iterations,
-        seed: file.config.seed,
+        mode,
         cache_dir: kernels::KernelCache::default_dir(),
         timeout: std::time::Duration::from_secs(300),
     };

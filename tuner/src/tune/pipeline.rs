@@ -34,9 +34,13 @@ fn trial(
     measure: impl FnOnce(&mut Tuning) -> (TrialResult, f64),
 ) -> Result<TrialResult> {
     let started = Instant::now();
-    let id = t
-        .store
-        .begin_trial(t.campaign_id, job.point_id, job.instance_id, device)?;
+    let id = t.store.begin_trial(
+        t.campaign_id,
+        job.point_id,
+        job.instance_id,
+        job.seed,
+        device,
+    )?;
     let (result, busy_s) = measure(t);
     t.store
         .finish_trial(id, result.status, &result.measurement, &result.log)?;
@@ -62,9 +66,11 @@ fn run_cpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
         let inst = t.instances[job.instance].clone();
         let result = trial(t, job, &device, |_| match &job.realised {
             Ok(r) => {
-                let result = cpu::measure(&inst, r, &settings);
-                let busy = result.measurement.time_s.unwrap_or(0.0)
-                    * f64::from(settings.timed_runs + settings.warmup_runs);
+                let result = cpu::measure(&inst, r, &settings, job.seed);
+                let busy = result.measurement.measure_s.unwrap_or_else(|| {
+                    result.measurement.time_s.unwrap_or(0.0)
+                        * f64::from(settings.timed_runs + settings.warmup_runs)
+                });
                 (result, busy)
             }
             Err(e) => (TrialResult::failed(TrialStatus::Failed, e.clone()), 0.0),
@@ -99,7 +105,7 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
             .realised
             .as_ref()
             .map_err(Clone::clone)
-            .and_then(|r| gpu_job(0, inst, r, &settings));
+            .and_then(|r| gpu_job(0, inst, r, &settings, job.seed));
         let qap = match &inst.instance {
             solvers::family::Instance::Qap(q) => Some(q.clone()),
             _ => None,
@@ -180,6 +186,7 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
                 t.campaign_id,
                 job.point_id,
                 job.instance_id,
+                job.seed,
                 &devices[slot],
             )?;
             // Counted when handed out, so the trial budget holds with several in flight.
@@ -241,7 +248,7 @@ pub fn speculate(t: &mut Tuning, points: &[results::Point], members: &[usize]) {
         let Ok(r) = t.realise(p) else { continue };
         for &m in members {
             let inst = &t.instances[m];
-            if let Ok(wj) = gpu_job(0, inst, &r, &settings) {
+            if let Ok(wj) = gpu_job(0, inst, &r, &settings, 0) {
                 wanted.push((key(&wj, &inst.record.name), wj, m));
             }
         }
