@@ -125,6 +125,10 @@ pub enum ImageFormatArg {
 /// Which of a tuned class's bundles `solve --tuned` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Prefer {
+    /// The bundle of the campaign's own objective (the default): the best gap at the budget
+    /// for quality campaigns, the fastest for fixed-work ones.
+    Tuned,
+    Quality,
     Time,
     Energy,
     Power,
@@ -133,6 +137,8 @@ pub enum Prefer {
 impl Prefer {
     pub fn name(self) -> &'static str {
         match self {
+            Prefer::Tuned => "tuned",
+            Prefer::Quality => "quality",
             Prefer::Time => "time",
             Prefer::Energy => "energy",
             Prefer::Power => "power",
@@ -248,8 +254,9 @@ pub struct SolveArgs {
     /// (`mats export`); --backend, --algo and the tuning parameters then come from the bundle.
     #[arg(long, value_name = "DIR")]
     pub tuned: Option<PathBuf>,
-    /// With --tuned: the bundle tuned for time (default), energy or power.
-    #[arg(long, value_enum, default_value_t = Prefer::Time, requires = "tuned")]
+    /// With --tuned: the bundle of the campaign's objective (default), or the one tuned for
+    /// quality (gap at the budget), time, energy or power.
+    #[arg(long, value_enum, default_value_t = Prefer::Tuned, requires = "tuned")]
     pub prefer: Prefer,
     /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP).
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]

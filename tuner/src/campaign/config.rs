@@ -141,7 +141,7 @@ impl Default for RacingConfig {
 }
 
 /// What one production run of a campaign is, decided by its objectives.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "kebab-case")]
 pub enum RunMode {
     /// A fixed amount of work (iterations); the objectives are its time, power and energy.

@@ -62,6 +62,16 @@ pub struct Manifest {
     pub measured: BTreeMap<String, Measured>,
     /// GPU: kernel per problem size.
     pub kernels: Vec<KernelFile>,
+    /// What the campaign tuned for: its objective and what a production run was (a budget,
+    /// a target with its cap, or fixed work). `solve --tuned` runs at that budget.
+    #[serde(default)]
+    pub objective: Option<String>,
+    #[serde(default)]
+    pub run: Option<crate::campaign::config::RunMode>,
+    /// Why this point was chosen over the search's best, if it was (the default or the
+    /// baseline won the final re-measure).
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -85,9 +95,28 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     // Class -> point -> the latest ok evaluation of it on that class.
     let runs = store.runs(campaign.id)?;
     let class_of: BTreeMap<i64, String> = runs.iter().map(|r| (r.id, r.class.clone())).collect();
+    // The verification runs measure other seeds or other instances: not search results.
+    let verification: std::collections::BTreeSet<i64> = runs
+        .iter()
+        .filter(|r| matches!(r.strategy.as_str(), "final" | "holdout" | "cross-class"))
+        .map(|r| r.id)
+        .collect();
+    let run_mode: Option<crate::campaign::config::RunMode> =
+        serde_json::from_value(settings["run"].clone()).ok();
+    let quality = matches!(
+        run_mode,
+        Some(crate::campaign::config::RunMode::Budget { .. })
+            | Some(crate::campaign::config::RunMode::Target { .. })
+    );
+    // The campaign's own verdict per class: where the final re-measure found the baseline
+    // or the default better than the search's winner, that point is exported instead.
+    let summary: Option<serde_json::Value> =
+        std::fs::read_to_string(args.source.dir.join("summary.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
     let mut by_class: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
     for e in store.evaluations(campaign.id)? {
-        if e.status != EvaluationStatus::Ok {
+        if e.status != EvaluationStatus::Ok || verification.contains(&e.run_id) {
             continue;
         }
         let (Some(class), Some(time_s)) = (class_of.get(&e.run_id), e.time_s) else {
@@ -145,18 +174,52 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             bundles: BTreeMap::new(),
             pareto: pareto(&measured),
         };
-        for prefer in ["time", "energy", "power"] {
+        let prefers: &[&str] = if quality {
+            &["quality", "energy"]
+        } else {
+            &["time", "energy", "power"]
+        };
+        let verdict = verdict(summary.as_ref(), class);
+        for &prefer in prefers {
             let key = |m: &&Measured| match prefer {
                 "time" => Some(m.time_s),
+                // The objective itself in target mode (PAR-k time); the gap at the budget.
+                "quality"
+                    if matches!(
+                        run_mode,
+                        Some(crate::campaign::config::RunMode::Target { .. })
+                    ) =>
+                {
+                    Some(m.time_s)
+                }
+                "quality" => m.gap_percent,
                 "energy" => m.energy_j,
                 _ => m.power_w,
             };
-            let Some(best) = measured.iter().filter(|m| key(m).is_some()).min_by(|a, b| {
+            let searched = measured.iter().filter(|m| key(m).is_some()).min_by(|a, b| {
                 key(a)
                     .unwrap_or(f64::MAX)
                     .total_cmp(&key(b).unwrap_or(f64::MAX))
-            }) else {
+            });
+            let Some(searched) = searched else {
                 continue;
+            };
+            let mut note = None;
+            let best: &Measured = match (&verdict, prefer) {
+                (Some((role, point)), "quality" | "time") if *point != searched.point => {
+                    match points.get(point) {
+                        Some(m) => {
+                            note = Some(format!(
+                                "the {role} won the final re-measure on fresh seeds against the \
+                                 search's best ({}), so the {role} is exported",
+                                searched.point
+                            ));
+                            m
+                        }
+                        None => searched,
+                    }
+                }
+                _ => searched,
             };
             let next = bundles.len();
             let (name, manifest) = bundles.entry(best.point.clone()).or_insert_with(|| {
@@ -172,9 +235,15 @@ pub fn run(args: &ExportArgs) -> Result<()> {
                     nvrtc: nvrtc.clone(),
                     measured: BTreeMap::new(),
                     kernels: Vec::new(),
+                    objective: settings["objectives"].as_str().map(str::to_string),
+                    run: run_mode,
+                    note: note.clone(),
                 };
                 (name, manifest)
             });
+            if let Some(n) = &note {
+                println!("  {class}: {n}");
+            }
             manifest.measured.insert(class.clone(), (*best).clone());
             entry.bundles.insert(prefer.to_string(), name.clone());
             let point_id = store.point(campaign.id, &best.point)?;
@@ -204,7 +273,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         manifest.flags = r.flags;
         manifest.values = r.values;
         // A production run's length is part of what was tuned: `solve --tuned` repeats it.
-        if let Some(i) = settings["iterations"].as_i64() {
+        if let (false, Some(i)) = (quality, settings["iterations"].as_i64()) {
             manifest
                 .values
                 .entry("iterations".into())
@@ -233,13 +302,35 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         args.out.display()
     );
     for (class, entry) in &index.classes {
-        let time = entry.bundles.get("time").map(String::as_str).unwrap_or("-");
+        let chosen: Vec<String> = entry
+            .bundles
+            .iter()
+            .map(|(prefer, bundle)| format!("{prefer}: {bundle}"))
+            .collect();
         println!(
-            "  {class:<24} time: {time}  ({} Pareto points)",
+            "  {class:<24} {}  ({} Pareto points)",
+            chosen.join(", "),
             entry.pareto.len()
         );
     }
     Ok(())
+}
+
+/// The role and point that won a class's final re-measure, when it was not the search's own
+/// winner ("baseline" or "default").
+fn verdict(summary: Option<&serde_json::Value>, class: &str) -> Option<(String, Point)> {
+    let classes = summary?["classes"].as_array()?;
+    let c = classes
+        .iter()
+        .find(|c| c["class"].as_str() == Some(class))?;
+    let winner = c["final_check"]["winner"].as_str()?;
+    if winner == "tuned" {
+        return None;
+    }
+    let point = c["final_check"]["points"][winner].clone();
+    serde_json::from_value(point)
+        .ok()
+        .map(|p| (winner.to_string(), p))
 }
 
 /// Non-dominated points, time against energy where energy exists, else the fastest alone.

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::campaign::config::RunMode;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use solvers::bks::gap_percent;
@@ -307,7 +308,11 @@ fn solve_tuned(
             index.classes.keys().cloned().collect::<Vec<_>>().join(", ")
         );
     };
-    let prefer = args.prefer.name();
+    let prefer = match args.prefer {
+        crate::cli::Prefer::Tuned if entry.bundles.contains_key("quality") => "quality",
+        crate::cli::Prefer::Tuned => "time",
+        other => other.name(),
+    };
     let Some(bundle) = entry.bundles.get(prefer) else {
         bail!(
             "class {class} has no bundle tuned for {prefer} (available: {}); power and energy \
@@ -319,14 +324,40 @@ fn solve_tuned(
     let manifest_path = folder.join("manifest.json");
     let manifest: Manifest = serde_json::from_str(&read(manifest_path.clone())?)
         .with_context(|| format!("{} is not a mats bundle manifest", manifest_path.display()))?;
-    let budget = Budget {
-        iterations: budget.iterations.or(manifest
-            .values
-            .get("iterations")
-            .and_then(|v| v.as_int())
-            .map(|v| v as u64)),
-        ..budget
+    // A bundle runs at the budget it was tuned for unless --time-limit or --iterations says
+    // otherwise; an explicit --time-limit is always honoured.
+    let tuned_limit = manifest.run.and_then(|r| r.limit_s());
+    let budget = match (budget.time_limit, budget.iterations, tuned_limit) {
+        (None, None, Some(s)) => Budget {
+            time_limit: Some(Duration::from_secs_f64(s)),
+            ..budget
+        },
+        (None, _, _) => Budget {
+            iterations: budget.iterations.or(manifest
+                .values
+                .get("iterations")
+                .and_then(|v| v.as_int())
+                .map(|v| v as u64)),
+            ..budget
+        },
+        _ => budget,
     };
+    if let Some(run) = &manifest.run {
+        eprintln!(
+            "bundle {bundle}: tuned for {} at {}; running {}",
+            manifest.objective.as_deref().unwrap_or("?"),
+            match run {
+                RunMode::Budget { budget_s } => format!("{budget_s} s per run"),
+                RunMode::Target { cap_s, .. } => format!("a target, capped at {cap_s} s"),
+                RunMode::FixedWork => "a fixed number of iterations".into(),
+            },
+            match (budget.time_limit, budget.iterations) {
+                (Some(t), _) => format!("for {:.3} s", t.as_secs_f64()),
+                (None, Some(i)) => format!("{i} iterations"),
+                (None, None) => "the solver's default length".into(),
+            }
+        );
+    }
     if manifest.backend == "gpu" {
         let family::Instance::Qap(inst) = instance else {
             bail!("GPU bundles run qap instances only");
@@ -364,7 +395,11 @@ fn solve_tuned(
                 driver.as_deref().unwrap_or("none")
             );
         }
-        let params = manifest.gpu_params()?;
+        let mut params = manifest.gpu_params()?;
+        if budget.time_limit.is_some() && args.iterations.is_none() {
+            // The time limit ends the run: every variant keeps launching until it is spent.
+            params.iterations = None;
+        }
         let cache = kernels::KernelCache::new(folder.join("kernels"));
         let options = RunOptions {
             seed: args.seed,

@@ -47,22 +47,68 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         .max()
         .unwrap_or(5)
         .max(5);
+    let value = |metric: &str, v: Option<f64>| match v {
+        None => "-".to_string(),
+        Some(v) if metric.starts_with("gap") => format!("{v:.3}%"),
+        Some(v) if metric.starts_with("energy") => format!("{v:.2} J"),
+        Some(v) if metric.starts_with("power") => format!("{v:.1} W"),
+        Some(v) if metric == "time" => format!("{:.3} ms", v * 1e3),
+        Some(v) => format!("{v:.3} s"),
+    };
     println!(
-        "{:<w$} {:>10} {:>10} {:>8} {:>6}  best point",
-        "class", "baseline", "best", "speedup", "evals"
+        "{:<w$} {:>16} {:>12} {:>12} {:>6} {:>6}  best point",
+        "class", "objective", "baseline", "best", "evals", "raced"
     );
     for c in &summary.classes {
-        let ms = |s: Option<f64>| s.map_or("-".to_string(), |s| format!("{:.3} ms", s * 1e3));
         println!(
-            "{:<w$} {:>10} {:>10} {:>8} {:>6}  {}",
+            "{:<w$} {:>16} {:>12} {:>12} {:>6} {:>6}  {}",
             c.class,
-            ms(c.baseline_time_s),
-            ms(c.best_time_s),
-            c.speedup.map_or("-".into(), |s| format!("{s:.2}x")),
+            c.metric,
+            value(&c.metric, c.baseline_value),
+            value(&c.metric, c.best_value),
             c.evaluations,
+            c.raced,
             c.best_point.as_ref().map_or("-".into(), |p| p.key())
         );
     }
+    let show = |title: &str, class: &str, metric: &str, cmp: &tune::Comparison| {
+        let parts: Vec<String> = cmp
+            .values
+            .iter()
+            .map(|(role, v)| match v {
+                Some(v) => format!(
+                    "{role} {} ± {}",
+                    value(metric, Some(v.mean)),
+                    value(metric, Some(v.sd)).trim_end_matches(['%', ' ', 'J', 'W', 's', 'm'])
+                ),
+                None => format!("{role} failed"),
+            })
+            .collect();
+        println!(
+            "  {class} {title} ({} instances x {} seeds): {}; best: {}",
+            cmp.instances.len(),
+            cmp.seeds.len(),
+            parts.join(", "),
+            cmp.winner.as_deref().unwrap_or("-")
+        );
+    };
+    for c in &summary.classes {
+        if let Some(f) = &c.final_check {
+            show("re-measured on fresh seeds", &c.class, &c.metric, f);
+        }
+        if let Some(h) = &c.holdout {
+            show("on held-out instances", &c.class, &c.metric, h);
+        }
+    }
+    println!(
+        "cost: {:.1} device-seconds of measurement ({} trials){}",
+        summary.device_seconds,
+        summary.new_trials,
+        summary
+            .production_runs
+            .map(|r| format!(", {r:.1} production-run equivalents"))
+            .unwrap_or_default()
+    );
     if let Some(share) = summary.gpu_busy_share {
         println!("GPU busy {:.1}% of the wall time", share * 100.0);
     }

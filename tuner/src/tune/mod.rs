@@ -179,6 +179,12 @@ pub struct TuneSummary {
     pub classes: Vec<ClassSummary>,
     pub new_trials: u64,
     pub wall_s: f64,
+    /// Seconds the devices spent measuring (warm-ups, timed runs, energy windows, budgeted
+    /// runs): the honest cost, next to the paper's evaluations-as-% figure.
+    pub device_seconds: f64,
+    /// The same as production runs actually executed: device seconds over the baseline's
+    /// mean production-run time (None when that is unknown).
+    pub production_runs: Option<f64>,
     /// Share of the wall time the GPUs spent measuring, averaged over the GPUs.
     pub gpu_busy_share: Option<f64>,
     /// Median seconds per trial outside its measurement window.
@@ -536,6 +542,18 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         classes: summaries,
         new_trials: t.budget.new_trials,
         wall_s,
+        device_seconds: t.clock.busy.iter().map(|d| d.as_secs_f64()).sum(),
+        production_runs: {
+            let busy: f64 = t.clock.busy.iter().map(|d| d.as_secs_f64()).sum();
+            // A budgeted production run lasts its budget; a fixed-work one the baseline's time.
+            let runs: Vec<f64> = baselines.values().map(|b| b.time_s).collect();
+            t.mode
+                .limit_s()
+                .or_else(|| {
+                    (!runs.is_empty()).then(|| runs.iter().sum::<f64>() / runs.len() as f64)
+                })
+                .map(|run| busy / run.max(1e-9))
+        },
         // Per GPU: the busy seconds of all GPUs over wall time times their number.
         gpu_busy_share: match &t.backend {
             Backend::Gpu { workers, .. } => Some(busy / (wall_s * workers.len() as f64).max(1e-9)),
@@ -646,7 +664,9 @@ pub struct Comparison {
     pub instances: Vec<String>,
     pub seeds: Vec<u64>,
     pub values: BTreeMap<String, Option<MeanSd>>,
-    /// The role with the lowest mean.
+    pub points: BTreeMap<String, Point>,
+    /// The role with the lowest mean; "tuned" wherever it ties for the lowest (nothing is
+    /// gained by switching).
     pub winner: Option<String>,
 }
 
@@ -824,11 +844,24 @@ fn compare(
                 v.filter(|_| complete).and_then(|v| MeanSd::of(&v)),
             );
         }
-        let winner = values
-            .iter()
-            .filter_map(|(r, v)| v.map(|v| (r.clone(), v.mean)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(r, _)| r);
+        let lowest = values
+            .values()
+            .filter_map(|v| v.map(|v| v.mean))
+            .min_by(f64::total_cmp);
+        let winner = lowest.and_then(|low| {
+            let at_lowest = |r: &str| {
+                values
+                    .get(r)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|v| v.mean <= low + 1e-12)
+            };
+            if at_lowest("tuned") {
+                Some("tuned".to_string())
+            } else {
+                values.keys().find(|r| at_lowest(r)).cloned()
+            }
+        });
         Ok(Some(Comparison {
             instances: members
                 .iter()
@@ -836,6 +869,7 @@ fn compare(
                 .collect(),
             seeds,
             values,
+            points: points.iter().cloned().collect(),
             winner,
         }))
     })();
@@ -922,15 +956,19 @@ fn verify(
             .as_ref()
             .is_some_and(|b| b != baseline_point)
         {
+            let mut points = vec![
+                ("tuned".to_string(), tuned.clone()),
+                ("baseline".to_string(), baseline_point.clone()),
+            ];
+            if let Some(d) = default_point.filter(|d| **d != tuned && *d != baseline_point) {
+                points.push(("default".into(), d.clone()));
+            }
             summary.final_check = compare(
                 t,
                 &summary.class,
                 "final",
                 members,
-                &[
-                    ("tuned".into(), tuned.clone()),
-                    ("baseline".into(), baseline_point.clone()),
-                ],
+                &points,
                 fresh.clone(),
                 metric,
                 baselines.get(&summary.class).cloned(),
