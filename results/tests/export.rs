@@ -36,7 +36,7 @@ fn filled_store(dir: &tempfile::TempDir) -> (Store, results::CampaignRow) {
     p2.set("flag", "--use_fast_math");
     let p1 = s.point(c.id, &p1).unwrap();
     let p2 = s.point(c.id, &p2).unwrap();
-    let t1 = s.begin_trial(c.id, p1, i, "gpu0").unwrap();
+    let t1 = s.begin_trial(c.id, p1, i, 1, "gpu0").unwrap();
     s.finish_trial(
         t1,
         TrialStatus::Ok,
@@ -52,7 +52,7 @@ fn filled_store(dir: &tempfile::TempDir) -> (Store, results::CampaignRow) {
         "line 1\nline \"2\", with comma",
     )
     .unwrap();
-    s.begin_trial(c.id, p2, i, "gpu0").unwrap();
+    s.begin_trial(c.id, p2, i, 1, "gpu0").unwrap();
     let run = s
         .begin_run(c.id, "low,sym", "random", "time", &json!({}))
         .unwrap();

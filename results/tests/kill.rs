@@ -60,7 +60,7 @@ fn child_writer() {
         p.set("k", k % 50);
         p.set("variant", "2opt");
         let p = s.point(c, &p).unwrap();
-        let t = s.begin_trial(c, p, i, "child").unwrap();
+        let t = s.begin_trial(c, p, i, 1, "child").unwrap();
         writeln!(out.lock(), "begun {t}").unwrap();
         s.finish_trial(
             t,
@@ -120,7 +120,7 @@ fn sigkill_loses_nothing_committed() {
             let mut p = Point::new();
             p.set("parent", parent_ids.len() as i64);
             let p = parent.point(c, &p).unwrap();
-            let t = parent.begin_trial(c, p, i, "parent").unwrap();
+            let t = parent.begin_trial(c, p, i, 1, "parent").unwrap();
             parent
                 .finish_trial(t, TrialStatus::Failed, &Measurement::default(), "parent")
                 .unwrap();

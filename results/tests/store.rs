@@ -50,6 +50,13 @@ fn full_measurement() -> Measurement {
         cache_hit: Some(true),
         objective: Some(-9_000_000_000),
         gap_percent: Some(0.25),
+        run_s: Some(1.0),
+        kernel_s: Some(0.9),
+        measure_s: Some(1.2),
+        target_s: Some(0.4),
+        iterations: Some(123_456),
+        moves: Some(1 << 40),
+        launches: Some(17),
     }
 }
 
@@ -164,7 +171,7 @@ fn trial_round_trip() {
     let c = s.campaign("c", "", &json!({})).unwrap();
     let i = s.instance(c.id, &instance("tai20a", "low")).unwrap();
     let p = s.point(c.id, &point(128, "rots-block")).unwrap();
-    let t = s.begin_trial(c.id, p, i, "H100 GPU-1234").unwrap();
+    let t = s.begin_trial(c.id, p, i, 1, "H100 GPU-1234").unwrap();
 
     let started = s.trial(t).unwrap().unwrap();
     assert_eq!(started.status, TrialStatus::Started);
@@ -195,7 +202,7 @@ fn trial_round_trip() {
         s.finish_trial(t, TrialStatus::Failed, &m, ""),
         Err(StoreError::NotFound { .. })
     ));
-    let t2 = s.begin_trial(c.id, p, i, "cpu").unwrap();
+    let t2 = s.begin_trial(c.id, p, i, 1, "cpu").unwrap();
     assert!(matches!(
         s.finish_trial(t2, TrialStatus::Started, &m, ""),
         Err(StoreError::Invalid { .. })
@@ -213,7 +220,7 @@ fn trials_refuse_rows_of_another_campaign() {
     let c2 = s.campaign("c2", "", &json!({})).unwrap();
     let i1 = s.instance(c1.id, &instance("a", "x")).unwrap();
     let p2 = s.point(c2.id, &point(32, "2opt")).unwrap();
-    let err = s.begin_trial(c1.id, p2, i1, "cpu").unwrap_err();
+    let err = s.begin_trial(c1.id, p2, i1, 1, "cpu").unwrap_err();
     assert!(err.to_string().contains("FOREIGN KEY"), "{err}");
     assert!(s.trials(c1.id).unwrap().is_empty());
 }
@@ -228,13 +235,17 @@ fn attempts_recover_and_cached() {
     let q = s.point(c.id, &point(32, "2opt")).unwrap();
     let dev = "gpu0";
 
-    assert_eq!(s.cached(c.id, p, i, dev, 2).unwrap(), None, "never tried");
+    assert_eq!(
+        s.cached(c.id, p, i, 1, dev, 2).unwrap(),
+        None,
+        "never tried"
+    );
 
     // Attempt 1 dies with the process: still started, so not cached.
-    let t1 = s.begin_trial(c.id, p, i, dev).unwrap();
-    assert_eq!(s.cached(c.id, p, i, dev, 2).unwrap(), None);
+    let t1 = s.begin_trial(c.id, p, i, 1, dev).unwrap();
+    assert_eq!(s.cached(c.id, p, i, 1, dev, 2).unwrap(), None);
     // A trial of another point stays untouched by everything below until recover.
-    let other = s.begin_trial(c.id, q, i, dev).unwrap();
+    let other = s.begin_trial(c.id, q, i, 1, dev).unwrap();
     s.finish_trial(other, TrialStatus::Ok, &full_measurement(), "")
         .unwrap();
 
@@ -245,15 +256,15 @@ fn attempts_recover_and_cached() {
     assert_eq!(r1.log, RECOVERED_LOG);
     assert!(r1.ended_at.is_some());
     // One crash, two attempts allowed: measure again.
-    assert_eq!(s.cached(c.id, p, i, dev, 2).unwrap(), None);
+    assert_eq!(s.cached(c.id, p, i, 1, dev, 2).unwrap(), None);
     // With one attempt allowed, the crash is the answer.
     assert_eq!(
-        s.cached(c.id, p, i, dev, 1).unwrap().map(|t| t.id),
+        s.cached(c.id, p, i, 1, dev, 1).unwrap().map(|t| t.id),
         Some(t1)
     );
 
     // Attempt 2 crashes the worker (the tuner finishes it as crashed itself).
-    let t2 = s.begin_trial(c.id, p, i, dev).unwrap();
+    let t2 = s.begin_trial(c.id, p, i, 1, dev).unwrap();
     assert_eq!(s.trial(t2).unwrap().unwrap().attempt, 2);
     s.finish_trial(
         t2,
@@ -262,33 +273,33 @@ fn attempts_recover_and_cached() {
         "illegal address",
     )
     .unwrap();
-    let cached = s.cached(c.id, p, i, dev, 2).unwrap().expect("gave up");
+    let cached = s.cached(c.id, p, i, 1, dev, 2).unwrap().expect("gave up");
     assert_eq!((cached.id, cached.attempt), (t2, 2), "latest crash");
     assert_eq!(cached.log, "illegal address");
-    assert_eq!(s.cached(c.id, p, i, dev, 3).unwrap(), None);
+    assert_eq!(s.cached(c.id, p, i, 1, dev, 3).unwrap(), None);
 
     // Attempt 3 (max_attempts raised) succeeds: from now on the ok trial is the answer,
     // whatever max_attempts says.
-    let t3 = s.begin_trial(c.id, p, i, dev).unwrap();
+    let t3 = s.begin_trial(c.id, p, i, 1, dev).unwrap();
     assert_eq!(s.trial(t3).unwrap().unwrap().attempt, 3);
     s.finish_trial(t3, TrialStatus::Ok, &full_measurement(), "")
         .unwrap();
     for max in [0, 1, 2, 10] {
-        assert_eq!(s.cached(c.id, p, i, dev, max).unwrap().unwrap().id, t3);
+        assert_eq!(s.cached(c.id, p, i, 1, dev, max).unwrap().unwrap().id, t3);
     }
 
     // Other device and other instance: separate histories, attempts start at 1.
-    assert_eq!(s.cached(c.id, p, i, "gpu1", 2).unwrap(), None);
-    let t4 = s.begin_trial(c.id, p, i, "gpu1").unwrap();
+    assert_eq!(s.cached(c.id, p, i, 1, "gpu1", 2).unwrap(), None);
+    let t4 = s.begin_trial(c.id, p, i, 1, "gpu1").unwrap();
     assert_eq!(s.trial(t4).unwrap().unwrap().attempt, 1);
     let j = s.instance(c.id, &instance("tai40a", "low")).unwrap();
-    assert_eq!(s.cached(c.id, p, j, dev, 2).unwrap(), None);
+    assert_eq!(s.cached(c.id, p, j, 1, dev, 2).unwrap(), None);
 
     // A failed (or invalid) trial is final at once: retrying a compile error is pointless.
-    let t5 = s.begin_trial(c.id, q, j, dev).unwrap();
+    let t5 = s.begin_trial(c.id, q, j, 1, dev).unwrap();
     s.finish_trial(t5, TrialStatus::Invalid, &full_measurement(), "mis-scored")
         .unwrap();
-    let got = s.cached(c.id, q, j, dev, 5).unwrap().unwrap();
+    let got = s.cached(c.id, q, j, 1, dev, 5).unwrap().unwrap();
     assert_eq!((got.id, got.status), (t5, TrialStatus::Invalid));
 
     // Recover only touches its own campaign.
@@ -311,7 +322,7 @@ fn recover_appends_to_an_existing_log() {
     let c = s.campaign("c", "", &json!({})).unwrap();
     let i = s.instance(c.id, &instance("a", "x")).unwrap();
     let p = s.point(c.id, &point(32, "2opt")).unwrap();
-    let t = s.begin_trial(c.id, p, i, "cpu").unwrap();
+    let t = s.begin_trial(c.id, p, i, 1, "cpu").unwrap();
     // No method writes a log into a started trial today; a future one (progress notes) or a
     // hand edit must keep its text.
     let conn = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
@@ -481,7 +492,7 @@ fn reopen_keeps_everything_and_checks_ok() {
         let c = s.campaign("c", "x = 1", &json!({"a": 1})).unwrap();
         let i = s.instance(c.id, &instance("a", "x")).unwrap();
         let p = s.point(c.id, &point(32, "2opt")).unwrap();
-        let t = s.begin_trial(c.id, p, i, "cpu").unwrap();
+        let t = s.begin_trial(c.id, p, i, 1, "cpu").unwrap();
         s.finish_trial(t, TrialStatus::Ok, &full_measurement(), "log")
             .unwrap();
         s.trials(c.id).unwrap()
@@ -587,7 +598,7 @@ fn two_stores_on_one_file_interleave_safely() {
                     let p = points[k % points.len()];
                     // Both writers hit the same (point, instance, device): attempts must
                     // still come out unique.
-                    let t = s.begin_trial(c, p, i, "gpu0").unwrap();
+                    let t = s.begin_trial(c, p, i, 1, "gpu0").unwrap();
                     s.finish_trial(t, TrialStatus::Ok, &full_measurement(), "")
                         .unwrap();
                     s.point(c, &point(100 + k as i64, "shared")).unwrap();
@@ -649,7 +660,7 @@ fn nan_measurements_read_back_as_missing() {
     let c = s.campaign("c", "", &json!({})).unwrap();
     let i = s.instance(c.id, &instance("a", "x")).unwrap();
     let p = s.point(c.id, &point(1, "v")).unwrap();
-    let t = s.begin_trial(c.id, p, i, "cpu").unwrap();
+    let t = s.begin_trial(c.id, p, i, 1, "cpu").unwrap();
     let m = Measurement {
         time_s: Some(f64::NAN),
         power_w: Some(f64::INFINITY),
@@ -659,4 +670,44 @@ fn nan_measurements_read_back_as_missing() {
     let got = s.trial(t).unwrap().unwrap().measurement;
     assert_eq!(got.time_s, None);
     assert_eq!(got.power_w, Some(f64::INFINITY));
+}
+
+/// The seed is part of a trial's identity: the same (point, instance, device) with another
+/// seed is another trial, and each has its own cache entry and attempts.
+#[test]
+fn trials_of_different_seeds_are_different_trials() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.sqlite")).unwrap();
+    let c = store
+        .campaign("c", "name = \"c\"", &serde_json::json!({}))
+        .unwrap()
+        .id;
+    let i = store
+        .instance(
+            c,
+            &results::InstanceRecord {
+                name: "x".into(),
+                source: "x.dat".into(),
+                family: "qap".into(),
+                class: "k".into(),
+                features: serde_json::Value::Null,
+                best_known: None,
+            },
+        )
+        .unwrap();
+    let p = store.point(c, &results::Point::new()).unwrap();
+    let a = store.begin_trial(c, p, i, 1, "gpu").unwrap();
+    let b = store.begin_trial(c, p, i, 2, "gpu").unwrap();
+    store
+        .finish_trial(a, results::TrialStatus::Ok, &full_measurement(), "")
+        .unwrap();
+    assert!(store.cached(c, p, i, 1, "gpu", 2).unwrap().is_some());
+    assert!(store.cached(c, p, i, 2, "gpu", 2).unwrap().is_none());
+    let rows = store.trials(c).unwrap();
+    assert_eq!(
+        rows.iter().map(|r| (r.seed, r.attempt)).collect::<Vec<_>>(),
+        [(1, 1), (2, 1)]
+    );
+    assert_eq!(rows[0].measurement, full_measurement());
+    let _ = b;
 }

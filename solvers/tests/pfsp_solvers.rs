@@ -110,7 +110,7 @@ fn tabu_and_ig_reach_the_optimum_of_small_instances() {
         for run_seed in [1, 2, 3] {
             let options = RunOptions {
                 seed: run_seed,
-                ..options
+                ..options.clone()
             };
             let g = pfsp::iterated_greedy(&inst, &IgParams::default(), &options);
             permutation::check(&g.solution, n).expect("IG returns a permutation");

@@ -143,7 +143,10 @@ fn solvers_are_deterministic_whatever_the_thread_count() {
         threads: 1,
         budget: Budget::default(),
     };
-    let two = RunOptions { threads: 2, ..one };
+    let two = RunOptions {
+        threads: 2,
+        ..one.clone()
+    };
     let params = TwoOptParams { starts: 8 };
     assert_eq!(
         qap::two_opt(&inst, &params, &one),

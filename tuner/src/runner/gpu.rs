@@ -295,7 +295,7 @@ mod tests {
         GpuSettings {
             measure: MeasureSettings::default(),
             iterations: Some(50),
-            seed: 3,
+            mode: RunMode::FixedWork,
             cache_dir: PathBuf::from("/nonexistent"),
             timeout: Duration::from_secs(1),
         }
@@ -314,11 +314,13 @@ mod tests {
             ],
             &["--ptxas-options=-O2", "-maxrregcount=32"],
         );
-        let job = job(1, &instance("tai12a.dat"), &r, &settings()).unwrap();
-        assert_eq!((job.gpu, job.seed, job.iterations), (1, 3, Some(50)));
-        let from_job = crate::measure::workload::qap_params(&job).unwrap();
+        let job = job(1, &instance("tai12a.dat"), &r, &settings(), 3).unwrap();
+        assert_eq!((job.gpu, job.seed, job.params.iterations), (1, 3, Some(50)));
         let from_point = params(&r, Some(50)).unwrap();
-        assert_eq!(from_job, from_point);
+        // The worker reads the job's typed parameters as they travel (JSON), not a copy.
+        let travelled: QapSolveJob =
+            serde_json::from_str(&serde_json::to_string(&job).unwrap()).unwrap();
+        assert_eq!(travelled.params, from_point);
         assert_eq!(from_point.child_threads, 128);
         assert_eq!(
             from_point.flags,
@@ -361,7 +363,7 @@ mod tests {
             i.instance = solvers::family::load(&path, None, Some(1)).unwrap();
             i
         };
-        let e = job(0, &pfsp, &cpu, &settings()).unwrap_err();
+        let e = job(0, &pfsp, &cpu, &settings(), 1).unwrap_err();
         assert!(e.contains("qap"), "{e}");
     }
 }

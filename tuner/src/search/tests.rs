@@ -65,6 +65,7 @@ fn rugged(p: &Point) -> f64 {
 fn table(space: &Space, f: fn(&Point) -> f64) -> TableEvaluator {
     TableEvaluator::from_fn(space, |p| {
         Some(Objectives {
+            gap_percent: None,
             time_s: f(p),
             power_w: Some(100.0 + f(p) * 0.0 + int(p, "a") as f64),
             energy_j: Some(f(p) * (100.0 + int(p, "a") as f64)),
@@ -291,6 +292,7 @@ fn one_point_space_works_for_every_strategy() {
     for st in strategies {
         let mut t = TableEvaluator::from_fn(&s, |_| {
             Some(Objectives {
+                gap_percent: None,
                 time_s: 2.0,
                 power_w: Some(1.0),
                 energy_j: Some(2.0),
