@@ -521,7 +521,7 @@ impl Prepared {
             deadline: options
                 .budget
                 .time_limit
-                .map(|limit| Instant::now() + limit),
+                .and_then(|limit| Instant::now().checked_add(limit)),
             kernel_seconds: 0.0,
             launches: 0,
         };
