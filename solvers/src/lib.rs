@@ -7,6 +7,7 @@
 
 pub mod bks;
 pub mod error;
+pub mod exact;
 pub mod family;
 pub mod hwsw;
 pub mod permutation;

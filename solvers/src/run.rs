@@ -96,6 +96,7 @@ impl Budget {
         let started = Instant::now();
         Deadline {
             iterations,
+            // A limit beyond what the clock can represent (centuries) means no clock at all.
             until: self.time_limit.and_then(|limit| started.checked_add(limit)),
             started,
             target: self.target.clone(),
@@ -173,8 +174,8 @@ impl Outcome {
     /// deterministic whatever order the threads finished in.
     pub fn best_of(self, other: Outcome) -> Outcome {
         let (iterations, evaluations) = (
-            self.iterations + other.iterations,
-            self.evaluations + other.evaluations,
+            self.iterations.saturating_add(other.iterations),
+            self.evaluations.saturating_add(other.evaluations),
         );
         let mut best = if other.objective < self.objective {
             other
@@ -203,7 +204,12 @@ where
 {
     use rayon::prelude::*;
     with_threads(threads, || {
-        let outcomes: Vec<Outcome> = (0..starts).into_par_iter().map(&start).collect();
-        outcomes.into_iter().reduce(Outcome::best_of)
+        // Reduced as they finish, never collected: memory stays O(threads x n) for any
+        // number of starts. Rayon combines neighbours in index order and `best_of` is
+        // associative, so the result still equals the sequential reduction.
+        (0..starts)
+            .into_par_iter()
+            .map(&start)
+            .reduce_with(Outcome::best_of)
     })
 }

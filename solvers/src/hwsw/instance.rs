@@ -85,6 +85,12 @@ impl Instance {
                 ));
             }
         }
+        // H, S and C are each at most their sum over all nodes or edges; the bound covers
+        // S + C and every flip delta.
+        let worst = crate::exact::sum_abs(software.iter().copied())
+            .saturating_add(crate::exact::sum_abs(hardware.iter().copied()))
+            .saturating_add(crate::exact::sum_abs(edges.iter().map(|e| e.2)));
+        crate::exact::check_worst_case(worst, "(the sum of all node and edge costs)")?;
         let mut degree = vec![0usize; n + 1];
         let mut seen = std::collections::HashSet::with_capacity(edges.len());
         for (k, &(u, v, c)) in edges.iter().enumerate() {

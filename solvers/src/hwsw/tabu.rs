@@ -186,7 +186,8 @@ fn run(inst: &Instance, params: &StsParams, options: &RunOptions, parallel: bool
         return finish(best, 0, 0);
     }
     let candidates = (n * (n - 1) / 2) as u64;
-    let mut tabu: VecDeque<(usize, usize)> = VecDeque::with_capacity(params.tabu_length + 1);
+    // Grows with use: a huge tenure must not reserve its whole length up front.
+    let mut tabu: VecDeque<(usize, usize)> = VecDeque::new();
     let mut iterations = 0u64;
     let mut evaluations = 0u64;
     let mut stall = 0u64;

@@ -54,6 +54,12 @@ impl Instance {
                 times_machine_major[position]
             ));
         }
+        // A makespan never exceeds the sum of all times; insertion adds a head and a tail,
+        // each at most that sum, which the bound's headroom covers.
+        crate::exact::check_worst_case(
+            crate::exact::sum_abs(times_machine_major.iter().copied()),
+            "(the sum of all processing times)",
+        )?;
         let mut by_job = vec![0; cells];
         for machine in 0..machines {
             for job in 0..jobs {

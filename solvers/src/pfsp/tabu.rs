@@ -97,7 +97,8 @@ fn search(inst: &Instance, params: &TabuParams, deadline: &Deadline, parallel: b
     deadline.offer(best_value);
     let mut iterations = 0u64;
     let mut evaluations = 0u64;
-    let mut tabu_list: VecDeque<Vec<usize>> = VecDeque::with_capacity(params.tenure + 1);
+    // Grows with use: a huge tenure must not reserve its whole length up front.
+    let mut tabu_list: VecDeque<Vec<usize>> = VecDeque::new();
     if params.tenure > 0 {
         tabu_list.push_back(current.clone());
     }

@@ -49,6 +49,14 @@ impl Instance {
                 b.len()
             ));
         }
+        // Swap deltas and their O(1) updates form up to 32 products of entry differences,
+        // so small n is rounded up to 6 (36 > 32) for the bound to cover them too.
+        let side = n.max(6) as i128;
+        let worst = crate::exact::mul(
+            crate::exact::mul(side * side, crate::exact::max_abs(a.iter().copied())),
+            crate::exact::max_abs(b.iter().copied()),
+        );
+        crate::exact::check_worst_case(worst, "max(n, 6)^2 x max|A| x max|B|")?;
         let transpose = |m: &[i64]| {
             let mut t = vec![0; n * n];
             for i in 0..n {

@@ -40,6 +40,10 @@ use crate::run::{stream_rng, with_threads, Outcome, RunOptions};
 /// bytes) are built for: 10 000 cities take 3.2 GB.
 pub const MAX_AS_CITIES: usize = 10_000;
 
+/// Most cities x ants of one iteration's tours (8 bytes each: 2 GiB); more ants than this
+/// allows are refused rather than left to abort on a failed allocation.
+pub const MAX_TOUR_CELLS: usize = 1 << 28;
+
 /// Iterations when the budget names none.
 pub const DEFAULT_AS_ITERATIONS: u64 = 100;
 
@@ -176,6 +180,13 @@ impl AntSystem {
             ));
         }
         let m = params.ants.unwrap_or(n);
+        if m.checked_mul(n).is_none_or(|cells| cells > MAX_TOUR_CELLS) {
+            return Err(format!(
+                "{m} ants x {n} cities exceed the {MAX_TOUR_CELLS} tour cells one iteration \
+                 may hold (2 GiB); use at most {} ants",
+                MAX_TOUR_CELLS / n
+            ));
+        }
         let dist = inst.distance_matrix();
         let candidates = CandidateLists::from_matrix(&dist, n, params.candidates);
         let nn_length = length(&dist, n, &nearest_neighbour_tour(&dist, n, 0)).max(1);

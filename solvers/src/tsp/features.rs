@@ -9,7 +9,10 @@
 //!   drilling patterns, where most cities have the same nearest distance), `uniform`
 //!   (0.35 <= cv < 0.9: uniformly random points give about sqrt(4/pi - 1) = 0.52), and
 //!   `clustered` (cv >= 0.9: dense clusters far apart). It is computed from the integer
-//!   distances, so explicit matrices get it too. Cost O(n^2) (parallel).
+//!   distances, so explicit matrices get it too. Cost O(n log n) for EUC_2D, CEIL_2D and
+//!   ATT (a k-d tree: their integer distances grow with the Euclidean one, so the Euclidean
+//!   nearest neighbour has the smallest integer distance); O(n^2) (parallel) for GEO and
+//!   explicit matrices, which TSPLIB only has up to a few thousand cities.
 //!
 //! The layout thresholds come from the uniform-random value and have not yet been
 //! calibrated across TSPLIB (`mats instance info --json FILE` prints `nn_cv` for that).
@@ -77,6 +80,61 @@ impl fmt::Display for Class {
 impl Instance {
     /// The nearest-neighbour distance of every city.
     pub fn nearest_distances(&self) -> Vec<i64> {
+        match self.edge_weight_type {
+            EdgeWeightType::Euc2d | EdgeWeightType::Ceil2d | EdgeWeightType::Att => {
+                self.nearest_distances_kd()
+            }
+            EdgeWeightType::Geo | EdgeWeightType::Explicit => self.nearest_distances_all_pairs(),
+        }
+    }
+
+    /// By a k-d tree over the distinct points; cities sharing a point are at distance 0.
+    fn nearest_distances_kd(&self) -> Vec<i64> {
+        let n = self.n();
+        let coords = self.coords();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by(|&a, &b| {
+            coords[a]
+                .0
+                .total_cmp(&coords[b].0)
+                .then(coords[a].1.total_cmp(&coords[b].1))
+        });
+        // Distinct points, each with one city standing at it, and every city's point.
+        let mut points: Vec<[f64; 2]> = Vec::new();
+        let mut city_of_point: Vec<usize> = Vec::new();
+        let mut shared: Vec<bool> = Vec::new();
+        let mut point_of = vec![0usize; n];
+        for &city in &order {
+            let (x, y) = coords[city];
+            if points.last() == Some(&[x, y]) {
+                *shared.last_mut().expect("a point was pushed") = true;
+            } else {
+                points.push([x, y]);
+                city_of_point.push(city);
+                shared.push(false);
+            }
+            point_of[city] = points.len() - 1;
+        }
+        let tree: kiddo::ImmutableKdTree<f64, 2> = kiddo::ImmutableKdTree::new_from_slice(&points);
+        let two = std::num::NonZero::new(2).expect("2 is not zero");
+        (0..n)
+            .into_par_iter()
+            .map(|city| {
+                let p = point_of[city];
+                if shared[p] {
+                    return 0;
+                }
+                tree.nearest_n::<kiddo::SquaredEuclidean>(&points[p], two)
+                    .iter()
+                    .map(|nb| nb.item as usize)
+                    .find(|&q| q != p)
+                    .map_or(0, |q| self.dist(city, city_of_point[q]))
+            })
+            .collect()
+    }
+
+    /// By looking at every pair (parallel).
+    pub fn nearest_distances_all_pairs(&self) -> Vec<i64> {
         let n = self.n();
         (0..n)
             .into_par_iter()

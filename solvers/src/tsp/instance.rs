@@ -48,10 +48,15 @@ impl Instance {
                 k + 1
             ));
         }
+        if edge_weight_type == EdgeWeightType::Explicit {
+            return Err("EXPLICIT instances take a matrix, not coordinates".into());
+        }
+        crate::exact::check_worst_case(
+            worst_tour_from_coords(edge_weight_type, &coords),
+            "n x (the longest possible edge)",
+        )?;
         let coords = match edge_weight_type {
-            EdgeWeightType::Explicit => {
-                return Err("EXPLICIT instances take a matrix, not coordinates".into())
-            }
+            EdgeWeightType::Explicit => unreachable!("refused above"),
             EdgeWeightType::Geo => coords
                 .into_iter()
                 .map(|(x, y)| (distance::geo_radians(x), distance::geo_radians(y)))
@@ -89,6 +94,10 @@ impl Instance {
                 matrix.len()
             ));
         }
+        crate::exact::check_worst_case(
+            crate::exact::mul(n as i128, crate::exact::max_abs(matrix.iter().copied())),
+            "n x (the largest weight)",
+        )?;
         for i in 0..n {
             for j in 0..n {
                 let d = matrix[i * n + j];
@@ -119,6 +128,11 @@ impl Instance {
             coords: Vec::new(),
             matrix,
         })
+    }
+
+    /// The coordinates (GEO ones in radians); empty for EXPLICIT instances.
+    pub fn coords(&self) -> &[(f64, f64)] {
+        &self.coords
     }
 
     /// Number of cities.
@@ -171,4 +185,31 @@ impl Instance {
         }
         total
     }
+}
+
+/// A bound on the length of any tour: n times the longest distance any two cities of the
+/// bounding box can have (plus one for TSPLIB's rounding up), saturated in `i128`.
+fn worst_tour_from_coords(edge_weight_type: EdgeWeightType, coords: &[(f64, f64)]) -> i128 {
+    let longest = match edge_weight_type {
+        // Great-circle distances never exceed half the circumference of TSPLIB's sphere.
+        EdgeWeightType::Geo => distance::GEO_PI * distance::GEO_RRR,
+        _ => {
+            let (mut lo_x, mut hi_x, mut lo_y, mut hi_y) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+            for &(x, y) in coords {
+                lo_x = lo_x.min(x);
+                hi_x = hi_x.max(x);
+                lo_y = lo_y.min(y);
+                hi_y = hi_y.max(y);
+            }
+            let diagonal = (hi_x - lo_x).hypot(hi_y - lo_y);
+            if edge_weight_type == EdgeWeightType::Att {
+                diagonal / 10f64.sqrt()
+            } else {
+                diagonal
+            }
+        }
+    };
+    // `as` saturates, and an infinite diagonal (coordinates near f64::MAX) becomes i128::MAX.
+    let edge = (longest + 2.0).ceil() as i128;
+    crate::exact::mul(coords.len() as i128, edge)
 }

@@ -37,6 +37,10 @@ pub struct SolveReport {
     pub gpu: Option<GpuDetails>,
 }
 
+/// The longest `--time-limit`: far beyond any run, and far below where `Duration` and
+/// `Instant` arithmetic overflow (1e19 s and more used to panic).
+pub const MAX_TIME_LIMIT_S: f64 = 1e9;
+
 pub fn run(args: &SolveArgs) -> Result<()> {
     let src = &args.source;
     let bks = super::best_known(&src.bks)?;
@@ -44,8 +48,13 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     let fam = instance.family();
     let time_limit = match args.time_limit {
         None => None,
-        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => bail!("--time-limit must be a positive number of seconds, found {s}"),
+        Some(s) if s.is_finite() && s > 0.0 && s <= MAX_TIME_LIMIT_S => {
+            Some(Duration::from_secs_f64(s))
+        }
+        Some(s) => bail!(
+            "--time-limit must be a positive number of seconds up to {MAX_TIME_LIMIT_S:e} \
+             (about 31 years), found {s}"
+        ),
     };
     if args.iterations == Some(0) {
         bail!("--iterations must be at least 1");

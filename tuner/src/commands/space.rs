@@ -72,7 +72,13 @@ pub fn render(space: &Space) -> String {
     let line = |cells: [&str; 5]| {
         let mut s = String::from(" ");
         for (c, w) in cells.iter().zip(widths) {
-            let _ = write!(s, " {c:<w$}");
+            // Padded by hand: a `{:<w$}` width above 65,535 panics, and cells come from files.
+            s.push(' ');
+            s.push_str(c);
+            s.extend(std::iter::repeat_n(
+                ' ',
+                w.saturating_sub(c.chars().count()),
+            ));
         }
         s.trim_end().to_string()
     };

@@ -46,7 +46,8 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         .map(|c| c.class.len())
         .max()
         .unwrap_or(5)
-        .max(5);
+        // A longer class name only pushes its row out; a width above 65,535 would panic.
+        .clamp(5, 60);
     let value = |metric: &str, v: Option<f64>| match v {
         None => "-".to_string(),
         Some(v) if metric.starts_with("gap") => format!("{v:.3}%"),

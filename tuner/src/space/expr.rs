@@ -17,6 +17,42 @@ pub(crate) struct Expr {
     pub params: Vec<usize>,
 }
 
+/// The longest expression accepted, in bytes.
+pub const MAX_EXPR_LEN: usize = 1000;
+
+/// The deepest nesting accepted: parentheses plus runs of prefix operators (`!`, `-`).
+/// evalexpr parses and evaluates recursively, so without a bound a file could overflow the
+/// stack (50,000 levels did) or take quadratic time.
+pub const MAX_EXPR_DEPTH: usize = 32;
+
+/// The deepest nesting of `text`: open parentheses plus the prefix operators in front.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest, mut prefix_run) = (0usize, 0usize, 0usize);
+    let mut after_operand = false;
+    for c in text.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                after_operand = false;
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                prefix_run = 0;
+                after_operand = true;
+            }
+            '!' | '-' if !after_operand => prefix_run += 1,
+            c if c.is_whitespace() => {}
+            c if c.is_alphanumeric() || c == '_' || c == '"' || c == '.' => {
+                prefix_run = 0;
+                after_operand = true;
+            }
+            _ => after_operand = false,
+        }
+        deepest = deepest.max(depth + prefix_run);
+    }
+    deepest
+}
+
 /// Why an expression could not be used.
 pub(crate) enum ExprError {
     Parse(String),
@@ -30,6 +66,19 @@ impl Expr {
         names: &HashMap<String, usize>,
         constants: &HashMap<String, EValue>,
     ) -> Result<Expr, ExprError> {
+        if text.len() > MAX_EXPR_LEN {
+            return Err(ExprError::Parse(format!(
+                "it is {} bytes long; expressions have at most {MAX_EXPR_LEN}",
+                text.len()
+            )));
+        }
+        let depth = nesting(text);
+        if depth > MAX_EXPR_DEPTH {
+            return Err(ExprError::Parse(format!(
+                "it nests {depth} levels deep (parentheses and prefix operators); \
+                 expressions have at most {MAX_EXPR_DEPTH}"
+            )));
+        }
         let node = evalexpr::build_operator_tree::<DefaultNumericTypes>(text)
             .map_err(|e| ExprError::Parse(e.to_string()))?;
         let mut params = Vec::new();

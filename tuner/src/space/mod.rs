@@ -275,7 +275,7 @@ impl Space {
         let mut space_where = Vec::new();
         for (text, where_) in sources {
             let expr = parse_expr(&text, &index, &constants_eval)
-                .map_err(|e| anyhow::anyhow!("{where_}: constraint `{text}`: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("{where_}: constraint `{}`: {e}", shorten(&text)))?;
             constraints.push(expr);
             space_where.push(where_);
         }
@@ -309,7 +309,7 @@ impl Space {
         for (c, where_) in space.constraints.iter().zip(&space_where) {
             space
                 .type_check(c)
-                .map_err(|e| anyhow::anyhow!("{where_}: constraint `{}` {e}", c.text))?;
+                .map_err(|e| anyhow::anyhow!("{where_}: constraint `{}` {e}", shorten(&c.text)))?;
         }
         let empty = vec![None; space.names.len()];
         let env = Env {
@@ -833,6 +833,16 @@ fn parse_expr(
     })
 }
 
+/// An expression as error messages quote it: long ones cut to their head.
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= 80 {
+        text.to_string()
+    } else {
+        let head: String = text.chars().take(60).collect();
+        format!("{head}... ({} bytes)", text.len())
+    }
+}
+
 fn show_evalue(v: Option<&EValue>) -> String {
     match v {
         Some(EValue::String(s)) => format!("{s:?}"),
@@ -850,7 +860,18 @@ fn list_or_none<'a>(names: impl Iterator<Item = &'a String>) -> String {
     }
 }
 
+/// The longest parameter or constant name: names become preprocessor defines and table
+/// columns, and nobody types more.
+pub const MAX_NAME_LEN: usize = 64;
+
 fn check_identifier(name: &str) -> std::result::Result<(), String> {
+    if name.len() > MAX_NAME_LEN {
+        let head: String = name.chars().take(20).collect();
+        return Err(format!(
+            "name {head:?}... is {} bytes long; names have at most {MAX_NAME_LEN}",
+            name.len()
+        ));
+    }
     let mut chars = name.chars();
     let ok = chars
         .next()
