@@ -21,7 +21,7 @@ use rand::SeedableRng;
 use rayon::prelude::*;
 use results::Point;
 
-use super::{Objective, Objectives, SearchSpace, Strategy, TableEvaluator};
+use super::{Metric, Objective, Objectives, SearchSpace, Strategy, TableEvaluator};
 
 /// What the score of a space needs: its objective values, best first.
 #[derive(Debug, Clone)]
@@ -296,7 +296,8 @@ pub fn pareto_study(
         .map(|f| ((f * n as f64).round() as usize).clamp(1, n))
         .collect();
     let len = budgets.iter().copied().max().unwrap_or(1);
-    let run = |strategy: &Strategy| -> Result<Vec<Vec<f64>>> {
+    // Random search runs on the first metric; its history still holds both.
+    let run = |strategy: &Strategy, searched: Objective| -> Result<Vec<Vec<f64>>> {
         seeds
             .clone()
             .into_par_iter()
@@ -304,7 +305,7 @@ pub fn pareto_study(
                 let mut eval = table.clone();
                 eval.reset(Some(len));
                 let mut rng = StdRng::seed_from_u64(seed);
-                let out = strategy.run(space, &mut eval, objective, None, &mut rng)?;
+                let out = strategy.run(space, &mut eval, searched, None, &mut rng)?;
                 let seen: Vec<(f64, f64)> = out
                     .history
                     .iter()
@@ -335,8 +336,13 @@ pub fn pareto_study(
             })
             .collect()
     };
-    let mine = run(strategy)?;
-    let random = run(&Strategy::Random { batch: 16 })?;
+    let mine = run(strategy, objective)?;
+    let first = match objective {
+        Objective::Pareto(Metric::Time, _) => Objective::Time,
+        Objective::Pareto(Metric::Power, _) => Objective::Power,
+        _ => Objective::Energy,
+    };
+    let random = run(&Strategy::Random { batch: 16 }, first)?;
     let s = mine.len().max(1) as f64;
     Ok(budgets
         .iter()
