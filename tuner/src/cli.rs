@@ -162,21 +162,39 @@ pub enum BenchCommand {
     /// cores, the paper's baseline configuration against hand-tuned ones, the 2opt kernel's
     /// share of the chip's integer peak, and (with --quality) rots-block's gap after 1 s and 10 s.
     Qap(BenchQapArgs),
-    /// Strategies replayed on a space a campaign measured exhaustively: best found after 5%,
-    /// 10%, 15% of the points as a share of the optimum, and the score against random search.
+    /// Strategies replayed on brute-forced spaces (Kernel Tuner cache files of the FAIR
+    /// benchmark hub, or campaigns measured exhaustively): the community's score against random
+    /// search and the optimum at budgets from 2% to 50% of each space, one table per space and
+    /// an aggregate.
     Strategies(BenchStrategiesArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct BenchStrategiesArgs {
-    #[command(flatten)]
-    pub source: CampaignDir,
+    /// Campaign folders (a store with an exhaustive run), Kernel Tuner cache files (.json or
+    /// .json.gz), or folders of cache files.
+    #[arg(required = true)]
+    pub sources: Vec<PathBuf>,
+    /// Campaign name, when a folder's store holds several.
+    #[arg(long)]
+    pub campaign: Option<String>,
     /// The class searched exhaustively (when there are several).
     #[arg(long)]
     pub class: Option<String>,
     /// Seeds per strategy.
     #[arg(long, default_value_t = 10)]
     pub seeds: u64,
+    /// Budgets as percentages of each space; the aggregate score averages every budget from
+    /// the smallest to the largest.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![2.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0])]
+    pub budgets: Vec<f64>,
+    /// Only these strategies (labels as printed; default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub strategies: Vec<String>,
+    /// Curves of another tool's strategies on the same spaces (scripts/kt-strategies.py),
+    /// scored the same way and printed beside mats' own.
+    #[arg(long, value_name = "FILE")]
+    pub external: Option<PathBuf>,
     /// Also write the study as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

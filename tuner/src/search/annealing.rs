@@ -62,6 +62,7 @@ pub(crate) fn run(
         params: Vec::new(),
         log: true,
         rng: RefCell::new(StdRng::seed_from_u64(rng.next_u64())),
+        adjacent: None,
     };
     let mut solver = SimulatedAnnealing::new_with_rng(
         *initial_temperature,

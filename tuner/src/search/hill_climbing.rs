@@ -17,6 +17,8 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use results::Point;
 
+use super::geometry::Geometry;
+use super::strategy::Neighbourhood;
 use super::tracker::Tracker;
 use super::SearchSpace;
 
@@ -33,6 +35,9 @@ pub(crate) struct Landscape<'a, 'e> {
     pub log: bool,
     /// Random choices of the problem's own (annealing's neighbour draw).
     pub rng: RefCell<StdRng>,
+    /// The neighbourhood that knows parameter kinds (ordinal steps, categorical flips)
+    /// instead of every other value of every parameter.
+    pub adjacent: Option<&'a Geometry>,
 }
 
 impl Landscape<'_, '_> {
@@ -45,7 +50,10 @@ impl Landscape<'_, '_> {
     }
 
     pub fn neighbours(&self, p: &Point) -> Vec<Point> {
-        self.space.neighbours(p, &self.params)
+        match &self.adjacent {
+            Some(g) if self.params.is_empty() => g.adjacent(self.space, p),
+            _ => self.space.neighbours(p, &self.params),
+        }
     }
 }
 
@@ -184,6 +192,7 @@ pub(crate) fn climb(
     start: Point,
     params: &[String],
     first_improvement: bool,
+    adjacent: Option<&Geometry>,
     rng: &mut dyn rand::RngCore,
 ) -> Result<Point> {
     let landscape = Landscape {
@@ -192,6 +201,7 @@ pub(crate) fn climb(
         params: params.to_vec(),
         log: false,
         rng: RefCell::new(StdRng::seed_from_u64(rng.next_u64())),
+        adjacent,
     };
     let climber = Climber {
         first_improvement,
@@ -222,8 +232,10 @@ pub(crate) fn run(
     start: Option<Point>,
     restarts: Option<usize>,
     first_improvement: bool,
+    neighbourhood: Neighbourhood,
     rng: &mut dyn rand::RngCore,
 ) -> Result<()> {
+    let geo = (neighbourhood == Neighbourhood::Adjacent).then(|| Geometry::new(space));
     let mut from = match start {
         Some(p) => p,
         None => match space.random_point(rng) {
@@ -233,7 +245,15 @@ pub(crate) fn run(
     };
     let mut done = 0;
     loop {
-        climb(space, tracker, from, &[], first_improvement, rng)?;
+        climb(
+            space,
+            tracker,
+            from,
+            &[],
+            first_improvement,
+            geo.as_ref(),
+            rng,
+        )?;
         if restarts.is_some_and(|r| done >= r) {
             return Ok(());
         }

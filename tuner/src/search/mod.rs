@@ -3,14 +3,22 @@
 //! never knows whether a point was measured now or came from the trial store.
 
 mod annealing;
+mod basin_hopping;
+mod bayes;
+pub mod benchmark;
 mod exhaustive;
+mod genetic;
+mod geometry;
+mod gp;
 mod hill_climbing;
+pub mod kt_cache;
 mod objective;
 mod pareto;
 mod random;
 mod staged;
 mod strategy;
 mod table;
+mod table_space;
 mod tracker;
 
 #[cfg(test)]
@@ -19,8 +27,9 @@ mod tests;
 use results::Point;
 
 pub use objective::{pareto_front, Metric, Objective};
-pub use strategy::{Cooling, SearchOutcome, StageOrder, StageSearch, Strategy};
+pub use strategy::{Cooling, Neighbourhood, SearchOutcome, StageOrder, StageSearch, Strategy};
 pub use table::{replay_study, ReplayRow, TableEvaluator};
+pub use table_space::TableSpace;
 
 /// How a parameter reaches the code; staged strategies group parameters by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

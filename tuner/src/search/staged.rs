@@ -87,11 +87,19 @@ fn stage(
         }
         StageSearch::HillClimbing => {
             tracker.objectives(std::slice::from_ref(base))?;
-            climb(space, tracker, base.clone(), params, first_improvement, rng)?;
+            climb(
+                space,
+                tracker,
+                base.clone(),
+                params,
+                first_improvement,
+                None,
+                rng,
+            )?;
             for _ in 0..restarts {
                 match random_in_group(space, tracker, base, params, rng) {
                     Some(p) => {
-                        climb(space, tracker, p, params, first_improvement, rng)?;
+                        climb(space, tracker, p, params, first_improvement, None, rng)?;
                     }
                     None => break,
                 }

@@ -5,7 +5,9 @@ use results::Point;
 use serde::Deserialize;
 
 use super::tracker::{until_stopped, Tracker};
-use super::{annealing, exhaustive, hill_climbing, pareto, random, staged};
+use super::{
+    annealing, basin_hopping, bayes, exhaustive, genetic, hill_climbing, pareto, random, staged,
+};
 use super::{Evaluator, Objective, Objectives, SearchSpace};
 
 /// A search strategy and its options, e.g. `{ name = "hill-climbing", restarts = 5 }`.
@@ -32,6 +34,9 @@ pub enum Strategy {
         /// Move to the first better neighbour (random order) instead of the best one.
         #[serde(default)]
         first_improvement: bool,
+        /// Which points are one step away.
+        #[serde(default)]
+        neighbourhood: Neighbourhood,
     },
     /// argmin's simulated annealing on the logarithm of the objective (so the temperature is
     /// relative: 0.1 accepts a 10% worse point about a quarter of the time at first).
@@ -64,6 +69,37 @@ pub enum Strategy {
         #[serde(default)]
         first_improvement: bool,
     },
+    /// Bayesian optimisation (a Gaussian-process surrogate and expected improvement) for small
+    /// budgets; basin hopping from the best point once the model holds `model_points` points.
+    #[serde(alias = "bayesian-optimisation")]
+    Bayes {
+        /// Random points before the first model; none given: parameters + 1, within 3..=10.
+        #[serde(default)]
+        initial: Option<usize>,
+        #[serde(default = "default_model_points")]
+        model_points: usize,
+    },
+    /// A (mu + lambda) genetic algorithm with kind-aware mutation and repair to valid points.
+    Genetic {
+        #[serde(default = "default_population")]
+        population: usize,
+        /// Probability that a child is mutated after crossover.
+        #[serde(default = "default_mutation")]
+        mutation: f64,
+        /// Generations without a new best before half the population is replaced.
+        #[serde(default = "default_stagnation")]
+        stagnation: usize,
+    },
+    /// Basin hopping: kind-aware descent to a local optimum, a perturbation of a few parameters,
+    /// descent again, Metropolis acceptance on ln(cost).
+    BasinHopping {
+        /// Relative temperature: 0.02 accepts a 2% worse optimum with probability 1/e.
+        #[serde(default = "default_hop_temperature")]
+        temperature: f64,
+        /// Hops without a new best before a restart from an unseen random point.
+        #[serde(default = "default_restart_after")]
+        restart_after: usize,
+    },
     /// Pareto local search over two objectives: explore the neighbours of every point of the
     /// current front until none is left unexplored, then restart from an unseen random point.
     Pareto {
@@ -83,6 +119,42 @@ fn default_temperature() -> f64 {
 
 fn default_cooling_factor() -> f64 {
     0.95
+}
+
+fn default_model_points() -> usize {
+    100
+}
+
+fn default_population() -> usize {
+    16
+}
+
+fn default_mutation() -> f64 {
+    0.5
+}
+
+fn default_stagnation() -> usize {
+    8
+}
+
+fn default_hop_temperature() -> f64 {
+    0.02
+}
+
+fn default_restart_after() -> usize {
+    10
+}
+
+/// The neighbourhood of hill climbing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Neighbourhood {
+    /// Every other value of every parameter.
+    #[default]
+    Hamming,
+    /// By parameter kind: the next valid value up and down of an ordinal parameter (threads,
+    /// counts, levels), every other value of a categorical one (flags, variants).
+    Adjacent,
 }
 
 /// argmin's temperature schedules.
@@ -162,6 +234,9 @@ impl Strategy {
             Strategy::SimulatedAnnealing { .. } => "simulated-annealing",
             Strategy::Staged { .. } => "staged",
             Strategy::Pareto { .. } => "pareto",
+            Strategy::Bayes { .. } => "bayes",
+            Strategy::Genetic { .. } => "genetic",
+            Strategy::BasinHopping { .. } => "basin-hopping",
         }
     }
 
@@ -225,12 +300,43 @@ impl Strategy {
             Strategy::HillClimbing {
                 restarts,
                 first_improvement,
+                neighbourhood,
             } => hill_climbing::run(
                 space,
                 &mut tracker,
                 start,
                 *restarts,
                 *first_improvement,
+                *neighbourhood,
+                rng,
+            ),
+            Strategy::Bayes {
+                initial,
+                model_points,
+            } => bayes::run(space, &mut tracker, start, *initial, *model_points, rng),
+            Strategy::Genetic {
+                population,
+                mutation,
+                stagnation,
+            } => genetic::run(
+                space,
+                &mut tracker,
+                start,
+                *population,
+                *mutation,
+                *stagnation,
+                rng,
+            ),
+            Strategy::BasinHopping {
+                temperature,
+                restart_after,
+            } => basin_hopping::run(
+                space,
+                &mut tracker,
+                start,
+                *temperature,
+                *restart_after,
+                None,
                 rng,
             ),
             Strategy::SimulatedAnnealing { .. } => {
@@ -285,6 +391,24 @@ impl Strategy {
                     bail!("simulated-annealing: cooling_factor must be in (0, 1), got {cooling_factor}");
                 }
                 Ok(())
+            }
+            Strategy::Genetic {
+                population,
+                mutation,
+                ..
+            } => {
+                if *population < 2 {
+                    bail!("genetic: population must be at least 2, got {population}");
+                }
+                if !(0.0..=1.0).contains(mutation) {
+                    bail!("genetic: mutation must be in [0, 1], got {mutation}");
+                }
+                Ok(())
+            }
+            Strategy::BasinHopping { temperature, .. }
+                if !(*temperature >= 0.0 && temperature.is_finite()) =>
+            {
+                bail!("basin-hopping: temperature must be >= 0, got {temperature}")
             }
             _ => Ok(()),
         }

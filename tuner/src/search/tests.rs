@@ -91,6 +91,11 @@ fn all_strategies() -> Vec<Strategy> {
         "name = \"staged\"\norder = \"opt-then-thread\"",
         "name = \"staged\"\norder = \"thread-then-opt\"\nstage_search = \"exhaustive\"",
         "name = \"staged\"\norder = \"combined\"\nrestarts = 3",
+        "name = \"hill-climbing\"\nneighbourhood = \"adjacent\"",
+        r#"name = "bayes""#,
+        "name = \"bayes\"\ninitial = 2\nmodel_points = 12",
+        r#"name = "genetic""#,
+        r#"name = "basin-hopping""#,
     ]
     .iter()
     .map(|t| strategy(t))
@@ -103,7 +108,8 @@ fn strategy_tables_parse_and_reject_unknown_keys() {
         strategy("name = \"hill-climbing\"\nrestarts = 5\nfirst_improvement = true"),
         Strategy::HillClimbing {
             restarts: Some(5),
-            first_improvement: true
+            first_improvement: true,
+            neighbourhood: Neighbourhood::Hamming,
         }
     );
     let e = Strategy::from_toml_str("name = \"hill-climbing\"\nrestart = 5", "c.toml").unwrap_err();
@@ -450,4 +456,285 @@ fn replay_study_on_a_synthetic_table() {
         (random[0].share - random[0].random_share).abs() < 0.05,
         "{random:?}"
     );
+}
+
+#[test]
+fn new_strategy_options_are_checked() {
+    let s = grid();
+    let mut t = table(&s, convex);
+    let mut rng = StdRng::seed_from_u64(0);
+    for bad in [
+        "name = \"genetic\"\npopulation = 1",
+        "name = \"genetic\"\nmutation = 1.5",
+        "name = \"basin-hopping\"\ntemperature = -1.0",
+    ] {
+        let e = strategy(bad)
+            .run(&s, &mut t, Objective::Time, None, &mut rng)
+            .expect_err(bad);
+        assert!(format!("{e:#}").contains("must be"), "{e:#}");
+    }
+    assert!(Strategy::from_toml_str("name = \"bayes\"\nkernel = 1", "c").is_err());
+    assert_eq!(
+        strategy("name = \"bayesian-optimisation\""),
+        strategy("name = \"bayes\"")
+    );
+}
+
+fn at(v: &str, a: i64, b: i64) -> Point {
+    [("v", Value::from(v)), ("a", a.into()), ("b", b.into())]
+        .into_iter()
+        .collect()
+}
+
+#[test]
+fn adjacent_neighbourhood_steps_ordinals_and_flips_categories() {
+    let s = grid();
+    let geo = geometry::Geometry::new(&s);
+    let mut n = geo.adjacent(&s, &at("x", 5, 5));
+    n.sort();
+    let mut want = vec![
+        at("x", 4, 5),
+        at("x", 6, 5),
+        at("x", 5, 4),
+        at("x", 5, 6),
+        at("y", 5, 5),
+    ];
+    want.sort();
+    assert_eq!(n, want);
+    // At the constraint's edge (a + b <= 15) there is no step up; nothing invalid is offered.
+    let n = geo.adjacent(&s, &at("y", 9, 6));
+    assert!(n.iter().all(|p| s.is_valid(p)));
+    assert!(n.contains(&at("y", 8, 6)) && n.contains(&at("y", 9, 5)));
+    assert_eq!(n.len(), 3, "{n:?}");
+    // Repair: an invalid combination becomes the nearest valid point.
+    let mut rng = StdRng::seed_from_u64(0);
+    let fixed = geo
+        .nearest_valid(&s, &at("x", 9, 9), &mut rng)
+        .expect("repaired");
+    assert!(s.is_valid(&fixed));
+    assert_eq!(int(&fixed, "a") + int(&fixed, "b"), 15);
+}
+
+#[test]
+fn model_based_and_evolutionary_strategies_never_ask_invalid_points() {
+    let s = cube();
+    for text in [
+        r#"name = "bayes""#,
+        r#"name = "genetic""#,
+        r#"name = "basin-hopping""#,
+    ] {
+        for seed in 0..3 {
+            let mut t = table(&s, bowl).with_budget(300);
+            let out = strategy(text)
+                .run(
+                    &s,
+                    &mut t,
+                    Objective::Time,
+                    None,
+                    &mut StdRng::seed_from_u64(seed),
+                )
+                .expect("runs");
+            assert!(out.history.iter().all(|(p, _)| s.is_valid(p)), "{text}");
+            // A batch (a generation) may cross the budget; nothing is asked after it.
+            assert!((300..320).contains(&out.evaluations), "{text}");
+            // The bowl's optimum (1.0) is easy for all three within 300 of 7600 points.
+            assert_eq!(out.best.expect("best").1.time_s, 1.0, "{text} seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn bayes_beats_random_search_at_a_small_budget() {
+    // 40 of 7600 points: random search's expected best is far from the bowl's optimum.
+    let s = cube();
+    let t = table(&s, bowl);
+    let stats = benchmark::SpaceStats::new(&s, &t, Objective::Time).expect("stats");
+    let curves = benchmark::strategy_curves(
+        &s,
+        &t,
+        &strategy(r#"name = "bayes""#),
+        Objective::Time,
+        0..5,
+        40,
+    )
+    .expect("runs");
+    let found = curves.iter().map(|c| c[39]).sum::<f64>() / curves.len() as f64;
+    assert!(
+        found < stats.random_best(40) / 2.0,
+        "bayes {found} vs random {}",
+        stats.random_best(40)
+    );
+}
+
+#[test]
+fn random_best_is_exact_and_scores_are_standardised() {
+    let s = Space::from_toml_str(
+        "[[param]]\nname = \"a\"\nkind = \"launch\"\nvalues = [0, 1, 2, 3]\n",
+        "four",
+    )
+    .expect("loads");
+    let values = [4.0, 1.0, 2.0, 8.0];
+    let t = TableEvaluator::from_times(s.points().zip(values));
+    let stats = benchmark::SpaceStats::new(&s, &t, Objective::Time).expect("stats");
+    // Budget 2 of {1, 2, 4, 8}: min is 1 w.p. 1/2, 2 w.p. 1/3, 4 w.p. 1/6.
+    assert!((stats.random_best(2) - (0.5 + 2.0 / 3.0 + 4.0 / 6.0)).abs() < 1e-12);
+    assert!((stats.random_best(1) - 15.0 / 4.0).abs() < 1e-12);
+    assert_eq!(stats.random_best(4), 1.0);
+    assert_eq!(stats.score(1, 1.0), 1.0);
+    assert!(stats.score(1, 15.0 / 4.0).abs() < 1e-12);
+    assert!(stats.score(1, 8.0) < 0.0);
+    // A curve at the optimum from the first evaluation scores 1 everywhere.
+    let sc = benchmark::score_curves(&stats, &[vec![1.0; 2]], &[0.25, 0.5]);
+    assert_eq!(sc.at, vec![1.0, 1.0]);
+    assert_eq!(sc.aggregate, 1.0);
+    let curve = benchmark::best_so_far([None, Some(4.0), Some(2.0)], 5);
+    assert_eq!(curve, vec![f64::INFINITY, 4.0, 2.0, 2.0, 2.0]);
+}
+
+#[test]
+fn random_search_scores_zero_on_average() {
+    let s = cube();
+    let t = table(&s, bowl);
+    let stats = benchmark::SpaceStats::new(&s, &t, Objective::Time).expect("stats");
+    let curves = benchmark::strategy_curves(
+        &s,
+        &t,
+        &strategy(r#"name = "random""#),
+        Objective::Time,
+        0..300,
+        76,
+    )
+    .expect("runs");
+    let sc = benchmark::score_curves(&stats, &curves, &[0.002, 0.01]);
+    assert!(sc.aggregate.abs() < 0.1, "{sc:?}");
+}
+
+#[test]
+fn hypervolume_of_a_staircase() {
+    let v = benchmark::hypervolume(
+        &[(1.0, 3.0), (2.0, 2.0), (3.0, 1.0), (3.5, 3.5)],
+        (4.0, 4.0),
+    );
+    // Three columns: [1,2) x [3,4), [2,3) x [2,4), [3,4) x [1,4).
+    assert!((v - (1.0 + 2.0 + 3.0)).abs() < 1e-12, "{v}");
+    assert_eq!(benchmark::hypervolume(&[(5.0, 1.0)], (4.0, 4.0)), 0.0);
+}
+
+#[test]
+fn pareto_search_covers_the_front_within_a_quarter_of_the_points() {
+    // A launch-like space: time falls with threads until occupancy runs out, power rises with
+    // them, so energy and time disagree at the front.
+    let s = cube();
+    let t = TableEvaluator::from_fn(&s, |p| {
+        let (a, b, c) = (int(p, "a") as f64, int(p, "b") as f64, int(p, "c") as f64);
+        let time =
+            1.0 + (a - 12.0).powi(2) / 20.0 + (b - 3.0).abs() / 4.0 + (c - 7.0).powi(2) / 30.0;
+        let power = 100.0 + 8.0 * a + 2.0 * c;
+        Some(Objectives {
+            time_s: time,
+            power_w: Some(power),
+            energy_j: Some(time * power),
+        })
+    });
+    let rows = benchmark::pareto_study(
+        &s,
+        &t,
+        &strategy(r#"name = "pareto""#),
+        Objective::Pareto(Metric::Time, Metric::Energy),
+        &[0.05, 0.25],
+        0..5,
+    )
+    .expect("study runs");
+    assert_eq!(rows.len(), 2);
+    assert!(rows[1].share >= 0.9, "{rows:?}");
+    assert!(rows[1].share >= rows[0].share);
+    assert!(rows.iter().all(|r| r.share <= 1.0 + 1e-9));
+}
+
+fn small_cache() -> kt_cache::CacheTable {
+    kt_cache::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/convolution-a100-small.json"
+    )))
+    .expect("the carried cache file loads")
+}
+
+#[test]
+fn kernel_tuner_cache_file_reads_as_a_table() {
+    let c = small_cache();
+    assert_eq!(c.name, "convolution-a100-small");
+    assert_eq!(c.space.len(), 211);
+    assert_eq!(c.failed, 19);
+    assert_eq!(c.space.parameters().len(), 10);
+    let first = c.space.points().next().expect("a point");
+    assert!(c.space.is_valid(&first));
+    // A combination the file does not list is outside the space (an implied constraint).
+    let unlisted = first.with("block_size_x", Value::Int(48));
+    assert!(!c.space.is_valid(&unlisted));
+    assert!(c
+        .space
+        .neighbours(&first, &[])
+        .iter()
+        .all(|n| c.space.is_valid(n)));
+    let ok = c.table.table().values().filter(|v| v.is_some()).count();
+    assert_eq!(ok, 211 - 19);
+    // Times are seconds (the file has milliseconds).
+    let fastest = c
+        .table
+        .table()
+        .values()
+        .flatten()
+        .map(|o| o.time_s)
+        .fold(f64::INFINITY, f64::min);
+    assert!(fastest > 1e-4 && fastest < 1e-2, "{fastest}");
+}
+
+#[test]
+fn bad_cache_files_give_one_clear_error() {
+    for (text, want) in [
+        ("{", "not valid JSON"),
+        ("{}", "tune_params_keys"),
+        (
+            r#"{"tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}, "cache": {"3": {"a": 3, "time": 1.0}}}"#,
+            "not among",
+        ),
+        (
+            r#"{"tune_params_keys": ["a"], "tune_params": {"a": [1]}, "cache": {"1": {"time": 1.0}}}"#,
+            "no value for `a`",
+        ),
+        (
+            r#"{"tune_params_keys": ["a"], "tune_params": {"a": [1]}, "cache": {}}"#,
+            "no configuration",
+        ),
+    ] {
+        let e = kt_cache::parse(text, "t").err().expect(text);
+        assert!(format!("{e:#}").contains(want), "{e:#} lacks {want}");
+    }
+}
+
+#[test]
+fn strategies_beat_random_search_on_the_carried_table() {
+    // The chosen default for budgets of 5% and more must score above random search (0) at
+    // every such budget; the carried table is small, so 10 seeds run in well under a second.
+    let c = small_cache();
+    let stats = benchmark::SpaceStats::new(&c.space, &c.table, Objective::Time).expect("stats");
+    let fractions = [0.05, 0.10, 0.15, 0.25, 0.5];
+    let len = stats.budget(0.5);
+    for text in [
+        "name = \"hill-climbing\"\nfirst_improvement = true\nneighbourhood = \"adjacent\"",
+        r#"name = "bayes""#,
+    ] {
+        let curves = benchmark::strategy_curves(
+            &c.space,
+            &c.table,
+            &strategy(text),
+            Objective::Time,
+            0..10,
+            len,
+        )
+        .expect("runs");
+        let sc = benchmark::score_curves(&stats, &curves, &fractions);
+        assert!(sc.at.iter().all(|s| *s > 0.0), "{text}: {sc:?}");
+        assert!(sc.aggregate > 0.3, "{text}: {sc:?}");
+    }
 }
