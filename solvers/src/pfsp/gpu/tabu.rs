@@ -1,0 +1,193 @@
+//! The driver of `tabu-full` and `tabu-prefix`: the CPU tabu's search with the neighbourhood
+//! evaluated on the GPU.
+//!
+//! The host keeps what is sequential and small: the current sequence, the tabu list of the
+//! last `tenure` sequences and the best so far. Each iteration it uploads the sequence and the
+//! forbidden pairs (one O(tenure n) comparison, as on the CPU), launches the evaluation (for
+//! tabu-prefix after the parent-table kernel), and reads back two 64-bit keys: the first
+//! least-makespan admissible move and the first least-makespan move overall. The keys order
+//! moves exactly as the CPU's (i, j) scan does, so both take the same moves from NEH.
+
+use std::collections::VecDeque;
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use kernels::gpu::{Gpu, Kernel, Launch, Module};
+use kernels::KernelError;
+
+use super::{driver, forbidden_pairs, pair_of, GpuAlgorithm, GpuParams, Prepared, Timer};
+use crate::pfsp::tabu::TabuMove;
+use crate::pfsp::{neh, Instance, DEFAULT_TABU_ITERATIONS};
+use crate::run::{Outcome, RunOptions};
+
+const KEY_PAIR_BITS: u32 = 22;
+
+pub(super) fn kernels(
+    module: &Module,
+    inst: &Instance,
+    params: &GpuParams,
+) -> Result<(Kernel, Option<Kernel>, Launch), KernelError> {
+    let pairs = inst.jobs * (inst.jobs - 1) / 2;
+    let launch = Launch::linear(
+        pairs.div_ceil(params.threads_per_block as usize) as u32,
+        params.threads_per_block,
+    );
+    let (kernel, table) = match params.algorithm {
+        GpuAlgorithm::TabuFull => (module.function("pfsp_tabu_full")?, None),
+        _ => {
+            let table = module.function("pfsp_parent_table")?;
+            table.check_launch(&table_launch(inst))?;
+            (module.function("pfsp_tabu_prefix")?, Some(table))
+        }
+    };
+    kernel.check_launch(&launch)?;
+    Ok((kernel, table, launch))
+}
+
+/// One block, one thread per machine (rounded up to a warp).
+fn table_launch(inst: &Instance) -> Launch {
+    Launch::linear(1, inst.machines.next_multiple_of(32) as u32)
+}
+
+enum Table {
+    Narrow(CudaSlice<i32>),
+    Wide(CudaSlice<i64>),
+}
+
+pub(super) fn run(
+    prepared: &Prepared,
+    gpu: &Gpu,
+    timer: &mut Timer,
+    options: &RunOptions,
+) -> Result<(Outcome, Vec<TabuMove>), KernelError> {
+    let inst = &prepared.inst;
+    let params = &prepared.params;
+    let n = inst.jobs;
+    let deadline = options.budget.start(DEFAULT_TABU_ITERATIONS);
+    let stream = gpu.stream().clone();
+    let mut control = stream
+        .alloc_zeros::<i32>(n + 1 + params.tenure + 1)
+        .map_err(driver("allocating the tabu control buffer"))?;
+    let mut keys = stream
+        .clone_htod(&[u64::MAX; 4])
+        .map_err(driver("allocating move keys"))?;
+    let mut table = match (&prepared.table_kernel, prepared.wide) {
+        (None, _) => None,
+        (Some(_), false) => Some(Table::Narrow(
+            stream
+                .alloc_zeros::<i32>(n * inst.machines)
+                .map_err(driver("allocating the parent table"))?,
+        )),
+        (Some(_), true) => Some(Table::Wide(
+            stream
+                .alloc_zeros::<i64>(n * inst.machines)
+                .map_err(driver("allocating the parent table"))?,
+        )),
+    };
+
+    let mut current = neh(inst);
+    let mut current_value = inst.makespan(&current);
+    let mut best = current.clone();
+    let mut best_value = current_value;
+    let mut tabu_list: VecDeque<Vec<usize>> = VecDeque::with_capacity(params.tenure + 1);
+    if params.tenure > 0 {
+        tabu_list.push_back(current.clone());
+    }
+    let mut moves = Vec::new();
+    let (mut iterations, mut evaluations) = (0u64, 0u64);
+    let neighbours = (n * (n - 1) / 2) as u64;
+    let mut slot = 0i32;
+    let mut host_control: Vec<i32> = Vec::with_capacity(n + 2 + params.tenure);
+    let launch = prepared.launch;
+    let table_launch = table_launch(inst);
+
+    while !deadline.reached(iterations) {
+        host_control.clear();
+        host_control.extend(current.iter().map(|&j| j as i32));
+        let forbidden = forbidden_pairs(&current, &tabu_list);
+        host_control.push(forbidden.len() as i32);
+        host_control.extend(&forbidden);
+        let mut head = control.slice_mut(0..host_control.len());
+        stream
+            .memcpy_htod(&host_control, &mut head)
+            .map_err(driver("uploading the sequence and tabu pairs"))?;
+        let launches = 1 + u32::from(table.is_some());
+        timer.timed(gpu, "evaluating the neighbourhood", launches, || {
+            if let (Some(table_kernel), Some(t)) = (&prepared.table_kernel, &mut table) {
+                let mut builder = stream.launch_builder(table_kernel.function());
+                builder.arg(&prepared.times).arg(&control);
+                match t {
+                    Table::Narrow(s) => builder.arg(s),
+                    Table::Wide(s) => builder.arg(s),
+                };
+                // SAFETY: matches pfsp_parent_table; the table holds n m cells.
+                unsafe { builder.launch(table_launch.config()) }
+                    .map(|_| ())
+                    .map_err(table_kernel.launch_error(&table_launch))?;
+            }
+            let mut builder = stream.launch_builder(prepared.kernel.function());
+            builder.arg(&prepared.times).arg(&control);
+            if let Some(t) = &table {
+                match t {
+                    Table::Narrow(s) => builder.arg(s),
+                    Table::Wide(s) => builder.arg(s),
+                };
+            }
+            builder.arg(&best_value).arg(&slot).arg(&mut keys);
+            // SAFETY: matches pfsp_tabu_full / pfsp_tabu_prefix; control holds the sequence,
+            // the forbidden count and pairs; keys holds two slots of two keys.
+            unsafe { builder.launch(launch.config()) }
+                .map(|_| ())
+                .map_err(prepared.kernel.launch_error(&launch))
+        })?;
+        let base = 2 * slot as usize;
+        let found = stream
+            .clone_dtoh(&keys.slice(base..base + 2))
+            .map_err(driver("reading the chosen move"))?;
+        // Every move tabu and none aspiring: the best tabu move, as on the CPU.
+        let key = if found[0] != u64::MAX {
+            found[0]
+        } else {
+            found[1]
+        };
+        if key == u64::MAX {
+            return Err(KernelError::InvalidConfig(format!(
+                "{}: the neighbourhood kernel returned no move",
+                params.algorithm.name()
+            )));
+        }
+        let value = (key >> KEY_PAIR_BITS) as i64;
+        let pair = (key & ((1 << KEY_PAIR_BITS) - 1)) as usize;
+        let (i, j) = pair_of(n, pair);
+        current.swap(i, j);
+        current_value = value;
+        if params.trace {
+            moves.push(TabuMove {
+                i,
+                j,
+                makespan: value,
+            });
+        }
+        iterations += 1;
+        evaluations += neighbours;
+        if current_value < best_value {
+            best_value = current_value;
+            best.clone_from(&current);
+        }
+        if params.tenure > 0 {
+            if tabu_list.len() == params.tenure {
+                tabu_list.pop_front();
+            }
+            tabu_list.push_back(current.clone());
+        }
+        slot ^= 1;
+    }
+    Ok((
+        Outcome {
+            solution: best,
+            objective: best_value,
+            iterations,
+            evaluations,
+        },
+        moves,
+    ))
+}
