@@ -67,8 +67,7 @@ fn tabu_variants_take_the_cpu_moves() {
         );
         for tenure in [200usize, 5, 0] {
             let iterations = 60;
-            let (cpu, cpu_moves) =
-                pfsp::tabu_trace(&inst, &TabuParams { tenure }, iterations);
+            let (cpu, cpu_moves) = pfsp::tabu_trace(&inst, &TabuParams { tenure }, iterations);
             for algorithm in [GpuAlgorithm::TabuFull, GpuAlgorithm::TabuPrefix] {
                 let params = GpuParams {
                     tenure,
@@ -124,8 +123,7 @@ fn tabu_variants_honour_a_time_limit() {
     let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
     let inst = pfsp::generate(100, 20, 5);
     for algorithm in [GpuAlgorithm::TabuFull, GpuAlgorithm::TabuPrefix] {
-        let prepared =
-            pfsp_gpu::prepare(&gpu, &cache, &inst, &GpuParams::new(algorithm)).unwrap();
+        let prepared = pfsp_gpu::prepare(&gpu, &cache, &inst, &GpuParams::new(algorithm)).unwrap();
         let started = std::time::Instant::now();
         let run = prepared
             .run(
@@ -137,7 +135,11 @@ fn tabu_variants_honour_a_time_limit() {
             )
             .unwrap();
         let wall = started.elapsed().as_secs_f64();
-        assert!(wall < 1.0, "{}: ran {wall:.2} s for 0.3 s", algorithm.name());
+        assert!(
+            wall < 1.0,
+            "{}: ran {wall:.2} s for 0.3 s",
+            algorithm.name()
+        );
         assert!(run.outcome.iterations > 0);
         assert_eq!(inst.makespan(&run.outcome.solution), run.outcome.objective);
     }
@@ -174,7 +176,11 @@ fn ig_block_returns_rescored_improvements() {
             permutation::check(p, inst.jobs).unwrap_or_else(|e| panic!("{}: {e}", inst.name));
             assert_eq!(inst.makespan(p), run.outcome.objective, "{}", inst.name);
             let neh = inst.makespan(&pfsp::neh(&inst));
-            assert!(run.outcome.objective <= neh, "{}: worse than NEH", inst.name);
+            assert!(
+                run.outcome.objective <= neh,
+                "{}: worse than NEH",
+                inst.name
+            );
             if let Some(best) = bks.get(&inst.name) {
                 assert!(run.outcome.objective >= best.value);
             }

@@ -67,9 +67,13 @@ fn limits_give_one_clear_error() {
         );
     }
     let tabu = GpuParams::new(GpuAlgorithm::TabuFull);
-    let err = tabu.check(&pfsp::generate(3000, 5, 1), &device).unwrap_err();
+    let err = tabu
+        .check(&pfsp::generate(3000, 5, 1), &device)
+        .unwrap_err();
     assert!(err.contains("2048 jobs"), "{err}");
-    let err = tabu.check(&pfsp::generate(20, 200, 1), &device).unwrap_err();
+    let err = tabu
+        .check(&pfsp::generate(20, 200, 1), &device)
+        .unwrap_err();
     assert!(err.contains("128 machines"), "{err}");
     let err = GpuParams {
         threads_per_block: 100,

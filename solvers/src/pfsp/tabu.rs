@@ -74,7 +74,9 @@ pub fn tabu(inst: &Instance, params: &TabuParams, options: &RunOptions) -> Outco
         .saturating_mul(inst.machines)
         >= PARALLEL_MIN_WORK;
     if parallel {
-        with_threads(options.threads, || search(inst, params, &deadline, true, None))
+        with_threads(options.threads, || {
+            search(inst, params, &deadline, true, None)
+        })
     } else {
         search(inst, params, &deadline, false, None)
     }
@@ -90,7 +92,11 @@ pub struct TabuMove {
 
 /// [`tabu`] for `iterations` iterations on one thread, recording every move taken: the
 /// reference the GPU variants are compared with move by move.
-pub fn tabu_trace(inst: &Instance, params: &TabuParams, iterations: u64) -> (Outcome, Vec<TabuMove>) {
+pub fn tabu_trace(
+    inst: &Instance,
+    params: &TabuParams,
+    iterations: u64,
+) -> (Outcome, Vec<TabuMove>) {
     let deadline = crate::run::Budget::iterations(iterations).start(iterations);
     let mut moves = Vec::new();
     let outcome = search(inst, params, &deadline, false, Some(&mut moves));
@@ -174,7 +180,11 @@ fn search(
         current.swap(i, j);
         current_value = value;
         if let Some(moves) = trace.as_deref_mut() {
-            moves.push(TabuMove { i, j, makespan: value });
+            moves.push(TabuMove {
+                i,
+                j,
+                makespan: value,
+            });
         }
         iterations += 1;
         evaluations += neighbours;
@@ -201,10 +211,7 @@ fn search(
 }
 
 /// The swaps (i < j) of `current` that lead to a sequence in the tabu list, sorted.
-pub fn forbidden_moves(
-    current: &[usize],
-    tabu_list: &VecDeque<Vec<usize>>,
-) -> Vec<(usize, usize)> {
+pub fn forbidden_moves(current: &[usize], tabu_list: &VecDeque<Vec<usize>>) -> Vec<(usize, usize)> {
     let mut moves = Vec::with_capacity(tabu_list.len());
     for listed in tabu_list {
         let mut differ = current

@@ -119,7 +119,10 @@ pub(super) fn run(
         } else {
             DEFAULT_IG_ITERATIONS
         });
-    let deadline = options.budget.time_limit.map(|limit| Instant::now() + limit);
+    let deadline = options
+        .budget
+        .time_limit
+        .map(|limit| Instant::now() + limit);
     let mut rng = stream_rng(seed ^ 0x1e_b10c, 0);
     let mut stalled = vec![0u32; walks];
     let mut seen = vec![start_value; walks];
@@ -170,7 +173,9 @@ pub(super) fn run(
         }
         let seconds = (timer.seconds - before).max(1e-6);
         let target = match deadline {
-            Some(d) => d.saturating_duration_since(now).min(Duration::from_millis(100)),
+            Some(d) => d
+                .saturating_duration_since(now)
+                .min(Duration::from_millis(100)),
             None => Duration::from_millis(100),
         };
         let per_iteration = seconds / f64::from(this);

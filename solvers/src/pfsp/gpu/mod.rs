@@ -118,7 +118,11 @@ impl GpuParams {
     pub fn new(algorithm: GpuAlgorithm) -> GpuParams {
         GpuParams {
             algorithm,
-            threads_per_block: if algorithm == GpuAlgorithm::IgBlock { 64 } else { 128 },
+            threads_per_block: if algorithm == GpuAlgorithm::IgBlock {
+                64
+            } else {
+                128
+            },
             tenure: super::TabuParams::default().tenure,
             trace: false,
             blocks: 0,
@@ -310,9 +314,7 @@ pub fn prepare(
     let (compiled, cache_status) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
     let (kernel, table_kernel, launch) = match params.algorithm {
-        GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
-            tabu::kernels(&module, inst, params)?
-        }
+        GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => tabu::kernels(&module, inst, params)?,
         GpuAlgorithm::IgBlock => ig::kernels(&module, gpu, inst, params)?,
     };
     let times = gpu
@@ -394,7 +396,13 @@ impl Timer {
 
     /// Runs `enqueue` (which launches `launches` kernels) between two events, waits for them
     /// and adds the time.
-    fn timed<F>(&mut self, gpu: &Gpu, what: &str, launches: u32, enqueue: F) -> Result<(), KernelError>
+    fn timed<F>(
+        &mut self,
+        gpu: &Gpu,
+        what: &str,
+        launches: u32,
+        enqueue: F,
+    ) -> Result<(), KernelError>
     where
         F: FnOnce() -> Result<(), KernelError>,
     {
@@ -403,7 +411,9 @@ impl Timer {
             .record(stream)
             .map_err(driver("recording an event"))?;
         enqueue()?;
-        self.end.record(stream).map_err(driver("recording an event"))?;
+        self.end
+            .record(stream)
+            .map_err(driver("recording an event"))?;
         self.end.synchronize().map_err(driver(what))?;
         self.seconds += f64::from(
             self.start
