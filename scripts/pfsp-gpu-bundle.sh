@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the small bundle the flowshop GPU work needs on the GPU machine (it has CUDA but no
-# Rust and no ../shared) into gpu-bundle/: the release `mats`, the pfsp GPU test binary and
-# Taillard's instances with their best-known table. Run it with scripts/pfsp-gpu-run.sh there.
+# Rust and no ../shared) into DIR (default gpu-bundle/): the release `mats`, the pfsp GPU test
+# binary and Taillard's instances with their best-known table. On the GPU machine, from the
+# repository root: bash DIR/run.sh [tests|bench|all] [BENCH ARGS...] (scripts/pfsp-gpu-run.sh).
+# Usage: scripts/pfsp-gpu-bundle.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bundle=gpu-bundle
+bundle=${1:-gpu-bundle}
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/tests"
 cargo build --release --bin mats

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root, after scripts/pfsp-gpu-bundle.sh: the pfsp GPU
 # tests, a few `mats solve` runs and `mats bench pfsp` (arguments after the first are passed to
-# it). Usage: bash gpu-bundle/run.sh [tests|bench|all] [BENCH ARGS...]. Logs go to $OUT.
+# it). Usage: bash BUNDLE/run.sh [tests|bench|all] [BENCH ARGS...]. Logs go to $OUT.
 set -u
 what=${1:-all}
 shift || true
 root=$PWD
-bundle=$root/gpu-bundle
+bundle=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$root/gpu-results}
 mkdir -p "$out"
 origin=$(cat "$bundle/ORIGIN")

@@ -30,13 +30,13 @@ fn taillard(file: &str, index: usize) -> Instance {
     pfsp::read(&Path::new(REPO_DATA).join(file), Some(index)).expect("shipped instance")
 }
 
-/// Times large enough that completion times overflow int32: the int64 kernels run.
+/// Times within int32 whose sums overflow it: the int64 kernels run.
 fn wide_instance() -> Instance {
     let base = pfsp::generate(12, 4, 7);
     let times: Vec<i64> = base
         .times_machine_major()
         .iter()
-        .map(|&t| t * 40_000_000)
+        .map(|&t| t * 2_000_000)
         .collect();
     Instance::new("wide12x4", 12, 4, times).unwrap()
 }

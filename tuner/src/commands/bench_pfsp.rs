@@ -193,9 +193,8 @@ fn gpu_rates(
         registers: prepared.kernel().attributes.registers,
     };
     for _ in 0..repeats {
-        let started = Instant::now();
         let run = prepared.run(gpu, &options)?;
-        let wall = started.elapsed().as_secs_f64();
+        let wall = run.search_seconds;
         anyhow::ensure!(
             inst.makespan(&run.outcome.solution) == run.outcome.objective,
             "{} returned a mis-scored solution on {}",
@@ -214,15 +213,14 @@ fn gpu_rates(
 fn calibrate(gpu: &Gpu, cache: &KernelCache, inst: &Instance, target: f64) -> Result<u64> {
     let prepared = pfsp_gpu::prepare(gpu, cache, inst, &GpuParams::new(GpuAlgorithm::TabuFull))?;
     let probe = 3u64;
-    let started = Instant::now();
-    prepared.run(
+    let run = prepared.run(
         gpu,
         &RunOptions {
             budget: Budget::iterations(probe),
             ..Default::default()
         },
     )?;
-    let per_iteration = started.elapsed().as_secs_f64() / probe as f64;
+    let per_iteration = run.search_seconds / probe as f64;
     Ok(((target / per_iteration) as u64).clamp(3, 1000))
 }
 
@@ -253,7 +251,7 @@ fn tabu_throughput(
 ) -> Result<Vec<Throughput>> {
     println!(
         "\nswap neighbours evaluated per second (GPU: mean over {repeats} runs [min-max], from \
-         kernel time, and from wall time; CPU tabu: wall time, on all {threads} cores and on one):"
+         kernel time, and from the search's wall time; CPU tabu: wall time, on all {threads} cores and on one):"
     );
     println!(
         "{:>6} {:>6} {:>5}  {:>27} {:>10}  {:>27} {:>10}  {:>17}  {:>10} {:>10}  {:>8} {:>8}",
@@ -440,8 +438,16 @@ fn ig_quality(
         args.time_factor, args.seeds
     );
     println!(
-        "{:<7} {:>8} {:>8} {:>9}  {:>9} {:>9}  {:>6}",
-        "inst", "n x m", "bks", "seconds", "GPU gap", "CPU gap", "walks"
+        "{:<7} {:>8} {:>8} {:>9}  {:>9} {:>9}  {:>6} {:>12} {:>12}",
+        "inst",
+        "n x m",
+        "bks",
+        "seconds",
+        "GPU gap",
+        "CPU gap",
+        "walks",
+        "GPU it/walk",
+        "CPU it/walk"
     );
     let mut rows = Vec::new();
     for number in wanted {
@@ -503,15 +509,20 @@ fn ig_quality(
             row.cpu_gaps.push(gap(cpu.objective));
             row.cpu_iterations.push(cpu.iterations);
         }
+        let per_walk = |total: &[u64], walks: usize| {
+            total.iter().sum::<u64>() as f64 / (total.len().max(1) * walks.max(1)) as f64
+        };
         println!(
-            "{:<7} {:>8} {:>8} {:>9.2}  {:>8.3}% {:>8.3}%  {:>6}",
+            "{:<7} {:>8} {:>8} {:>9.2}  {:>8.3}% {:>8.3}%  {:>6} {:>12.0} {:>12.0}",
             name,
             format!("{n}x{m}"),
             entry.best,
             seconds,
             mean(&row.gpu_gaps),
             mean(&row.cpu_gaps),
-            row.gpu_walks
+            row.gpu_walks,
+            per_walk(&row.gpu_iterations, row.gpu_walks as usize),
+            per_walk(&row.cpu_iterations, threads)
         );
         rows.push(row);
     }

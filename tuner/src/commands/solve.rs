@@ -356,7 +356,7 @@ fn solve_gpu_pfsp(
             threads_per_block: if args.threads != 0 {
                 params.threads_per_block
             } else {
-                128
+                0
             },
             ..GpuParams::new(GpuAlgorithm::TabuPrefix)
         };
@@ -373,7 +373,7 @@ fn solve_gpu_pfsp(
         gpu: Some(GpuDetails {
             device: format!("{} ({})", gpu.info.name, gpu.info.arch),
             solutions: run.launch.grid.0,
-            threads_per_block: params.threads_per_block,
+            threads_per_block: run.launch.block.0,
             kernel_seconds: run.kernel_seconds,
             launches: run.launches,
             registers: run.attributes.registers,
@@ -384,7 +384,7 @@ fn solve_gpu_pfsp(
         outcome: run.outcome,
         algorithm: params.algorithm.name().into(),
         backend: "gpu",
-        threads: params.threads_per_block as usize,
+        threads: run.launch.block.0 as usize,
     })
 }
 

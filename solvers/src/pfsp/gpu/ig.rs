@@ -130,6 +130,7 @@ pub(super) fn run(
     let mut chunk: u64 = 1;
     let mut spent = 0u64;
     let launch = prepared.launch;
+    let search_started = Instant::now();
     while spent < per_walk {
         let this = chunk.min(per_walk - spent) as i32;
         let before = timer.seconds;
@@ -184,6 +185,7 @@ pub(super) fn run(
             chunk = chunk.min(u64::from(params.launch_iterations));
         }
     }
+    timer.search_seconds = search_started.elapsed().as_secs_f64();
     let values = stream
         .clone_dtoh(&best_values)
         .map_err(driver("reading ig-block bests"))?;

@@ -9,7 +9,7 @@
 //!
 //! | variant | work unit | parameters (valid range) |
 //! |---|---|---|
-//! | `tabu-full` | thread per child of the swap neighbourhood, whole table | threads per block 32..1024 (multiple of 32, default 128), tenure (default 200, as the CPU tabu) |
+//! | `tabu-full` | thread per child of the swap neighbourhood, whole table | threads per block 32..1024 (multiple of 32; default 128, or 64/32 where 128 leaves SMs idle), tenure (default 200, as the CPU tabu) |
 //! | `tabu-prefix` | one block builds the parent's table along anti-diagonals; thread per child from its first changed position | as `tabu-full` |
 //! | `ig-block` | block per iterated-greedy walk | blocks (walks) 1..65535 (default: as many as are resident at once), threads per block 64..1024 (default 64), destruction d 1..n-1 (default 4), temperature T (default 0.4) |
 //!
@@ -93,7 +93,8 @@ impl GpuAlgorithm {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuParams {
     pub algorithm: GpuAlgorithm,
-    /// Threads per block: of the neighbourhood kernel (tabu) or of each walk (ig-block).
+    /// Threads per block: of the neighbourhood kernel (tabu; 0 = 128, or fewer where that
+    /// leaves SMs idle) or of each walk (ig-block).
     pub threads_per_block: u32,
     /// Tabu: how many iterations a selected sequence stays tabu (as the CPU `tabu`).
     pub tenure: usize,
@@ -168,7 +169,8 @@ impl GpuParams {
             ));
         }
         let t = self.threads_per_block;
-        if t == 0 || t % 32 != 0 || t > 1024 {
+        let auto = t == 0 && self.algorithm.is_tabu();
+        if !auto && (t == 0 || t % 32 != 0 || t > 1024) {
             return Err(format!(
                 "threads per block must be a multiple of 32 in 32..=1024, got {t}"
             ));
@@ -261,6 +263,9 @@ pub struct GpuRun {
     pub outcome: Outcome,
     /// Sum of the launches' event times.
     pub kernel_seconds: f64,
+    /// Wall time of the search after its start solution was built (NEH on the host): launches,
+    /// transfers and the host's share of every iteration.
+    pub search_seconds: f64,
     pub launches: u32,
     /// Tabu with `trace`: every move taken.
     pub moves: Vec<TabuMove>,
@@ -314,7 +319,9 @@ pub fn prepare(
     let (compiled, cache_status) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
     let (kernel, table_kernel, launch) = match params.algorithm {
-        GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => tabu::kernels(&module, inst, params)?,
+        GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
+            tabu::kernels(&module, gpu, inst, params)?
+        }
         GpuAlgorithm::IgBlock => ig::kernels(&module, gpu, inst, params)?,
     };
     let times = gpu
@@ -360,6 +367,7 @@ impl Prepared {
         Ok(GpuRun {
             outcome,
             kernel_seconds: timer.seconds,
+            search_seconds: timer.search_seconds,
             launches: timer.launches,
             moves,
             cache: self.cache,
@@ -377,6 +385,8 @@ struct Timer {
     end: CudaEvent,
     seconds: f64,
     launches: u32,
+    /// Set by the driver: wall time of its search loop.
+    search_seconds: f64,
 }
 
 impl Timer {
@@ -391,6 +401,7 @@ impl Timer {
             end: event()?,
             seconds: 0.0,
             launches: 0,
+            search_seconds: 0.0,
         })
     }
 

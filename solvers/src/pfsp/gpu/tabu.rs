@@ -21,16 +21,27 @@ use crate::run::{Outcome, RunOptions};
 
 const KEY_PAIR_BITS: u32 = 22;
 
+/// Threads per block: the given count, or (0) 128 unless that leaves SMs without two blocks,
+/// then 64 or 32 (small neighbourhoods: 4950 children at n = 100 fill only 39 SMs with 128).
+pub fn threads_for(params: &GpuParams, pairs: usize, sm_count: u32) -> u32 {
+    if params.threads_per_block != 0 {
+        return params.threads_per_block;
+    }
+    [128u32, 64]
+        .into_iter()
+        .find(|&t| pairs.div_ceil(t as usize) >= 2 * sm_count as usize)
+        .unwrap_or(32)
+}
+
 pub(super) fn kernels(
     module: &Module,
+    gpu: &Gpu,
     inst: &Instance,
     params: &GpuParams,
 ) -> Result<(Kernel, Option<Kernel>, Launch), KernelError> {
     let pairs = inst.jobs * (inst.jobs - 1) / 2;
-    let launch = Launch::linear(
-        pairs.div_ceil(params.threads_per_block as usize) as u32,
-        params.threads_per_block,
-    );
+    let threads = threads_for(params, pairs, gpu.info.sm_count);
+    let launch = Launch::linear(pairs.div_ceil(threads as usize) as u32, threads);
     let (kernel, table) = match params.algorithm {
         GpuAlgorithm::TabuFull => (module.function("pfsp_tabu_full")?, None),
         _ => {
@@ -43,9 +54,9 @@ pub(super) fn kernels(
     Ok((kernel, table, launch))
 }
 
-/// One block, one thread per machine (rounded up to a warp).
-fn table_launch(inst: &Instance) -> Launch {
-    Launch::linear(1, inst.machines.next_multiple_of(32) as u32)
+/// One warp walks the anti-diagonals.
+fn table_launch(_inst: &Instance) -> Launch {
+    Launch::linear(1, 32)
 }
 
 enum Table {
@@ -99,6 +110,7 @@ pub(super) fn run(
     let mut host_control: Vec<i32> = Vec::with_capacity(n + 2 + params.tenure);
     let launch = prepared.launch;
     let table_launch = table_launch(inst);
+    let search_started = std::time::Instant::now();
 
     while !deadline.reached(iterations) {
         host_control.clear();
@@ -181,6 +193,7 @@ pub(super) fn run(
         }
         slot ^= 1;
     }
+    timer.search_seconds = search_started.elapsed().as_secs_f64();
     Ok((
         Outcome {
             solution: best,
