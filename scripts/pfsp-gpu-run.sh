@@ -25,6 +25,13 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     for algo in ig-block tabu-full tabu-prefix; do
         "$mats" solve data/pfsp/tai20_10.txt --index 1 --backend gpu --algo $algo --iterations 100 | grep -E "algorithm|objective|best known|gpu"
     done
+    # ta081 with the default variant; the paper's 900 x 40, where ig-block does not fit.
+    if [ -f "$bundle/taillard-pfsp/taillard/tai100_20.txt" ]; then
+        "$mats" solve "$bundle/taillard-pfsp/taillard/tai100_20.txt" --index 1 --backend gpu --time-limit 3 | grep -E "instance|algorithm|objective|best known|time|gpu"
+    fi
+    "$mats" instance generate pfsp --jobs 900 --machines 40 --seed 42 -o /tmp/pfsp-900x40.txt
+    "$mats" solve /tmp/pfsp-900x40.txt --backend gpu --iterations 20 2>&1 | grep -E "note|algorithm|objective|time|gpu"
+    "$mats" solve /tmp/pfsp-900x40.txt --backend gpu --algo ig-block --iterations 20 2>&1 | grep -E "error"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
     "$mats" bench pfsp --taillard "$bundle/taillard-pfsp" --json "$out/bench-pfsp.json" "$@" 2>&1 | tee "$out/bench-pfsp.txt"

@@ -118,3 +118,36 @@ fn variants_are_specialised_to_the_instance() {
     let small = Instance::new("s", 2, 3, vec![1, 2, 3, 4, 5, 6]).unwrap();
     assert_eq!(pfsp_gpu::padded_times(&small), vec![1, 3, 5, 0, 2, 4, 6, 0]);
 }
+
+#[test]
+fn incremental_tabu_list_forbids_what_the_cpu_forbids() {
+    use rand::Rng;
+    use std::collections::VecDeque;
+    let mut rng = solvers::run::stream_rng(5, 0);
+    for (n, tenure) in [(2usize, 3usize), (5, 4), (8, 200), (30, 10), (12, 0)] {
+        let mut current: Vec<usize> = (0..n).collect();
+        let mut list = pfsp_gpu::TabuList::new(tenure, &current);
+        let mut reference: VecDeque<Vec<usize>> = VecDeque::new();
+        if tenure > 0 {
+            reference.push_back(current.clone());
+        }
+        for step in 0..500 {
+            assert_eq!(
+                list.forbidden(&current),
+                pfsp::tabu::forbidden_moves(&current, &reference),
+                "n {n} tenure {tenure} step {step}"
+            );
+            // Moves back onto listed sequences are frequent on small n: the interesting case.
+            let i = rng.random_range(0..n - 1);
+            let j = rng.random_range(i + 1..n);
+            current.swap(i, j);
+            list.after_move(&current, i, j);
+            if tenure > 0 {
+                if reference.len() == tenure {
+                    reference.pop_front();
+                }
+                reference.push_back(current.clone());
+            }
+        }
+    }
+}

@@ -23,7 +23,7 @@
 mod ig;
 mod tabu;
 
-use std::collections::VecDeque;
+pub use tabu::{threads_for, TabuList};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaSlice};
@@ -454,13 +454,4 @@ pub fn pair_of(n: usize, k: usize) -> (usize, usize) {
         i += 1;
     }
     (i, i + 1 + (k - offset))
-}
-
-/// The tabu list of the CPU `tabu`, as pair indices the kernels flag.
-fn forbidden_pairs(current: &[usize], list: &VecDeque<Vec<usize>>) -> Vec<i32> {
-    let n = current.len();
-    super::tabu::forbidden_moves(current, list)
-        .into_iter()
-        .map(|(i, j)| pair_index(n, i, j) as i32)
-        .collect()
 }
