@@ -40,6 +40,18 @@ impl KernelSource {
 const QAP_HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../qap/common.cuh"))];
 /// The QAP kernels are specialised to the instance size.
 const QAP_DEFINES: &[(&str, &str)] = &[("QAP_N", "50")];
+/// The header shared by the flowshop kernels.
+const PFSP_HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../pfsp/common.cuh"))];
+/// The flowshop kernels are specialised to jobs x machines (Taillard's 100 x 20 as the example)
+/// and to the width of completion times.
+const PFSP_DEFINES: &[(&str, &str)] = &[("PFSP_N", "100"), ("PFSP_M", "20"), ("PFSP_WIDE", "0")];
+/// `ig-block` is also specialised to its block size.
+const PFSP_IG_DEFINES: &[(&str, &str)] = &[
+    ("PFSP_N", "100"),
+    ("PFSP_M", "20"),
+    ("PFSP_WIDE", "0"),
+    ("IG_THREADS", "64"),
+];
 
 macro_rules! source {
     ($id:literal, $file:literal, [$($entry:literal),*], relocatable = $rdc:literal, test_only = $test:literal) => {
@@ -125,6 +137,33 @@ static SOURCES: &[KernelSource] = &[
         test_only = false,
         headers = QAP_HEADERS,
         defines = QAP_DEFINES
+    ),
+    source!(
+        "pfsp/tabu-full",
+        "pfsp/tabu-full.cu",
+        ["pfsp_tabu_full"],
+        relocatable = false,
+        test_only = false,
+        headers = PFSP_HEADERS,
+        defines = PFSP_DEFINES
+    ),
+    source!(
+        "pfsp/tabu-prefix",
+        "pfsp/tabu-prefix.cu",
+        ["pfsp_parent_table", "pfsp_tabu_prefix"],
+        relocatable = false,
+        test_only = false,
+        headers = PFSP_HEADERS,
+        defines = PFSP_DEFINES
+    ),
+    source!(
+        "pfsp/ig-block",
+        "pfsp/ig-block.cu",
+        ["pfsp_ig_block"],
+        relocatable = false,
+        test_only = false,
+        headers = PFSP_HEADERS,
+        defines = PFSP_IG_DEFINES
     ),
 ];
 

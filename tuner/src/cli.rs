@@ -162,6 +162,11 @@ pub enum BenchCommand {
     /// cores, the paper's baseline configuration against hand-tuned ones, the 2opt kernel's
     /// share of the chip's integer peak, and (with --quality) rots-block's gap after 1 s and 10 s.
     Qap(BenchQapArgs),
+    /// PFSP: swap neighbours evaluated per second by tabu-full, tabu-prefix and the CPU tabu
+    /// (all cores, one core) at the paper's Table 2 sizes, with the prefix/full ratio; and (with
+    /// --quality) ig-block against the CPU iterated greedy on all cores at equal wall time on
+    /// Taillard's instances.
+    Pfsp(BenchPfspArgs),
     /// Strategies replayed on brute-forced spaces (Kernel Tuner cache files of the FAIR
     /// benchmark hub, or campaigns measured exhaustively): the community's score against random
     /// search and the optimum at budgets from 2% to 50% of each space, one table per space and
@@ -224,6 +229,45 @@ pub struct BenchQapArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct BenchPfspArgs {
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Sizes of the throughput table as MACHINESxJOBS (default: the paper's Table 2, 15x100 ..
+    /// 40x900); random instances from Taillard's generator.
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<String>,
+    /// Timed GPU runs per size (mean and spread are printed).
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Skip the throughput table (with --quality).
+    #[arg(long)]
+    pub no_throughput: bool,
+    /// Also compare ig-block with the CPU iterated greedy on all cores on Taillard's instances.
+    #[arg(long)]
+    pub quality: bool,
+    /// Folder with Taillard's bks.csv and the instance files it names.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "../shared/data/taillard-pfsp"
+    )]
+    pub taillard: PathBuf,
+    /// Instances for --quality, e.g. ta051-ta060,ta081.
+    #[arg(long, default_value = "ta001-ta120")]
+    pub instances: String,
+    /// Wall time per instance is n m / 2 x this many milliseconds (the literature's 30).
+    #[arg(long, default_value_t = 30.0)]
+    pub time_factor: f64,
+    /// Seeds per instance (1..=SEEDS) for --quality.
+    #[arg(long, default_value_t = 1)]
+    pub seeds: u64,
+    /// Write the full results as JSON to this file as well.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct BenchMeasureArgs {
     /// GPU ordinal.
     #[arg(long, default_value_t = 0)]
@@ -265,7 +309,8 @@ pub struct SolveArgs {
     pub source: InstanceSource,
     /// Algorithm. CPU: qap `tabu` (robust tabu search, default) or `2opt`; pfsp `ig` (iterated
     /// greedy, default) or `tabu`; tsp `as` (Ant System); hwsw `sts` (tabu search). GPU (qap):
-    /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default).
+    /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default); GPU (pfsp):
+    /// `ig-block` (default; tabu-prefix where a walk does not fit), `tabu-full`, `tabu-prefix`.
     #[arg(long, value_name = "NAME")]
     pub algo: Option<String>,
     /// Run the tuned configuration for this instance's class from an export folder
@@ -276,24 +321,25 @@ pub struct SolveArgs {
     /// quality (gap at the budget), time, energy or power.
     #[arg(long, value_enum, default_value_t = Prefer::Tuned, requires = "tuned")]
     pub prefer: Prefer,
-    /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP).
+    /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP and PFSP).
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
     /// GPU ordinal (with --backend gpu).
     #[arg(long, default_value_t = 0)]
     pub gpu: usize,
-    /// GPU: start solutions per launch (blocks for rots-block).
+    /// GPU: start solutions per launch (blocks for rots-block; walks for pfsp ig-block,
+    /// default as many as are resident at once).
     #[arg(long, value_name = "P")]
     pub solutions: Option<u32>,
     /// GPU 2opt-dyn: threads of each child grid.
     #[arg(long, value_name = "N")]
     pub child_threads: Option<u32>,
     /// GPU rots-block: at most this many iterations x n per launch (restart checks run between
-    /// launches; default 10).
+    /// launches; default 10). GPU pfsp ig-block: at most this many iterations per launch.
     #[arg(long, value_name = "K")]
     pub launch_iterations: Option<u32>,
     /// GPU rots-block: restart a block whose best has not improved for this many launches
-    /// (0 never; default 5).
+    /// (0 never; default 5). GPU pfsp ig-block: likewise from an elite walk (default 20).
     #[arg(long, value_name = "L")]
     pub restart_stall: Option<u32>,
     /// GPU rots-block: random swaps applied to a restarted block's best, as a factor of n

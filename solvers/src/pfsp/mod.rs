@@ -12,10 +12,13 @@
 //! - [`generator`]: Taillard's 1993 generator, which reproduces his 120 instances;
 //! - [`eval`]: heads/tails evaluation of insertions and swaps, shared by the solvers;
 //! - [`mod@neh`], [`mod@tabu`], [`ig`]: the CPU reference solvers (NEH, tabu search after Wu et
-//!   al., iterated greedy of Ruiz & Stützle).
+//!   al., iterated greedy of Ruiz & Stützle);
+//! - [`gpu`]: the host side of the CUDA variants in `kernels/pfsp/` (tabu-full, tabu-prefix,
+//!   ig-block).
 
 pub mod eval;
 pub mod generator;
+pub mod gpu;
 pub mod ig;
 pub mod instance;
 pub mod neh;
@@ -27,4 +30,4 @@ pub use ig::{iterated_greedy, IgParams, DEFAULT_IG_ITERATIONS};
 pub use instance::{Features, Instance, SizeClass};
 pub use neh::{neh, neh_with_makespan};
 pub use parse::{looks_like_pfsp, lower_bound, parse, parse_taillard, read, to_taillard_text};
-pub use tabu::{tabu, TabuParams, DEFAULT_TABU_ITERATIONS};
+pub use tabu::{tabu, tabu_trace, TabuMove, TabuParams, DEFAULT_TABU_ITERATIONS};

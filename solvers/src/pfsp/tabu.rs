@@ -74,10 +74,33 @@ pub fn tabu(inst: &Instance, params: &TabuParams, options: &RunOptions) -> Outco
         .saturating_mul(inst.machines)
         >= PARALLEL_MIN_WORK;
     if parallel {
-        with_threads(options.threads, || search(inst, params, &deadline, true))
+        with_threads(options.threads, || {
+            search(inst, params, &deadline, true, None)
+        })
     } else {
-        search(inst, params, &deadline, false)
+        search(inst, params, &deadline, false, None)
     }
+}
+
+/// One move of the search: positions `i < j` swapped, and the makespan after the swap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TabuMove {
+    pub i: usize,
+    pub j: usize,
+    pub makespan: i64,
+}
+
+/// [`tabu`] for `iterations` iterations on one thread, recording every move taken: the
+/// reference the GPU variants are compared with move by move.
+pub fn tabu_trace(
+    inst: &Instance,
+    params: &TabuParams,
+    iterations: u64,
+) -> (Outcome, Vec<TabuMove>) {
+    let deadline = crate::run::Budget::iterations(iterations).start(iterations);
+    let mut moves = Vec::new();
+    let outcome = search(inst, params, &deadline, false, Some(&mut moves));
+    (outcome, moves)
 }
 
 /// The best move of one row i: over j > i, the first minimum among admissible moves and
@@ -88,7 +111,13 @@ struct RowBest {
     any: (i64, usize),
 }
 
-fn search(inst: &Instance, params: &TabuParams, deadline: &Deadline, parallel: bool) -> Outcome {
+fn search(
+    inst: &Instance,
+    params: &TabuParams,
+    deadline: &Deadline,
+    parallel: bool,
+    mut trace: Option<&mut Vec<TabuMove>>,
+) -> Outcome {
     let n = inst.jobs;
     let mut current = neh(inst);
     let mut current_value = inst.makespan(&current);
@@ -152,6 +181,13 @@ fn search(inst: &Instance, params: &TabuParams, deadline: &Deadline, parallel: b
         let (value, i, j) = chosen.unwrap_or(fallback);
         current.swap(i, j);
         current_value = value;
+        if let Some(moves) = trace.as_deref_mut() {
+            moves.push(TabuMove {
+                i,
+                j,
+                makespan: value,
+            });
+        }
         iterations += 1;
         evaluations += neighbours;
         if current_value < best_value {
@@ -178,7 +214,7 @@ fn search(inst: &Instance, params: &TabuParams, deadline: &Deadline, parallel: b
 }
 
 /// The swaps (i < j) of `current` that lead to a sequence in the tabu list, sorted.
-fn forbidden_moves(current: &[usize], tabu_list: &VecDeque<Vec<usize>>) -> Vec<(usize, usize)> {
+pub fn forbidden_moves(current: &[usize], tabu_list: &VecDeque<Vec<usize>>) -> Vec<(usize, usize)> {
     let mut moves = Vec::with_capacity(tabu_list.len());
     for listed in tabu_list {
         let mut differ = current

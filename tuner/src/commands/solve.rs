@@ -189,11 +189,13 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
 }
 
 fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> Result<Solved> {
-    let family::Instance::Qap(inst) = instance else {
-        bail!(
-            "--backend gpu supports the qap family for now ({} runs on the CPU)",
+    let inst = match instance {
+        family::Instance::Qap(inst) => inst,
+        family::Instance::Pfsp(inst) => return solve_gpu_pfsp(args, inst, budget),
+        _ => bail!(
+            "--backend gpu supports the qap and pfsp families for now ({} runs on the CPU)",
             instance.family()
-        );
+        ),
     };
     for (flag, given) in [
         ("--starts", args.starts.is_some()),
@@ -276,6 +278,125 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     };
     let run = qap_gpu::solve(&gpu, &cache, inst, &params, &options)?;
     Ok(gpu_solved(&gpu, &params, run, algorithm.name().into()))
+}
+
+/// PFSP on the GPU: tabu-full, tabu-prefix or ig-block (the default where a walk fits in
+/// shared memory, else tabu-prefix).
+fn solve_gpu_pfsp(
+    args: &SolveArgs,
+    inst: &solvers::pfsp::Instance,
+    budget: Budget,
+) -> Result<Solved> {
+    use solvers::pfsp::gpu::{GpuAlgorithm, GpuParams};
+    for (flag, given) in [
+        ("--starts", args.starts.is_some()),
+        ("--child-threads", args.child_threads.is_some()),
+        ("--perturbation", args.perturbation.is_some()),
+        ("--tenure-range", args.tenure_range.is_some()),
+        ("--aspiration", args.aspiration.is_some()),
+        ("--ants", args.ants.is_some()),
+        ("--alpha", args.alpha.is_some()),
+        ("--beta", args.beta.is_some()),
+        ("--rho", args.rho.is_some()),
+        ("--candidates", args.candidates.is_some()),
+    ] {
+        if given {
+            bail!("{flag} does not apply to pfsp on the GPU (tabu-full, tabu-prefix, ig-block)");
+        }
+    }
+    let chosen = match &args.algo {
+        Some(name) => Some(GpuAlgorithm::from_name(name).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let algorithm = chosen.unwrap_or(GpuAlgorithm::IgBlock);
+    let ig_only = [
+        ("--solutions", args.solutions.is_some()),
+        ("--destruction", args.destruction.is_some()),
+        ("--temperature", args.temperature.is_some()),
+        ("--restart-stall", args.restart_stall.is_some()),
+        ("--launch-iterations", args.launch_iterations.is_some()),
+    ];
+    if algorithm.is_tabu() {
+        for (flag, given) in ig_only {
+            if given {
+                bail!(
+                    "{flag} applies to pfsp `ig-block` only, not `{}`",
+                    algorithm.name()
+                );
+            }
+        }
+    } else if args.tenure.is_some() {
+        bail!("--tenure applies to pfsp `tabu-full` and `tabu-prefix` only");
+    }
+    let mut params = GpuParams::new(algorithm);
+    if args.threads != 0 {
+        params.threads_per_block = u32::try_from(args.threads).context("--threads is too large")?;
+    }
+    if let Some(t) = args.tenure {
+        params.tenure = t;
+    }
+    if let Some(b) = args.solutions {
+        params.blocks = b;
+    }
+    if let Some(d) = args.destruction {
+        params.destruction = d;
+    }
+    if let Some(t) = args.temperature {
+        params.temperature = t;
+    }
+    if let Some(l) = args.restart_stall {
+        params.restart_stall = l;
+    }
+    if let Some(k) = args.launch_iterations {
+        params.launch_iterations = k;
+    }
+    params.flags = args.nvrtc_flags.clone();
+    if !kernels::gpu::driver_available() {
+        bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
+    }
+    let gpu = kernels::gpu::Gpu::open(args.gpu)?;
+    if let Err(why) = params.check(inst, &gpu.info) {
+        // The default falls back to tabu-prefix where a walk does not fit; a named variant
+        // fails with the reason.
+        if chosen.is_some() || !why.contains("shared memory") {
+            bail!("{why}");
+        }
+        eprintln!("note: {why}; running tabu-prefix instead");
+        params = GpuParams {
+            algorithm: GpuAlgorithm::TabuPrefix,
+            threads_per_block: if args.threads != 0 {
+                params.threads_per_block
+            } else {
+                0
+            },
+            ..GpuParams::new(GpuAlgorithm::TabuPrefix)
+        };
+        params.flags = args.nvrtc_flags.clone();
+    }
+    let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
+    let options = RunOptions {
+        seed: args.seed,
+        threads: 1,
+        budget,
+    };
+    let run = solvers::pfsp::gpu::solve(&gpu, &cache, inst, &params, &options)?;
+    Ok(Solved {
+        gpu: Some(GpuDetails {
+            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
+            solutions: run.launch.grid.0,
+            threads_per_block: run.launch.block.0,
+            kernel_seconds: run.kernel_seconds,
+            launches: run.launches,
+            registers: run.attributes.registers,
+            local_bytes_per_thread: run.attributes.local_bytes_per_thread,
+            cache: format!("{:?}", run.cache).to_lowercase(),
+            flags: params.flags.clone(),
+        }),
+        outcome: run.outcome,
+        algorithm: params.algorithm.name().into(),
+        backend: "gpu",
+        threads: run.launch.block.0 as usize,
+    })
 }
 
 /// Runs the bundle an export chose for this instance's class.

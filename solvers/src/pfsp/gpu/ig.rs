@@ -1,0 +1,269 @@
+//! The driver of `ig-block`: many iterated-greedy walks, one per block, run in launches of a
+//! few iterations each, with restarts of stagnating walks from an elite between launches.
+//!
+//! Every walk starts from NEH (computed here, as the CPU `ig` does) and improves it by its own
+//! local search on the GPU. Between launches the host reads the walks' bests; a walk whose best
+//! has not improved for `restart_stall` launches continues from the best sequence of one of the
+//! four best walks (drawn at random), so that the walks that found nothing follow the ones that
+//! did, while the best walks keep their own trajectories.
+
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::PushKernelArg;
+use kernels::gpu::{Gpu, Kernel, Launch, Module};
+use kernels::KernelError;
+use rand::Rng;
+
+use super::{completion_fits_i32, driver, GpuParams, Prepared, Timer};
+use crate::pfsp::{neh, Instance, DEFAULT_IG_ITERATIONS};
+use crate::run::{stream_rng, Outcome, RunOptions};
+
+/// The most threads per block (the reduction scratch holds 32 warps).
+pub const IG_MAX_THREADS: u32 = 1024;
+/// At least two warps: one builds the heads while the other builds the tails.
+pub const IG_MIN_THREADS: u32 = 64;
+/// The kernel keeps the removed jobs in a fixed array.
+pub const IG_MAX_DESTRUCTION: usize = 64;
+/// Static shared memory of the kernel beside the dynamic part (reduction scratch, removed jobs).
+const IG_STATIC_SHARED: usize = 1024;
+
+/// Dynamic shared memory of `pfsp_ig_block` (mirrors its layout): heads and tails of (n + 1)
+/// rows of an odd stride of machines, and four sequences of n ints.
+pub fn ig_shared_bytes(n: usize, m: usize, narrow: bool) -> usize {
+    let width = if narrow { 4 } else { 8 };
+    2 * (n + 1) * (m | 1) * width + 16 * n + IG_STATIC_SHARED
+}
+
+pub(super) fn kernels(
+    module: &Module,
+    gpu: &Gpu,
+    inst: &Instance,
+    params: &GpuParams,
+) -> Result<(Kernel, Option<Kernel>, Launch), KernelError> {
+    let t = params.threads_per_block;
+    let kernel = module.function("pfsp_ig_block")?;
+    let shared =
+        ig_shared_bytes(inst.jobs, inst.machines, completion_fits_i32(inst)) - IG_STATIC_SHARED;
+    if shared > 48 * 1024 {
+        kernel
+            .function()
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+            .map_err(driver(&format!(
+                "allowing {shared} bytes of shared memory for {}",
+                kernel.name
+            )))?;
+    }
+    let walks = if params.blocks == 0 {
+        // As many walks as the GPU holds at once: more would only queue.
+        kernel.blocks_per_sm(t, shared as u32)?.max(1) * gpu.info.sm_count.max(1)
+    } else {
+        params.blocks
+    };
+    let launch = Launch {
+        shared_bytes: shared as u32,
+        ..Launch::linear(walks, t)
+    };
+    kernel.check_launch(&launch)?;
+    Ok((kernel, None, launch))
+}
+
+pub(super) fn run(
+    prepared: &Prepared,
+    gpu: &Gpu,
+    timer: &mut Timer,
+    options: &RunOptions,
+) -> Result<Outcome, KernelError> {
+    let inst = &prepared.inst;
+    let params = &prepared.params;
+    let (n, m) = (inst.jobs, inst.machines);
+    let walks = prepared.launch.grid.0 as usize;
+    let stream = gpu.stream().clone();
+    let start = neh(inst);
+    let start_value = inst.makespan(&start);
+    let starts: Vec<i32> = (0..walks)
+        .flat_map(|_| start.iter().map(|&j| j as i32))
+        .collect();
+    let upload_i32 = |v: &[i32]| {
+        stream
+            .clone_htod(v)
+            .map_err(driver("uploading ig-block walks"))
+    };
+    let mut cur = upload_i32(&starts)?;
+    let mut best = upload_i32(&starts)?;
+    let mut cur_values = stream
+        .clone_htod(&vec![-1i64; walks])
+        .map_err(driver("uploading ig-block values"))?;
+    let mut best_values = stream
+        .clone_htod(&vec![start_value; walks])
+        .map_err(driver("uploading ig-block values"))?;
+    let mut counters = stream
+        .alloc_zeros::<u64>(walks)
+        .map_err(driver("allocating ig-block counters"))?;
+    let mut evaluated = stream
+        .alloc_zeros::<u64>(walks)
+        .map_err(driver("allocating ig-block counters"))?;
+
+    let total: i64 = inst.times_machine_major().iter().sum();
+    let temperature = params.temperature * total as f64 / (n * m * 10) as f64;
+    let destruction = params.destruction as i32;
+    let seed = options.seed;
+    let per_walk = options
+        .budget
+        .iterations
+        .unwrap_or(if options.budget.time_limit.is_some() {
+            u64::MAX
+        } else {
+            DEFAULT_IG_ITERATIONS
+        });
+    let deadline = options
+        .budget
+        .time_limit
+        .map(|limit| Instant::now() + limit);
+    let mut rng = stream_rng(seed ^ 0x1e_b10c, 0);
+    let mut stalled = vec![0u32; walks];
+    let mut seen = vec![start_value; walks];
+    // The first launch does the initial local search and one iteration, and measures.
+    let mut chunk: u64 = 1;
+    let mut spent = 0u64;
+    let launch = prepared.launch;
+    let search_started = Instant::now();
+    while spent < per_walk {
+        let this = chunk.min(per_walk - spent) as i32;
+        let before = timer.seconds;
+        timer.timed(gpu, "running ig-block", 1, || {
+            let mut builder = stream.launch_builder(prepared.kernel.function());
+            builder
+                .arg(&prepared.times)
+                .arg(&seed)
+                .arg(&this)
+                .arg(&destruction)
+                .arg(&temperature)
+                .arg(&mut cur)
+                .arg(&mut cur_values)
+                .arg(&mut best)
+                .arg(&mut best_values)
+                .arg(&mut counters)
+                .arg(&mut evaluated);
+            // SAFETY: matches pfsp_ig_block; every buffer holds `walks` walks of n jobs.
+            unsafe { builder.launch(launch.config()) }
+                .map(|_| ())
+                .map_err(prepared.kernel.launch_error(&launch))
+        })?;
+        spent += this as u64;
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d) || spent >= per_walk {
+            break;
+        }
+        if params.restart_stall > 0 && walks > 1 {
+            restart(
+                &stream,
+                n,
+                params.restart_stall,
+                &mut stalled,
+                &mut seen,
+                &best_values,
+                &best,
+                &mut cur,
+                &mut cur_values,
+                &mut rng,
+            )?;
+        }
+        let seconds = (timer.seconds - before).max(1e-6);
+        let target = match deadline {
+            Some(d) => d
+                .saturating_duration_since(now)
+                .min(Duration::from_millis(100)),
+            None => Duration::from_millis(100),
+        };
+        let per_iteration = seconds / f64::from(this);
+        chunk = ((target.as_secs_f64() / per_iteration) as u64).clamp(1, 1 << 20);
+        if params.launch_iterations > 0 {
+            chunk = chunk.min(u64::from(params.launch_iterations));
+        }
+    }
+    timer.search_seconds = search_started.elapsed().as_secs_f64();
+    let values = stream
+        .clone_dtoh(&best_values)
+        .map_err(driver("reading ig-block bests"))?;
+    let (objective, index) = values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (v, i))
+        .min()
+        .expect("at least one walk");
+    let row = stream
+        .clone_dtoh(&best.slice(index * n..(index + 1) * n))
+        .map_err(driver("reading the best sequence"))?;
+    let done = stream
+        .clone_dtoh(&evaluated)
+        .map_err(driver("reading ig-block counters"))?;
+    Ok(Outcome {
+        solution: row.into_iter().map(|j| j.max(0) as usize).collect(),
+        objective,
+        iterations: spent * walks as u64,
+        evaluations: done.iter().sum(),
+    })
+}
+
+/// Restarts walks whose best has not improved for `stall` launches from the best sequence of
+/// one of the four best walks (never the best walk itself).
+#[allow(clippy::too_many_arguments)]
+fn restart(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    n: usize,
+    stall: u32,
+    stalled: &mut [u32],
+    seen: &mut [i64],
+    best_values: &cudarc::driver::CudaSlice<i64>,
+    best: &cudarc::driver::CudaSlice<i32>,
+    cur: &mut cudarc::driver::CudaSlice<i32>,
+    cur_values: &mut cudarc::driver::CudaSlice<i64>,
+    rng: &mut crate::run::SolverRng,
+) -> Result<(), KernelError> {
+    let values = stream
+        .clone_dtoh(best_values)
+        .map_err(driver("reading ig-block bests"))?;
+    for (i, &v) in values.iter().enumerate() {
+        if v < seen[i] {
+            seen[i] = v;
+            stalled[i] = 0;
+        } else {
+            stalled[i] += 1;
+        }
+    }
+    let mut ranked: Vec<usize> = (0..values.len()).collect();
+    ranked.sort_by_key(|&i| (values[i], i));
+    let elite = &ranked[..ranked.len().min(4)];
+    let stale: Vec<usize> = (0..values.len())
+        .filter(|&i| i != ranked[0] && stalled[i] >= stall)
+        .collect();
+    if stale.is_empty() {
+        return Ok(());
+    }
+    let bests = stream
+        .clone_dtoh(best)
+        .map_err(driver("reading ig-block bests"))?;
+    let mut host_cur = stream
+        .clone_dtoh(cur)
+        .map_err(driver("reading ig-block walks"))?;
+    let mut host_values = stream
+        .clone_dtoh(cur_values)
+        .map_err(driver("reading ig-block walks"))?;
+    for &i in &stale {
+        let from = elite[rng.random_range(0..elite.len())];
+        host_cur[i * n..(i + 1) * n].copy_from_slice(&bests[from * n..(from + 1) * n]);
+        host_values[i] = values[from];
+        stalled[i] = 0;
+    }
+    stream
+        .memcpy_htod(&host_cur, cur)
+        .map_err(driver("writing ig-block restarts"))?;
+    stream
+        .memcpy_htod(&host_values, cur_values)
+        .map_err(driver("writing ig-block restarts"))?;
+    Ok(())
+}

@@ -1,0 +1,457 @@
+//! PFSP on the GPU: the host side of the CUDA variants in `kernels/pfsp/`.
+//!
+//! Each variant has a typed parameter set ([`GpuParams`], checked against the instance and the
+//! device by [`GpuParams::check`]), the kernel variant it compiles ([`GpuParams::variant_for`],
+//! specialised to n and m), a prepared state on the GPU ([`prepare`]: compiled, loaded, times
+//! uploaded) and a run under a budget of iterations or wall time ([`Prepared::run`]) that
+//! returns the best permutation, its makespan and the work counters. Callers re-score the
+//! permutation on the CPU; the tests compare the tabu variants with the CPU tabu move by move.
+//!
+//! | variant | work unit | parameters (valid range) |
+//! |---|---|---|
+//! | `tabu-full` | thread per child of the swap neighbourhood, whole table | threads per block 32..1024 (multiple of 32; default 128, or 64/32 where 128 leaves SMs idle), tenure (default 200, as the CPU tabu) |
+//! | `tabu-prefix` | one block builds the parent's table along anti-diagonals; thread per child from its first changed position | as `tabu-full` |
+//! | `ig-block` | block per iterated-greedy walk | blocks (walks) 1..65535 (default: as many as are resident at once), threads per block 64..1024 (default 64), destruction d 1..n-1 (default 4), temperature T (default 0.4) |
+//!
+//! Sizes: n in 2..=2048 (a move key holds the pair index in 22 bits), m in 1..=128 (a
+//! completion row lives in registers); processing times must fit int32 and their sum below
+//! 2^41 (a key holds the makespan in 42 bits). Completion times are int32 where the sum of all
+//! processing times (which bounds every completion time of every sequence) is below 2^31,
+//! else int64 (`PFSP_WIDE`). `ig-block` keeps its walk in shared memory and says which
+//! instances do not fit.
+
+mod ig;
+mod tabu;
+
+pub use tabu::{threads_for, TabuList};
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaSlice};
+use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Kernel, Launch};
+use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
+
+use super::tabu::TabuMove;
+use super::Instance;
+use crate::run::{Outcome, RunOptions};
+
+pub use ig::{ig_shared_bytes, IG_MAX_DESTRUCTION, IG_MAX_THREADS, IG_MIN_THREADS};
+
+/// The largest n: pair indices of the swap neighbourhood take 22 bits of a move key.
+pub const MAX_JOBS: usize = 2048;
+/// The largest m: one completion row per thread lives in registers.
+pub const MAX_MACHINES: usize = 128;
+/// Makespans (bounded by the sum of all times) take at most 41 bits of a move key.
+pub const MAX_TOTAL_TIME: i64 = 1 << 41;
+
+/// The GPU variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum GpuAlgorithm {
+    TabuFull,
+    TabuPrefix,
+    IgBlock,
+}
+
+impl GpuAlgorithm {
+    pub const ALL: [GpuAlgorithm; 3] = [
+        GpuAlgorithm::TabuFull,
+        GpuAlgorithm::TabuPrefix,
+        GpuAlgorithm::IgBlock,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuAlgorithm::TabuFull => "tabu-full",
+            GpuAlgorithm::TabuPrefix => "tabu-prefix",
+            GpuAlgorithm::IgBlock => "ig-block",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<GpuAlgorithm, String> {
+        GpuAlgorithm::ALL
+            .into_iter()
+            .find(|a| a.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = GpuAlgorithm::ALL.iter().map(|a| a.name()).collect();
+                format!(
+                    "unknown pfsp GPU algorithm {name:?}; known: {}",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// The kernel source id.
+    pub fn source(self) -> String {
+        format!("pfsp/{}", self.name())
+    }
+
+    pub fn is_tabu(self) -> bool {
+        self != GpuAlgorithm::IgBlock
+    }
+}
+
+/// How to run a GPU variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuParams {
+    pub algorithm: GpuAlgorithm,
+    /// Threads per block: of the neighbourhood kernel (tabu; 0 = 128, or fewer where that
+    /// leaves SMs idle) or of each walk (ig-block).
+    pub threads_per_block: u32,
+    /// Tabu: how many iterations a selected sequence stays tabu (as the CPU `tabu`).
+    pub tenure: usize,
+    /// Tabu: record every move (for the move-by-move tests; costs a vector push).
+    pub trace: bool,
+    /// ig-block: independent walks (blocks); 0 = as many as are resident at once.
+    pub blocks: u32,
+    /// ig-block: jobs removed per destruction (d).
+    pub destruction: usize,
+    /// ig-block: temperature factor T of the acceptance rule.
+    pub temperature: f64,
+    /// ig-block: iterations per walk per launch (0 = aim at ~0.1 s launches).
+    pub launch_iterations: u32,
+    /// ig-block: a walk whose best has not improved for this many launches restarts from an
+    /// elite solution (0 = never).
+    pub restart_stall: u32,
+    /// Extra NVRTC/ptxas flags (e.g. `-maxrregcount=64`, `--ptxas-options=-O2`).
+    pub flags: Vec<String>,
+}
+
+impl GpuParams {
+    pub fn new(algorithm: GpuAlgorithm) -> GpuParams {
+        GpuParams {
+            algorithm,
+            threads_per_block: if algorithm == GpuAlgorithm::IgBlock {
+                64
+            } else {
+                128
+            },
+            tenure: super::TabuParams::default().tenure,
+            trace: false,
+            blocks: 0,
+            destruction: 4,
+            temperature: 0.4,
+            launch_iterations: 0,
+            restart_stall: 20,
+            flags: Vec::new(),
+        }
+    }
+
+    /// Checks the configuration against the instance and the device; the message names the
+    /// parameter or the limit.
+    pub fn check(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
+        let name = self.algorithm.name();
+        let (n, m) = (inst.jobs, inst.machines);
+        if !(2..=MAX_JOBS).contains(&n) {
+            return Err(format!(
+                "{name} supports 2..={MAX_JOBS} jobs (move keys hold the pair index in 22 bits), \
+                 {} has {n}",
+                inst.name
+            ));
+        }
+        if m > MAX_MACHINES {
+            return Err(format!(
+                "{name} supports at most {MAX_MACHINES} machines (a completion row is kept in \
+                 registers), {} has {m}",
+                inst.name
+            ));
+        }
+        let times = inst.times_machine_major();
+        if times.iter().any(|&t| i32::try_from(t).is_err()) {
+            return Err(format!(
+                "{} has processing times outside int32, which the kernels store",
+                inst.name
+            ));
+        }
+        let total: i64 = times.iter().sum();
+        if total >= MAX_TOTAL_TIME {
+            return Err(format!(
+                "{}: the sum of processing times ({total}) must stay below 2^41 (move keys)",
+                inst.name
+            ));
+        }
+        let t = self.threads_per_block;
+        let auto = t == 0 && self.algorithm.is_tabu();
+        if !auto && (t == 0 || t % 32 != 0 || t > 1024) {
+            return Err(format!(
+                "threads per block must be a multiple of 32 in 32..=1024, got {t}"
+            ));
+        }
+        match self.algorithm {
+            GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
+                if self.tenure > 1 << 20 {
+                    return Err(format!("tenure must be at most 2^20, got {}", self.tenure));
+                }
+            }
+            GpuAlgorithm::IgBlock => {
+                if !(IG_MIN_THREADS..=IG_MAX_THREADS).contains(&t) {
+                    return Err(format!(
+                        "ig-block takes {IG_MIN_THREADS}..={IG_MAX_THREADS} threads per block \
+                         (two warps build heads and tails side by side), got {t}"
+                    ));
+                }
+                if self.blocks > 65535 {
+                    return Err(format!(
+                        "ig-block blocks must be in 1..=65535 (0 = as many as fit), got {}",
+                        self.blocks
+                    ));
+                }
+                let most = (n - 1).min(IG_MAX_DESTRUCTION);
+                if self.destruction == 0 || self.destruction > most {
+                    return Err(format!(
+                        "destruction must be in 1..={most} for {n} jobs, got {}",
+                        self.destruction
+                    ));
+                }
+                if !(self.temperature.is_finite() && self.temperature >= 0.0) {
+                    return Err(format!(
+                        "temperature must be a finite number >= 0, got {}",
+                        self.temperature
+                    ));
+                }
+                let shared = ig_shared_bytes(n, m, completion_fits_i32(inst));
+                let optin = device.max_shared_bytes_per_block_optin as usize;
+                if shared > optin {
+                    return Err(format!(
+                        "ig-block keeps each walk in shared memory: {n} jobs x {m} machines need \
+                         {shared} bytes per block, but {} offers {optin}; use tabu-full or \
+                         tabu-prefix for this instance",
+                        device.name
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The variant to compile for an instance on an architecture (no device needed: the tuner
+    /// compiles ahead of the GPU).
+    pub fn variant_for(&self, inst: &Instance, arch: kernels::Arch) -> Variant {
+        let mut v = Variant::new(&self.algorithm.source(), arch)
+            .define("PFSP_N", inst.jobs)
+            .define("PFSP_M", inst.machines)
+            .define("PFSP_WIDE", u32::from(!completion_fits_i32(inst)));
+        if self.algorithm == GpuAlgorithm::IgBlock {
+            v = v.define("IG_THREADS", self.threads_per_block);
+        }
+        self.flags.iter().fold(v, |v, f| v.flag(f))
+    }
+}
+
+/// Whether int32 holds every completion time of every sequence: each is at most the sum of
+/// all processing times.
+pub fn completion_fits_i32(inst: &Instance) -> bool {
+    inst.times_machine_major().iter().sum::<i64>() < 1 << 31
+}
+
+/// Processing times as the kernels read them: job-major, each row padded to a multiple of 4
+/// machines with zeros (int4 loads).
+pub fn padded_times(inst: &Instance) -> Vec<i32> {
+    let mp = inst.machines.next_multiple_of(4);
+    let mut out = vec![0i32; inst.jobs * mp];
+    for job in 0..inst.jobs {
+        for k in 0..inst.machines {
+            out[job * mp + k] = inst.time(k, job) as i32;
+        }
+    }
+    out
+}
+
+/// What a GPU run returns besides the outcome.
+#[derive(Debug, Clone)]
+pub struct GpuRun {
+    /// Best permutation, its makespan, iterations (tabu iterations, or IG iterations summed
+    /// over walks) and evaluations (neighbours: swaps for tabu, insertion positions for IG).
+    pub outcome: Outcome,
+    /// Sum of the launches' event times.
+    pub kernel_seconds: f64,
+    /// Wall time of the search after its start solution was built (NEH on the host): launches,
+    /// transfers and the host's share of every iteration.
+    pub search_seconds: f64,
+    pub launches: u32,
+    /// Tabu with `trace`: every move taken.
+    pub moves: Vec<TabuMove>,
+    pub cache: CacheStatus,
+    pub compile_seconds: f64,
+    pub resources: Vec<Resources>,
+    pub attributes: FunctionAttributes,
+    pub launch: Launch,
+}
+
+/// Runs a GPU variant on an instance: [`prepare`] then [`Prepared::run`].
+pub fn solve(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    inst: &Instance,
+    params: &GpuParams,
+    options: &RunOptions,
+) -> Result<GpuRun, KernelError> {
+    prepare(gpu, cache, inst, params)?.run(gpu, options)
+}
+
+/// A variant compiled, loaded and given its instance: what repeated runs share.
+pub struct Prepared {
+    // Keeps the loaded module (and so the kernels' code) alive.
+    _module: kernels::gpu::Module,
+    /// The main kernel: the neighbourhood evaluation (tabu) or the walk (ig-block).
+    kernel: Kernel,
+    /// tabu-prefix: the parent-table kernel.
+    table_kernel: Option<Kernel>,
+    launch: Launch,
+    times: CudaSlice<i32>,
+    inst: Instance,
+    params: GpuParams,
+    wide: bool,
+    cache: CacheStatus,
+    compile_seconds: f64,
+    resources: Vec<Resources>,
+}
+
+/// Checks the configuration, compiles (through the cache), loads and uploads the times.
+pub fn prepare(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    inst: &Instance,
+    params: &GpuParams,
+) -> Result<Prepared, KernelError> {
+    params
+        .check(inst, &gpu.info)
+        .map_err(KernelError::InvalidConfig)?;
+    let variant = params.variant_for(inst, gpu.info.arch);
+    let (compiled, cache_status) = cache.get_or_compile(&variant)?;
+    let module = gpu.load(&compiled)?;
+    let (kernel, table_kernel, launch) = match params.algorithm {
+        GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
+            tabu::kernels(&module, gpu, inst, params)?
+        }
+        GpuAlgorithm::IgBlock => ig::kernels(&module, gpu, inst, params)?,
+    };
+    let times = gpu
+        .stream()
+        .clone_htod(&padded_times(inst))
+        .map_err(driver("uploading processing times"))?;
+    Ok(Prepared {
+        _module: module,
+        kernel,
+        table_kernel,
+        launch,
+        times,
+        inst: inst.clone(),
+        params: params.clone(),
+        wide: !completion_fits_i32(inst),
+        cache: cache_status,
+        compile_seconds: compiled.compile_seconds,
+        resources: compiled.resources.clone(),
+    })
+}
+
+impl Prepared {
+    /// The main kernel's launch configuration.
+    pub fn launch(&self) -> Launch {
+        self.launch
+    }
+
+    /// The main kernel (registers, local memory).
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// One run under `options.budget` (iterations: tabu iterations, or IG iterations per walk;
+    /// or a time limit) from NEH (tabu) or seeded walks (ig-block).
+    pub fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<GpuRun, KernelError> {
+        let mut timer = Timer::new(gpu)?;
+        let (outcome, moves) = match self.params.algorithm {
+            GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
+                tabu::run(self, gpu, &mut timer, options)?
+            }
+            GpuAlgorithm::IgBlock => (ig::run(self, gpu, &mut timer, options)?, Vec::new()),
+        };
+        Ok(GpuRun {
+            outcome,
+            kernel_seconds: timer.seconds,
+            search_seconds: timer.search_seconds,
+            launches: timer.launches,
+            moves,
+            cache: self.cache,
+            compile_seconds: self.compile_seconds,
+            resources: self.resources.clone(),
+            attributes: self.kernel.attributes,
+            launch: self.launch,
+        })
+    }
+}
+
+/// CUDA events around launches: kernel time and launch count.
+struct Timer {
+    start: CudaEvent,
+    end: CudaEvent,
+    seconds: f64,
+    launches: u32,
+    /// Set by the driver: wall time of its search loop.
+    search_seconds: f64,
+}
+
+impl Timer {
+    fn new(gpu: &Gpu) -> Result<Timer, KernelError> {
+        let event = || {
+            gpu.context()
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(driver("creating an event"))
+        };
+        Ok(Timer {
+            start: event()?,
+            end: event()?,
+            seconds: 0.0,
+            launches: 0,
+            search_seconds: 0.0,
+        })
+    }
+
+    /// Runs `enqueue` (which launches `launches` kernels) between two events, waits for them
+    /// and adds the time.
+    fn timed<F>(
+        &mut self,
+        gpu: &Gpu,
+        what: &str,
+        launches: u32,
+        enqueue: F,
+    ) -> Result<(), KernelError>
+    where
+        F: FnOnce() -> Result<(), KernelError>,
+    {
+        let stream = gpu.stream();
+        self.start
+            .record(stream)
+            .map_err(driver("recording an event"))?;
+        enqueue()?;
+        self.end
+            .record(stream)
+            .map_err(driver("recording an event"))?;
+        self.end.synchronize().map_err(driver(what))?;
+        self.seconds += f64::from(
+            self.start
+                .elapsed_ms(&self.end)
+                .map_err(driver("reading an event"))?,
+        ) / 1e3;
+        self.launches += launches;
+        Ok(())
+    }
+}
+
+fn driver(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
+    KernelError::driver(what.to_string())
+}
+
+/// The pair index of swap (i, j), i < j, in the kernels' row-major order.
+pub fn pair_index(n: usize, i: usize, j: usize) -> usize {
+    i * (2 * n - i - 1) / 2 + (j - i - 1)
+}
+
+/// The swap (i, j) of a pair index (inverse of [`pair_index`]).
+pub fn pair_of(n: usize, k: usize) -> (usize, usize) {
+    let mut i = 0;
+    let mut offset = 0;
+    while offset + (n - 1 - i) <= k {
+        offset += n - 1 - i;
+        i += 1;
+    }
+    (i, i + 1 + (k - offset))
+}

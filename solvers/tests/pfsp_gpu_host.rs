@@ -1,0 +1,153 @@
+//! The flowshop GPU drivers' host side, without a GPU: parameter checks against an instance
+//! and a device description, the limits' messages, the kernel variants, and the move keys'
+//! pair numbering.
+
+use kernels::gpu::DeviceInfo;
+use kernels::Arch;
+use solvers::pfsp::gpu::{self as pfsp_gpu, GpuAlgorithm, GpuParams};
+use solvers::pfsp::{self, Instance};
+
+fn h100() -> DeviceInfo {
+    DeviceInfo {
+        ordinal: 0,
+        name: "NVIDIA H100 80GB HBM3".into(),
+        arch: Arch::SM90,
+        sm_count: 132,
+        total_memory_bytes: 80 << 30,
+        max_threads_per_block: 1024,
+        max_shared_bytes_per_block: 48 * 1024,
+        max_shared_bytes_per_block_optin: 227 * 1024,
+        clock_khz: 1_980_000,
+    }
+}
+
+#[test]
+fn pair_numbering_round_trips_in_row_major_order() {
+    for n in [2usize, 3, 7, 100, 901] {
+        let mut k = 0;
+        for i in 0..n {
+            for j in i + 1..n {
+                assert_eq!(pfsp_gpu::pair_index(n, i, j), k);
+                assert_eq!(pfsp_gpu::pair_of(n, k), (i, j));
+                k += 1;
+            }
+        }
+    }
+}
+
+#[test]
+fn defaults_pass_on_the_paper_sizes_and_taillard() {
+    let device = h100();
+    for (m, n) in [(15, 100), (20, 200), (40, 900), (20, 500), (60, 800)] {
+        let inst = pfsp::generate(n, m, 1);
+        for algorithm in [GpuAlgorithm::TabuFull, GpuAlgorithm::TabuPrefix] {
+            GpuParams::new(algorithm)
+                .check(&inst, &device)
+                .unwrap_or_else(|e| panic!("{m}x{n} {}: {e}", algorithm.name()));
+        }
+    }
+    // ig-block holds every Taillard size (up to 500 x 20) in shared memory.
+    for (n, m) in [(20, 5), (50, 20), (100, 20), (200, 20), (500, 20)] {
+        GpuParams::new(GpuAlgorithm::IgBlock)
+            .check(&pfsp::generate(n, m, 1), &device)
+            .unwrap_or_else(|e| panic!("{n}x{m}: {e}"));
+    }
+}
+
+#[test]
+fn limits_give_one_clear_error() {
+    let device = h100();
+    let ig = GpuParams::new(GpuAlgorithm::IgBlock);
+    // VRF's largest (800 x 60) and the paper's 900 x 40 do not fit a walk in shared memory.
+    for (n, m) in [(800, 60), (900, 40)] {
+        let err = ig.check(&pfsp::generate(n, m, 1), &device).unwrap_err();
+        assert!(
+            err.contains("shared memory") && err.contains("bytes") && err.contains("tabu-"),
+            "{err}"
+        );
+    }
+    let tabu = GpuParams::new(GpuAlgorithm::TabuFull);
+    let err = tabu
+        .check(&pfsp::generate(3000, 5, 1), &device)
+        .unwrap_err();
+    assert!(err.contains("2048 jobs"), "{err}");
+    let err = tabu
+        .check(&pfsp::generate(20, 200, 1), &device)
+        .unwrap_err();
+    assert!(err.contains("128 machines"), "{err}");
+    let err = GpuParams {
+        threads_per_block: 100,
+        ..tabu.clone()
+    }
+    .check(&pfsp::generate(20, 5, 1), &device)
+    .unwrap_err();
+    assert!(err.contains("multiple of 32"), "{err}");
+    let err = GpuParams {
+        threads_per_block: 32,
+        ..ig.clone()
+    }
+    .check(&pfsp::generate(20, 5, 1), &device)
+    .unwrap_err();
+    assert!(err.contains("64..=1024"), "{err}");
+    let err = GpuParams {
+        destruction: 20,
+        ..ig.clone()
+    }
+    .check(&pfsp::generate(20, 5, 1), &device)
+    .unwrap_err();
+    assert!(err.contains("destruction must be in 1..=19"), "{err}");
+    let huge = Instance::new("huge", 2, 1, vec![i64::from(i32::MAX) + 1, 1]).unwrap();
+    let err = tabu.check(&huge, &device).unwrap_err();
+    assert!(err.contains("int32"), "{err}");
+}
+
+#[test]
+fn variants_are_specialised_to_the_instance() {
+    let inst = pfsp::generate(100, 20, 1);
+    let v = GpuParams::new(GpuAlgorithm::TabuPrefix).variant_for(&inst, Arch::SM90);
+    assert_eq!(v.source, "pfsp/tabu-prefix");
+    assert_eq!(v.defines["PFSP_N"], "100");
+    assert_eq!(v.defines["PFSP_M"], "20");
+    assert_eq!(v.defines["PFSP_WIDE"], "0");
+    let wide = Instance::new("wide", 2, 1, vec![1 << 30, 1 << 30]).unwrap();
+    assert!(!pfsp_gpu::completion_fits_i32(&wide));
+    let v = GpuParams::new(GpuAlgorithm::IgBlock).variant_for(&wide, Arch::SM90);
+    assert_eq!(v.defines["PFSP_WIDE"], "1");
+    assert_eq!(v.defines["IG_THREADS"], "64");
+    // Padded job-major times: row j holds job j's times, then zeros up to 4 machines.
+    let small = Instance::new("s", 2, 3, vec![1, 2, 3, 4, 5, 6]).unwrap();
+    assert_eq!(pfsp_gpu::padded_times(&small), vec![1, 3, 5, 0, 2, 4, 6, 0]);
+}
+
+#[test]
+fn incremental_tabu_list_forbids_what_the_cpu_forbids() {
+    use rand::Rng;
+    use std::collections::VecDeque;
+    let mut rng = solvers::run::stream_rng(5, 0);
+    for (n, tenure) in [(2usize, 3usize), (5, 4), (8, 200), (30, 10), (12, 0)] {
+        let mut current: Vec<usize> = (0..n).collect();
+        let mut list = pfsp_gpu::TabuList::new(tenure, &current);
+        let mut reference: VecDeque<Vec<usize>> = VecDeque::new();
+        if tenure > 0 {
+            reference.push_back(current.clone());
+        }
+        for step in 0..500 {
+            assert_eq!(
+                list.forbidden(&current),
+                pfsp::tabu::forbidden_moves(&current, &reference),
+                "n {n} tenure {tenure} step {step}"
+            );
+            // Moves back onto listed sequences are frequent on small n: the interesting case.
+            let i = rng.random_range(0..n - 1);
+            let j = rng.random_range(i + 1..n);
+            current.swap(i, j);
+            list.after_move(&current, i, j);
+            if tenure > 0 {
+                if reference.len() == tenure {
+                    reference.pop_front();
+                }
+                reference.push_back(current.clone());
+            }
+        }
+    }
+}

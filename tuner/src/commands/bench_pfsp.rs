@@ -1,0 +1,588 @@
+//! `mats bench pfsp`: the flowshop GPU variants against the CPU, side by side in one run.
+//!
+//! Throughput: swap neighbours evaluated per second by `tabu-full`, `tabu-prefix` (from kernel
+//! time, CUDA events, and from wall time) and the CPU `tabu` on all cores and on one core (wall
+//! time), on random instances from Taillard's generator at the paper's Table 2 sizes. The two
+//! GPU variants run the same number of iterations from the same start (they take the same
+//! moves), so their ratio compares equal work, as the paper's speedup does.
+//!
+//! Quality (`--quality`): `ig-block` against the CPU iterated greedy on all cores (one
+//! independent walk per core, the best kept) at the same wall time per instance, n m / 2 x
+//! `--time-factor` ms, on Taillard's instances; gaps to the best-known table.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use kernels::gpu::{self, Gpu};
+use kernels::KernelCache;
+use serde::Serialize;
+use solvers::pfsp::gpu::{self as pfsp_gpu, GpuAlgorithm, GpuParams};
+use solvers::pfsp::{self, IgParams, Instance, TabuParams};
+use solvers::run::{Budget, RunOptions};
+
+use crate::cli::BenchPfspArgs;
+
+#[derive(Serialize)]
+struct Rate {
+    mean: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Rate {
+    fn of(values: &[f64]) -> Rate {
+        Rate {
+            mean: values.iter().sum::<f64>() / values.len().max(1) as f64,
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Throughput {
+    machines: usize,
+    jobs: usize,
+    iterations: u64,
+    full_kernel: Rate,
+    full_wall: Rate,
+    prefix_kernel: Rate,
+    prefix_wall: Rate,
+    prefix_over_full: Rate,
+    cpu_all_cores: f64,
+    cpu_one_core: f64,
+    registers_full: u32,
+    registers_prefix: u32,
+}
+
+#[derive(Serialize)]
+struct QualityRow {
+    instance: String,
+    jobs: usize,
+    machines: usize,
+    best_known: i64,
+    seconds: f64,
+    gpu_gaps: Vec<f64>,
+    cpu_gaps: Vec<f64>,
+    gpu_walks: u32,
+    gpu_iterations: Vec<u64>,
+    cpu_iterations: Vec<u64>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    device: String,
+    cpu_threads: usize,
+    throughput: Vec<Throughput>,
+    time_factor_ms: f64,
+    quality: Vec<QualityRow>,
+}
+
+/// The paper's Table 2 sizes, machines x jobs.
+pub const PAPER_SIZES: [(usize, usize); 8] = [
+    (15, 100),
+    (20, 150),
+    (25, 200),
+    (25, 350),
+    (30, 500),
+    (30, 650),
+    (35, 800),
+    (40, 900),
+];
+
+pub fn run(args: &BenchPfspArgs) -> Result<()> {
+    if !gpu::driver_available() {
+        bail!("mats bench pfsp needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
+    }
+    let gpu = Gpu::open(args.gpu)?;
+    let cache = KernelCache::new(KernelCache::default_dir());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "device: {} ({}, {} SMs, {} MHz); CPU reference on {threads} threads",
+        gpu.info.name,
+        gpu.info.arch,
+        gpu.info.sm_count,
+        gpu.info.clock_khz / 1000
+    );
+    let mut throughput = Vec::new();
+    if !args.no_throughput {
+        let sizes = parse_sizes(&args.sizes)?;
+        throughput = tabu_throughput(&gpu, &cache, &sizes, args.repeats.max(1), threads)?;
+    }
+    let mut quality = Vec::new();
+    if args.quality {
+        quality = ig_quality(&gpu, &cache, args, threads)?;
+    } else {
+        println!(
+            "\n(ig-block against the CPU iterated greedy on Taillard's instances: add --quality)"
+        );
+    }
+    if let Some(path) = &args.json {
+        super::write_json(
+            path,
+            &Report {
+                device: format!("{} ({})", gpu.info.name, gpu.info.arch),
+                cpu_threads: threads,
+                throughput,
+                time_factor_ms: args.time_factor,
+                quality,
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// `MxN` items (machines x jobs, as the paper writes them).
+fn parse_sizes(items: &[String]) -> Result<Vec<(usize, usize)>> {
+    if items.is_empty() {
+        return Ok(PAPER_SIZES.to_vec());
+    }
+    items
+        .iter()
+        .map(|item| {
+            let (m, n) = item
+                .split_once('x')
+                .with_context(|| format!("--sizes takes MACHINESxJOBS items, found {item:?}"))?;
+            let parse = |s: &str| {
+                s.trim()
+                    .parse::<usize>()
+                    .with_context(|| format!("--sizes: {item:?} is not MACHINESxJOBS"))
+            };
+            let (m, n) = (parse(m)?, parse(n)?);
+            anyhow::ensure!(
+                m >= 1 && n >= 2,
+                "--sizes: {item:?} needs >= 1 machine and >= 2 jobs"
+            );
+            Ok((m, n))
+        })
+        .collect()
+}
+
+struct GpuRates {
+    kernel: Vec<f64>,
+    wall: Vec<f64>,
+    registers: u32,
+}
+
+fn gpu_rates(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    inst: &Instance,
+    algorithm: GpuAlgorithm,
+    iterations: u64,
+    repeats: usize,
+) -> Result<GpuRates> {
+    let prepared = pfsp_gpu::prepare(gpu, cache, inst, &GpuParams::new(algorithm))?;
+    let options = RunOptions {
+        budget: Budget::iterations(iterations),
+        ..Default::default()
+    };
+    // Warm-up: clocks, caches, first-launch costs.
+    prepared.run(
+        gpu,
+        &RunOptions {
+            budget: Budget::iterations(3),
+            ..Default::default()
+        },
+    )?;
+    let mut rates = GpuRates {
+        kernel: Vec::new(),
+        wall: Vec::new(),
+        registers: prepared.kernel().attributes.registers,
+    };
+    for _ in 0..repeats {
+        let run = prepared.run(gpu, &options)?;
+        let wall = run.search_seconds;
+        anyhow::ensure!(
+            inst.makespan(&run.outcome.solution) == run.outcome.objective,
+            "{} returned a mis-scored solution on {}",
+            algorithm.name(),
+            inst.name
+        );
+        rates
+            .kernel
+            .push(run.outcome.evaluations as f64 / run.kernel_seconds);
+        rates.wall.push(run.outcome.evaluations as f64 / wall);
+    }
+    Ok(rates)
+}
+
+/// GPU iterations that take about `target` of wall time, from a short timed run.
+fn calibrate(gpu: &Gpu, cache: &KernelCache, inst: &Instance, target: f64) -> Result<u64> {
+    let prepared = pfsp_gpu::prepare(gpu, cache, inst, &GpuParams::new(GpuAlgorithm::TabuFull))?;
+    let probe = 3u64;
+    let run = prepared.run(
+        gpu,
+        &RunOptions {
+            budget: Budget::iterations(probe),
+            ..Default::default()
+        },
+    )?;
+    let per_iteration = run.search_seconds / probe as f64;
+    Ok(((target / per_iteration) as u64).clamp(3, 1000))
+}
+
+fn cpu_rate(inst: &Instance, threads: usize) -> f64 {
+    let started = Instant::now();
+    // At least one iteration; more until about a second has passed.
+    let outcome = pfsp::tabu(
+        inst,
+        &TabuParams::default(),
+        &RunOptions {
+            threads,
+            budget: Budget {
+                iterations: Some(1000),
+                time_limit: Some(Duration::from_secs(1)),
+            },
+            ..Default::default()
+        },
+    );
+    outcome.evaluations as f64 / started.elapsed().as_secs_f64()
+}
+
+fn tabu_throughput(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    sizes: &[(usize, usize)],
+    repeats: usize,
+    threads: usize,
+) -> Result<Vec<Throughput>> {
+    println!(
+        "\nswap neighbours evaluated per second (GPU: mean over {repeats} runs [min-max], from \
+         kernel time, and from the search's wall time; CPU tabu: wall time, on all {threads} cores and on one):"
+    );
+    println!(
+        "{:>6} {:>6} {:>5}  {:>27} {:>10}  {:>27} {:>10}  {:>17}  {:>10} {:>10}  {:>8} {:>8}",
+        "m x n",
+        "cells",
+        "iters",
+        "tabu-full (kernel)",
+        "(wall)",
+        "tabu-prefix (kernel)",
+        "(wall)",
+        "prefix/full",
+        "CPU all",
+        "CPU 1 core",
+        "GPU/all",
+        "GPU/1"
+    );
+    let mut rows = Vec::new();
+    for &(m, n) in sizes {
+        // Random instances from Taillard's generator, one seed per size.
+        let inst = pfsp::generate(n, m, (1000 * m + n) as i64);
+        let iterations = calibrate(gpu, cache, &inst, 0.5)?;
+        let full = gpu_rates(
+            gpu,
+            cache,
+            &inst,
+            GpuAlgorithm::TabuFull,
+            iterations,
+            repeats,
+        )?;
+        let prefix = gpu_rates(
+            gpu,
+            cache,
+            &inst,
+            GpuAlgorithm::TabuPrefix,
+            iterations,
+            repeats,
+        )?;
+        let ratio: Vec<f64> = prefix
+            .kernel
+            .iter()
+            .zip(&full.kernel)
+            .map(|(p, f)| p / f)
+            .collect();
+        let cpu_all = cpu_rate(&inst, threads);
+        let cpu_one = cpu_rate(&inst, 1);
+        let (fk, fw, pk, pw, r) = (
+            Rate::of(&full.kernel),
+            Rate::of(&full.wall),
+            Rate::of(&prefix.kernel),
+            Rate::of(&prefix.wall),
+            Rate::of(&ratio),
+        );
+        let best = fw.mean.max(pw.mean);
+        println!(
+            "{:>6} {:>6} {:>5}  {:>9.3e} [{:.2e}-{:.2e}] {:>10.3e}  {:>9.3e} [{:.2e}-{:.2e}] {:>10.3e}  {:>5.2} [{:.2}-{:.2}]  {:>10.3e} {:>10.3e}  {:>7.1}x {:>7.0}x",
+            format!("{m}x{n}"),
+            m * n,
+            iterations,
+            fk.mean,
+            fk.min,
+            fk.max,
+            fw.mean,
+            pk.mean,
+            pk.min,
+            pk.max,
+            pw.mean,
+            r.mean,
+            r.min,
+            r.max,
+            cpu_all,
+            cpu_one,
+            best / cpu_all,
+            best / cpu_one
+        );
+        rows.push(Throughput {
+            machines: m,
+            jobs: n,
+            iterations,
+            full_kernel: fk,
+            full_wall: fw,
+            prefix_kernel: pk,
+            prefix_wall: pw,
+            prefix_over_full: r,
+            cpu_all_cores: cpu_all,
+            cpu_one_core: cpu_one,
+            registers_full: full.registers,
+            registers_prefix: prefix.registers,
+        });
+    }
+    println!(
+        "(GPU/all and GPU/1: the faster variant's wall-time rate over the CPU's; the paper \
+         reports prefix/full 0.61-0.85 at m n <= 3000 and 1.03-1.50 above 5000)"
+    );
+    Ok(rows)
+}
+
+/// One row of Taillard's best-known table.
+struct Taillard {
+    name: String,
+    file: PathBuf,
+    index: usize,
+    best: i64,
+}
+
+fn read_taillard_table(dir: &Path) -> Result<Vec<Taillard>> {
+    let path = dir.join("bks.csv");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("--quality needs Taillard's table {}", path.display()))?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| h.trim() == name)
+            .with_context(|| format!("{} has no column {name}", path.display()))
+    };
+    let (c_name, c_file, c_index, c_bks) = (
+        column("name")?,
+        column("file")?,
+        column("index_in_file")?,
+        column("bks")?,
+    );
+    let mut rows = Vec::new();
+    for (number, line) in lines.enumerate() {
+        let fields: Vec<&str> = line.split(',').collect();
+        let field = |c: usize| {
+            fields
+                .get(c)
+                .map(|s| s.trim())
+                .with_context(|| format!("{}:{}: too few columns", path.display(), number + 2))
+        };
+        let name = field(c_name)?.to_string();
+        if !name.starts_with("ta") {
+            continue;
+        }
+        rows.push(Taillard {
+            file: dir.join(field(c_file)?),
+            index: field(c_index)?
+                .parse()
+                .with_context(|| format!("{}:{}: bad index", path.display(), number + 2))?,
+            best: field(c_bks)?
+                .parse()
+                .with_context(|| format!("{}:{}: bad bks", path.display(), number + 2))?,
+            name,
+        });
+    }
+    Ok(rows)
+}
+
+/// `ta051-ta060,ta081` -> the instance numbers.
+fn parse_instances(spec: &str) -> Result<Vec<usize>> {
+    let number = |s: &str| {
+        s.trim()
+            .trim_start_matches("ta")
+            .parse::<usize>()
+            .with_context(|| format!("--instances: {s:?} is not taNNN"))
+    };
+    let mut out = Vec::new();
+    for item in spec.split(',').filter(|s| !s.trim().is_empty()) {
+        match item.split_once('-') {
+            Some((a, b)) => out.extend(number(a)?..=number(b)?),
+            None => out.push(number(item)?),
+        }
+    }
+    Ok(out)
+}
+
+fn ig_quality(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    args: &BenchPfspArgs,
+    threads: usize,
+) -> Result<Vec<QualityRow>> {
+    let table = read_taillard_table(&args.taillard)?;
+    let wanted = parse_instances(&args.instances)?;
+    anyhow::ensure!(
+        args.time_factor.is_finite() && args.time_factor > 0.0,
+        "--time-factor must be a positive number of milliseconds"
+    );
+    println!(
+        "\nig-block (default parameters) against the CPU iterated greedy on all {threads} cores \
+         (one walk per core, best kept), both for n m / 2 x {} ms per instance; gap to the best \
+         known, mean over seeds 1..={}:",
+        args.time_factor, args.seeds
+    );
+    println!(
+        "{:<7} {:>8} {:>8} {:>9}  {:>9} {:>9}  {:>6} {:>12} {:>12}",
+        "inst",
+        "n x m",
+        "bks",
+        "seconds",
+        "GPU gap",
+        "CPU gap",
+        "walks",
+        "GPU it/walk",
+        "CPU it/walk"
+    );
+    let mut rows = Vec::new();
+    for number in wanted {
+        let name = format!("ta{number:03}");
+        let Some(entry) = table.iter().find(|t| t.name == name) else {
+            bail!(
+                "{name} is not in {}",
+                args.taillard.join("bks.csv").display()
+            );
+        };
+        let inst = pfsp::read(&entry.file, Some(entry.index))?;
+        let (n, m) = (inst.jobs, inst.machines);
+        let seconds = (n * m) as f64 / 2.0 * args.time_factor / 1e3;
+        let limit = Duration::from_secs_f64(seconds);
+        let params = GpuParams::new(GpuAlgorithm::IgBlock);
+        // Compiled and loaded before the clock starts (the disk cache serves later runs).
+        let prepared = pfsp_gpu::prepare(gpu, cache, &inst, &params)?;
+        let gap = |value: i64| 100.0 * (value - entry.best) as f64 / entry.best as f64;
+        let mut row = QualityRow {
+            instance: name.clone(),
+            jobs: n,
+            machines: m,
+            best_known: entry.best,
+            seconds,
+            gpu_gaps: Vec::new(),
+            cpu_gaps: Vec::new(),
+            gpu_walks: prepared.launch().grid.0,
+            gpu_iterations: Vec::new(),
+            cpu_iterations: Vec::new(),
+        };
+        for seed in 1..=args.seeds {
+            let run = prepared.run(
+                gpu,
+                &RunOptions {
+                    seed,
+                    budget: Budget::time_limit(limit),
+                    ..Default::default()
+                },
+            )?;
+            anyhow::ensure!(
+                inst.makespan(&run.outcome.solution) == run.outcome.objective,
+                "ig-block returned a mis-scored solution on {name}"
+            );
+            row.gpu_gaps.push(gap(run.outcome.objective));
+            row.gpu_iterations.push(run.outcome.iterations);
+            let cpu = solvers::run::multistart(threads, threads, |walk| {
+                pfsp::iterated_greedy(
+                    &inst,
+                    &IgParams::default(),
+                    &RunOptions {
+                        seed: seed * 1_000_003 + walk as u64,
+                        threads: 1,
+                        budget: Budget::time_limit(limit),
+                    },
+                )
+            })
+            .context("no CPU walk ran")?;
+            anyhow::ensure!(inst.makespan(&cpu.solution) == cpu.objective);
+            row.cpu_gaps.push(gap(cpu.objective));
+            row.cpu_iterations.push(cpu.iterations);
+        }
+        let per_walk = |total: &[u64], walks: usize| {
+            total.iter().sum::<u64>() as f64 / (total.len().max(1) * walks.max(1)) as f64
+        };
+        println!(
+            "{:<7} {:>8} {:>8} {:>9.2}  {:>8.3}% {:>8.3}%  {:>6} {:>12.0} {:>12.0}",
+            name,
+            format!("{n}x{m}"),
+            entry.best,
+            seconds,
+            mean(&row.gpu_gaps),
+            mean(&row.cpu_gaps),
+            row.gpu_walks,
+            per_walk(&row.gpu_iterations, row.gpu_walks as usize),
+            per_walk(&row.cpu_iterations, threads)
+        );
+        rows.push(row);
+    }
+    // ARPD per class (n x m) and overall; the per-instance goal on the 50x20, 100x20 and
+    // 200x20 classes.
+    let mut classes: BTreeMap<(usize, usize), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for r in &rows {
+        let entry = classes.entry((r.jobs, r.machines)).or_default();
+        entry.0.push(mean(&r.gpu_gaps));
+        entry.1.push(mean(&r.cpu_gaps));
+    }
+    println!("\nARPD per class (mean of the instances' mean gaps):");
+    println!(
+        "{:>8} {:>9} {:>9} {:>9}  GPU better on",
+        "n x m", "instances", "GPU", "CPU"
+    );
+    for ((n, m), (g, c)) in &classes {
+        let wins = g.iter().zip(c).filter(|(a, b)| a < b).count();
+        println!(
+            "{:>8} {:>9} {:>8.3}% {:>8.3}%  {wins} of {}",
+            format!("{n}x{m}"),
+            g.len(),
+            mean(g),
+            mean(c),
+            g.len()
+        );
+    }
+    let all_gpu: Vec<f64> = rows.iter().map(|r| mean(&r.gpu_gaps)).collect();
+    let all_cpu: Vec<f64> = rows.iter().map(|r| mean(&r.cpu_gaps)).collect();
+    println!(
+        "overall ARPD: GPU {:.3}%, CPU {:.3}% over {} instances (goal: GPU <= 0.5% over \
+         ta001-ta120 at 30 ms){}",
+        mean(&all_gpu),
+        mean(&all_cpu),
+        rows.len(),
+        if mean(&all_gpu) <= 0.5 {
+            ""
+        } else {
+            ": NOT MET"
+        }
+    );
+    let lost: Vec<&str> = rows
+        .iter()
+        .filter(|r| {
+            let k: usize = r.instance[2..].parse().unwrap_or(0);
+            matches!(k, 51..=60 | 81..=90 | 101..=110) && mean(&r.gpu_gaps) >= mean(&r.cpu_gaps)
+        })
+        .map(|r| r.instance.as_str())
+        .collect();
+    if lost.is_empty() {
+        println!("goal (lower mean gap than the CPU on each of ta051-060, ta081-090, ta101-110 run here): met");
+    } else {
+        println!(
+            "goal (lower mean gap than the CPU on each of ta051-060, ta081-090, ta101-110): NOT MET on {}",
+            lost.join(", ")
+        );
+    }
+    Ok(rows)
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len().max(1) as f64
+}
