@@ -742,7 +742,50 @@ pub fn ensure_no_overlap(listed: &BTreeMap<String, Vec<String>>) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::line_of;
+    use super::{line_of, CampaignFile, RunMode};
+
+    fn campaign(objective: &str, run: &str) -> anyhow::Result<CampaignFile> {
+        let text = format!(
+            "name = \"c\"\nobjective = {objective}\n{run}\n[instances]\npaths = [\"x.dat\"]\n\
+             [cpu]\nspace = \"s.toml\"\nbaseline = {{ algorithm = \"tabu\" }}\n\
+             [strategy]\nname = \"random\"\n"
+        );
+        CampaignFile::parse(std::path::Path::new("c.toml"), text)
+    }
+
+    #[test]
+    fn quality_objectives_need_their_run_keys_and_agree_on_the_run() {
+        let f = campaign("\"gap@budget\"", "[run]\nbudget_s = 0.5\nseeds = 3").unwrap();
+        assert_eq!(f.run_mode().unwrap(), RunMode::Budget { budget_s: 0.5 });
+        assert_eq!(f.run_seeds().unwrap(), [1, 2, 3]);
+        let e = campaign("\"gap@budget\"", "").unwrap_err().to_string();
+        assert!(e.contains("budget_s") && e.contains("line 2"), "{e}");
+        let f = campaign(
+            "\"time-to-target\"",
+            "[run]\ntarget_gap_percent = 1.0\ncap_s = 2.0",
+        )
+        .unwrap();
+        assert_eq!(
+            f.run_mode().unwrap(),
+            RunMode::Target {
+                target_gap_percent: 1.0,
+                cap_s: 2.0,
+                penalty: 10.0
+            }
+        );
+        let e = campaign(
+            "[\"gap@budget\", \"time-to-target\"]",
+            "[run]\nbudget_s = 1",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("different production runs"), "{e}");
+        let e = campaign("\"time\"", "[run]\nbudget_s = 1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("run.budget_s") || e.contains("budget_s"), "{e}");
+        assert_eq!(campaign("\"time\"", "").unwrap().run_seeds().unwrap(), [1]);
+    }
 
     #[test]
     fn lines_of_plain_and_dotted_keys() {

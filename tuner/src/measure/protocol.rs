@@ -58,6 +58,26 @@ impl RunLimit {
     pub fn is_fixed_work(&self) -> bool {
         self.time_limit_s.is_none() && self.target.is_none()
     }
+
+    /// The solver budget of a budgeted run: bounded by its clock and target, never by
+    /// iterations (a point's iteration count would cut the run short). The target inside
+    /// records when it was reached.
+    pub fn budget(&self) -> solvers::run::Budget {
+        solvers::run::Budget {
+            iterations: None,
+            time_limit: self.time_limit_s.map(std::time::Duration::from_secs_f64),
+            target: self.target.map(solvers::run::Target::new),
+        }
+    }
+}
+
+/// Seconds until a budget's target was reached, if it has one and got there.
+pub fn target_seconds(budget: &solvers::run::Budget) -> Option<f64> {
+    budget
+        .target
+        .as_ref()
+        .and_then(|t| t.reached_after())
+        .map(|d| d.as_secs_f64())
 }
 
 /// Compile (through the cache), load, prepare and measure one variant.

@@ -113,7 +113,7 @@ fn qap_solve(
     let cache = cache_for(&job.cache_dir);
     let prepared = qap_gpu::prepare(gpu, &cache, &inst, &params)?;
     if !job.limit.is_fixed_work() {
-        return qap_budget_run(gpu, meter.as_ref().ok(), prepared, &params, &job);
+        return qap_budget_run(gpu, meter.as_ref(), prepared, &params, &job);
     }
     let mut workload = super::workload::QapRuns::new(prepared, params, &job);
     let started = std::time::Instant::now();
@@ -124,51 +124,25 @@ fn qap_solve(
         .last
         .take()
         .ok_or_else(|| KernelError::InvalidConfig("no run was measured".into()))?;
-    Ok(QapSolveResult {
-        device: gpu.info.clone(),
-        cache: run.cache,
-        compile_seconds: run.compile_seconds,
-        resources: run.resources,
-        attributes: run.attributes,
-        launch: run.launch,
-        measurement,
-        solution: run.outcome.solution,
-        objective: run.outcome.objective,
-        launches: run.launches,
-        measure_s,
-        iterations: run.outcome.iterations,
-        moves: run.outcome.evaluations,
-        kernel_s: run.kernel_seconds,
-        budget_run: None,
-        target_s: None,
-    })
+    Ok(solve_result(gpu, run, measurement, measure_s, None, None))
 }
 
 /// One production run with a wall-clock budget or a target, measured as itself (no warm-up:
 /// the module is loaded and the buffers are on the GPU, which is what a user's run has too).
 fn qap_budget_run(
     gpu: &Gpu,
-    meter: Option<&super::power::PowerMeter>,
+    meter: Result<&super::power::PowerMeter, &String>,
     prepared: solvers::qap::gpu::Prepared,
     params: &solvers::qap::gpu::GpuParams,
     job: &QapSolveJob,
 ) -> Result<QapSolveResult, KernelError> {
-    let target = job.limit.target.map(solvers::run::Target::new);
     let options = solvers::run::RunOptions {
         seed: job.seed,
         threads: 1,
-        budget: solvers::run::Budget {
-            // A budgeted run is bounded by its clock (or target), never by iterations.
-            iterations: None,
-            time_limit: job
-                .limit
-                .time_limit_s
-                .map(std::time::Duration::from_secs_f64),
-            target: target.clone(),
-        },
+        budget: job.limit.budget(),
     };
     let started = std::time::Instant::now();
-    let (run, budget) = super::budget_run(meter, || prepared.run(gpu, params, &options))?;
+    let (run, budget) = super::budget_run(meter.ok(), || prepared.run(gpu, params, &options))?;
     let measure_s = started.elapsed().as_secs_f64();
     let measurement = super::Measurement {
         timing: super::Timing::from_runs(vec![budget.wall_s * 1000.0]),
@@ -176,9 +150,29 @@ fn qap_budget_run(
         before: budget.before.clone(),
         after: budget.after.clone(),
         throttled: budget.throttled,
-        power_note: meter.is_none().then(|| "no NVML power meter".to_string()),
+        power_note: meter.err().cloned(),
     };
-    Ok(QapSolveResult {
+    let target_s = super::protocol::target_seconds(&options.budget);
+    Ok(solve_result(
+        gpu,
+        run,
+        measurement,
+        measure_s,
+        Some(budget),
+        target_s,
+    ))
+}
+
+/// What a solve job returns, from the run whose solution it reports.
+fn solve_result(
+    gpu: &Gpu,
+    run: solvers::qap::gpu::GpuRun,
+    measurement: super::Measurement,
+    measure_s: f64,
+    budget_run: Option<super::BudgetRun>,
+    target_s: Option<f64>,
+) -> QapSolveResult {
+    QapSolveResult {
         device: gpu.info.clone(),
         cache: run.cache,
         compile_seconds: run.compile_seconds,
@@ -193,12 +187,9 @@ fn qap_budget_run(
         iterations: run.outcome.iterations,
         moves: run.outcome.evaluations,
         kernel_s: run.kernel_seconds,
-        target_s: target
-            .as_ref()
-            .and_then(|t| t.reached_after())
-            .map(|d| d.as_secs_f64()),
-        budget_run: Some(budget),
-    })
+        budget_run,
+        target_s,
+    }
 }
 
 fn measure(job: MeasureJob, open: &mut HashMap<usize, Open>) -> Result<MeasureResult, KernelError> {

@@ -106,7 +106,7 @@ pub fn measure(
     }
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
-    let mut measurement = Measurement {
+    let measurement = Measurement {
         time_s: Some(median),
         time_spread: Some((times[times.len() - 1] - times[0]) / median.max(1e-12)),
         ..Measurement::default()
@@ -114,21 +114,33 @@ pub fn measure(
     let Some(outcome) = last else {
         return TrialResult::failed(TrialStatus::Failed, "no run finished");
     };
-    if let Err(e) = rescore(inst, &outcome.solution, outcome.objective, &mut measurement) {
-        return TrialResult {
+    let log = format!(
+        "{} {algorithm} on {threads} thread(s), {} runs",
+        inst.instance.family(),
+        times.len()
+    );
+    rescored(inst, &outcome, measurement, log)
+}
+
+/// The trial of a finished solve: `ok` once its solution re-scores to what the solver
+/// claimed, else `invalid` with the reason.
+fn rescored(
+    inst: &CampaignInstance,
+    outcome: &solvers::run::Outcome,
+    mut measurement: Measurement,
+    log: String,
+) -> TrialResult {
+    match rescore(inst, &outcome.solution, outcome.objective, &mut measurement) {
+        Ok(()) => TrialResult {
+            status: TrialStatus::Ok,
+            measurement,
+            log,
+        },
+        Err(e) => TrialResult {
             status: TrialStatus::Invalid,
             measurement,
             log: e,
-        };
-    }
-    TrialResult {
-        status: TrialStatus::Ok,
-        measurement,
-        log: format!(
-            "{} {algorithm} on {threads} thread(s), {} runs",
-            inst.instance.family(),
-            times.len()
-        ),
+        },
     }
 }
 
@@ -141,15 +153,10 @@ fn budget_run(
     limit: crate::measure::protocol::RunLimit,
     seed: u64,
 ) -> TrialResult {
-    let target = limit.target.map(solvers::run::Target::new);
     let options = RunOptions {
         seed,
         threads,
-        budget: Budget {
-            iterations: None,
-            time_limit: limit.time_limit_s.map(std::time::Duration::from_secs_f64),
-            target: target.clone(),
-        },
+        budget: limit.budget(),
     };
     let started = Instant::now();
     let outcome = match inst.instance.solve(algorithm, params, &options) {
@@ -157,31 +164,18 @@ fn budget_run(
         Err(e) => return TrialResult::failed(TrialStatus::Failed, e),
     };
     let wall = started.elapsed().as_secs_f64();
-    let mut measurement = Measurement {
+    let measurement = Measurement {
         time_s: Some(wall),
         run_s: Some(wall),
         measure_s: Some(wall),
-        target_s: target
-            .as_ref()
-            .and_then(|t| t.reached_after())
-            .map(|d| d.as_secs_f64()),
+        target_s: crate::measure::protocol::target_seconds(&options.budget),
         iterations: Some(outcome.iterations),
         moves: Some(outcome.evaluations),
         ..Measurement::default()
     };
-    if let Err(e) = rescore(inst, &outcome.solution, outcome.objective, &mut measurement) {
-        return TrialResult {
-            status: TrialStatus::Invalid,
-            measurement,
-            log: e,
-        };
-    }
-    TrialResult {
-        status: TrialStatus::Ok,
-        measurement,
-        log: format!(
-            "{} {algorithm} on {threads} thread(s), seed {seed}, one run of {wall:.2} s",
-            inst.instance.family()
-        ),
-    }
+    let log = format!(
+        "{} {algorithm} on {threads} thread(s), seed {seed}, one run of {wall:.2} s",
+        inst.instance.family()
+    );
+    rescored(inst, &outcome, measurement, log)
 }

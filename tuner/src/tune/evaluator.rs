@@ -562,3 +562,23 @@ impl TrialClock {
         Some(o[o.len() / 2])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{clearly_worse, mean_sd};
+
+    #[test]
+    fn racing_drops_only_clearly_worse_candidates() {
+        let incumbent = [1.0, 2.0, 0.5, 0.0];
+        // Worse on every pair by a steady margin: dropped.
+        assert!(clearly_worse(&[1.5, 2.4, 1.0, 0.6], &incumbent, 2.0));
+        // Worse on average but noisy: kept.
+        assert!(!clearly_worse(&[3.0, 0.5, 1.5, 0.0], &incumbent, 2.0));
+        // Equal (ties at the optimum): kept; better: kept.
+        assert!(!clearly_worse(&incumbent, &incumbent, 2.0));
+        assert!(!clearly_worse(&[0.5, 1.5, 0.0, 0.0], &incumbent, 2.0));
+        assert!(!clearly_worse(&[], &[], 2.0));
+        let (m, sd) = mean_sd(&[1.0, 3.0]);
+        assert!((m - 2.0).abs() < 1e-12 && (sd - 2f64.sqrt()).abs() < 1e-12);
+    }
+}

@@ -294,21 +294,30 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         BackendChoice::Gpu => "gpu",
         _ => "cpu",
     };
-    let table = table_name;
-    let baseline = point_from_table(&setup.baseline)
-        .map_err(|e| file.error_at(&format!("{table}.baseline"), e))?;
-    if !crate::search::SearchSpace::is_valid(&space, &baseline) {
-        let why = space
-            .why_invalid(&baseline)
-            .unwrap_or_else(|| "it is not a point of the space".into());
-        return Err(file.error_at(
-            &format!("{table}.baseline"),
-            format!(
-                "{baseline} is not a valid point of {}: {why}",
-                space_path.display()
-            ),
-        ));
-    }
+    // The baseline and the default must be points of the space; errors name their key.
+    let space_point = |key: &str, table: &toml::Table| -> Result<Point> {
+        let key = format!("{table_name}.{key}");
+        let p = point_from_table(table).map_err(|e| file.error_at(&key, e))?;
+        if !crate::search::SearchSpace::is_valid(&space, &p) {
+            let why = space
+                .why_invalid(&p)
+                .unwrap_or_else(|| "it is not a point of the space".into());
+            return Err(file.error_at(
+                &key,
+                format!(
+                    "{p} is not a valid point of {}: {why}",
+                    space_path.display()
+                ),
+            ));
+        }
+        Ok(p)
+    };
+    let baseline = space_point("baseline", &setup.baseline)?;
+    let default_point = setup
+        .default
+        .as_ref()
+        .map(|t| space_point("default", t))
+        .transpose()?;
     if choice == BackendChoice::Cpu
         && searches.iter().any(|(_, o)| {
             crate::campaign::metrics(*o).iter().any(|m| {
@@ -329,26 +338,6 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         check_same_work(&space).map_err(|e| file.error_at("objective", e))?;
     }
 
-    let default_point = match &setup.default {
-        Some(table) => {
-            let p = point_from_table(table)
-                .map_err(|e| file.error_at(&format!("{table_name}.default"), e))?;
-            if !crate::search::SearchSpace::is_valid(&space, &p) {
-                let why = space
-                    .why_invalid(&p)
-                    .unwrap_or_else(|| "it is not a point of the space".into());
-                return Err(file.error_at(
-                    &format!("{table_name}.default"),
-                    format!(
-                        "{p} is not a valid point of {}: {why}",
-                        space_path.display()
-                    ),
-                ));
-            }
-            Some(p)
-        }
-        None => None,
-    };
     let bks = solvers::bks::BestKnown::embedded();
     let instances = instances::resolve(&file, &out_dir, &bks)?;
     let classes = instances::classes(&file, &instances)?;
@@ -648,12 +637,6 @@ impl MeanSd {
             sd,
             n: values.len(),
         })
-    }
-}
-
-impl std::fmt::Display for MeanSd {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:.4} ± {:.4} (n={})", self.mean, self.sd, self.n)
     }
 }
 
