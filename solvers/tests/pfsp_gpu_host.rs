@@ -151,3 +151,16 @@ fn incremental_tabu_list_forbids_what_the_cpu_forbids() {
         }
     }
 }
+
+#[test]
+fn the_parent_table_kernel_follows_the_machine_count() {
+    // One warp where the machines fit in it (measured faster), else one block.
+    assert_eq!(
+        pfsp_gpu::table_entry(&pfsp::generate(500, 30, 1)),
+        "pfsp_parent_table_warp"
+    );
+    assert_eq!(
+        pfsp_gpu::table_entry(&pfsp::generate(33, 37, 1)),
+        "pfsp_parent_table"
+    );
+}

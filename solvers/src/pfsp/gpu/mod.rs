@@ -23,7 +23,7 @@
 mod ig;
 mod tabu;
 
-pub use tabu::{threads_for, TabuList};
+pub use tabu::{table_entry, threads_for, TabuList};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaSlice};
