@@ -89,13 +89,17 @@ fn limits_give_one_clear_error() {
     .check(&pfsp::generate(20, 5, 1), &device)
     .unwrap_err();
     assert!(err.contains("64..=1024"), "{err}");
-    let err = GpuParams {
-        destruction: 20,
-        ..ig.clone()
+    for destruction in [0, 65] {
+        let err = GpuParams {
+            destruction,
+            ..ig.clone()
+        }
+        .check(&pfsp::generate(20, 5, 1), &device)
+        .unwrap_err();
+        assert!(err.contains("destruction must be in 1..=64"), "{err}");
     }
-    .check(&pfsp::generate(20, 5, 1), &device)
-    .unwrap_err();
-    assert!(err.contains("destruction must be in 1..=19"), "{err}");
+    // A destruction above n - 1 is clamped, as on the CPU: 3 jobs with the default 4 run.
+    ig.check(&pfsp::generate(3, 2, 1), &device).unwrap();
     let huge = Instance::new("huge", 2, 1, vec![i64::from(i32::MAX) + 1, 1]).unwrap();
     let err = tabu.check(&huge, &device).unwrap_err();
     assert!(err.contains("int32"), "{err}");
