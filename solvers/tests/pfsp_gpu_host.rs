@@ -168,3 +168,12 @@ fn the_parent_table_kernel_follows_the_machine_count() {
         "pfsp_parent_table"
     );
 }
+
+#[test]
+fn ig_block_shared_memory_figures() {
+    // The figures docs/pfsp-gpu.md and the limit errors quote.
+    assert_eq!(pfsp_gpu::ig_shared_bytes(500, 20, true), 93192);
+    assert_eq!(pfsp_gpu::ig_shared_bytes(900, 40, true), 310952);
+    assert_eq!(pfsp_gpu::ig_shared_bytes(800, 60, true), 404712);
+    assert!(pfsp_gpu::ig_shared_bytes(500, 20, false) > pfsp_gpu::ig_shared_bytes(500, 20, true));
+}
