@@ -6,9 +6,12 @@
 //     anti-diagonals of the table (paper Fig. 5): at step d it computes cell (d - k, k) from its
 //     own previous cell (the position above) and machine k - 1's cell of the step before (the
 //     left neighbour, passed through a double-buffered shared row). The table (n x m, position-
-//     major) goes to global memory. (A one-warp version passing the left neighbour by shuffle,
-//     32 machines at a time, measured slower at 40 x 900 on the H100: 2 x 931 steps, each
-//     waiting for its processing-time load, against 939.)
+//     major) goes to global memory.
+//   pfsp_parent_table_warp: the same walk by one warp, lane l owning machine l of a chunk of 32
+//     machines, the left neighbour passed by warp shuffle: no block barrier per step, but the
+//     chunks run one after the other. The host takes it for m <= 32 (one chunk): measured on the
+//     H100 (prefix/full at 30 x 500: 1.01 against 0.83 with the block kernel), while at m = 35,
+//     40 its two chunks made it slower (40 x 900: 1.29 against 1.39).
 //   pfsp_tabu_prefix: thread g owns pair g = (i, j) as in tabu-full, but loads row i - 1 of the
 //     parent's table and walks only positions i..n-1: (n - i) m cell updates instead of n m.
 //     Keys and the tabu/aspiration rule as in tabu-full, so both variants take the CPU's moves.
@@ -38,6 +41,32 @@ extern "C" __global__ void pfsp_parent_table(const int* __restrict__ times, cons
             left[d & 1][k] = above;
         }
         __syncthreads();
+    }
+}
+
+extern "C" __global__ void pfsp_parent_table_warp(const int* __restrict__ times, const int* __restrict__ control,
+                                                  ctime_t* __restrict__ table)
+{
+    // One warp: lane l owns machine c0 + l of the current chunk of 32 machines; its left
+    // neighbour's cell of the previous step comes by shuffle, and lane 0 reads machine c0 - 1's
+    // cell of the same position from the chunk before (already in the table).
+    const int lane = threadIdx.x & 31;
+    for (int c0 = 0; c0 < PFSP_M; c0 += 32) {
+        const int k = c0 + lane;
+        const int width = min(32, PFSP_M - c0);
+        ctime_t own = 0;  // this machine's completion of the previous position
+        for (int d = 0; d < PFSP_N + width - 1; ++d) {
+            const int p = d - lane;
+            const bool on = k < PFSP_M && p >= 0 && p < PFSP_N;
+            const int t = on ? __ldg(times + __ldg(control + p) * PFSP_MP + k) : 0;
+            ctime_t left = __shfl_up_sync(0xffffffffu, own, 1);
+            if (lane == 0) left = (c0 > 0 && on) ? table[p * PFSP_M + c0 - 1] : (ctime_t)0;
+            if (on) {
+                own = max(own, left) + (ctime_t)t;
+                table[p * PFSP_M + k] = own;
+            }
+        }
+        __syncwarp();
     }
 }
 

@@ -150,7 +150,11 @@ static SOURCES: &[KernelSource] = &[
     source!(
         "pfsp/tabu-prefix",
         "pfsp/tabu-prefix.cu",
-        ["pfsp_parent_table", "pfsp_tabu_prefix"],
+        [
+            "pfsp_parent_table",
+            "pfsp_parent_table_warp",
+            "pfsp_tabu_prefix"
+        ],
         relocatable = false,
         test_only = false,
         headers = PFSP_HEADERS,

@@ -89,13 +89,17 @@ fn limits_give_one_clear_error() {
     .check(&pfsp::generate(20, 5, 1), &device)
     .unwrap_err();
     assert!(err.contains("64..=1024"), "{err}");
-    let err = GpuParams {
-        destruction: 20,
-        ..ig.clone()
+    for destruction in [0, 65] {
+        let err = GpuParams {
+            destruction,
+            ..ig.clone()
+        }
+        .check(&pfsp::generate(20, 5, 1), &device)
+        .unwrap_err();
+        assert!(err.contains("destruction must be in 1..=64"), "{err}");
     }
-    .check(&pfsp::generate(20, 5, 1), &device)
-    .unwrap_err();
-    assert!(err.contains("destruction must be in 1..=19"), "{err}");
+    // A destruction above n - 1 is clamped, as on the CPU: 3 jobs with the default 4 run.
+    ig.check(&pfsp::generate(3, 2, 1), &device).unwrap();
     let huge = Instance::new("huge", 2, 1, vec![i64::from(i32::MAX) + 1, 1]).unwrap();
     let err = tabu.check(&huge, &device).unwrap_err();
     assert!(err.contains("int32"), "{err}");
@@ -150,4 +154,26 @@ fn incremental_tabu_list_forbids_what_the_cpu_forbids() {
             }
         }
     }
+}
+
+#[test]
+fn the_parent_table_kernel_follows_the_machine_count() {
+    // One warp where the machines fit in it (measured faster), else one block.
+    assert_eq!(
+        pfsp_gpu::table_entry(&pfsp::generate(500, 30, 1)),
+        "pfsp_parent_table_warp"
+    );
+    assert_eq!(
+        pfsp_gpu::table_entry(&pfsp::generate(33, 37, 1)),
+        "pfsp_parent_table"
+    );
+}
+
+#[test]
+fn ig_block_shared_memory_figures() {
+    // The figures docs/pfsp-gpu.md and the limit errors quote.
+    assert_eq!(pfsp_gpu::ig_shared_bytes(500, 20, true), 93192);
+    assert_eq!(pfsp_gpu::ig_shared_bytes(900, 40, true), 310952);
+    assert_eq!(pfsp_gpu::ig_shared_bytes(800, 60, true), 404712);
+    assert!(pfsp_gpu::ig_shared_bytes(500, 20, false) > pfsp_gpu::ig_shared_bytes(500, 20, true));
 }

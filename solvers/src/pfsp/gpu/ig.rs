@@ -109,7 +109,7 @@ pub(super) fn run(
 
     let total: i64 = inst.times_machine_major().iter().sum();
     let temperature = params.temperature * total as f64 / (n * m * 10) as f64;
-    let destruction = params.destruction as i32;
+    let destruction = params.destruction.min(n - 1) as i32;
     let seed = options.seed;
     let per_walk = options
         .budget

@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | `tabu-full` | thread per child of the swap neighbourhood, whole table | threads per block 32..1024 (multiple of 32; default 128, or 64/32 where 128 leaves SMs idle), tenure (default 200, as the CPU tabu) |
 //! | `tabu-prefix` | one block builds the parent's table along anti-diagonals; thread per child from its first changed position | as `tabu-full` |
-//! | `ig-block` | block per iterated-greedy walk | blocks (walks) 1..65535 (default: as many as are resident at once), threads per block 64..1024 (default 64), destruction d 1..n-1 (default 4), temperature T (default 0.4) |
+//! | `ig-block` | block per iterated-greedy walk | blocks (walks) 1..65535 (default: as many as are resident at once), threads per block 64..1024 (default 64), destruction d 1..64, at most n - 1 (default 4), temperature T (default 0.4) |
 //!
 //! Sizes: n in 2..=2048 (a move key holds the pair index in 22 bits), m in 1..=128 (a
 //! completion row lives in registers); processing times must fit int32 and their sum below
@@ -23,7 +23,7 @@
 mod ig;
 mod tabu;
 
-pub use tabu::{threads_for, TabuList};
+pub use tabu::{table_entry, threads_for, TabuList};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaSlice};
@@ -194,10 +194,10 @@ impl GpuParams {
                         self.blocks
                     ));
                 }
-                let most = (n - 1).min(IG_MAX_DESTRUCTION);
-                if self.destruction == 0 || self.destruction > most {
+                // Like the CPU `ig`, a walk removes at most n - 1 jobs.
+                if self.destruction == 0 || self.destruction > IG_MAX_DESTRUCTION {
                     return Err(format!(
-                        "destruction must be in 1..={most} for {n} jobs, got {}",
+                        "destruction must be in 1..={IG_MAX_DESTRUCTION}, got {}",
                         self.destruction
                     ));
                 }

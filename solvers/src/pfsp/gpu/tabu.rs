@@ -45,7 +45,7 @@ pub(super) fn kernels(
     let (kernel, table) = match params.algorithm {
         GpuAlgorithm::TabuFull => (module.function("pfsp_tabu_full")?, None),
         _ => {
-            let table = module.function("pfsp_parent_table")?;
+            let table = module.function(table_entry(inst))?;
             table.check_launch(&table_launch(inst))?;
             (module.function("pfsp_tabu_prefix")?, Some(table))
         }
@@ -54,7 +54,17 @@ pub(super) fn kernels(
     Ok((kernel, table, launch))
 }
 
-/// One block, one thread per machine (rounded up to a warp).
+/// The parent-table kernel: one warp and shuffles where the machines fit in one warp, else a
+/// block with a barrier per anti-diagonal (measured: kernels/pfsp/tabu-prefix.cu).
+pub fn table_entry(inst: &Instance) -> &'static str {
+    if inst.machines <= 32 {
+        "pfsp_parent_table_warp"
+    } else {
+        "pfsp_parent_table"
+    }
+}
+
+/// One warp, or one block of one thread per machine (rounded up to a warp).
 fn table_launch(inst: &Instance) -> Launch {
     Launch::linear(1, inst.machines.next_multiple_of(32) as u32)
 }
