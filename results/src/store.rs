@@ -195,9 +195,9 @@ impl Store {
     /// that is not a mats store, or has a schema newer than this build understands.
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref().to_path_buf();
-        let conn = Connection::open(&path).map_err(|source| StoreError::Open {
+        let conn = Connection::open(&path).map_err(|reason| StoreError::Open {
             path: path.clone(),
-            source,
+            reason,
         })?;
         let store = Store { conn, path };
         store.configure()?;
@@ -338,7 +338,7 @@ impl Store {
         StoreError::Sqlite {
             path: self.path.clone(),
             op,
-            source,
+            reason: source,
         }
     }
 

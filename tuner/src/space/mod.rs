@@ -14,7 +14,7 @@ mod walk;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use evalexpr::DefaultNumericTypes;
 use rand::Rng as _;
 use results::{Point, Value};
@@ -99,14 +99,14 @@ pub struct ParamInfo {
 impl Space {
     /// Reads and checks a space file.
     pub fn load(path: &Path) -> Result<Space> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read space file {}", path.display()))?;
+        let text = solvers::error::read_capped(path, 16 << 20)?;
         Space::from_toml_str(&text, &path.display().to_string())
     }
 
     /// Parses and checks a space; `origin` (usually the file name) starts every error message.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Space> {
-        let file: SpaceFile = toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+        let file: SpaceFile = toml::from_str(text)
+            .map_err(|e| anyhow::anyhow!(crate::errors::toml_line(origin, text, &e)))?;
         Space::build(text, origin, file, SpaceOverrides::default())
     }
 

@@ -148,7 +148,7 @@ values = [8]
 fn unknown_key_names_file_and_line() {
     let e = err("[[param]]\nname = \"a\"\nkind = \"launch\"\nvalues = [1]\nvalue = 3\n");
     assert!(e.contains("test.toml"), "{e}");
-    assert!(e.contains("line 5"), "{e}");
+    assert!(e.contains("test.toml:5:"), "{e}");
     assert!(e.contains("unknown field `value`"), "{e}");
 }
 
