@@ -535,12 +535,14 @@ impl Store {
     }
 
     /// Marks a run as ended (its budget spent or its strategy converged). A run left without
-    /// an end was interrupted; `--resume` may start a new one.
+    /// an end was interrupted; `--resume` may start a new one. Ending a run that already
+    /// ended keeps its first end time: a resume that walks past finished runs must not
+    /// restamp them.
     pub fn end_run(&self, run_id: i64) -> Result<()> {
         let n = self
             .conn
             .execute(
-                &format!("UPDATE runs SET ended_at = {NOW} WHERE id = ?1"),
+                &format!("UPDATE runs SET ended_at = COALESCE(ended_at, {NOW}) WHERE id = ?1"),
                 [run_id],
             )
             .map_err(|e| self.err("end run", e))?;

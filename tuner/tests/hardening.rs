@@ -278,3 +278,31 @@ fn a_value_longer_than_a_format_width_is_shown() {
     assert_no_panic(&out);
     assert!(out.status.success());
 }
+
+#[test]
+fn a_second_tune_on_a_folder_in_use_is_refused_naming_the_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // This test process plays the first `mats tune`.
+    let _held = results::FolderLock::acquire(&out).unwrap();
+    let campaign = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../campaigns/quickstart.toml"
+    ));
+    for mode in ["--resume", "--fresh"] {
+        let e = error_of(&[
+            "tune",
+            campaign.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            mode,
+        ]);
+        assert!(e.contains("in use"), "{e}");
+        assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
+    }
+    assert!(
+        !out.join("results.sqlite").exists(),
+        "a refused run touches nothing in the folder"
+    );
+}
