@@ -306,3 +306,61 @@ fn a_second_tune_on_a_folder_in_use_is_refused_naming_the_pid() {
         "a refused run touches nothing in the folder"
     );
 }
+
+#[test]
+fn a_huge_thread_count_is_refused() {
+    // 100,000 threads took 25 s to start (and longer without a memory limit).
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--threads", "100000"]);
+    assert!(e.contains("--threads must be at most 1024"), "{e}");
+}
+
+#[test]
+fn a_space_too_entangled_to_count_is_refused_not_walked_forever() {
+    // Six parameters of 1000 values in one constraint: 10^18 combinations used to hang.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("constraints = [\"a + b + c + d + e + f >= 0\"]\n");
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        text.push_str(&format!(
+            "[[param]]\nname = \"{name}\"\nkind = \"runtime\"\nrange = {{ from = 0, to = 999 }}\n"
+        ));
+    }
+    let f = write(dir.path(), "walk.toml", &text);
+    let e = error_of(&["space", "show", &f]);
+    assert!(e.contains("narrow those domains"), "{e}");
+    // A million-value domain in a constraint is checked in linear time.
+    let f = write(
+        dir.path(),
+        "wide.toml",
+        "constraints = [\"x >= 0\"]\n[[param]]\nname = \"x\"\nkind = \"runtime\"\n\
+         range = { from = 0, to = 999999 }\n",
+    );
+    let out = mats(&["space", "show", &f]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn domains_at_the_ends_of_i64_are_refused_not_looped_over() {
+    let dir = tempfile::tempdir().unwrap();
+    // pow2 from i64::MAX doubled until it wrapped to 0 and looped forever.
+    let f = write(
+        dir.path(),
+        "pow2.toml",
+        "[[param]]\nname = \"x\"\nkind = \"runtime\"\n\
+         pow2 = { from = 9223372036854775807, to = 9223372036854775807 }\n",
+    );
+    let e = error_of(&["space", "show", &f]);
+    assert!(e.contains("above 2^62"), "{e}");
+    // to - from overflowed i64.
+    let f = write(
+        dir.path(),
+        "range.toml",
+        "[[param]]\nname = \"x\"\nkind = \"runtime\"\n\
+         range = { from = -9223372036854775808, to = 9223372036854775807 }\n",
+    );
+    let e = error_of(&["space", "show", &f]);
+    assert!(e.contains("more than a million"), "{e}");
+}

@@ -164,6 +164,13 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         candidates: args.candidates,
     };
     params.check(algorithm).map_err(anyhow::Error::msg)?;
+    if args.threads > solvers::run::MAX_THREADS {
+        bail!(
+            "--threads must be at most {} (0 uses every core), found {}",
+            solvers::run::MAX_THREADS,
+            args.threads
+        );
+    }
     let threads = if args.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
