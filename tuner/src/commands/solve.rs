@@ -41,6 +41,17 @@ pub struct SolveReport {
 pub const MAX_TIME_LIMIT_S: f64 = 1e9;
 
 pub fn run(args: &SolveArgs) -> Result<()> {
+    let (report, known) = solve(args)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_text(&report, known);
+    }
+    Ok(())
+}
+
+/// Everything `mats solve` does but printing: checks the arguments, loads, solves, re-scores.
+pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::BestKnownEntry>)> {
     let src = &args.source;
     let bks = super::best_known(&src.bks)?;
     let instance = family::load(&src.file, src.family, src.index)?;
@@ -108,12 +119,7 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         solution: instance.solution_for_output(&outcome.solution),
         gpu: solved.gpu,
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_text(&report, known);
-    }
-    Ok(())
+    Ok((report, known))
 }
 
 /// The flags only GPU `rots-block` takes, each with whether it was given.

@@ -175,6 +175,7 @@ impl Space {
         }
 
         let mut decls: Vec<Decl> = Vec::new();
+        let mut domain_values = 0usize;
         for (d, p) in file.params.iter().enumerate() {
             let name = p.name.get_ref();
             let where_ = at(p.name.span().start);
@@ -191,6 +192,13 @@ impl Space {
             let domain = domain_spec
                 .expand()
                 .map_err(|e| anyhow::anyhow!("{where_}: parameter `{name}`: {e}"))?;
+            domain_values += domain.len();
+            if domain_values > MAX_DOMAIN_VALUES {
+                bail!(
+                    "{where_}: parameter `{name}`: the domains hold more than {MAX_DOMAIN_VALUES} \
+                     values in all (each costs memory several times over)"
+                );
+            }
             match (p.kind, &p.flag, &p.define) {
                 (ParamKind::Flag, None, _) => bail!(
                     "{where_}: parameter `{name}` is a flag but has no `flag` template (e.g. flag = \"--fmad={{}}\")"
@@ -352,7 +360,7 @@ impl Space {
             .params
             .iter()
             .map(|&n| {
-                // Deduplicated through a set: domains reach a million values, and a linear
+                // Deduplicated through a set: domains reach 10^5 values, and a linear
                 // `contains` per value made that quadratic.
                 let mut seen = std::collections::HashSet::new();
                 let mut all: Vec<EValue> = Vec::new();
@@ -870,7 +878,12 @@ fn list_or_none<'a>(names: impl Iterator<Item = &'a String>) -> String {
 
 /// The most options the walk that counts a space may try (about a second of evaluation);
 /// constraints that tie many large domains together would otherwise make it endless.
-pub const MAX_WALK_WORK: u64 = 5_000_000;
+pub const MAX_WALK_WORK: u64 = 3_000_000;
+
+/// The most values one domain, and all domains of a space together, may hold. A tuner
+/// measures a few thousand points at most; each value costs about 100 bytes, and a line of
+/// TOML (`range = { from = 0, to = 1000000 }`) must not ask for 100 MB.
+pub const MAX_DOMAIN_VALUES: usize = 100_000;
 
 /// The longest parameter or constant name: names become preprocessor defines and table
 /// columns, and nobody types more.

@@ -90,7 +90,7 @@ impl DomainSpec {
     /// The values, or a message saying why there are none.
     pub(crate) fn expand(&self) -> Result<Vec<Value>, String> {
         let mut out: Vec<Value> = Vec::new();
-        // A set beside the list: a linear `contains` per value made a million-value range
+        // A set beside the list: a linear `contains` per value made a long range
         // take minutes.
         let mut seen: std::collections::HashSet<Value> = std::collections::HashSet::new();
         let mut push = |out: &mut Vec<Value>, v: Value| {
@@ -115,8 +115,13 @@ impl DomainSpec {
                 ));
             }
             // In i128: `to - from` overflows i64 for ranges spanning most of it.
-            if (i128::from(r.to) - i128::from(r.from)) / i128::from(step) > 1_000_000 {
-                return Err("range has more than a million values".to_string());
+            if (i128::from(r.to) - i128::from(r.from)) / i128::from(step)
+                >= super::MAX_DOMAIN_VALUES as i128
+            {
+                return Err(format!(
+                    "range has more than {} values",
+                    super::MAX_DOMAIN_VALUES
+                ));
             }
             let mut v = r.from;
             while v <= r.to {

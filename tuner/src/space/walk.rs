@@ -109,7 +109,12 @@ impl<'a> Walk<'a> {
         self.slots[level] = Slot::Unset;
     }
 
-    fn checks_pass(&self, level: usize) -> bool {
+    fn checks_pass(&mut self, level: usize) -> bool {
+        // Long expressions cost more to evaluate: each 64 bytes count as one more option.
+        self.work += self.check_at[level]
+            .iter()
+            .map(|&c| (self.space.constraints[c].text.len() / 64) as u64)
+            .sum::<u64>();
         let env = self.env();
         self.check_at[level].iter().all(|&c| {
             let expr = &self.space.constraints[c];
