@@ -374,3 +374,56 @@ fn domains_at_the_ends_of_i64_are_refused_not_looped_over() {
     let e = error_of(&["space", "show", &f]);
     assert!(e.contains("values in all"), "{e}");
 }
+
+#[test]
+fn endless_binary_or_oversized_input_ends_with_one_line() {
+    if Path::new("/dev/zero").exists() {
+        // Used to grow to 24 GB and be killed.
+        let e = error_of(&["instance", "info", "/dev/zero"]);
+        assert!(e.contains("/dev/zero") && e.contains("NUL byte"), "{e}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(["instance", "info", &data("qap/tai12a.dat")])
+        .env("MATS_MAX_INPUT_BYTES", "100")
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && e.contains("larger than 100 bytes"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
+
+#[test]
+fn invalid_utf8_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.dat");
+    std::fs::write(&path, b"2\n1 2 3 4\n\xe9 6 7 8\n").unwrap();
+    let e = error_of(&["instance", "info", path.to_str().unwrap()]);
+    assert!(
+        e.contains("latin1.dat:3: not a text file: invalid UTF-8"),
+        "{e}"
+    );
+    assert_eq!(e.matches("UTF-8").count(), 1, "{e}");
+    let space = dir.path().join("latin1.toml");
+    std::fs::write(&space, b"description = \"\xe9\"\n").unwrap();
+    let e = error_of(&["space", "show", space.to_str().unwrap()]);
+    assert_eq!(e.matches("UTF-8").count(), 1, "{e}");
+}
+
+#[test]
+fn explicit_weight_format_errors_use_tsplib_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "ldr.tsp",
+        "NAME: l\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EXPLICIT\n\
+         EDGE_WEIGHT_FORMAT: LOWER_DIAG_ROW\nEDGE_WEIGHT_SECTION\n0 1 0\nEOF\n",
+    );
+    let e = error_of(&["instance", "info", &f]);
+    assert!(
+        e.contains("LOWER_DIAG_ROW") && !e.contains("LowerDiagRow"),
+        "{e}"
+    );
+}
