@@ -59,7 +59,7 @@ pub fn run(args: &SolveArgs) -> Result<()> {
 /// it ticks by itself, since the solvers report no progress.
 fn time_bar(limit: Option<f64>) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal as _;
-    let limit = limit.filter(|&s| s.is_finite() && s >= 3.0 && s <= MAX_TIME_LIMIT_S)?;
+    let limit = limit.filter(|&s| (3.0..=MAX_TIME_LIMIT_S).contains(&s))?;
     if !std::io::stderr().is_terminal() {
         return None;
     }
