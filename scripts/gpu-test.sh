@@ -42,6 +42,17 @@ else
     echo "note: $shared not found; bench qap --quality will be skipped on the GPU machine" >&2
 fi
 
+# The data the ignored figure tests read from ../shared/data (Taillard's flowshop files, the
+# TSPLIB instances of the Ant System figure), linked back beside the checkout by run.sh.
+if [ -d ../shared/data ]; then
+    mkdir -p "$bundle/shared/data/tsplib/instances"
+    cp -r ../shared/data/taillard-pfsp "$bundle/shared/data/"
+    cp ../shared/data/tsplib/bks.csv "$bundle/shared/data/tsplib/"
+    for name in d198 pcb442 rat783 pr2392; do
+        cp "../shared/data/tsplib/instances/$name.tsp" "$bundle/shared/data/tsplib/instances/"
+    done
+fi
+
 # Test binaries carry this checkout's absolute paths (CARGO_MANIFEST_DIR, CARGO_BIN_EXE_mats);
 # the runner recreates them on the GPU machine.
 pwd > "$bundle/ORIGIN"

@@ -43,6 +43,27 @@ pub fn device_count() -> Result<usize, KernelError> {
     Ok(count.max(0) as usize)
 }
 
+/// For tests that need a GPU: `true` when GPU 0 can be used; otherwise prints that `test`
+/// skipped and why, and returns `false`. With `MATS_REQUIRE_GPU=1` (the GPU machine's test
+/// script sets it) a missing GPU fails the test instead, so a run there cannot pass by
+/// skipping.
+pub fn test_gpu_or_skip(test: &str) -> bool {
+    let why = if !driver_available() {
+        "no CUDA driver on this machine".to_string()
+    } else {
+        match device_count() {
+            Ok(n) if n > 0 => return true,
+            Ok(_) => "the CUDA driver sees no GPU".to_string(),
+            Err(e) => format!("the CUDA driver fails: {e}"),
+        }
+    };
+    if std::env::var("MATS_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+        panic!("{test}: MATS_REQUIRE_GPU=1 but {why}");
+    }
+    println!("{test}: skipped: {why}");
+    false
+}
+
 /// The CUDA driver's version, `(major, minor)`.
 pub fn driver_version() -> Result<(i32, i32), KernelError> {
     require_driver()?;

@@ -8,13 +8,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The file could not be opened or created (missing folder, permissions).
-    #[error("{}: cannot open results store: {source}", path.display())]
+    #[error("{}: cannot open results store: {}", path.display(), sqlite_reason(reason))]
     Open {
         /// The database file.
         path: PathBuf,
-        /// SQLite's reason.
-        #[source]
-        source: rusqlite::Error,
+        /// SQLite's reason (shown without the SQL text; not a `source`, so that an error
+        /// chain does not print it a second time).
+        reason: rusqlite::Error,
     },
     /// `Store::open_existing` on a path where there is no file.
     #[error("{}: no results store here (file not found)", path.display())]
@@ -47,15 +47,14 @@ pub enum StoreError {
         supported: i64,
     },
     /// SQLite refused an operation (busy beyond the timeout, disk full, constraint, I/O).
-    #[error("{}: {op}: {source}", path.display())]
+    #[error("{}: {op}: {}", path.display(), sqlite_reason(reason))]
     Sqlite {
         /// The database file.
         path: PathBuf,
         /// What the store was doing, e.g. "begin trial".
         op: &'static str,
-        /// SQLite's reason.
-        #[source]
-        source: rusqlite::Error,
+        /// SQLite's reason (see `Open`).
+        reason: rusqlite::Error,
     },
     /// A row the caller referred to does not exist (or is in another campaign, or is not in
     /// the state the operation needs, such as finishing a trial that is not `started`).
@@ -83,6 +82,34 @@ pub enum StoreError {
         /// SQLite's report, lines joined by `; `.
         report: String,
     },
+}
+
+/// SQLite's reason in words: the message without the statement it came from (a damaged or
+/// foreign schema used to print whole queries), and for a damaged file a hint what to do.
+pub fn sqlite_reason(error: &rusqlite::Error) -> String {
+    use rusqlite::Error as E;
+    match error {
+        E::SqliteFailure(code, message) => {
+            let base = message.clone().unwrap_or_else(|| code.to_string());
+            match code.code {
+                rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase => {
+                    format!("{base} (the file is damaged; `sqlite3 FILE .recover` may save it)")
+                }
+                _ => base,
+            }
+        }
+        E::SqlInputError { msg, .. } => {
+            format!("{msg} (the store's tables are not what this mats expects)")
+        }
+        other => {
+            let text = other.to_string();
+            // Some variants append the statement after " in "; keep the reason only.
+            match text.find(" in SELECT").or_else(|| text.find(" in INSERT")) {
+                Some(k) => text[..k].to_string(),
+                None => text,
+            }
+        }
+    }
 }
 
 /// Result of every store operation.

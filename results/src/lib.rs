@@ -5,9 +5,11 @@
 //!   returns, so a killed tuner loses nothing it was told was written.
 //! - `pareto`: non-dominated sets (minimisation) for the reports and the Pareto search.
 //! - `export`: CSV and JSON dumps of a store (`docs/results.md`).
+//! - `lock`: one writer per campaign folder (an advisory lock a crash cannot leave behind).
 
 pub mod error;
 pub mod export;
+pub mod lock;
 pub mod pareto;
 pub mod point;
 pub mod record;
@@ -15,6 +17,7 @@ pub mod store;
 
 pub use error::StoreError;
 pub use export::{write_csv, write_json, write_trials_json, ExportError, StoreDump};
+pub use lock::{FolderLock, LockError};
 pub use pareto::{non_dominated, pareto_front};
 pub use point::{Point, Value};
 pub use record::{

@@ -204,9 +204,9 @@ impl Store {
     /// that is not a mats store, or has a schema newer than this build understands.
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref().to_path_buf();
-        let conn = Connection::open(&path).map_err(|source| StoreError::Open {
+        let conn = Connection::open(&path).map_err(|reason| StoreError::Open {
             path: path.clone(),
-            source,
+            reason,
         })?;
         let store = Store { conn, path };
         store.configure()?;
@@ -380,7 +380,7 @@ impl Store {
         StoreError::Sqlite {
             path: self.path.clone(),
             op,
-            source,
+            reason: source,
         }
     }
 
@@ -577,12 +577,14 @@ impl Store {
     }
 
     /// Marks a run as ended (its budget spent or its strategy converged). A run left without
-    /// an end was interrupted; `--resume` may start a new one.
+    /// an end was interrupted; `--resume` may start a new one. Ending a run that already
+    /// ended keeps its first end time: a resume that walks past finished runs must not
+    /// restamp them.
     pub fn end_run(&self, run_id: i64) -> Result<()> {
         let n = self
             .conn
             .execute(
-                &format!("UPDATE runs SET ended_at = {NOW} WHERE id = ?1"),
+                &format!("UPDATE runs SET ended_at = COALESCE(ended_at, {NOW}) WHERE id = ?1"),
                 [run_id],
             )
             .map_err(|e| self.err("end run", e))?;

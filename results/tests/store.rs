@@ -439,6 +439,13 @@ fn runs_and_evaluations_round_trip() {
     assert_eq!(runs[1], run2);
     assert!(matches!(s.end_run(999), Err(StoreError::NotFound { .. })));
     assert!(s.runs(c2.id).unwrap().is_empty());
+
+    // A resume ends finished runs again; their first end time stays.
+    let first_end = runs[0].ended_at.clone();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    s.end_run(run.id).unwrap();
+    assert_eq!(s.runs(c.id).unwrap()[0].ended_at, first_end);
+    assert_eq!(s.runs(c.id).unwrap()[0].started_at, runs[0].started_at);
 }
 
 #[test]

@@ -43,10 +43,86 @@ impl InputError {
     }
 }
 
-/// Reads a whole input file, turning I/O failures into an [`InputError`] naming the file.
+/// The largest input file read, in bytes, unless `MATS_MAX_INPUT_BYTES` says otherwise. The
+/// largest benchmark files are a few MB (pla85900: 2 MB; an explicit 20,000-city matrix in
+/// full would be about 1.6 GB and is the reason for the variable).
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// The cap on input files: `MATS_MAX_INPUT_BYTES` when set to a number, else the default.
+pub fn max_input_bytes() -> u64 {
+    std::env::var("MATS_MAX_INPUT_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_MAX_INPUT_BYTES)
+}
+
+/// Reads a whole input file, at most [`max_input_bytes`] of it, turning I/O failures into an
+/// [`InputError`] naming the file. Endless or huge inputs (`/dev/zero`) end with one error
+/// instead of growing memory.
 pub fn read_to_string(path: &std::path::Path) -> Result<String, InputError> {
-    std::fs::read_to_string(path).map_err(|source| InputError::Io {
+    read_capped(path, max_input_bytes())
+}
+
+/// [`read_to_string`] with an explicit cap.
+pub fn read_capped(path: &std::path::Path, cap: u64) -> Result<String, InputError> {
+    use std::io::Read as _;
+    let io = |source| InputError::Io {
         path: path.to_path_buf(),
         source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let got = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(got) => got,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        };
+        // No benchmark format holds a NUL byte; stopping at the first one ends binary
+        // input (`/dev/zero`, images) at once instead of after the cap.
+        if let Some(k) = chunk[..got].iter().position(|&b| b == 0) {
+            let line = bytes
+                .iter()
+                .chain(&chunk[..k])
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1;
+            return Err(InputError::syntax(
+                path,
+                line,
+                "not a text file: it holds a NUL byte",
+            ));
+        }
+        bytes.extend_from_slice(&chunk[..got]);
+        if bytes.len() as u64 > cap {
+            break;
+        }
+    }
+    if bytes.len() as u64 > cap {
+        return Err(InputError::invalid(
+            path,
+            format!(
+                "the file is larger than {cap} bytes, the most mats reads \
+                 (set MATS_MAX_INPUT_BYTES to raise it)"
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        InputError::syntax(path, line, "not a text file: invalid UTF-8")
     })
+}
+
+/// User text as a message quotes it: Debug-escaped, and cut after 60 characters so that one
+/// bad line of a megabyte does not become a megabyte of message.
+pub fn quoted(text: &str) -> String {
+    if text.chars().count() <= 60 {
+        format!("{text:?}")
+    } else {
+        let head: String = text.chars().take(60).collect();
+        format!("{head:?}... ({} bytes)", text.len())
+    }
 }

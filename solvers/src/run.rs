@@ -188,8 +188,14 @@ impl Outcome {
     }
 }
 
-/// Runs `work` inside a rayon pool of the requested size (0 = all cores).
+/// The most worker threads a solver starts: more only costs memory and start-up time (100,000
+/// took 25 s to spawn), and the thread count never changes an answer.
+pub const MAX_THREADS: usize = 1024;
+
+/// Runs `work` inside a rayon pool of the requested size (0 = all cores; at most
+/// [`MAX_THREADS`]).
 pub fn with_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
+    let threads = threads.min(MAX_THREADS);
     match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(pool) => pool.install(work),
         // Building a pool only fails when the OS refuses threads; the global pool still works.

@@ -5,13 +5,21 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::InputError;
+use crate::error::{quoted, InputError};
 
-/// Whitespace-separated tokens with the 1-based line each one sits on.
+/// Whitespace-separated tokens with the 1-based line each one sits on, read lazily: memory
+/// does not grow with the number of tokens (a file of 10^8 one-digit values once took 24
+/// bytes per token before any check ran).
 pub struct Tokens<'a> {
     path: PathBuf,
-    tokens: Vec<(usize, &'a str)>,
-    next: usize,
+    text: &'a str,
+    extra: Vec<char>,
+    /// Byte offset of the next unread character.
+    pos: usize,
+    /// The line `pos` is on.
+    line_at_pos: usize,
+    total: usize,
+    consumed: usize,
     last_line: usize,
 }
 
@@ -24,28 +32,81 @@ impl<'a> Tokens<'a> {
     /// Splits on whitespace and on the given extra separator characters (some QAPLIB
     /// solution files separate values with commas).
     pub fn with_separators(text: &'a str, path: &Path, extra: &[char]) -> Self {
-        let mut tokens = Vec::new();
-        let mut last_line = 1;
-        for (index, line) in text.lines().enumerate() {
-            let line_no = index + 1;
-            let mut any = false;
-            for token in line
-                .split(|c: char| c.is_whitespace() || extra.contains(&c))
-                .filter(|t| !t.is_empty())
-            {
-                tokens.push((line_no, token));
-                any = true;
-            }
-            if any || line_no == 1 {
-                last_line = line_no;
-            }
-        }
-        Tokens {
+        let mut tokens = Tokens {
             path: path.to_path_buf(),
-            tokens,
-            next: 0,
-            last_line,
+            text,
+            extra: extra.to_vec(),
+            pos: 0,
+            line_at_pos: 1,
+            total: 0,
+            consumed: 0,
+            last_line: 1,
+        };
+        // One counting pass, so that counts can be checked before anything is allocated.
+        let mut probe = tokens.clone_position();
+        while let Some((line, _)) = probe.advance() {
+            tokens.total += 1;
+            tokens.last_line = line;
         }
+        tokens
+    }
+
+    fn clone_position(&self) -> Tokens<'a> {
+        Tokens {
+            path: PathBuf::new(),
+            text: self.text,
+            extra: self.extra.clone(),
+            pos: self.pos,
+            line_at_pos: self.line_at_pos,
+            total: 0,
+            consumed: 0,
+            last_line: 1,
+        }
+    }
+
+    fn is_separator(&self, c: char) -> bool {
+        c.is_whitespace() || self.extra.contains(&c)
+    }
+
+    /// Where the next token starts (byte offset, line), without moving.
+    fn next_start(&self) -> (usize, usize) {
+        let mut line = self.line_at_pos;
+        for (k, c) in self.text[self.pos..].char_indices() {
+            if !self.is_separator(c) {
+                return (self.pos + k, line);
+            }
+            if c == '\n' {
+                line += 1;
+            }
+        }
+        (self.text.len(), line)
+    }
+
+    /// The next token without consuming it.
+    pub fn peek(&self) -> Option<&'a str> {
+        let (start, _) = self.next_start();
+        let rest = &self.text[start..];
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| self.is_separator(c))
+            .map_or(rest.len(), |(k, _)| k);
+        (end > 0).then(|| &rest[..end])
+    }
+
+    /// Moves past the next token and returns it with its line.
+    fn advance(&mut self) -> Option<(usize, &'a str)> {
+        let (start, line) = self.next_start();
+        let token = {
+            let rest = &self.text[start..];
+            let end = rest
+                .char_indices()
+                .find(|&(_, c)| self.is_separator(c))
+                .map_or(rest.len(), |(k, _)| k);
+            &rest[..end]
+        };
+        self.pos = start + token.len();
+        self.line_at_pos = line;
+        (!token.is_empty()).then_some((line, token))
     }
 
     pub fn path(&self) -> &Path {
@@ -54,23 +115,24 @@ impl<'a> Tokens<'a> {
 
     /// Tokens not yet consumed.
     pub fn remaining(&self) -> usize {
-        self.tokens.len() - self.next
+        self.total - self.consumed
     }
 
     /// The line of the next token, or of the last token when none is left.
     pub fn line(&self) -> usize {
-        self.tokens
-            .get(self.next)
-            .map(|&(line, _)| line)
-            .unwrap_or(self.last_line)
+        if self.remaining() == 0 {
+            self.last_line
+        } else {
+            self.next_start().1
+        }
     }
 
     /// The next raw token, or an error saying what was expected.
     pub fn next_str(&mut self, what: &str) -> Result<(usize, &'a str), InputError> {
-        match self.tokens.get(self.next) {
-            Some(&(line, token)) => {
-                self.next += 1;
-                Ok((line, token))
+        match self.advance() {
+            Some(found) => {
+                self.consumed += 1;
+                Ok(found)
             }
             None => Err(InputError::syntax(
                 &self.path,
@@ -87,7 +149,7 @@ impl<'a> Tokens<'a> {
             InputError::syntax(
                 &self.path,
                 line,
-                format!("expected {what} (an integer), found {token:?}"),
+                format!("expected {what} (an integer), found {}", quoted(token)),
             )
         })
     }
@@ -129,12 +191,13 @@ impl<'a> Tokens<'a> {
 
     /// Fails if any token is left over.
     pub fn expect_end(&self, what: &str) -> Result<(), InputError> {
-        if let Some(&(line, token)) = self.tokens.get(self.next) {
+        if let Some(token) = self.peek() {
             return Err(InputError::syntax(
                 &self.path,
-                line,
+                self.line(),
                 format!(
-                    "unexpected data after {what}: {token:?} ({} extra values)",
+                    "unexpected data after {what}: {} ({} extra values)",
+                    quoted(token),
                     self.remaining()
                 ),
             ));

@@ -12,11 +12,7 @@ use solvers::qap::{self, two_opt::local_search, Instance};
 use solvers::run::{Budget, RunOptions};
 
 fn gpu_or_skip(test: &str) -> Option<Gpu> {
-    if !gpu::driver_available() || gpu::device_count().map_or(true, |n| n == 0) {
-        println!("{test}: skipped: no GPU on this machine");
-        return None;
-    }
-    Some(Gpu::open(0).expect("GPU 0 opens"))
+    gpu::test_gpu_or_skip(test).then(|| Gpu::open(0).expect("GPU 0 opens"))
 }
 
 const INSTANCES: [&str; 6] = ["tai12a", "chr12a", "tai20a", "lipa20a", "tai40a", "bur26a"];

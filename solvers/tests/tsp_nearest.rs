@@ -52,3 +52,22 @@ fn thousands_of_distinct_cities_on_one_line() {
     let inst = Instance::from_coords("t", EdgeWeightType::Euc2d, coords).unwrap();
     assert_eq!(inst.nearest_distances(), inst.nearest_distances_all_pairs());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn kd_tree_candidate_lists_equal_the_matrix_ones(
+        coords in points(),
+        k in 1usize..12,
+        kind in prop_oneof![
+            Just(EdgeWeightType::Euc2d),
+            Just(EdgeWeightType::Ceil2d),
+            Just(EdgeWeightType::Att),
+        ],
+    ) {
+        let inst = Instance::from_coords("t", kind, coords).unwrap();
+        let by_matrix = solvers::tsp::CandidateLists::from_matrix(&inst.distance_matrix(), inst.n(), k);
+        prop_assert_eq!(solvers::tsp::CandidateLists::from_instance(&inst, k), by_matrix);
+    }
+}

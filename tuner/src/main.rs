@@ -11,7 +11,7 @@ fn main() -> ExitCode {
     match mats::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("mats: error: {error:#}");
+            eprintln!("mats: error: {}", mats::errors::one_line(&error));
             ExitCode::FAILURE
         }
     }

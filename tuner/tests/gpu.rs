@@ -12,17 +12,7 @@ use mats::measure::MeasureSettings;
 
 /// The GPU's info, or None after printing why the test is skipped.
 fn gpu_or_skip(test: &str) -> Option<kernels::gpu::DeviceInfo> {
-    if !gpu::driver_available() {
-        println!("{test}: skipped: no CUDA driver on this machine");
-        return None;
-    }
-    match gpu::device_count() {
-        Ok(n) if n > 0 => Some(Gpu::open(0).expect("GPU 0 opens").info),
-        _ => {
-            println!("{test}: skipped: the CUDA driver sees no GPU");
-            None
-        }
-    }
+    gpu::test_gpu_or_skip(test).then(|| Gpu::open(0).expect("GPU 0 opens").info)
 }
 
 fn job(info: &kernels::gpu::DeviceInfo, workload: WorkloadSpec, cache: &std::path::Path) -> Job {

@@ -278,3 +278,152 @@ fn a_value_longer_than_a_format_width_is_shown() {
     assert_no_panic(&out);
     assert!(out.status.success());
 }
+
+#[test]
+fn a_second_tune_on_a_folder_in_use_is_refused_naming_the_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // This test process plays the first `mats tune`.
+    let _held = results::FolderLock::acquire(&out).unwrap();
+    let campaign = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../campaigns/quickstart.toml"
+    ));
+    for mode in ["--resume", "--fresh"] {
+        let e = error_of(&[
+            "tune",
+            campaign.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            mode,
+        ]);
+        assert!(e.contains("in use"), "{e}");
+        assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
+    }
+    assert!(
+        !out.join("results.sqlite").exists(),
+        "a refused run touches nothing in the folder"
+    );
+}
+
+#[test]
+fn a_huge_thread_count_is_refused() {
+    // 100,000 threads took 25 s to start (and longer without a memory limit).
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--threads", "100000"]);
+    assert!(e.contains("--threads must be at most 1024"), "{e}");
+}
+
+#[test]
+fn a_space_too_entangled_to_count_is_refused_not_walked_forever() {
+    // Six parameters of 1000 values in one constraint: 10^18 combinations used to hang.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("constraints = [\"a + b + c + d + e + f >= 0\"]\n");
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        text.push_str(&format!(
+            "[[param]]\nname = \"{name}\"\nkind = \"runtime\"\nrange = {{ from = 0, to = 999 }}\n"
+        ));
+    }
+    let f = write(dir.path(), "walk.toml", &text);
+    let e = error_of(&["space", "show", &f]);
+    assert!(e.contains("narrow those domains"), "{e}");
+    // The largest domain allowed, in a constraint, is checked in linear time.
+    let f = write(
+        dir.path(),
+        "wide.toml",
+        "constraints = [\"x >= 0\"]\n[[param]]\nname = \"x\"\nkind = \"runtime\"\n\
+         range = { from = 0, to = 99999 }\n",
+    );
+    let out = mats(&["space", "show", &f]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn domains_at_the_ends_of_i64_are_refused_not_looped_over() {
+    let dir = tempfile::tempdir().unwrap();
+    // pow2 from i64::MAX doubled until it wrapped to 0 and looped forever.
+    let f = write(
+        dir.path(),
+        "pow2.toml",
+        "[[param]]\nname = \"x\"\nkind = \"runtime\"\n\
+         pow2 = { from = 9223372036854775807, to = 9223372036854775807 }\n",
+    );
+    let e = error_of(&["space", "show", &f]);
+    assert!(e.contains("above 2^62"), "{e}");
+    // to - from overflowed i64.
+    let f = write(
+        dir.path(),
+        "range.toml",
+        "[[param]]\nname = \"x\"\nkind = \"runtime\"\n\
+         range = { from = -9223372036854775808, to = 9223372036854775807 }\n",
+    );
+    let e = error_of(&["space", "show", &f]);
+    assert!(e.contains("more than 100000 values"), "{e}");
+    // Many large domains together are refused before they take memory.
+    let mut text = String::new();
+    for k in 0..30 {
+        text.push_str(&format!(
+            "[[param]]\nname = \"p{k}\"\nkind = \"runtime\"\nrange = {{ from = 0, to = 90000 }}\n"
+        ));
+    }
+    let f = write(dir.path(), "many.toml", &text);
+    let e = error_of(&["space", "show", &f]);
+    assert!(e.contains("values in all"), "{e}");
+}
+
+#[test]
+fn endless_binary_or_oversized_input_ends_with_one_line() {
+    if Path::new("/dev/zero").exists() {
+        // Used to grow to 24 GB and be killed.
+        let e = error_of(&["instance", "info", "/dev/zero"]);
+        assert!(e.contains("/dev/zero") && e.contains("NUL byte"), "{e}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(["instance", "info", &data("qap/tai12a.dat")])
+        .env("MATS_MAX_INPUT_BYTES", "100")
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && e.contains("larger than 100 bytes"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
+
+#[test]
+fn invalid_utf8_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.dat");
+    std::fs::write(&path, b"2\n1 2 3 4\n\xe9 6 7 8\n").unwrap();
+    let e = error_of(&["instance", "info", path.to_str().unwrap()]);
+    assert!(
+        e.contains("latin1.dat:3: not a text file: invalid UTF-8"),
+        "{e}"
+    );
+    assert_eq!(e.matches("UTF-8").count(), 1, "{e}");
+    let space = dir.path().join("latin1.toml");
+    std::fs::write(&space, b"description = \"\xe9\"\n").unwrap();
+    let e = error_of(&["space", "show", space.to_str().unwrap()]);
+    assert_eq!(e.matches("UTF-8").count(), 1, "{e}");
+}
+
+#[test]
+fn explicit_weight_format_errors_use_tsplib_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "ldr.tsp",
+        "NAME: l\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EXPLICIT\n\
+         EDGE_WEIGHT_FORMAT: LOWER_DIAG_ROW\nEDGE_WEIGHT_SECTION\n0 1 0\nEOF\n",
+    );
+    let e = error_of(&["instance", "info", &f]);
+    assert!(
+        e.contains("LOWER_DIAG_ROW") && !e.contains("LowerDiagRow"),
+        "{e}"
+    );
+}

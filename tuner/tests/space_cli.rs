@@ -50,6 +50,7 @@ fn space_show_reports_a_bad_file_with_its_line() {
     let out = mats(&["space", "show", &path.display().to_string()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.toml") && err.contains("line 5"), "{err}");
+    assert!(err.contains("bad.toml:5:"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
 }

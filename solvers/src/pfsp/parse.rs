@@ -95,7 +95,6 @@ pub fn parse(text: &str, path: &Path, index: Option<usize>) -> Result<Instance, 
 /// Parses every block of a file in Taillard's format.
 pub fn parse_taillard(text: &str, path: &Path) -> Result<Vec<Instance>, InputError> {
     let mut tokens = Tokens::new(text, path);
-    let lookahead = Lookahead::new(text);
     let stem = file_stem(path);
     let file_index = TAILLARD_FILES
         .iter()
@@ -104,7 +103,7 @@ pub fn parse_taillard(text: &str, path: &Path) -> Result<Vec<Instance>, InputErr
     while tokens.remaining() > 0 {
         let block = blocks.len() + 1;
         let header_line = tokens.line();
-        let words = lookahead.skip_words(&mut tokens);
+        let words = skip_words(&mut tokens);
         if words.is_empty()
             || !words
                 .iter()
@@ -138,7 +137,7 @@ pub fn parse_taillard(text: &str, path: &Path) -> Result<Vec<Instance>, InputErr
         tokens.next_i64("the upper bound")?;
         tokens.next_i64("the lower bound")?;
         let times_line = tokens.line();
-        let words = lookahead.skip_words(&mut tokens);
+        let words = skip_words(&mut tokens);
         if !words.iter().any(|w| w.eq_ignore_ascii_case("times")) {
             return Err(InputError::syntax(
                 path,
@@ -279,36 +278,17 @@ fn ensure_values(tokens: &mut Tokens, jobs: usize, machines: usize) -> Result<()
     Ok(())
 }
 
-/// Lookahead for [`Tokens`], which only reads forward: the same whitespace split, indexed by
-/// how many tokens the stream has consumed.
-struct Lookahead<'a> {
-    all: Vec<&'a str>,
-}
-
-impl<'a> Lookahead<'a> {
-    fn new(text: &'a str) -> Self {
-        Lookahead {
-            all: text.split_whitespace().collect(),
+/// Consumes the non-numeric tokens up to the next integer (header words).
+fn skip_words<'a>(tokens: &mut Tokens<'a>) -> Vec<&'a str> {
+    let mut words = Vec::new();
+    while let Some(word) = tokens.peek() {
+        if word.parse::<i64>().is_ok() {
+            break;
         }
+        words.push(word);
+        let _ = tokens.next_str("a word");
     }
-
-    fn peek(&self, tokens: &Tokens) -> Option<&'a str> {
-        let consumed = self.all.len() - tokens.remaining();
-        self.all.get(consumed).copied()
-    }
-
-    /// Consumes the non-numeric tokens up to the next integer (header words).
-    fn skip_words(&self, tokens: &mut Tokens<'a>) -> Vec<&'a str> {
-        let mut words = Vec::new();
-        while let Some(word) = self.peek(tokens) {
-            if word.parse::<i64>().is_ok() {
-                break;
-            }
-            words.push(word);
-            let _ = tokens.next_str("a word");
-        }
-        words
-    }
+    words
 }
 
 fn file_stem(path: &Path) -> String {

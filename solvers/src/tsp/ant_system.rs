@@ -188,7 +188,13 @@ impl AntSystem {
             ));
         }
         let dist = inst.distance_matrix();
-        let candidates = CandidateLists::from_matrix(&dist, n, params.candidates);
+        // Coordinates: by k-d tree (the same lists in O(n log n)); else from the matrix.
+        let candidates = match inst.edge_weight_type {
+            super::distance::EdgeWeightType::Geo | super::distance::EdgeWeightType::Explicit => {
+                CandidateLists::from_matrix(&dist, n, params.candidates)
+            }
+            _ => CandidateLists::from_instance(inst, params.candidates),
+        };
         let nn_length = length(&dist, n, &nearest_neighbour_tour(&dist, n, 0)).max(1);
         let tau0 = match params.initial {
             InitialPheromone::Book => m as f64 / nn_length as f64,

@@ -1,7 +1,15 @@
 //! Candidate lists: for each city its k nearest neighbours, nearest first (ties by the lower
 //! city index), as ACOTSP's `compute_nn_lists` builds them.
+//!
+//! From a distance matrix in O(n^2); from coordinates (EUC_2D, CEIL_2D, ATT) in O(n log n + n k)
+//! with a k-d tree, with the same lists: the tree finds the k nearest points, the integer
+//! distance D of the k-th bounds a radius that holds every city at integer distance <= D,
+//! and those are sorted exactly.
 
 use rayon::prelude::*;
+
+use super::distance::EdgeWeightType;
+use super::instance::Instance;
 
 /// Candidate lists of `k` cities each (k = min(k, n - 1)), stored row by row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +38,88 @@ impl CandidateLists {
                 }
             });
         }
+        CandidateLists { k, lists }
+    }
+
+    /// Builds the lists of an instance: by k-d tree for EUC_2D, CEIL_2D and ATT, else from
+    /// the distance matrix.
+    pub fn from_instance(inst: &Instance, k: usize) -> Self {
+        match inst.edge_weight_type {
+            EdgeWeightType::Euc2d | EdgeWeightType::Ceil2d | EdgeWeightType::Att => {
+                Self::from_coords(inst, k)
+            }
+            EdgeWeightType::Geo | EdgeWeightType::Explicit => {
+                Self::from_matrix(&inst.distance_matrix(), inst.n(), k)
+            }
+        }
+    }
+
+    fn from_coords(inst: &Instance, k: usize) -> Self {
+        let n = inst.n();
+        let k = k.min(n.saturating_sub(1));
+        let mut lists = vec![0usize; n * k];
+        if k == 0 {
+            return CandidateLists { k, lists };
+        }
+        // Distinct points, each with its cities in index order.
+        let coords = inst.coords();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by(|&a, &b| {
+            coords[a]
+                .0
+                .total_cmp(&coords[b].0)
+                .then(coords[a].1.total_cmp(&coords[b].1))
+                .then(a.cmp(&b))
+        });
+        let mut points: Vec<[f64; 2]> = Vec::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        let mut point_of = vec![0usize; n];
+        for &city in &order {
+            let (x, y) = coords[city];
+            if points.last() != Some(&[x, y]) {
+                points.push([x, y]);
+                members.push(Vec::new());
+            }
+            members.last_mut().expect("a point was pushed").push(city);
+            point_of[city] = points.len() - 1;
+        }
+        let tree: kiddo::ImmutableKdTree<f64, 2> = kiddo::ImmutableKdTree::new_from_slice(&points);
+        let scale = if inst.edge_weight_type == EdgeWeightType::Att {
+            10f64.sqrt()
+        } else {
+            1.0
+        };
+        lists.par_chunks_mut(k).enumerate().for_each(|(i, out)| {
+            let here = &points[point_of[i]];
+            let others = |found: &[kiddo::NearestNeighbour<f64, u64>]| -> Vec<(i64, usize)> {
+                found
+                    .iter()
+                    .flat_map(|nb| &members[nb.item as usize])
+                    .filter(|&&j| j != i)
+                    .map(|&j| (inst.dist(i, j), j))
+                    .collect()
+            };
+            // Enough nearest points to hold k other cities.
+            let mut m = (k + 1).min(points.len());
+            let mut near = loop {
+                let count = std::num::NonZero::new(m).expect("m >= 1");
+                let found = tree.nearest_n::<kiddo::SquaredEuclidean>(here, count);
+                let near = others(&found);
+                if near.len() >= k || m == points.len() {
+                    break near;
+                }
+                m = (2 * m).min(points.len());
+            };
+            near.sort_unstable();
+            let bound = near[k - 1].0;
+            // Every city at integer distance <= bound lies within this Euclidean radius.
+            let radius = (bound as f64 + 1.0) * scale;
+            let mut all = others(&tree.within::<kiddo::SquaredEuclidean>(here, radius * radius));
+            all.sort_unstable();
+            for (slot, &(_, j)) in out.iter_mut().zip(&all) {
+                *slot = j;
+            }
+        });
         CandidateLists { k, lists }
     }
 

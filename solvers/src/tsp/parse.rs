@@ -16,7 +16,7 @@ use std::path::Path;
 
 use super::distance::EdgeWeightType;
 use super::instance::{Instance, MAX_CITIES, MAX_EXPLICIT};
-use crate::error::{read_to_string, InputError};
+use crate::error::{quoted, read_to_string, InputError};
 
 /// Reads a `.tsp` file; the instance is named after the file stem.
 pub fn read(path: &Path) -> Result<Instance, InputError> {
@@ -116,7 +116,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
     let lines: Vec<&str> = text.lines().collect();
     let mut dimension: Option<(usize, usize)> = None; // (value, line)
     let mut weight_type: Option<(EdgeWeightType, usize)> = None;
-    let mut format: Option<(Format, usize)> = None;
+    let mut format: Option<(Format, usize, String)> = None; // with its name as written
     let mut coords: Option<Vec<(f64, f64)>> = None;
     let mut weights: Option<(Vec<i64>, usize)> = None; // values, section line
     let mut k = 0;
@@ -176,7 +176,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
                 let Some((key, value)) = line.split_once(':') else {
                     return Err(err(
                         line_no,
-                        format!("expected `KEY: VALUE` or a section name, found {line:?}"),
+                        format!(
+                            "expected `KEY: VALUE` or a section name, found {}",
+                            quoted(line)
+                        ),
                     ));
                 };
                 let key = key.trim().to_ascii_uppercase();
@@ -245,7 +248,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
                                 ),
                             )
                         })?;
-                        format = Some((f, line_no));
+                        format = Some((f, line_no, value.to_ascii_uppercase()));
                     }
                     // NAME, COMMENT, NODE_COORD_TYPE, DISPLAY_DATA_TYPE, ... carry nothing
                     // the distances depend on.
@@ -263,7 +266,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
     };
     let name = file_stem(path);
     if weight_type == EdgeWeightType::Explicit {
-        let Some((format, _)) = format else {
+        let Some((format, _, format_name)) = format else {
             return Err(err(
                 type_line,
                 "EDGE_WEIGHT_TYPE EXPLICIT needs an EDGE_WEIGHT_FORMAT line".into(),
@@ -286,7 +289,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
             return Err(err(
                 section_line,
                 format!(
-                    "EDGE_WEIGHT_SECTION holds {} values; {format:?} for DIMENSION {n} needs \
+                    "EDGE_WEIGHT_SECTION holds {} values; {format_name} for DIMENSION {n} needs \
                      {expected}",
                     values.len()
                 ),

@@ -9,7 +9,7 @@ pub mod export;
 mod instance;
 mod report;
 pub mod results;
-mod solve;
+pub mod solve;
 pub mod space;
 mod tune;
 

@@ -42,6 +42,47 @@ pub struct SolveReport {
 pub const MAX_TIME_LIMIT_S: f64 = 1e9;
 
 pub fn run(args: &SolveArgs) -> Result<()> {
+    let bar = time_bar(args.time_limit);
+    let solved = solve(args);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let (report, known) = solved?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_text(&report, known);
+    }
+    Ok(())
+}
+
+/// A bar over the time limit on a terminal's stderr, for runs of more than a few seconds;
+/// it ticks by itself, since the solvers report no progress.
+fn time_bar(limit: Option<f64>) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal as _;
+    let limit = limit.filter(|&s| (3.0..=MAX_TIME_LIMIT_S).contains(&s))?;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(limit.ceil() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("solving {bar:30} {elapsed} of {len} s")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let ticker = bar.clone();
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        while !ticker.is_finished() {
+            ticker.set_position(start.elapsed().as_secs());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    Some(bar)
+}
+
+/// Everything `mats solve` does but printing: checks the arguments, loads, solves, re-scores.
+pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::BestKnownEntry>)> {
     let src = &args.source;
     let bks = super::best_known(&src.bks)?;
     let instance = family::load(&src.file, src.family, src.index)?;
@@ -110,12 +151,7 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         solution: instance.solution_for_output(&outcome.solution),
         gpu: solved.gpu,
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_text(&report, known);
-    }
-    Ok(())
+    Ok((report, known))
 }
 
 /// The flags only GPU `rots-block` takes, each with whether it was given.
@@ -166,6 +202,13 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         candidates: args.candidates,
     };
     params.check(algorithm).map_err(anyhow::Error::msg)?;
+    if args.threads > solvers::run::MAX_THREADS {
+        bail!(
+            "--threads must be at most {} (0 uses every core), found {}",
+            solvers::run::MAX_THREADS,
+            args.threads
+        );
+    }
     let threads = if args.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {

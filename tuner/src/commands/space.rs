@@ -102,14 +102,16 @@ pub fn render(space: &Space) -> String {
     }
     let raw = space.raw_product();
     let structural = space.unconstrained_count();
+    let structural_text =
+        structural.map_or("more than can be walked".to_string(), |n| n.to_string());
     let valid = space.count();
     let _ = writeln!(out);
     let _ = writeln!(out, "product of the domains:      {raw}");
-    let _ = writeln!(out, "with `when` conditions:      {structural}");
+    let _ = writeln!(out, "with `when` conditions:      {structural_text}");
     let _ = writeln!(
         out,
         "valid points:                {valid} ({:.1}% of the points the conditions allow)",
-        100.0 * valid as f64 / structural.max(1) as f64
+        100.0 * valid as f64 / structural.unwrap_or(u64::MAX).max(1) as f64
     );
     out
 }

@@ -258,7 +258,8 @@ impl Strategy {
 
     /// Parses a strategy table (`origin` names it in errors).
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Strategy> {
-        toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))
+        toml::from_str(text)
+            .map_err(|e| anyhow::anyhow!(crate::errors::toml_line(origin, text, &e)))
     }
 
     /// Searches `space` through `eval` from `start` (a random point, or for the staged search

@@ -634,6 +634,7 @@ fn pareto_search_covers_the_front_within_a_quarter_of_the_points() {
             time_s: time,
             power_w: Some(power),
             energy_j: Some(time * power),
+            gap_percent: None,
         })
     });
     let rows = benchmark::pareto_study(

@@ -14,7 +14,7 @@ mod walk;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use evalexpr::DefaultNumericTypes;
 use rand::Rng as _;
 use results::{Point, Value};
@@ -99,14 +99,14 @@ pub struct ParamInfo {
 impl Space {
     /// Reads and checks a space file.
     pub fn load(path: &Path) -> Result<Space> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read space file {}", path.display()))?;
+        let text = solvers::error::read_capped(path, 16 << 20)?;
         Space::from_toml_str(&text, &path.display().to_string())
     }
 
     /// Parses and checks a space; `origin` (usually the file name) starts every error message.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Space> {
-        let file: SpaceFile = toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+        let file: SpaceFile = toml::from_str(text)
+            .map_err(|e| anyhow::anyhow!(crate::errors::toml_line(origin, text, &e)))?;
         Space::build(text, origin, file, SpaceOverrides::default())
     }
 
@@ -175,6 +175,7 @@ impl Space {
         }
 
         let mut decls: Vec<Decl> = Vec::new();
+        let mut domain_values = 0usize;
         for (d, p) in file.params.iter().enumerate() {
             let name = p.name.get_ref();
             let where_ = at(p.name.span().start);
@@ -191,6 +192,13 @@ impl Space {
             let domain = domain_spec
                 .expand()
                 .map_err(|e| anyhow::anyhow!("{where_}: parameter `{name}`: {e}"))?;
+            domain_values += domain.len();
+            if domain_values > MAX_DOMAIN_VALUES {
+                bail!(
+                    "{where_}: parameter `{name}`: the domains hold more than {MAX_DOMAIN_VALUES} \
+                     values in all (each costs memory several times over)"
+                );
+            }
             match (p.kind, &p.flag, &p.define) {
                 (ParamKind::Flag, None, _) => bail!(
                     "{where_}: parameter `{name}` is a flag but has no `flag` template (e.g. flag = \"--fmad={{}}\")"
@@ -323,17 +331,23 @@ impl Space {
             .filter(|c| c.params.is_empty())
             .all(|c| c.eval(&env).unwrap_or(false));
 
-        space.count = space.count_points(true);
+        space.count = space.count_points(true).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{origin}: counting the valid points would try more than {MAX_WALK_WORK} \
+                 combinations of the parameters that constraints and `when` conditions tie \
+                 together; narrow those domains or split the constraints"
+            )
+        })?;
         if space.count == 0 {
             let list: Vec<String> = space
                 .constraints
                 .iter()
-                .map(|c| format!("`{}`", c.text))
+                .map(|c| format!("`{}`", shorten(&c.text)))
                 .collect();
             bail!(
                 "{origin}: the space has no valid point: the constraints {} reject all {} combinations of the domains",
                 if list.is_empty() { "(none)".to_string() } else { list.join(", ") },
-                space.count_points(false)
+                space.count_points(false).map_or("the".to_string(), |n| n.to_string())
             );
         }
         Ok(space)
@@ -346,11 +360,14 @@ impl Space {
             .params
             .iter()
             .map(|&n| {
+                // Deduplicated through a set: domains reach 10^5 values, and a linear
+                // `contains` per value made that quadratic.
+                let mut seen = std::collections::HashSet::new();
                 let mut all: Vec<EValue> = Vec::new();
                 for d in self.decls.iter().filter(|d| d.name == n) {
-                    for v in &d.edomain {
-                        if !all.contains(v) {
-                            all.push(v.clone());
+                    for (v, ev) in d.domain.iter().zip(&d.edomain) {
+                        if seen.insert(v) {
+                            all.push(ev.clone());
                         }
                     }
                 }
@@ -418,7 +435,9 @@ impl Space {
             .collect()
     }
 
-    fn count_points(&self, constrained: bool) -> u64 {
+    /// Counts by walking the declarations that `when` or constraints tie together, or `None`
+    /// when that walk would try more than [`MAX_WALK_WORK`] options.
+    fn count_points(&self, constrained: bool) -> Option<u64> {
         let free = self.free_decls();
         let factor = self
             .decls
@@ -430,8 +449,8 @@ impl Space {
             });
         let levels: Vec<usize> = (0..self.decls.len()).filter(|&d| !free[d]).collect();
         Walk::new(self, levels, constrained)
-            .count()
-            .saturating_mul(factor)
+            .count_within(MAX_WALK_WORK)
+            .map(|n| n.saturating_mul(factor))
     }
 
     /// The number of valid points.
@@ -439,21 +458,18 @@ impl Space {
         self.count
     }
 
-    /// Points with every `when` applied but no constraint: what the constraints cut from.
-    pub fn unconstrained_count(&self) -> u64 {
+    /// Points with every `when` applied but no constraint: what the constraints cut from
+    /// (`None` when too many to walk).
+    pub fn unconstrained_count(&self) -> Option<u64> {
         self.count_points(false)
     }
 
     /// The product of every parameter's domain size, ignoring `when` and constraints.
     pub fn raw_product(&self) -> u64 {
         (0..self.names.len()).fold(1u64, |acc, n| {
-            let mut all: Vec<&Value> = Vec::new();
+            let mut all: std::collections::HashSet<&Value> = std::collections::HashSet::new();
             for d in self.decls.iter().filter(|d| d.name == n) {
-                for v in &d.domain {
-                    if !all.contains(&v) {
-                        all.push(v);
-                    }
-                }
+                all.extend(&d.domain);
             }
             acc.saturating_mul(all.len() as u64)
         })
@@ -859,6 +875,15 @@ fn list_or_none<'a>(names: impl Iterator<Item = &'a String>) -> String {
         v.join(", ")
     }
 }
+
+/// The most options the walk that counts a space may try (about a second of evaluation);
+/// constraints that tie many large domains together would otherwise make it endless.
+pub const MAX_WALK_WORK: u64 = 3_000_000;
+
+/// The most values one domain, and all domains of a space together, may hold. A tuner
+/// measures a few thousand points at most; each value costs about 100 bytes, and a line of
+/// TOML (`range = { from = 0, to = 1000000 }`) must not ask for 100 MB.
+pub const MAX_DOMAIN_VALUES: usize = 100_000;
 
 /// The longest parameter or constant name: names become preprocessor defines and table
 /// columns, and nobody types more.

@@ -90,11 +90,14 @@ impl DomainSpec {
     /// The values, or a message saying why there are none.
     pub(crate) fn expand(&self) -> Result<Vec<Value>, String> {
         let mut out: Vec<Value> = Vec::new();
-        fn push(out: &mut Vec<Value>, v: Value) {
-            if !out.contains(&v) {
+        // A set beside the list: a linear `contains` per value made a long range
+        // take minutes.
+        let mut seen: std::collections::HashSet<Value> = std::collections::HashSet::new();
+        let mut push = |out: &mut Vec<Value>, v: Value| {
+            if seen.insert(v.clone()) {
                 out.push(v);
             }
-        }
+        };
         if let Some(values) = &self.values {
             for v in values {
                 push(&mut out, v.clone());
@@ -111,8 +114,14 @@ impl DomainSpec {
                     r.from, r.to
                 ));
             }
-            if (r.to - r.from) / step > 1_000_000 {
-                return Err("range has more than a million values".to_string());
+            // In i128: `to - from` overflows i64 for ranges spanning most of it.
+            if (i128::from(r.to) - i128::from(r.from)) / i128::from(step)
+                >= super::MAX_DOMAIN_VALUES as i128
+            {
+                return Err(format!(
+                    "range has more than {} values",
+                    super::MAX_DOMAIN_VALUES
+                ));
             }
             let mut v = r.from;
             while v <= r.to {
@@ -129,7 +138,11 @@ impl DomainSpec {
             }
             let mut v: i64 = 1;
             while v < p.from {
-                v *= 2;
+                // Past 2^62 there is no power of two to find; doubling would wrap around.
+                match v.checked_mul(2) {
+                    Some(next) => v = next,
+                    None => return Err(format!("pow2 from = {} is above 2^62", p.from)),
+                }
             }
             let before = out.len();
             while v <= p.to {

@@ -55,7 +55,7 @@ fn counts_conditional_parameters_without_multiplying() {
         .points()
         .all(|p| (p.get("variant") == Some(&"dyn".into())) == p.get("child").is_some()));
     assert_eq!(s.raw_product(), 2 * 6 * 3 * 3 * 2);
-    assert_eq!(s.unconstrained_count(), 6 * 3 * 2 * 4);
+    assert_eq!(s.unconstrained_count(), Some(6 * 3 * 2 * 4));
 }
 
 #[test]
@@ -148,7 +148,7 @@ values = [8]
 fn unknown_key_names_file_and_line() {
     let e = err("[[param]]\nname = \"a\"\nkind = \"launch\"\nvalues = [1]\nvalue = 3\n");
     assert!(e.contains("test.toml"), "{e}");
-    assert!(e.contains("line 5"), "{e}");
+    assert!(e.contains("test.toml:5:"), "{e}");
     assert!(e.contains("unknown field `value`"), "{e}");
 }
 

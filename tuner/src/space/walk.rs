@@ -36,6 +36,10 @@ pub(crate) struct Walk<'a> {
     values: Vec<Option<EValue>>,
     started: bool,
     done: bool,
+    /// Options tried so far: the walk's cost, which constraints can make exponential.
+    work: u64,
+    /// Stop once `work` passes this (see [`Walk::count_within`]).
+    max_work: u64,
 }
 
 impl<'a> Walk<'a> {
@@ -66,6 +70,8 @@ impl<'a> Walk<'a> {
             values: vec![None; n],
             started: false,
             done: false,
+            work: 0,
+            max_work: u64::MAX,
         }
     }
 
@@ -103,7 +109,12 @@ impl<'a> Walk<'a> {
         self.slots[level] = Slot::Unset;
     }
 
-    fn checks_pass(&self, level: usize) -> bool {
+    fn checks_pass(&mut self, level: usize) -> bool {
+        // Long expressions cost more to evaluate: each 64 bytes count as one more option.
+        self.work += self.check_at[level]
+            .iter()
+            .map(|&c| (self.space.constraints[c].text.len() / 64) as u64)
+            .sum::<u64>();
         let env = self.env();
         self.check_at[level].iter().all(|&c| {
             let expr = &self.space.constraints[c];
@@ -153,6 +164,7 @@ impl<'a> Walk<'a> {
             None => decl.edomain.len(),
         };
         while next < end {
+            self.work += 1;
             self.values[name] = Some(decl.edomain[next].clone());
             self.slots[level] = Slot::At(next);
             if !self.constrained || self.checks_pass(level) {
@@ -184,6 +196,10 @@ impl<'a> Walk<'a> {
         let mut level = if self.started { k - 1 } else { 0 };
         self.started = true;
         loop {
+            if self.work > self.max_work {
+                self.done = true;
+                return false;
+            }
             if self.advance(level) {
                 if level + 1 == k {
                     return true;
@@ -201,12 +217,14 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Counts the remaining assignments.
-    pub fn count(mut self) -> u64 {
+    /// Counts the remaining assignments, or `None` once more than `max_work` options were
+    /// tried: a file can tie parameters whose combinations no walk could finish.
+    pub fn count_within(mut self, max_work: u64) -> Option<u64> {
+        self.max_work = max_work;
         let mut n = 0u64;
         while self.step() {
             n = n.saturating_add(1);
         }
-        n
+        (self.work <= max_work).then_some(n)
     }
 }

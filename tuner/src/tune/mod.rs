@@ -282,6 +282,8 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let out_dir = output_dir(&file, options.out.as_deref());
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
+    // One writer per folder, taken before --fresh may delete anything; held until we return.
+    let _folder_lock = results::FolderLock::acquire(&out_dir)?;
 
     let space_path = file.resolve(&setup.space);
     let mut space = Space::load(&space_path)?;
