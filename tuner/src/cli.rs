@@ -68,6 +68,10 @@ pub struct TuneArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Fail at once when another process (a `mats tune`, the daemon) holds one of the
+    /// campaign's GPUs, instead of taking turns with it trial by trial.
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 /// A campaign's output folder, and which campaign of its store.

@@ -10,5 +10,6 @@ pub mod runner;
 pub mod search;
 pub mod space;
 pub mod tune;
+pub mod user_dirs;
 
 pub use commands::run;

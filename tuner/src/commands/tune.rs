@@ -21,6 +21,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         out: args.out.clone(),
         worker_exe: std::env::current_exe().context("cannot find the mats executable")?,
         progress: !args.quiet && std::io::stderr().is_terminal(),
+        no_wait: args.no_wait,
     };
     let summary = tune::run(file, &options)?;
     if args.json {

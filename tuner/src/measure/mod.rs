@@ -8,6 +8,7 @@
 //! driven by [`client`]) so that a kernel that faults cannot take the campaign down.
 
 pub mod client;
+pub mod device_lock;
 pub mod power;
 pub mod protocol;
 pub mod worker;

@@ -13,6 +13,7 @@ use super::{rescore, Realised, TrialResult};
 use crate::campaign::config::RunMode;
 use crate::campaign::instances::CampaignInstance;
 use crate::measure::client::WorkerClient;
+use crate::measure::device_lock::DeviceLock;
 use crate::measure::protocol::{Job, Outcome, QapSolveJob, QapSolveResult};
 use crate::measure::MeasureSettings;
 
@@ -137,16 +138,24 @@ pub struct GpuWorker {
     /// Name and UUID-free label for the store ("NVIDIA H100 80GB HBM3 #0").
     pub device: String,
     client: WorkerClient,
+    /// This GPU's ownership lock, taken around each measurement.
+    lock: Option<DeviceLock>,
     /// Seconds the GPU spent measuring (warm-up, timed runs, energy window), summed.
     pub busy_s: f64,
 }
 
 impl GpuWorker {
-    pub fn new(exe: PathBuf, ordinal: usize, device: String) -> GpuWorker {
+    pub fn new(
+        exe: PathBuf,
+        ordinal: usize,
+        device: String,
+        lock: Option<DeviceLock>,
+    ) -> GpuWorker {
         GpuWorker {
             ordinal,
             device,
             client: WorkerClient::new(exe),
+            lock,
             busy_s: 0.0,
         }
     }
@@ -158,6 +167,11 @@ impl GpuWorker {
         job: QapSolveJob,
         timeout: Duration,
     ) -> TrialResult {
+        // No other process measures on this GPU until the lease is dropped.
+        let _lease = match self.lock.as_mut().map(DeviceLock::lease).transpose() {
+            Ok(lease) => lease,
+            Err(e) => return TrialResult::failed(TrialStatus::Failed, format!("{e:#}")),
+        };
         match self.client.request(Job::QapSolve(job), timeout) {
             Outcome::Solved(result) => {
                 self.busy_s += result.measure_s;

@@ -23,6 +23,7 @@ use crate::campaign::config::{
 use crate::campaign::instances::{self, CampaignInstance};
 use crate::campaign::{CampaignFile, Objective};
 use crate::runner::cpu::CpuSettings;
+use crate::measure::device_lock::{self, DeviceLock};
 use crate::runner::gpu::{GpuSettings, GpuWorker};
 use crate::runner::{Realised, TrialResult};
 use crate::space::Space;
@@ -96,6 +97,8 @@ pub struct Tuning {
     /// measured so far.
     pub racing: RacingConfig,
     progress: progress::Progress,
+    /// The (fake) device lock CPU trials take when `MATS_CPU_DEVICE_LOCK` asks for one.
+    pub cpu_lock: Option<DeviceLock>,
 }
 
 impl Tuning {
@@ -167,6 +170,9 @@ pub struct TuneOptions {
     pub worker_exe: PathBuf,
     /// Show a progress bar (off in tests and when stderr is not a terminal).
     pub progress: bool,
+    /// Fail at the start when another process holds one of the campaign's devices, instead
+    /// of taking turns with it trial by trial.
+    pub no_wait: bool,
 }
 
 /// What a finished (or stopped) campaign reports.
@@ -389,7 +395,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let budget = Budget::new(&file.config.budget, stop);
     let seed = file.config.seed;
     let (backend, device_names, device_label) = match choice {
-        BackendChoice::Gpu => open_gpus(&file, &setup, options, mode)?,
+        BackendChoice::Gpu => open_gpus(&file, &setup, options, mode, &out_dir)?,
         _ => {
             let m = file.config.measurement.clone().unwrap_or_default();
             let name = crate::runner::cpu::device_name();
@@ -465,6 +471,13 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         instance_ids.push(store.instance(campaign.id, &inst.record)?);
     }
 
+    let mut cpu_lock = match &backend {
+        Backend::Cpu(_) => device_lock::cpu_lock(&lock_note(&file, &out_dir))?,
+        Backend::Gpu { .. } => None,
+    };
+    if let (Some(lock), true) = (&mut cpu_lock, options.no_wait) {
+        lock.check_free()?;
+    }
     let progress = progress::Progress::new(options.progress, budget.max_trials());
     let mut t = Tuning {
         store,
@@ -483,6 +496,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         seeds,
         racing: file.config.racing.clone(),
         progress,
+        cpu_lock,
     };
 
     let mut summaries = Vec::new();
@@ -1049,6 +1063,7 @@ fn open_gpus(
     setup: &SetupConfig,
     options: &TuneOptions,
     mode: RunMode,
+    out_dir: &Path,
 ) -> Result<(Backend, Vec<String>, String)> {
     let mut workers = Vec::new();
     let mut names = Vec::new();
@@ -1070,7 +1085,25 @@ fn open_gpus(
         optin_shared = optin_shared.min(gpu.info.max_shared_bytes_per_block_optin as usize);
         label.push(format!("{} ({})", gpu.info.name, gpu.info.arch));
         names.push(name.clone());
-        workers.push(GpuWorker::new(options.worker_exe.clone(), ordinal, name));
+        // The lock is keyed by UUID: CUDA ordinals differ between processes that see
+        // different CUDA_VISIBLE_DEVICES.
+        let key = gpu
+            .context()
+            .uuid()
+            .map(|u| crate::measure::worker::format_uuid(&u.bytes))
+            .unwrap_or_else(|_| format!("index-{ordinal}"));
+        let mut lock =
+            DeviceLock::open(&device_lock::lock_dir(), &key, &lock_note(file, out_dir))?;
+        if options.no_wait {
+            lock.check_free()
+                .map_err(|e| file.error_at("devices", format!("GPU {ordinal}: {e:#}")))?;
+        }
+        workers.push(GpuWorker::new(
+            options.worker_exe.clone(),
+            ordinal,
+            name,
+            Some(lock),
+        ));
     }
     let (major, minor) = kernels::gpu::driver_version().unwrap_or((0, 0));
     let settings = GpuSettings {
@@ -1092,6 +1125,15 @@ fn open_gpus(
         names,
         format!("{}, CUDA driver {major}.{minor}", label.join(", ")),
     ))
+}
+
+/// What a device lock's holder is, for the messages of processes that wait for it.
+fn lock_note(file: &CampaignFile, out_dir: &Path) -> String {
+    format!(
+        "mats tune {:?} into {}",
+        file.config.name,
+        out_dir.display()
+    )
 }
 
 /// Ctrl-C sets the stop flag; the campaign stops after the current trial. A second Ctrl-C

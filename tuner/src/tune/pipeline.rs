@@ -13,6 +13,7 @@ use results::TrialStatus;
 use super::compile::{key, CompileResult};
 use super::{Backend, TrialJob, Tuning};
 use crate::campaign::instances::CampaignInstance;
+use crate::measure::device_lock::DeviceLock;
 use crate::measure::protocol::QapSolveJob;
 use crate::runner::gpu::job as gpu_job;
 use crate::runner::{cpu, TrialResult};
@@ -64,8 +65,18 @@ fn run_cpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
         }
         t.progress.set_label(label);
         let inst = t.instances[job.instance].clone();
-        let result = trial(t, job, &device, |_| match &job.realised {
+        let result = trial(t, job, &device, |t| match &job.realised {
             Ok(r) => {
+                // Only with MATS_CPU_DEVICE_LOCK: the same turn-taking as on a GPU.
+                let _lease = match t.cpu_lock.as_mut().map(DeviceLock::lease).transpose() {
+                    Ok(lease) => lease,
+                    Err(e) => {
+                        return (
+                            TrialResult::failed(TrialStatus::Failed, format!("{e:#}")),
+                            0.0,
+                        )
+                    }
+                };
                 let result = cpu::measure(&inst, r, &settings, job.seed);
                 let busy = result.measurement.measure_s.unwrap_or_else(|| {
                     result.measurement.time_s.unwrap_or(0.0)
