@@ -5,6 +5,7 @@
 //!   returns, so a killed tuner loses nothing it was told was written.
 //! - `pareto`: non-dominated sets (minimisation) for the reports and the Pareto search.
 //! - `export`: CSV and JSON dumps of a store (`docs/results.md`).
+//! - `merge` (inside `store`): shard stores of one campaign joined into one.
 //! - `lock`: one writer per campaign folder (an advisory lock a crash cannot leave behind).
 
 pub mod error;
@@ -24,4 +25,4 @@ pub use record::{
     CampaignRow, EvaluationRow, EvaluationStatus, ExportRow, InstanceRecord, InstanceRow,
     Measurement, NewEvaluation, RunRow, TrialRow, TrialStatus,
 };
-pub use store::Store;
+pub use store::{MergeCounts, Store};

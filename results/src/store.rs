@@ -25,11 +25,15 @@ use rusqlite::types::Type;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior};
 
 use crate::error::{Result, StoreError};
+
+#[path = "merge.rs"]
+mod merge;
 use crate::point::Point;
 use crate::record::{
     CampaignRow, EvaluationRow, EvaluationStatus, ExportRow, InstanceRecord, InstanceRow,
     Measurement, NewEvaluation, RunRow, TrialRow, TrialStatus,
 };
+pub use merge::MergeCounts;
 
 /// Schema version kept in `PRAGMA user_version`. Bump it with every change to `SCHEMA` and add
 /// a migration step in `Store::migrate`.

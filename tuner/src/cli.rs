@@ -46,6 +46,19 @@ pub enum Command {
     /// Measuring worker process (JSON lines on stdin/stdout); started by mats itself.
     #[command(hide = true)]
     Worker,
+    // ---- campaigns beyond one process: shards, the daemon and its clients (docs/daemon.md)
+    /// Merge the stores of a campaign's shards (`mats tune --shard K/N`) into one folder.
+    Merge(MergeArgs),
+    /// Run the tuner daemon: queue campaigns, run them, share the GPUs among them.
+    Daemon(DaemonArgs),
+    /// Queue a campaign with the daemon (validated first; prints its id).
+    Submit(SubmitArgs),
+    /// The daemon's queue, or one campaign: state, trials done, best so far, ETA.
+    Status(StatusArgs),
+    /// Cancel a queued or running campaign of the daemon.
+    Cancel(CancelArgs),
+    /// Print a daemon campaign's log (its `mats tune` output).
+    Logs(LogsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -72,6 +85,11 @@ pub struct TuneArgs {
     /// campaign's GPUs, instead of taking turns with it trial by trial.
     #[arg(long)]
     pub no_wait: bool,
+    /// Tune only a deterministic share of the classes: K of N (1-based; class i in name
+    /// order goes to shard i mod N + 1), into its own folder (default OUT/shard-K-of-N);
+    /// `mats merge` joins the shards. The cross-class step is left out.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::tune::Shard>,
 }
 
 /// A campaign's output folder, and which campaign of its store.
@@ -489,4 +507,106 @@ pub struct SpaceShowArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+// ---- shards, the daemon and its clients
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Output campaign folder (created; may already hold results of the same campaign).
+    pub out: PathBuf,
+    /// Shard folders (each holds results.sqlite).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Print what was merged as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How a client reaches the daemon.
+#[derive(Debug, Clone, Args)]
+pub struct DaemonAddress {
+    /// The daemon's Unix socket (default: $MATS_DAEMON_SOCKET, else
+    /// $XDG_RUNTIME_DIR/mats/daemon.sock, else ~/.cache/mats/daemon.sock).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Reach a daemon started with `--listen` at HOST:PORT instead (needs --token-file).
+    #[arg(long, value_name = "HOST:PORT", requires = "token_file")]
+    pub connect: Option<String>,
+    /// File holding the daemon's token (with --connect).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// Unix socket to listen on (default as for the clients' --socket).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Folder of the queue (queue.sqlite) and the campaigns' logs (default: $MATS_STATE_DIR,
+    /// else ~/.cache/mats/daemon).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Campaigns run at once; they share the GPUs trial by trial.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: u32,
+    /// Also listen on TCP (e.g. 127.0.0.1:7878); every request must carry the token.
+    #[arg(long, value_name = "ADDR", requires = "token_file")]
+    pub listen: Option<String>,
+    /// File holding the token for --listen (at least 16 characters).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// Campaign file.
+    pub campaign: PathBuf,
+    /// Output folder (default: the campaign's `output`, else runs/<name>, relative to here).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Higher runs first (ties: first submitted first).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub priority: i64,
+    #[command(flatten)]
+    pub daemon: DaemonAddress,
+    /// Print the reply as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// One campaign's id (default: the whole queue).
+    pub id: Option<i64>,
+    /// Print again every second until interrupted (or the campaign ends).
+    #[arg(long)]
+    pub watch: bool,
+    #[command(flatten)]
+    pub daemon: DaemonAddress,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// The campaign's id.
+    pub id: i64,
+    #[command(flatten)]
+    pub daemon: DaemonAddress,
+    /// Print the reply as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// The campaign's id.
+    pub id: i64,
+    /// Keep printing as the campaign writes, until it ends.
+    #[arg(long)]
+    pub follow: bool,
+    #[command(flatten)]
+    pub daemon: DaemonAddress,
 }

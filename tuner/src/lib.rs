@@ -4,6 +4,7 @@
 pub mod campaign;
 pub mod cli;
 pub mod commands;
+pub mod daemon;
 pub mod errors;
 pub mod measure;
 pub mod runner;

@@ -12,6 +12,8 @@ pub mod results;
 pub mod solve;
 pub mod space;
 mod tune;
+// Shards, the daemon and its clients.
+mod merge;
 
 use std::path::PathBuf;
 
@@ -37,6 +39,12 @@ pub fn run(command: Command) -> Result<()> {
         Command::Report(args) => report::run(&args),
         Command::Space(SpaceCommand::Show(args)) => space::show(&args),
         Command::Worker => crate::measure::worker::serve(),
+        Command::Merge(args) => merge::run(&args),
+        Command::Daemon(args) => crate::daemon::serve(&args),
+        Command::Submit(args) => crate::daemon::client::submit(&args),
+        Command::Status(args) => crate::daemon::client::status(&args),
+        Command::Cancel(args) => crate::daemon::client::cancel(&args),
+        Command::Logs(args) => crate::daemon::client::logs(&args),
     }
 }
 

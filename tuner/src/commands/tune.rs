@@ -22,6 +22,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         worker_exe: std::env::current_exe().context("cannot find the mats executable")?,
         progress: !args.quiet && std::io::stderr().is_terminal(),
         no_wait: args.no_wait,
+        shard: args.shard,
     };
     let summary = tune::run(file, &options)?;
     if args.json {

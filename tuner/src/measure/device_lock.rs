@@ -141,10 +141,7 @@ impl DeviceLock {
             Err(fs4::TryLockError::WouldBlock) => {
                 let holder = self.holder();
                 if self.reported.as_deref() != Some(holder.as_str()) {
-                    eprintln!(
-                        "waiting for device {}: in use by {holder}",
-                        self.key
-                    );
+                    eprintln!("waiting for device {}: in use by {holder}", self.key);
                     self.reported = Some(holder);
                 }
                 let start = Instant::now();

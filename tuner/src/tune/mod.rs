@@ -22,8 +22,8 @@ use crate::campaign::config::{
 };
 use crate::campaign::instances::{self, CampaignInstance};
 use crate::campaign::{CampaignFile, Objective};
-use crate::runner::cpu::CpuSettings;
 use crate::measure::device_lock::{self, DeviceLock};
+use crate::runner::cpu::CpuSettings;
 use crate::runner::gpu::{GpuSettings, GpuWorker};
 use crate::runner::{Realised, TrialResult};
 use crate::space::Space;
@@ -173,6 +173,46 @@ pub struct TuneOptions {
     /// Fail at the start when another process holds one of the campaign's devices, instead
     /// of taking turns with it trial by trial.
     pub no_wait: bool,
+    /// Run only this share of the campaign's classes (`--shard K/N`).
+    pub shard: Option<Shard>,
+}
+
+/// A deterministic share of a campaign: shard `index` (1-based) of `count` takes the classes
+/// whose position in name order is `index - 1` modulo `count`. Every process computes the same
+/// classes from the same campaign, so the shards cover each class exactly once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("expected K/N with 1 <= K <= N <= 10000 (e.g. 2/3), found {s:?}");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (usize, usize) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if index == 0 || index > count || count > 10_000 {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl Shard {
+    /// Whether the class at `position` (in name order) belongs to this shard.
+    pub fn takes(&self, position: usize) -> bool {
+        position % self.count == self.index - 1
+    }
 }
 
 /// What a finished (or stopped) campaign reports.
@@ -279,18 +319,49 @@ pub fn output_dir(file: &CampaignFile, out: Option<&Path>) -> PathBuf {
     }
 }
 
+/// A shard's output folder: `--out`, else `shard-K-of-N` inside the campaign's folder (which
+/// `mats merge` can then take as its output).
+pub fn shard_output_dir(file: &CampaignFile, out: Option<&Path>, shard: Option<Shard>) -> PathBuf {
+    match (out, shard) {
+        (None, Some(s)) => output_dir(file, None).join(format!("shard-{}-of-{}", s.index, s.count)),
+        _ => output_dir(file, out),
+    }
+}
+
 /// Runs a campaign.
-pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
+/// A campaign's settings, checked before anything is written.
+struct Validated {
+    searches: Vec<(crate::search::Strategy, crate::search::Objective)>,
+    mode: RunMode,
+    seeds: Vec<u64>,
+    choice: BackendChoice,
+    setup: SetupConfig,
+    space_path: PathBuf,
+    space: Space,
+    baseline: Point,
+    default_point: Option<Point>,
+}
+
+/// Checks a campaign as `mats tune` would before touching its folder: objectives, run mode,
+/// backend, space, baseline and default points, and (unless it generates them) its instances
+/// and classes. The daemon calls it before queueing, so errors reach the submitter at once.
+pub fn check(file: &CampaignFile) -> Result<()> {
+    validate(file)?;
+    if file.config.instances.generate.is_empty() {
+        let bks = solvers::bks::BestKnown::embedded();
+        // The folder is only written when the campaign generates instances.
+        let instances = instances::resolve(file, Path::new("."), &bks)?;
+        instances::classes(file, &instances)?;
+        instances::resolve_holdouts(file, &instances, &bks)?;
+    }
+    Ok(())
+}
+
+fn validate(file: &CampaignFile) -> Result<Validated> {
     let searches = file.searches()?;
     let mode = file.run_mode()?;
     let seeds = file.run_seeds()?;
-    let (choice, setup) = choose_backend(&file)?;
-    let out_dir = output_dir(&file, options.out.as_deref());
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
-    // One writer per folder, taken before --fresh may delete anything; held until we return.
-    let _folder_lock = results::FolderLock::acquire(&out_dir)?;
-
+    let (choice, setup) = choose_backend(file)?;
     let space_path = file.resolve(&setup.space);
     let mut space = Space::load(&space_path)?;
     if let Some(overrides) = &setup.overrides {
@@ -345,12 +416,57 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     if mode == RunMode::FixedWork {
         check_same_work(&space).map_err(|e| file.error_at("objective", e))?;
     }
+    Ok(Validated {
+        searches,
+        mode,
+        seeds,
+        choice,
+        setup,
+        space_path,
+        space,
+        baseline,
+        default_point,
+    })
+}
+
+pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
+    let Validated {
+        searches,
+        mode,
+        seeds,
+        choice,
+        setup,
+        space_path,
+        space,
+        baseline,
+        default_point,
+    } = validate(&file)?;
+    let out_dir = shard_output_dir(&file, options.out.as_deref(), options.shard);
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
+    // One writer per folder, taken before --fresh may delete anything; held until we return.
+    let _folder_lock = results::FolderLock::acquire(&out_dir)?;
 
     let bks = solvers::bks::BestKnown::embedded();
     let instances = instances::resolve(&file, &out_dir, &bks)?;
     let classes = instances::classes(&file, &instances)?;
     // Only the instances the classes keep (per_class may drop some) enter the store.
-    let (mut instances, classes) = keep_members(instances, classes);
+    let (mut instances, mut classes) = keep_members(instances, classes);
+    if let Some(shard) = options.shard {
+        // Every shard stores every instance (merge checks they agree); it searches its classes.
+        let mut position = 0;
+        classes.retain(|_, _| {
+            position += 1;
+            shard.takes(position - 1)
+        });
+        if classes.is_empty() {
+            bail!(
+                "shard {shard} of campaign {} has no class to tune (the campaign has fewer \
+                 classes than shards); use at most as many shards as classes",
+                file.path.display()
+            );
+        }
+    }
     // Holdouts enter the store too (their trials are recorded), but no class's search sees
     // them: they join their class only for the comparison after the search.
     let mut holdouts: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -455,6 +571,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             Backend::Cpu(_) => None,
         },
         "strategy": searches.iter().map(|(s, _)| s.name()).collect::<Vec<_>>().join(" "),
+        "shard": options.shard.map(|s| s.to_string()),
     });
     let campaign = store.campaign(&file.config.name, &file.text, &settings)?;
     store.update_campaign_settings(campaign.id, &settings)?;
@@ -515,7 +632,8 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             break;
         }
     }
-    if classes.len() > 1 && !t.budget.exhausted() {
+    // A shard sees only its classes' winners; the cross-class step needs all of them.
+    if classes.len() > 1 && !t.budget.exhausted() && options.shard.is_none() {
         cross_class(&mut t, &classes, &bests, &baselines)?;
     }
     if !t.budget.stopped_by_user() {
@@ -1092,8 +1210,7 @@ fn open_gpus(
             .uuid()
             .map(|u| crate::measure::worker::format_uuid(&u.bytes))
             .unwrap_or_else(|_| format!("index-{ordinal}"));
-        let mut lock =
-            DeviceLock::open(&device_lock::lock_dir(), &key, &lock_note(file, out_dir))?;
+        let mut lock = DeviceLock::open(&device_lock::lock_dir(), &key, &lock_note(file, out_dir))?;
         if options.no_wait {
             lock.check_free()
                 .map_err(|e| file.error_at("devices", format!("GPU {ordinal}: {e:#}")))?;

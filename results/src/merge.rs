@@ -1,0 +1,459 @@
+//! Merging stores: the shards of a campaign (`mats tune --shard K/N`, one store each, perhaps
+//! on different machines) become one store that reads as a single run.
+//!
+//! Rows are matched by their natural identity, never by id (ids differ between files):
+//! campaigns by name, instances by name, points by key, runs by (class, strategy, objective,
+//! options, start time), trials by (point, instance, seed, device). A finished trial that the
+//! target already holds is skipped, so merging overlapping shards (or one shard twice) adds
+//! nothing twice. What must agree (a campaign's TOML and settings, an instance's class and
+//! features) is compared, and a difference is refused before anything is written.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, OptionalExtension};
+
+use super::{Store, SCHEMA_VERSION};
+use crate::error::{Result, StoreError};
+
+/// What one merge added.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MergeCounts {
+    pub campaigns: usize,
+    pub instances: usize,
+    pub points: usize,
+    pub runs: usize,
+    pub evaluations: usize,
+    pub trials: usize,
+    /// Finished trials the target already held (same point, instance, seed and device).
+    pub duplicate_trials: usize,
+}
+
+/// A settings object without the keys that may differ between shards.
+fn comparable(settings: &str, ignored: &[&str]) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(settings).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        for key in ignored {
+            map.remove(*key);
+        }
+    }
+    v
+}
+
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value) -> String {
+    match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => {
+            for (k, va) in a {
+                let vb = b.get(k).unwrap_or(&serde_json::Value::Null);
+                if va != vb {
+                    return format!("setting `{k}` ({} vs {})", cut(va), cut(vb));
+                }
+            }
+            for (k, vb) in b {
+                if !a.contains_key(k) {
+                    return format!("setting `{k}` (absent vs {})", cut(vb));
+                }
+            }
+            "settings".into()
+        }
+        _ => "settings".into(),
+    }
+}
+
+fn cut(v: &serde_json::Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 80 {
+        format!("{}...", s.chars().take(80).collect::<String>())
+    } else {
+        s
+    }
+}
+
+impl Store {
+    /// Merges the store file `source` into this store, in one transaction: on any conflict
+    /// nothing is written. Settings keys in `ignored` may differ between the two (a shard's
+    /// index, the device's label, the campaign file's path on its machine); the target keeps
+    /// its own values, and a new campaign gets the first source's, except for the keys in
+    /// `cleared` (a shard's index), which it gets as null.
+    pub fn merge_from(
+        &self,
+        source: &Path,
+        ignored: &[&str],
+        cleared: &[&str],
+    ) -> Result<MergeCounts> {
+        // Opening checks that it is a mats store and brings an older schema up to date.
+        drop(Store::open_existing(source)?);
+        let conflict = |what: String| StoreError::Invalid {
+            path: source.to_path_buf(),
+            what: format!("cannot merge into {}: {what}", self.path.display()),
+        };
+        self.conn
+            .execute(
+                "ATTACH DATABASE ?1 AS src",
+                [source.to_string_lossy().as_ref()],
+            )
+            .map_err(|e| self.err("attach the store to merge", e))?;
+        let result = (|| -> Result<MergeCounts> {
+            let version: i64 = self
+                .conn
+                .query_row("PRAGMA src.user_version", [], |r| r.get(0))
+                .map_err(|e| self.err("read the merged store's version", e))?;
+            if version != SCHEMA_VERSION {
+                return Err(conflict(format!(
+                    "schema version {version}, expected {SCHEMA_VERSION}"
+                )));
+            }
+            let tx = self
+                .conn
+                .unchecked_transaction()
+                .map_err(|e| self.err("begin merge", e))?;
+            let counts = self.merge_attached(ignored, cleared, &conflict)?;
+            tx.commit().map_err(|e| self.err("commit merge", e))?;
+            Ok(counts)
+        })();
+        let detached = self
+            .conn
+            .execute("DETACH DATABASE src", [])
+            .map_err(|e| self.err("detach the merged store", e));
+        let counts = result?;
+        detached?;
+        Ok(counts)
+    }
+
+    fn merge_attached(
+        &self,
+        ignored: &[&str],
+        cleared: &[&str],
+        conflict: &dyn Fn(String) -> StoreError,
+    ) -> Result<MergeCounts> {
+        let op = "merge";
+        let e = |e| self.err(op, e);
+        let mut counts = MergeCounts::default();
+        let sources: Vec<(i64, String, String, String, String)> = self.query_all(
+            op,
+            "SELECT id, name, config_toml, settings, created_at FROM src.campaigns ORDER BY id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )?;
+        for (src_id, name, toml, settings, created) in sources {
+            let existing: Option<(i64, String, String)> = self
+                .conn
+                .query_row(
+                    "SELECT id, config_toml, settings FROM main.campaigns WHERE name = ?1",
+                    [&name],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()
+                .map_err(e)?;
+            let campaign = match existing {
+                Some((id, main_toml, main_settings)) => {
+                    if main_toml != toml {
+                        return Err(conflict(format!(
+                            "campaign {name:?} was run from a different campaign file (its \
+                             TOML differs); merge only shards of one campaign"
+                        )));
+                    }
+                    let (a, b) = (
+                        comparable(&main_settings, ignored),
+                        comparable(&settings, ignored),
+                    );
+                    if a != b {
+                        return Err(conflict(format!(
+                            "campaign {name:?} differs in {}; merge only shards run with the \
+                             same settings",
+                            first_difference(&a, &b)
+                        )));
+                    }
+                    id
+                }
+                None => {
+                    let mut s: serde_json::Value =
+                        serde_json::from_str(&settings).unwrap_or_default();
+                    if let Some(map) = s.as_object_mut() {
+                        for key in cleared {
+                            if map.contains_key(*key) {
+                                map.insert((*key).to_string(), serde_json::Value::Null);
+                            }
+                        }
+                    }
+                    counts.campaigns += 1;
+                    self.conn
+                        .query_row(
+                            "INSERT INTO main.campaigns (name, config_toml, settings, created_at)
+                             VALUES (?1, ?2, ?3, ?4) RETURNING id",
+                            params![name, toml, s.to_string(), created],
+                            |r| r.get(0),
+                        )
+                        .map_err(e)?
+                }
+            };
+            self.merge_campaign(src_id, campaign, &name, conflict, &mut counts)?;
+        }
+        Ok(counts)
+    }
+
+    fn merge_campaign(
+        &self,
+        src: i64,
+        dst: i64,
+        name: &str,
+        conflict: &dyn Fn(String) -> StoreError,
+        counts: &mut MergeCounts,
+    ) -> Result<()> {
+        let op = "merge";
+        let e = |e| self.err(op, e);
+        // Instances: by name; class, family, features and best-known value must agree.
+        type InstanceCols = (i64, String, String, String, String, String, Option<i64>);
+        let instances: Vec<InstanceCols> = self.query_all(
+            op,
+            "SELECT id, name, source, family, class, features, best_known
+             FROM src.instances WHERE campaign_id = ?1",
+            [src],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            },
+        )?;
+        let mut instance_ids = HashMap::new();
+        for (id, iname, source, family, class, features, bk) in instances {
+            let found: Option<(i64, String, String, String, Option<i64>)> = self
+                .conn
+                .query_row(
+                    "SELECT id, family, class, features, best_known FROM main.instances
+                     WHERE campaign_id = ?1 AND name = ?2",
+                    params![dst, iname],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                )
+                .optional()
+                .map_err(e)?;
+            let mapped = match found {
+                Some((mid, f, c, feat, b)) => {
+                    let same_features = serde_json::from_str::<serde_json::Value>(&feat).ok()
+                        == serde_json::from_str::<serde_json::Value>(&features).ok();
+                    if f != family || c != class || !same_features || b != bk {
+                        return Err(conflict(format!(
+                            "instance {iname:?} of campaign {name:?} differs (family, class, \
+                             features or best-known value: {c} vs {class})"
+                        )));
+                    }
+                    mid
+                }
+                None => {
+                    counts.instances += 1;
+                    self.conn
+                        .query_row(
+                            "INSERT INTO main.instances
+                                 (campaign_id, name, source, family, class, features, best_known)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+                            params![dst, iname, source, family, class, features, bk],
+                            |r| r.get(0),
+                        )
+                        .map_err(e)?
+                }
+            };
+            instance_ids.insert(id, mapped);
+        }
+
+        // Points: by key.
+        let points: Vec<(i64, String, String)> = self.query_all(
+            op,
+            "SELECT id, key, point FROM src.points WHERE campaign_id = ?1",
+            [src],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        let mut point_ids = HashMap::new();
+        for (id, key, point) in points {
+            let found: Option<i64> = self
+                .conn
+                .query_row(
+                    "SELECT id FROM main.points WHERE campaign_id = ?1 AND key = ?2",
+                    params![dst, key],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(e)?;
+            let mapped = match found {
+                Some(m) => m,
+                None => {
+                    counts.points += 1;
+                    self.conn
+                        .query_row(
+                            "INSERT INTO main.points (campaign_id, key, point)
+                             VALUES (?1, ?2, ?3) RETURNING id",
+                            params![dst, key, point],
+                            |r| r.get(0),
+                        )
+                        .map_err(e)?
+                }
+            };
+            point_ids.insert(id, mapped);
+        }
+
+        // Runs with their evaluations; a run the target already holds keeps its own.
+        type RunCols = (i64, String, String, String, String, String, Option<String>);
+        let runs: Vec<RunCols> = self.query_all(
+            op,
+            "SELECT id, class, strategy, objective, options, started_at, ended_at
+             FROM src.runs WHERE campaign_id = ?1 ORDER BY id",
+            [src],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            },
+        )?;
+        for (id, class, strategy, objective, options, started, ended) in runs {
+            let found: Option<i64> = self
+                .conn
+                .query_row(
+                    "SELECT id FROM main.runs WHERE campaign_id = ?1 AND class = ?2
+                     AND strategy = ?3 AND objective = ?4 AND options = ?5 AND started_at = ?6",
+                    params![dst, class, strategy, objective, options, started],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(e)?;
+            if found.is_some() {
+                continue;
+            }
+            counts.runs += 1;
+            let run: i64 = self
+                .conn
+                .query_row(
+                    "INSERT INTO main.runs
+                         (campaign_id, class, strategy, objective, options, started_at, ended_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+                    params![dst, class, strategy, objective, options, started, ended],
+                    |r| r.get(0),
+                )
+                .map_err(e)?;
+            let evals: Vec<Vec<SqlValue>> = self.query_all(
+                op,
+                "SELECT seq, point_id, status, time_s, power_w, energy_j, gap_percent,
+                        new_trials, recorded_at
+                 FROM src.evaluations WHERE run_id = ?1 ORDER BY seq",
+                [id],
+                |r| (0..9).map(|k| r.get::<_, SqlValue>(k)).collect(),
+            )?;
+            for mut ev in evals {
+                let SqlValue::Integer(p) = ev[1] else {
+                    return Err(conflict("an evaluation without a point".into()));
+                };
+                ev[1] = SqlValue::Integer(*point_ids.get(&p).ok_or_else(|| {
+                    conflict(format!("an evaluation refers to a missing point {p}"))
+                })?);
+                counts.evaluations += 1;
+                let mut values = vec![SqlValue::Integer(dst), SqlValue::Integer(run)];
+                values.extend(ev);
+                self.conn
+                    .execute(
+                        "INSERT INTO main.evaluations
+                             (campaign_id, run_id, seq, point_id, status, time_s, power_w,
+                              energy_j, gap_percent, new_trials, recorded_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                        rusqlite::params_from_iter(values),
+                    )
+                    .map_err(e)?;
+            }
+        }
+
+        // Trials: every column but the ids, copied by name.
+        let columns: Vec<String> = self
+            .query_all(op, "PRAGMA src.table_info(trials)", [], |r| {
+                r.get::<_, String>(1)
+            })?
+            .into_iter()
+            .filter(|c| c != "id")
+            .collect();
+        let at = |name: &str| columns.iter().position(|c| c == name);
+        let (Some(ci), Some(pi), Some(ii), Some(si), Some(di), Some(st), Some(ai)) = (
+            at("campaign_id"),
+            at("point_id"),
+            at("instance_id"),
+            at("seed"),
+            at("device"),
+            at("status"),
+            at("attempt"),
+        ) else {
+            return Err(conflict("its trials table lacks identity columns".into()));
+        };
+        let list = columns.join(", ");
+        let trials: Vec<Vec<SqlValue>> = self.query_all(
+            op,
+            &format!("SELECT {list} FROM src.trials WHERE campaign_id = ?1 ORDER BY id"),
+            [src],
+            |r| {
+                (0..columns.len())
+                    .map(|k| r.get::<_, SqlValue>(k))
+                    .collect()
+            },
+        )?;
+        let insert = format!(
+            "INSERT INTO main.trials ({list}) VALUES ({})",
+            (1..=columns.len())
+                .map(|k| format!("?{k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let int = |v: &SqlValue| match v {
+            SqlValue::Integer(i) => Some(*i),
+            _ => None,
+        };
+        for mut t in trials {
+            let (Some(p), Some(i)) = (int(&t[pi]), int(&t[ii])) else {
+                return Err(conflict("a trial without point or instance".into()));
+            };
+            let p = *point_ids
+                .get(&p)
+                .ok_or_else(|| conflict(format!("a trial refers to a missing point {p}")))?;
+            let i = *instance_ids
+                .get(&i)
+                .ok_or_else(|| conflict(format!("a trial refers to a missing instance {i}")))?;
+            t[ci] = SqlValue::Integer(dst);
+            t[pi] = SqlValue::Integer(p);
+            t[ii] = SqlValue::Integer(i);
+            let finished =
+                matches!(&t[st], SqlValue::Text(s) if s == "ok" || s == "failed" || s == "invalid");
+            let same = "FROM main.trials WHERE campaign_id = ?1 AND point_id = ?2
+                        AND instance_id = ?3 AND seed = ?4 AND device = ?5";
+            let (held_finished, max_attempt, same_attempt): (i64, i64, i64) = self
+                .conn
+                .query_row(
+                    &format!(
+                        "SELECT COALESCE(SUM(status IN ('ok', 'failed', 'invalid')), 0),
+                                COALESCE(MAX(attempt), 0),
+                                COALESCE(SUM(attempt = ?6), 0) {same}"
+                    ),
+                    params![dst, p, i, t[si], t[di], t[ai]],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .map_err(e)?;
+            if (finished && held_finished > 0) || (!finished && same_attempt > 0) {
+                counts.duplicate_trials += usize::from(finished);
+                continue;
+            }
+            if same_attempt > 0 {
+                t[ai] = SqlValue::Integer(max_attempt + 1);
+            }
+            counts.trials += 1;
+            self.conn
+                .execute(&insert, rusqlite::params_from_iter(t))
+                .map_err(e)?;
+        }
+        Ok(())
+    }
+}
