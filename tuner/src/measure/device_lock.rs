@@ -43,10 +43,12 @@ pub struct DeviceLock {
 #[must_use = "the lock is released when the lease is dropped"]
 pub struct Lease<'a> {
     lock: &'a DeviceLock,
+    since: std::time::SystemTime,
 }
 
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
+        trace(&self.lock.key, self.since);
         // Closing the process also releases it; an unlock error leaves it to that.
         let _ = fs4::FileExt::unlock(&self.lock.file);
     }
@@ -164,7 +166,32 @@ impl DeviceLock {
             let _ = fs4::FileExt::unlock(&self.file);
             return Err(e).with_context(|| format!("cannot write {}", self.path.display()));
         }
-        Ok(Lease { lock: self })
+        Ok(Lease {
+            lock: self,
+            since: std::time::SystemTime::now(),
+        })
+    }
+}
+
+/// With `MATS_LOCK_TRACE=FILE`, each lease appends `key pid start_ns end_ns` (one short
+/// `O_APPEND` write, atomic between processes) before it releases: the tests check from it
+/// that no two processes ever held a device at once.
+fn trace(key: &str, since: std::time::SystemTime) {
+    let Some(path) = std::env::var_os("MATS_LOCK_TRACE").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let ns = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    };
+    let line = format!(
+        "{key} {} {} {}\n",
+        std::process::id(),
+        ns(since),
+        ns(std::time::SystemTime::now())
+    );
+    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) {
+        let _ = f.write_all(line.as_bytes());
     }
 }
 
