@@ -194,6 +194,9 @@ pub enum BenchCommand {
     /// search and the optimum at budgets from 2% to 50% of each space, one table per space and
     /// an aggregate.
     Strategies(BenchStrategiesArgs),
+    /// The daemon (CPU campaigns, no GPU needed): submit-to-first-trial, `status` latency
+    /// with many campaigns queued, and a fake device's busy share with one and two campaigns.
+    Daemon(BenchDaemonArgs),
 }
 
 #[derive(Debug, Args)]
@@ -609,4 +612,23 @@ pub struct LogsArgs {
     pub follow: bool,
     #[command(flatten)]
     pub daemon: DaemonAddress,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchDaemonArgs {
+    /// Submissions timed for submit-to-first-trial.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeats: u32,
+    /// Campaigns queued while `status` is timed.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub queued: u32,
+    /// `status` requests timed.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100000))]
+    pub requests: u32,
+    /// The repository (its data/qap instances and spaces/qap-cpu.toml).
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// Write every figure as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }

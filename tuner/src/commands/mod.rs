@@ -13,6 +13,7 @@ pub mod solve;
 pub mod space;
 mod tune;
 // Shards, the daemon and its clients.
+mod bench_daemon;
 mod merge;
 
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Space(SpaceCommand::Show(args)) => space::show(&args),
         Command::Worker => crate::measure::worker::serve(),
         Command::Merge(args) => merge::run(&args),
+        Command::Bench(BenchCommand::Daemon(args)) => bench_daemon::run(&args),
         Command::Daemon(args) => crate::daemon::serve(&args),
         Command::Submit(args) => crate::daemon::client::submit(&args),
         Command::Status(args) => crate::daemon::client::status(&args),
