@@ -457,3 +457,165 @@ impl Store {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{
+        EvaluationStatus, InstanceRecord, Measurement, NewEvaluation, TrialStatus,
+    };
+    use crate::Point;
+
+    /// A shard store: campaign `name` with settings `shard`, one class run, and one finished
+    /// trial per (point `starts` value, instance) with objective `100 * starts + i`.
+    fn shard(
+        dir: &Path,
+        file: &str,
+        toml: &str,
+        shard: &str,
+        class: &str,
+        instances: &[&str],
+    ) -> std::path::PathBuf {
+        let path = dir.join(file);
+        let s = Store::open(&path).unwrap();
+        let settings = serde_json::json!({"seed": 7, "shard": shard, "device": file});
+        let c = s.campaign("c", toml, &settings).unwrap();
+        let run = s
+            .begin_run(c.id, class, "exhaustive", "time", &serde_json::json!({}))
+            .unwrap();
+        for (i, name) in instances.iter().enumerate() {
+            let inst = s
+                .instance(
+                    c.id,
+                    &InstanceRecord {
+                        name: name.to_string(),
+                        source: format!("/data/{name}"),
+                        family: "qap".into(),
+                        class: class.into(),
+                        features: serde_json::json!({"n": 12}),
+                        best_known: Some(5),
+                    },
+                )
+                .unwrap();
+            for starts in [1i64, 2] {
+                let p = s
+                    .point(c.id, &Point::new().with("starts", starts.into()))
+                    .unwrap();
+                let t = s.begin_trial(c.id, p, inst, 7, "cpu").unwrap();
+                let m = Measurement {
+                    objective: Some(100 * starts + i as i64),
+                    time_s: Some(0.001),
+                    ..Measurement::default()
+                };
+                s.finish_trial(t, TrialStatus::Ok, &m, "").unwrap();
+                s.record_evaluation(&NewEvaluation {
+                    run_id: run.id,
+                    point_id: p,
+                    status: EvaluationStatus::Ok,
+                    time_s: Some(0.001),
+                    power_w: None,
+                    energy_j: None,
+                    gap_percent: None,
+                    new_trials: 1,
+                })
+                .unwrap();
+            }
+        }
+        s.end_run(run.id).unwrap();
+        path
+    }
+
+    fn keys(s: &Store) -> Vec<(String, String, u64, Option<i64>)> {
+        let c = &s.campaigns().unwrap()[0];
+        let mut v: Vec<_> = s
+            .trials(c.id)
+            .unwrap()
+            .into_iter()
+            .map(|t| (t.point.key(), t.instance, t.seed, t.measurement.objective))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn shards_merge_by_identity_and_a_second_merge_adds_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = shard(
+            dir.path(),
+            "a.sqlite",
+            "name = \"c\"",
+            "1/2",
+            "x",
+            &["i1", "i2"],
+        );
+        let b = shard(dir.path(), "b.sqlite", "name = \"c\"", "2/2", "y", &["i3"]);
+        let out = Store::open(dir.path().join("out.sqlite")).unwrap();
+        let ignored = ["shard", "device"];
+        let ca = out.merge_from(&a, &ignored, &["shard"]).unwrap();
+        assert_eq!(
+            (ca.campaigns, ca.instances, ca.points, ca.trials),
+            (1, 2, 2, 4)
+        );
+        assert_eq!((ca.runs, ca.evaluations), (1, 4));
+        let cb = out.merge_from(&b, &ignored, &["shard"]).unwrap();
+        // The points exist already; the instance and trials are new.
+        assert_eq!(
+            (cb.campaigns, cb.instances, cb.points, cb.trials),
+            (0, 1, 0, 2)
+        );
+        out.integrity_check().unwrap();
+        let mut expected = keys(&Store::open(&a).unwrap());
+        expected.extend(keys(&Store::open(&b).unwrap()));
+        expected.sort();
+        assert_eq!(keys(&out), expected);
+        let c = &out.campaigns().unwrap()[0];
+        assert!(c.settings["shard"].is_null(), "{}", c.settings);
+        assert_eq!(c.settings["device"], "a.sqlite");
+        assert_eq!(out.evaluations(c.id).unwrap().len(), 6);
+
+        let again = out.merge_from(&a, &ignored, &["shard"]).unwrap();
+        assert_eq!(
+            (again.trials, again.duplicate_trials, again.runs),
+            (0, 4, 0)
+        );
+        assert_eq!(keys(&out), expected);
+    }
+
+    #[test]
+    fn conflicting_campaigns_are_refused_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = shard(dir.path(), "a.sqlite", "name = \"c\"", "1/2", "x", &["i1"]);
+        let other_toml = shard(
+            dir.path(),
+            "b.sqlite",
+            "name = \"c\" # edited",
+            "2/2",
+            "y",
+            &["i2"],
+        );
+        let out = Store::open(dir.path().join("out.sqlite")).unwrap();
+        out.merge_from(&a, &["shard", "device"], &["shard"])
+            .unwrap();
+        let before = keys(&out);
+        let err = out
+            .merge_from(&other_toml, &["shard", "device"], &["shard"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("b.sqlite") && err.contains("different campaign file"),
+            "{err}"
+        );
+        // Settings that must agree: `device` is not ignored this time.
+        let other_device = shard(dir.path(), "c.sqlite", "name = \"c\"", "2/2", "y", &["i2"]);
+        let err = out
+            .merge_from(&other_device, &["shard"], &["shard"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("setting `device`"), "{err}");
+        assert_eq!(keys(&out), before);
+        out.integrity_check().unwrap();
+        assert!(out
+            .merge_from(&dir.path().join("none.sqlite"), &[], &[])
+            .is_err());
+    }
+}

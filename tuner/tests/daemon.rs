@@ -569,6 +569,85 @@ fn the_daemon_socket_is_private_and_bad_requests_never_stop_it() {
     let all: serde_json::Value =
         serde_json::from_str(&ok(&d.env(), &["status", "--json"])).unwrap();
     assert_eq!(all["campaigns"].as_array().unwrap().len(), 0, "{all}");
+
+    // An output folder that cannot be created fails that campaign alone, with the reason.
+    let good = campaign(tmp.path(), "good", &["tai12a"], 300, "[1, 2]");
+    let id = d.submit(&good, Path::new("/proc/mats-cannot-write-here"));
+    let st = d.wait_state(id, "failed", Duration::from_secs(30));
+    assert!(
+        st["reason"]
+            .as_str()
+            .unwrap()
+            .contains("cannot create the output folder"),
+        "{st}"
+    );
+    let id = d.submit(&good, &tmp.path().join("good-out"));
+    d.wait_state(id, "done", Duration::from_secs(60));
+}
+
+#[test]
+fn tcp_needs_the_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let token = tmp.path().join("token");
+    std::fs::write(&token, "0123456789abcdef-secret\n").unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let port = 20000 + std::process::id() % 20000;
+    let addr = format!("127.0.0.1:{port}");
+    // A token others can read is refused.
+    let out = run(
+        &[],
+        &[
+            "daemon",
+            "--socket",
+            s(&tmp.path().join("x.sock")),
+            "--state-dir",
+            s(&tmp.path().join("x")),
+            "--listen",
+            &addr,
+            "--token-file",
+            s(&token),
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("chmod 600"));
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let d = Daemon::start(
+        tmp.path(),
+        &[],
+        &["--listen", &addr, "--token-file", s(&token)],
+    );
+    let tcp = [
+        "status",
+        "--json",
+        "--connect",
+        &addr,
+        "--token-file",
+        s(&token),
+    ];
+    let mut answered = false;
+    for _ in 0..100 {
+        if run(&[], &tcp).status.success() {
+            answered = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(answered, "no answer over TCP");
+    let wrong = tmp.path().join("wrong");
+    std::fs::write(&wrong, "0123456789abcdef-wrong").unwrap();
+    let out = run(
+        &[],
+        &["status", "--connect", &addr, "--token-file", s(&wrong)],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrong token"));
+    // Without a token field at all.
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    conn.write_all(b"{\"op\":\"ping\"}\n").unwrap();
+    let mut reply = String::new();
+    BufReader::new(conn).read_line(&mut reply).unwrap();
+    assert!(reply.contains("refused"), "{reply}");
+    drop(d);
 }
 
 #[test]
