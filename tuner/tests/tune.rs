@@ -379,6 +379,19 @@ fn shipped_campaigns_are_valid() {
             );
             checked += 1;
         }
+        // A GPU campaign's baseline and default become a configuration of its family's GPU
+        // workload (the path every trial and bundle takes).
+        if let Some(setup) = &file.config.gpu {
+            let space = mats::space::Space::load(&file.resolve(&setup.space)).unwrap();
+            let family: solvers::family::Family = space.family().unwrap().parse().unwrap();
+            for table in [Some(&setup.baseline), setup.default.as_ref()].into_iter().flatten() {
+                let point = mats::campaign::config::point_from_table(table).unwrap();
+                let realised = mats::runner::Realised::from(space.realise(&point).unwrap());
+                if let Err(e) = mats::runner::gpu::config(family, &realised) {
+                    panic!("{}: {point}: {e}", path.display());
+                }
+            }
+        }
     }
     assert!(checked >= 4, "{checked}");
 }
