@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root, after scripts/gpu-test.sh built
 # gpu-bundle/ here: every test binary, `mats devices`, and (unless MATS_GPU_BENCH=0) `mats bench
-# measure` and `mats bench qap`.
+# measure` and `mats bench qap`. MATS_GPU_TESTS (globs of test binary names) narrows the tests.
 # Writes a summary and logs to $OUT (or gpu-results/ when OUT is unset).
 set -u
 root=$PWD
@@ -45,8 +45,17 @@ echo "devices: exit $?" >> "$summary"
 failed=0
 log=$out/tests.log
 : > "$log"
+# MATS_GPU_TESTS='gpu-* qap_gpu-*' runs only the test binaries matching those globs.
 for t in "$bundle"/tests/*; do
     name=$(basename "$t")
+    if [ -n "${MATS_GPU_TESTS:-}" ]; then
+        wanted=0
+        for g in $MATS_GPU_TESTS; do
+            # shellcheck disable=SC2254
+            case $name in $g) wanted=1 ;; esac
+        done
+        [ $wanted = 1 ] || continue
+    fi
     echo "===== $name" >> "$log"
     # The ignored figure tests (IG's ARPD on Taillard, the Ant System and STS figures) run
     # here, where sixteen idle cores make them affordable; other ignored tests are helpers

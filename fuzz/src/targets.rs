@@ -416,9 +416,9 @@ fn bundle_input(text: &str) -> Result<String, String> {
         if mats::runner::cpu::params(family, &realised).is_ok() {
             accepted += 1;
         }
-    }
-    if manifest.gpu_params().is_ok() {
-        accepted += 1;
+        if manifest.gpu_config(family).is_ok() {
+            accepted += 1;
+        }
     }
     Ok(format!("manifest {accepted}"))
 }

@@ -307,6 +307,11 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// The entry point's name (as ptxas reports it in [`crate::Resources`]).
+    pub fn entry(&self) -> &str {
+        self.name.rsplit("::").next().unwrap_or(&self.name)
+    }
+
     pub fn function(&self) -> &CudaFunction {
         &self.function
     }

@@ -26,7 +26,7 @@ fn filled_store(path: &std::path::Path) {
         let mut p = Point::new();
         p.set("k", k);
         let p = s.point(c.id, &p).unwrap();
-        let t = s.begin_trial(c.id, p, i, "cpu").unwrap();
+        let t = s.begin_trial(c.id, p, i, 1, "cpu").unwrap();
         s.finish_trial(
             t,
             TrialStatus::Ok,

@@ -185,3 +185,127 @@ fn worker_rejects_malformed_requests_without_dying() {
         lines[1]
     );
 }
+
+fn repo_file(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(rel)
+}
+
+/// Every GPU variant of every family, through the family-neutral workload, keeps working until
+/// a time limit and stops soon after it: the budget that gap@budget trials and tuned bundles
+/// run at (a variant that stopped after its default iterations, or ran on past the limit,
+/// would compare unequal budgets). Every answer is re-scored on the CPU.
+#[test]
+fn every_gpu_variant_honours_a_time_limit() {
+    use solvers::gpu::GpuConfig;
+    if gpu_or_skip("every_gpu_variant_honours_a_time_limit").is_none() {
+        return;
+    }
+    let gpu = Gpu::open(0).expect("GPU 0 opens");
+    let cache = kernels::KernelCache::new(tempfile::tempdir().unwrap().path());
+    let qap = solvers::family::load(&repo_file("data/qap/tai40a.dat"), None, None).unwrap();
+    let pfsp = solvers::family::load(&repo_file("data/taillard/ta051.txt"), None, None).unwrap();
+    let mut configs: Vec<(GpuConfig, &solvers::family::Instance)> = Vec::new();
+    for a in solvers::qap::gpu::GpuAlgorithm::ALL {
+        let mut p = solvers::qap::gpu::GpuParams::new(a);
+        if a.thread_per_solution() {
+            p.solutions = 1024;
+            p.threads_per_block = 64;
+        }
+        configs.push((GpuConfig::Qap(p), &qap));
+    }
+    for a in solvers::pfsp::gpu::GpuAlgorithm::ALL {
+        configs.push((
+            GpuConfig::Pfsp(solvers::pfsp::gpu::GpuParams::new(a)),
+            &pfsp,
+        ));
+    }
+    let limit = 0.4;
+    for (config, inst) in configs {
+        let name = format!("{} {}", config.family(), config.variant_name());
+        let prepared = config
+            .prepare(&gpu, &cache, inst)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let options = solvers::run::RunOptions {
+            seed: 3,
+            threads: 1,
+            budget: solvers::run::Budget::time_limit(Duration::from_secs_f64(limit)),
+        };
+        let started = std::time::Instant::now();
+        let run = prepared
+            .run(&gpu, &options)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let wall = started.elapsed().as_secs_f64();
+        println!(
+            "{name}: {wall:.3} s, {} launches, {} iterations, objective {}",
+            run.launches, run.outcome.iterations, run.outcome.objective
+        );
+        assert!(
+            (0.9 * limit..limit + 0.5).contains(&wall),
+            "{name}: a {limit} s limit took {wall:.3} s"
+        );
+        assert_eq!(
+            inst.objective(&run.outcome.solution).unwrap(),
+            run.outcome.objective,
+            "{name}: the GPU's objective is the CPU's"
+        );
+    }
+}
+
+/// A solve job of each family travels to the worker and back (the tuner's path): a budgeted
+/// run answers with its solution, work counters and main kernel.
+#[test]
+fn the_worker_solves_jobs_of_every_gpu_family() {
+    use mats::measure::protocol::{RunLimit, SolveJob};
+    if gpu_or_skip("the_worker_solves_jobs_of_every_gpu_family").is_none() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let mut client = WorkerClient::new(env!("CARGO_BIN_EXE_mats"));
+    let jobs = [
+        (
+            "data/qap/tai20a.dat",
+            solvers::gpu::GpuConfig::Qap(solvers::qap::gpu::GpuParams::new(
+                solvers::qap::gpu::GpuAlgorithm::RotsBlock,
+            )),
+        ),
+        (
+            "data/taillard/ta051.txt",
+            solvers::gpu::GpuConfig::Pfsp(solvers::pfsp::gpu::GpuParams::new(
+                solvers::pfsp::gpu::GpuAlgorithm::IgBlock,
+            )),
+        ),
+    ];
+    for (file, config) in jobs {
+        let path = repo_file(file);
+        let job = SolveJob {
+            gpu: 0,
+            instance: path.clone(),
+            config,
+            seed: 1,
+            limit: RunLimit {
+                time_limit_s: Some(0.3),
+                ..RunLimit::default()
+            },
+            settings: MeasureSettings::default(),
+            cache_dir: Some(cache.path().to_path_buf()),
+        };
+        let r = match client.request(Job::Solve(job), TIMEOUT) {
+            Outcome::Solved(r) => r,
+            other => panic!("{file}: {other:?}"),
+        };
+        let inst = solvers::family::load(&path, None, None).unwrap();
+        assert_eq!(inst.objective(&r.solution).unwrap(), r.objective, "{file}");
+        assert!(r.iterations > 0 && r.moves > 0 && r.launches > 0, "{file}");
+        assert!(
+            r.resources.iter().any(|res| res.function == r.entry),
+            "{file}: {} among {:?}",
+            r.entry,
+            r.resources
+        );
+        let b = r.budget_run.as_ref().expect("a budgeted run");
+        assert!((0.27..0.9).contains(&b.wall_s), "{file}: {}", b.wall_s);
+        println!("{file}: {} in {:.3} s", r.objective, b.wall_s);
+    }
+}

@@ -21,10 +21,11 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute, CUlimit};
 use cudarc::driver::{CudaSlice, PushKernelArg};
-use kernels::gpu::{FunctionAttributes, Gpu, Kernel, Launch};
+use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Kernel, Launch};
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::Instance;
+use crate::gpu::{CompileTarget, PointValues};
 use crate::run::{Outcome, RunOptions};
 
 /// The GPU variants; serialized by name (`"rots-block"`).
@@ -221,15 +222,6 @@ impl GpuParams {
         }
     }
 
-    /// The variant to compile for an instance.
-    pub fn variant(&self, inst: &Instance, gpu: &Gpu) -> Variant {
-        self.variant_for(
-            inst,
-            gpu.info.arch,
-            gpu.info.max_shared_bytes_per_block_optin as usize,
-        )
-    }
-
     /// The variant for an architecture and its opt-in shared memory per block, without a
     /// device (the tuner compiles ahead of the GPU, and exports build bundles).
     pub fn variant_for(
@@ -256,7 +248,7 @@ impl GpuParams {
 
     /// Checks the configuration against the instance and the device; the message names the
     /// parameter.
-    pub fn check(&self, inst: &Instance, gpu: &Gpu) -> Result<(), String> {
+    pub fn check(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
         let n = inst.n();
         let name = self.algorithm.name();
         if n < 2 {
@@ -292,12 +284,12 @@ impl GpuParams {
                 self.solutions
             ));
         }
-        let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+        let optin = device.max_shared_bytes_per_block_optin as usize;
         let shared = self.shared_bytes(inst, optin);
         if shared > optin {
             return Err(format!(
                 "{name} needs {shared} bytes of shared memory per block for n = {n}, but {} offers {optin}",
-                gpu.info.name
+                device.name
             ));
         }
         if self.algorithm == GpuAlgorithm::TwoOptDyn {
@@ -366,6 +358,116 @@ impl GpuParams {
             },
             _ => 0,
         }
+    }
+}
+
+impl crate::gpu::GpuWorkload for GpuParams {
+    type Instance = Instance;
+
+    /// `variant`, `solutions`, `threads`, and where set `tenure`, `child_threads` and
+    /// rots-block's search knobs as `mats solve` takes them (`tenure_min`/`tenure_max` and
+    /// `aspiration` as factors of n and n^2, `perturbation`, `restart_stall`,
+    /// `launch_iterations`). A run's length is its budget's, never the configuration's.
+    fn from_point(point: &dyn PointValues) -> Result<GpuParams, String> {
+        if !point.defines().is_empty() {
+            return Err("the qap kernels take no #define parameters from a space".into());
+        }
+        let algorithm = point.variant("qap: 2opt, 2opt-shared, 2opt-dyn, tabu, rots-block")?;
+        let mut params = GpuParams::new(GpuAlgorithm::from_name(&algorithm)?);
+        params.solutions = point
+            .count("solutions")?
+            .ok_or("the point has no `solutions` parameter")?;
+        params.threads_per_block = point
+            .count("threads")?
+            .ok_or("the point has no `threads` parameter")?;
+        params.tenure = point.count("tenure")?;
+        if let Some(c) = point.count("child_threads")? {
+            params.child_threads = c;
+        }
+        if let Some(f) = point.float("tenure_min")? {
+            params.tenure_min_factor = f;
+        }
+        if let Some(f) = point.float("tenure_max")? {
+            params.tenure_max_factor = f;
+        }
+        if let Some(f) = point.float("aspiration")? {
+            params.aspiration_factor = f;
+        }
+        if let Some(f) = point.float("perturbation")? {
+            params.perturbation = f;
+        }
+        if let Some(k) = point.count("restart_stall")? {
+            params.restart_stall = k;
+        }
+        if let Some(k) = point.count("launch_iterations")? {
+            params.launch_iterations = k;
+        }
+        params.check_search()?;
+        params.flags = point.flags().to_vec();
+        Ok(params)
+    }
+
+    fn variant_name(&self) -> &'static str {
+        self.algorithm.name()
+    }
+
+    fn shape(&self) -> (u32, u32) {
+        (self.solutions, self.threads_per_block)
+    }
+
+    fn flags(&self) -> &[String] {
+        &self.flags
+    }
+
+    fn check(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
+        GpuParams::check(self, inst, device)
+    }
+
+    fn kernel_variant(&self, inst: &Instance, target: CompileTarget) -> Variant {
+        self.variant_for(inst, target.arch, target.optin_shared)
+    }
+
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        cache: &KernelCache,
+        inst: &Instance,
+    ) -> Result<Box<dyn crate::gpu::PreparedRun>, KernelError> {
+        Ok(Box::new(WithParams {
+            prepared: prepare(gpu, cache, inst, self)?,
+            params: self.clone(),
+        }))
+    }
+}
+
+/// A preparation and the parameters it runs with.
+struct WithParams {
+    prepared: Prepared,
+    params: GpuParams,
+}
+
+impl crate::gpu::PreparedRun for WithParams {
+    fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+        let run = self.prepared.run(gpu, &self.params, options)?;
+        Ok(crate::gpu::GpuRun {
+            outcome: run.outcome,
+            kernel_seconds: run.kernel_seconds,
+            launches: run.launches,
+            cache: run.cache,
+            compile_seconds: run.compile_seconds,
+            resources: run.resources,
+            attributes: run.attributes,
+            launch: run.launch,
+            entry: self.prepared.kernel.entry().to_string(),
+        })
+    }
+
+    fn launch(&self) -> Launch {
+        self.prepared.launch
+    }
+
+    fn kernel(&self) -> &Kernel {
+        &self.prepared.kernel
     }
 }
 
@@ -446,12 +548,12 @@ pub fn prepare(
     params: &GpuParams,
 ) -> Result<Prepared, KernelError> {
     params
-        .check(inst, gpu)
+        .check(inst, &gpu.info)
         .map_err(KernelError::InvalidConfig)?;
     let n = inst.n();
     let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
     let rots_kernel = params.rots_kernel(inst, optin);
-    let variant = params.variant(inst, gpu);
+    let variant = params.variant_for(inst, gpu.info.arch, optin);
     let (compiled, cache_status) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
     let entry = match params.algorithm {

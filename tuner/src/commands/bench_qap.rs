@@ -201,11 +201,11 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
             if algorithm == GpuAlgorithm::RotsBlock {
                 params.iterations = Some(200 * n as u32);
             }
-            if params.check(&inst, &gpu).is_err() {
+            if params.check(&inst, &gpu.info).is_err() {
                 println!(
                     "{n:>4} {:<34} (does not fit: {})",
                     describe(&params),
-                    params.check(&inst, &gpu).unwrap_err()
+                    params.check(&inst, &gpu.info).unwrap_err()
                 );
                 continue;
             }
@@ -277,7 +277,7 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
         let mut base_rate = None;
         let mut best_two_opt: f64 = 0.0;
         for params in &candidates {
-            if let Err(why) = params.check(&inst, &gpu) {
+            if let Err(why) = params.check(&inst, &gpu.info) {
                 println!("{n:>4} {:<52} does not fit: {why}", describe(params));
                 continue;
             }

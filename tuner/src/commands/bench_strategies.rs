@@ -77,8 +77,11 @@ struct Study {
 #[derive(Debug, Deserialize)]
 struct External {
     tool: String,
-    strategies: BTreeMap<String, BTreeMap<String, Vec<Vec<Option<f64>>>>>,
+    strategies: BTreeMap<String, BTreeMap<String, SeedCurves>>,
 }
+
+/// Per seed, the objective of each configuration in evaluation order (None: it failed).
+type SeedCurves = Vec<Vec<Option<f64>>>;
 
 pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
     if args.budgets.is_empty() || args.budgets.iter().any(|b| !(*b > 0.0 && *b <= 100.0)) {

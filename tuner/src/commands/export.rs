@@ -76,7 +76,8 @@ pub struct Manifest {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct KernelFile {
-    pub n: usize,
+    /// The first instance it was built for (instances of one size and shape share a kernel).
+    pub instance: String,
     pub source: String,
     pub source_sha256: String,
     pub options: Vec<String>,
@@ -160,7 +161,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     let mut bundles: BTreeMap<Point, (String, Manifest)> = BTreeMap::new();
     let mut index = Index {
         campaign: campaign.name.clone(),
-        family,
+        family: family.clone(),
         backend: backend.clone(),
         device: device.clone(),
         arch,
@@ -286,7 +287,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
                 .map(|i| PathBuf::from(&i.record.source))
                 .collect();
             let optin = settings["optin_shared"].as_u64().unwrap_or(227 * 1024) as usize;
-            manifest.kernels = build_kernels(&folder, manifest, &sources, optin)?;
+            manifest.kernels = build_kernels(&family, &folder, manifest, &sources, optin)?;
         }
         let text = serde_json::to_string_pretty(&*manifest)?;
         std::fs::write(folder.join("manifest.json"), text)
@@ -361,6 +362,7 @@ fn short_hash(text: &str) -> String {
 /// Compiles the bundle's kernels into its own `kernels/` folder (the kernel cache layout, so
 /// `solve --tuned` loads them as cache hits).
 fn build_kernels(
+    family: &str,
     folder: &Path,
     manifest: &Manifest,
     sources: &[PathBuf],
@@ -376,24 +378,28 @@ fn build_kernels(
     }
     let nvrtc = kernels::nvrtc::version()?;
     let cache = kernels::KernelCache::new(folder.join("kernels"));
-    let params = manifest.gpu_params()?;
+    let family: solvers::family::Family = family
+        .parse()
+        .map_err(|e| anyhow::anyhow!("the campaign's family {family:?}: {e}"))?;
+    let config = manifest.gpu_config(family)?;
+    let target = solvers::gpu::CompileTarget { arch, optin_shared };
     let mut out = Vec::new();
     for source in sources {
-        let inst = solvers::qap::read(source)
+        let inst = solvers::family::load(source, Some(config.family()), None)
             .with_context(|| format!("the bundle's instance {}", source.display()))?;
-        let n = inst.n();
-        let variant = params.variant_for(&inst, arch, optin_shared);
+        let variant = config
+            .kernel_variant(&inst, target)
+            .map_err(anyhow::Error::msg)?;
         let cache_key = kernels::KernelCache::key(&variant, nvrtc)?;
-        // Instances of one size and symmetry share a kernel.
         if out.iter().any(|k: &KernelFile| k.cache_key == cache_key) {
             continue;
         }
         cache
             .get_or_compile(&variant)
-            .with_context(|| format!("building {} for n = {n}", variant.source))?;
+            .with_context(|| format!("building {} for {}", variant.source, inst.name()))?;
         let source = variant.kernel_source().map_err(anyhow::Error::msg)?;
         out.push(KernelFile {
-            n,
+            instance: inst.name().to_string(),
             source: source.id.to_string(),
             source_sha256: format!("{:x}", Sha256::digest(source.text.as_bytes())),
             options: variant.nvrtc_options().map_err(anyhow::Error::msg)?,
@@ -413,8 +419,8 @@ impl Manifest {
         }
     }
 
-    /// The QAP GPU configuration of a GPU bundle.
-    pub fn gpu_params(&self) -> Result<solvers::qap::gpu::GpuParams> {
-        crate::runner::gpu::params(&self.realised(), None).map_err(anyhow::Error::msg)
+    /// The GPU configuration of a GPU bundle of `family`.
+    pub fn gpu_config(&self, family: solvers::family::Family) -> Result<solvers::gpu::GpuConfig> {
+        crate::runner::gpu::config(family, &self.realised()).map_err(anyhow::Error::msg)
     }
 }

@@ -232,14 +232,14 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
 }
 
 fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> Result<Solved> {
-    let inst = match instance {
-        family::Instance::Qap(inst) => inst,
-        family::Instance::Pfsp(inst) => return solve_gpu_pfsp(args, inst, budget),
+    match instance {
+        family::Instance::Qap(_) => {}
+        family::Instance::Pfsp(inst) => return solve_gpu_pfsp(args, instance, inst, budget),
         _ => bail!(
             "--backend gpu supports the qap and pfsp families for now ({} runs on the CPU)",
             instance.family()
         ),
-    };
+    }
     for (flag, given) in [
         ("--starts", args.starts.is_some()),
         ("--destruction", args.destruction.is_some()),
@@ -319,14 +319,22 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         threads: 1,
         budget,
     };
-    let run = qap_gpu::solve(&gpu, &cache, inst, &params, &options)?;
-    Ok(gpu_solved(&gpu, &params, run, algorithm.name().into()))
+    let config = solvers::gpu::GpuConfig::Qap(params);
+    run_gpu(
+        &gpu,
+        &config,
+        &cache,
+        instance,
+        &options,
+        algorithm.name().into(),
+    )
 }
 
 /// PFSP on the GPU: tabu-full, tabu-prefix or ig-block (the default where a walk fits in
 /// shared memory, else tabu-prefix).
 fn solve_gpu_pfsp(
     args: &SolveArgs,
+    instance: &family::Instance,
     inst: &solvers::pfsp::Instance,
     budget: Budget,
 ) -> Result<Solved> {
@@ -422,24 +430,9 @@ fn solve_gpu_pfsp(
         threads: 1,
         budget,
     };
-    let run = solvers::pfsp::gpu::solve(&gpu, &cache, inst, &params, &options)?;
-    Ok(Solved {
-        gpu: Some(GpuDetails {
-            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
-            solutions: run.launch.grid.0,
-            threads_per_block: run.launch.block.0,
-            kernel_seconds: run.kernel_seconds,
-            launches: run.launches,
-            registers: run.attributes.registers,
-            local_bytes_per_thread: run.attributes.local_bytes_per_thread,
-            cache: format!("{:?}", run.cache).to_lowercase(),
-            flags: params.flags.clone(),
-        }),
-        outcome: run.outcome,
-        algorithm: params.algorithm.name().into(),
-        backend: "gpu",
-        threads: run.launch.block.0 as usize,
-    })
+    let algorithm = params.algorithm.name().to_string();
+    let config = solvers::gpu::GpuConfig::Pfsp(params);
+    run_gpu(&gpu, &config, &cache, instance, &options, algorithm)
 }
 
 /// Runs the bundle an export chose for this instance's class.
@@ -532,9 +525,6 @@ fn solve_tuned(
         );
     }
     if manifest.backend == "gpu" {
-        let family::Instance::Qap(inst) = instance else {
-            bail!("GPU bundles run qap instances only");
-        };
         if !kernels::gpu::driver_available() {
             bail!(
                 "bundle {} was tuned on a GPU ({}), and this machine has no CUDA driver",
@@ -568,20 +558,16 @@ fn solve_tuned(
                 driver.as_deref().unwrap_or("none")
             );
         }
-        let mut params = manifest.gpu_params()?;
-        if budget.time_limit.is_some() && args.iterations.is_none() {
-            // The time limit ends the run: every variant keeps launching until it is spent.
-            params.iterations = None;
-        }
+        // The run's length is the budget's alone: a time limit ends every variant.
+        let config = manifest.gpu_config(instance.family())?;
         let cache = kernels::KernelCache::new(folder.join("kernels"));
         let options = RunOptions {
             seed: args.seed,
             threads: 1,
             budget,
         };
-        let run = qap_gpu::solve(&gpu, &cache, inst, &params, &options)?;
-        let algorithm = format!("{} (tuned: {bundle})", params.algorithm.name());
-        return Ok(gpu_solved(&gpu, &params, run, algorithm));
+        let algorithm = format!("{} (tuned: {bundle})", config.variant_name());
+        return run_gpu(&gpu, &config, &cache, instance, &options, algorithm);
     }
     let (algorithm, params, threads) =
         crate::runner::cpu::params(instance.family(), &manifest.realised())
@@ -608,30 +594,40 @@ fn solve_tuned(
     })
 }
 
-/// A GPU run as `mats solve` reports it.
-fn gpu_solved(
+/// Runs a GPU configuration of any family and reports it as `mats solve` does (the caller
+/// re-scores the solution).
+fn run_gpu(
     gpu: &kernels::gpu::Gpu,
-    params: &qap_gpu::GpuParams,
-    run: qap_gpu::GpuRun,
+    config: &solvers::gpu::GpuConfig,
+    cache: &kernels::KernelCache,
+    instance: &family::Instance,
+    options: &RunOptions,
     algorithm: String,
-) -> Solved {
-    Solved {
+) -> Result<Solved> {
+    let run = config.prepare(gpu, cache, instance)?.run(gpu, options)?;
+    let (solutions, _) = config.shape();
+    Ok(Solved {
         gpu: Some(GpuDetails {
             device: format!("{} ({})", gpu.info.name, gpu.info.arch),
-            solutions: params.solutions,
-            threads_per_block: params.threads_per_block,
+            // Where the configuration leaves it to the device, what the launch used.
+            solutions: if solutions > 0 {
+                solutions
+            } else {
+                run.launch.grid.0
+            },
+            threads_per_block: run.launch.block.0,
             kernel_seconds: run.kernel_seconds,
             launches: run.launches,
             registers: run.attributes.registers,
             local_bytes_per_thread: run.attributes.local_bytes_per_thread,
             cache: format!("{:?}", run.cache).to_lowercase(),
-            flags: params.flags.clone(),
+            flags: config.flags().to_vec(),
         }),
         outcome: run.outcome,
         algorithm,
         backend: "gpu",
-        threads: params.threads_per_block as usize,
-    }
+        threads: run.launch.block.0 as usize,
+    })
 }
 
 /// GPU specifics of a run (the `gpu` object of the JSON output).

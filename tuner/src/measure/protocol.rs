@@ -22,20 +22,21 @@ pub enum Job {
     /// Answers with the worker's process id (a liveness check).
     Ping,
     Measure(MeasureJob),
-    /// Measure production runs of a QAP GPU solver configuration on one instance.
-    QapSolve(QapSolveJob),
+    /// Measure production runs of a GPU solver configuration (any family) on one instance.
+    Solve(SolveJob),
 }
 
-/// A QAP GPU configuration as the tuner sends it: one production run is a solve of `instance`
-/// from the seed's start solutions, either a fixed amount of work (`limit` empty: measured
-/// with warm-up, event-timed runs and an energy window, so times compare) or one run with a
-/// wall-clock budget or a target (measured as itself).
+/// A GPU solver configuration as the tuner sends it: one production run is a solve of
+/// `instance` from the seed's start, either a fixed amount of work (`limit` without a clock or
+/// target: measured with warm-up, event-timed runs and an energy window, so times compare) or
+/// one run with a wall-clock budget or a target (measured as itself).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QapSolveJob {
+pub struct SolveJob {
     pub gpu: usize,
+    /// The instance file (read with the family of `config`).
     pub instance: PathBuf,
-    /// The configuration, typed: variant, launch, flags and search parameters.
-    pub params: solvers::qap::gpu::GpuParams,
+    /// The configuration, typed: family, variant, launch, flags and search parameters.
+    pub config: solvers::gpu::GpuConfig,
     pub seed: u64,
     #[serde(default)]
     pub limit: RunLimit,
@@ -45,18 +46,30 @@ pub struct QapSolveJob {
     pub cache_dir: Option<PathBuf>,
 }
 
-/// What ends a budgeted production run; both empty for fixed work.
+/// What ends a production run: a clock or a target (a budgeted run), else a fixed amount of
+/// work (`iterations`, or the variant's default length).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunLimit {
     /// Wall-clock seconds of the run.
     pub time_limit_s: Option<f64>,
     /// Stop once the best objective is at or below this.
     pub target: Option<i64>,
+    /// Fixed work: the production run's iterations.
+    #[serde(default)]
+    pub iterations: Option<u64>,
 }
 
 impl RunLimit {
     pub fn is_fixed_work(&self) -> bool {
         self.time_limit_s.is_none() && self.target.is_none()
+    }
+
+    /// The solver budget of a fixed-work run.
+    pub fn fixed_work(&self) -> solvers::run::Budget {
+        solvers::run::Budget {
+            iterations: self.iterations,
+            ..Default::default()
+        }
     }
 
     /// The solver budget of a budgeted run: bounded by its clock and target, never by
@@ -106,7 +119,7 @@ pub enum Outcome {
         pid: u32,
     },
     Measured(Box<MeasureResult>),
-    Solved(Box<QapSolveResult>),
+    Solved(Box<SolveResult>),
     /// The job could not run (compile error, invalid launch, missing GPU); the worker lives on.
     Failed {
         message: String,
@@ -134,18 +147,20 @@ pub struct MeasureResult {
     pub invalid_reason: Option<String>,
 }
 
-/// What a QAP solve measurement returns: the measurement and the last run's answer, which the
+/// What a solve measurement returns: the measurement and the last run's answer, which the
 /// parent re-scores on the CPU before it believes the GPU.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct QapSolveResult {
+pub struct SolveResult {
     pub device: DeviceInfo,
     pub cache: CacheStatus,
     pub compile_seconds: f64,
     pub resources: Vec<Resources>,
     pub attributes: FunctionAttributes,
     pub launch: Launch,
+    /// The main kernel's entry point (its line of `resources`).
+    pub entry: String,
     pub measurement: Measurement,
-    /// 0-based permutation of the last run.
+    /// 0-based solution of the last run (a permutation, or a family's own encoding).
     pub solution: Vec<usize>,
     /// The cost the GPU reported for it.
     pub objective: i64,

@@ -12,8 +12,10 @@ use kernels::gpu::Gpu;
 use kernels::{KernelCache, KernelError};
 
 use super::power::PowerMeter;
+use solvers::gpu::{GpuRun, PreparedRun};
+
 use super::protocol::{
-    Job, MeasureJob, MeasureResult, Outcome, QapSolveJob, QapSolveResult, Request, Response,
+    Job, MeasureJob, MeasureResult, Outcome, Request, Response, SolveJob, SolveResult,
 };
 
 /// Exit status of a worker that lost its CUDA context.
@@ -69,7 +71,7 @@ fn handle(job: Job, open: &mut HashMap<usize, Open>) -> Outcome {
                 message: e.to_string(),
             },
         },
-        Job::QapSolve(job) => match qap_solve(job, open) {
+        Job::Solve(job) => match solve(job, open) {
             Ok(result) => Outcome::Solved(Box::new(result)),
             Err(e) if is_sticky(&e) => Outcome::Crashed {
                 message: e.to_string(),
@@ -100,22 +102,17 @@ fn cache_for(dir: &Option<std::path::PathBuf>) -> KernelCache {
     KernelCache::new(dir.clone().unwrap_or_else(KernelCache::default_dir))
 }
 
-fn qap_solve(
-    job: QapSolveJob,
-    open: &mut HashMap<usize, Open>,
-) -> Result<QapSolveResult, KernelError> {
-    use solvers::qap::gpu as qap_gpu;
+fn solve(job: SolveJob, open: &mut HashMap<usize, Open>) -> Result<SolveResult, KernelError> {
     job.settings.check().map_err(KernelError::InvalidConfig)?;
-    let inst =
-        solvers::qap::read(&job.instance).map_err(|e| KernelError::InvalidConfig(e.to_string()))?;
-    let params = job.params.clone();
+    let inst = solvers::family::load(&job.instance, Some(job.config.family()), None)
+        .map_err(|e| KernelError::InvalidConfig(format!("{}: {e}", job.instance.display())))?;
     let Open { gpu, meter } = open_gpu(job.gpu, open)?;
     let cache = cache_for(&job.cache_dir);
-    let prepared = qap_gpu::prepare(gpu, &cache, &inst, &params)?;
+    let prepared = job.config.prepare(gpu, &cache, &inst)?;
     if !job.limit.is_fixed_work() {
-        return qap_budget_run(gpu, meter.as_ref(), prepared, &params, &job);
+        return budget_run(gpu, meter.as_ref(), prepared.as_ref(), &job);
     }
-    let mut workload = super::workload::QapRuns::new(prepared, params, &job);
+    let mut workload = super::workload::SolveRuns::new(prepared, &job);
     let started = std::time::Instant::now();
     let mut measurement = super::measure(gpu, &mut workload, meter.as_ref().ok(), &job.settings)?;
     let measure_s = started.elapsed().as_secs_f64();
@@ -129,20 +126,19 @@ fn qap_solve(
 
 /// One production run with a wall-clock budget or a target, measured as itself (no warm-up:
 /// the module is loaded and the buffers are on the GPU, which is what a user's run has too).
-fn qap_budget_run(
+fn budget_run(
     gpu: &Gpu,
     meter: Result<&super::power::PowerMeter, &String>,
-    prepared: solvers::qap::gpu::Prepared,
-    params: &solvers::qap::gpu::GpuParams,
-    job: &QapSolveJob,
-) -> Result<QapSolveResult, KernelError> {
+    prepared: &dyn PreparedRun,
+    job: &SolveJob,
+) -> Result<SolveResult, KernelError> {
     let options = solvers::run::RunOptions {
         seed: job.seed,
         threads: 1,
         budget: job.limit.budget(),
     };
     let started = std::time::Instant::now();
-    let (run, budget) = super::budget_run(meter.ok(), || prepared.run(gpu, params, &options))?;
+    let (run, budget) = super::budget_run(meter.ok(), || prepared.run(gpu, &options))?;
     let measure_s = started.elapsed().as_secs_f64();
     let measurement = super::Measurement {
         timing: super::Timing::from_runs(vec![budget.wall_s * 1000.0]),
@@ -166,19 +162,20 @@ fn qap_budget_run(
 /// What a solve job returns, from the run whose solution it reports.
 fn solve_result(
     gpu: &Gpu,
-    run: solvers::qap::gpu::GpuRun,
+    run: GpuRun,
     measurement: super::Measurement,
     measure_s: f64,
     budget_run: Option<super::BudgetRun>,
     target_s: Option<f64>,
-) -> QapSolveResult {
-    QapSolveResult {
+) -> SolveResult {
+    SolveResult {
         device: gpu.info.clone(),
         cache: run.cache,
         compile_seconds: run.compile_seconds,
         resources: run.resources,
         attributes: run.attributes,
         launch: run.launch,
+        entry: run.entry,
         measurement,
         solution: run.outcome.solution,
         objective: run.outcome.objective,

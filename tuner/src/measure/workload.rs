@@ -224,42 +224,36 @@ impl Workload for Fault {
     }
 }
 
-/// Production runs of a prepared QAP solver: each `run` is a whole solve (several launches and
+/// Production runs of a prepared GPU solver: each `run` is a whole solve (several launches and
 /// host-side reductions, as a user's run would be), so the events around it time the run.
-pub struct QapRuns {
-    prepared: solvers::qap::gpu::Prepared,
-    params: solvers::qap::gpu::GpuParams,
+pub struct SolveRuns {
+    prepared: Box<dyn solvers::gpu::PreparedRun>,
     options: solvers::run::RunOptions,
     /// The latest run's answer.
-    pub last: Option<solvers::qap::gpu::GpuRun>,
+    pub last: Option<solvers::gpu::GpuRun>,
 }
 
-impl QapRuns {
+impl SolveRuns {
     pub fn new(
-        prepared: solvers::qap::gpu::Prepared,
-        params: solvers::qap::gpu::GpuParams,
-        job: &super::protocol::QapSolveJob,
-    ) -> QapRuns {
+        prepared: Box<dyn solvers::gpu::PreparedRun>,
+        job: &super::protocol::SolveJob,
+    ) -> SolveRuns {
         let options = solvers::run::RunOptions {
             seed: job.seed,
             threads: 1,
-            budget: solvers::run::Budget {
-                iterations: job.params.iterations.map(u64::from),
-                ..Default::default()
-            },
+            budget: job.limit.fixed_work(),
         };
-        QapRuns {
+        SolveRuns {
             prepared,
-            params,
             options,
             last: None,
         }
     }
 }
 
-impl Workload for QapRuns {
+impl Workload for SolveRuns {
     fn run(&mut self, gpu: &Gpu) -> Result<(), KernelError> {
-        self.last = Some(self.prepared.run(gpu, &self.params, &self.options)?);
+        self.last = Some(self.prepared.run(gpu, &self.options)?);
         Ok(())
     }
 

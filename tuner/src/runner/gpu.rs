@@ -1,20 +1,19 @@
 //! The GPU runner: one measuring worker process per GPU ([`crate::measure::client`]), fed
-//! QAP solve jobs; NVRTC compiles of the next jobs run ahead on CPU threads into the shared
+//! solve jobs of any family with GPU kernels ([`solvers::gpu::GpuConfig`]); NVRTC compiles of the next jobs run ahead on CPU threads into the shared
 //! disk cache, so the worker finds its kernel compiled when the job reaches it.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kernels::{Arch, CacheStatus, KernelCache};
+use kernels::CacheStatus;
 use results::{Measurement, TrialStatus};
-use solvers::qap::gpu::{GpuAlgorithm, GpuParams};
 
 use super::{rescore, Realised, TrialResult};
 use crate::campaign::config::RunMode;
 use crate::campaign::instances::CampaignInstance;
 use crate::measure::client::WorkerClient;
 use crate::measure::device_lock::DeviceLock;
-use crate::measure::protocol::{Job, Outcome, QapSolveJob, QapSolveResult};
+use crate::measure::protocol::{Job, Outcome, SolveJob, SolveResult};
 use crate::measure::MeasureSettings;
 
 /// What every job of a campaign shares.
@@ -30,55 +29,13 @@ pub struct GpuSettings {
     pub timeout: Duration,
 }
 
-/// The QAP GPU configuration a realised point asks for; `iterations` is the production run's
-/// length when the point does not set it. Tuning and `solve --tuned` both read points here.
-pub fn params(r: &Realised, iterations: Option<u64>) -> Result<GpuParams, String> {
-    if !r.defines.is_empty() {
-        return Err("the qap kernels take no #define parameters from a space".into());
-    }
-    let algorithm = r.text("variant").ok_or(
-        "the point has no `variant` parameter (2opt, 2opt-shared, 2opt-dyn, tabu, rots-block)",
-    )?;
-    let mut params = GpuParams::new(GpuAlgorithm::from_name(&algorithm)?);
-    params.solutions = r
-        .count("solutions")?
-        .ok_or("the point has no `solutions` parameter")?;
-    params.threads_per_block = r
-        .count("threads")?
-        .ok_or("the point has no `threads` parameter")?;
-    params.iterations = match r.count::<u32>("iterations")? {
-        Some(i) => Some(i),
-        None => iterations
-            .map(|i| u32::try_from(i).map_err(|_| format!("iterations {i} is too large")))
-            .transpose()?,
-    };
-    params.tenure = r.count("tenure")?;
-    if let Some(c) = r.count("child_threads")? {
-        params.child_threads = c;
-    }
-    // rots-block's search: the same knobs `mats solve` takes (--tenure-range, --aspiration,
-    // --perturbation, --restart-stall, --launch-iterations), as factors of n and n^2.
-    if let Some(f) = r.float("tenure_min")? {
-        params.tenure_min_factor = f;
-    }
-    if let Some(f) = r.float("tenure_max")? {
-        params.tenure_max_factor = f;
-    }
-    if let Some(f) = r.float("aspiration")? {
-        params.aspiration_factor = f;
-    }
-    if let Some(f) = r.float("perturbation")? {
-        params.perturbation = f;
-    }
-    if let Some(k) = r.count("restart_stall")? {
-        params.restart_stall = k;
-    }
-    if let Some(k) = r.count("launch_iterations")? {
-        params.launch_iterations = k;
-    }
-    params.check_search()?;
-    params.flags = r.flags.clone();
-    Ok(params)
+/// The GPU configuration a realised point asks for on an instance's family. Tuning, `solve
+/// --tuned` and exports all read points here.
+pub fn config(
+    family: solvers::family::Family,
+    r: &Realised,
+) -> Result<solvers::gpu::GpuConfig, String> {
+    solvers::gpu::GpuConfig::from_point(family, r)
 }
 
 /// Builds the worker job of a realised point on an instance.
@@ -88,48 +45,26 @@ pub fn job(
     r: &Realised,
     settings: &GpuSettings,
     seed: u64,
-) -> Result<QapSolveJob, String> {
-    if inst.instance.family() != solvers::family::Family::Qap {
-        return Err(format!(
-            "the GPU runner supports the qap family; {} is {}",
-            inst.record.name,
-            inst.instance.family()
-        ));
+) -> Result<SolveJob, String> {
+    let config = config(inst.instance.family(), r)?;
+    let mut limit = super::run_limit(&settings.mode, inst)?;
+    if limit.is_fixed_work() {
+        // A point's own iteration count wins over the campaign's production-run length; a
+        // budgeted run ends by its clock or target only.
+        limit.iterations = match r.count::<u64>("iterations")? {
+            Some(i) => Some(i),
+            None => settings.iterations,
+        };
     }
-    let mut p = params(r, settings.iterations)?;
-    let limit = super::run_limit(&settings.mode, inst)?;
-    if !limit.is_fixed_work() {
-        // A budgeted run ends by its clock or target; a point's iteration count would cut it.
-        p.iterations = None;
-    }
-    Ok(QapSolveJob {
+    Ok(SolveJob {
         gpu,
         instance: inst.path.clone(),
-        params: p,
+        config,
         seed,
         limit,
         settings: settings.measure.clone(),
         cache_dir: Some(settings.cache_dir.clone()),
     })
-}
-
-/// Compiles a job's kernel into the disk cache (the work the pipeline does ahead of the GPU).
-/// Returns the compile seconds and whether the cache already had it.
-pub fn compile_ahead(
-    job: &QapSolveJob,
-    inst: &solvers::qap::Instance,
-    arch: Arch,
-    optin_shared: usize,
-) -> Result<(f64, CacheStatus), String> {
-    let variant = job.params.variant_for(inst, arch, optin_shared);
-    let cache = KernelCache::new(
-        job.cache_dir
-            .clone()
-            .unwrap_or_else(KernelCache::default_dir),
-    );
-    let started = std::time::Instant::now();
-    let (_, status) = cache.get_or_compile(&variant).map_err(|e| e.to_string())?;
-    Ok((started.elapsed().as_secs_f64(), status))
 }
 
 /// One GPU with its worker.
@@ -164,7 +99,7 @@ impl GpuWorker {
     pub fn measure(
         &mut self,
         inst: &CampaignInstance,
-        job: QapSolveJob,
+        job: SolveJob,
         timeout: Duration,
     ) -> TrialResult {
         // No other process measures on this GPU until the lease is dropped.
@@ -172,7 +107,7 @@ impl GpuWorker {
             Ok(lease) => lease,
             Err(e) => return TrialResult::failed(TrialStatus::Failed, format!("{e:#}")),
         };
-        match self.client.request(Job::QapSolve(job), timeout) {
+        match self.client.request(Job::Solve(job), timeout) {
             Outcome::Solved(result) => {
                 self.busy_s += result.measure_s;
                 convert(inst, &result)
@@ -187,15 +122,15 @@ impl GpuWorker {
     }
 }
 
-fn convert(inst: &CampaignInstance, r: &QapSolveResult) -> TrialResult {
+fn convert(inst: &CampaignInstance, r: &SolveResult) -> TrialResult {
     let m = &r.measurement;
     let t = &m.timing;
     let state = m.after.as_ref().or(m.before.as_ref());
     let main = r
         .resources
         .iter()
-        // ptxas reports every function of the module; the launched kernels are named qap_*.
-        .find(|res| res.function.contains("qap_"))
+        // ptxas reports every function of the module.
+        .find(|res| res.function == r.entry)
         .or(r.resources.first());
     let mut throttle: Vec<String> = Vec::new();
     for s in [&m.before, &m.after].into_iter().flatten() {
@@ -275,6 +210,8 @@ fn convert(inst: &CampaignInstance, r: &QapSolveResult) -> TrialResult {
 mod tests {
     use super::*;
     use results::Value;
+    use solvers::family::Family;
+    use solvers::gpu::GpuConfig;
 
     fn realised(values: &[(&str, Value)], flags: &[&str]) -> Realised {
         Realised {
@@ -315,8 +252,8 @@ mod tests {
         }
     }
 
-    /// The parent builds jobs from points and the worker turns jobs back into parameters:
-    /// both must describe the same configuration as a bundle's point does.
+    /// The parent builds jobs from points and the worker reads the job's configuration: both
+    /// must describe the same configuration as a bundle's point does.
     #[test]
     fn a_point_becomes_the_same_configuration_in_the_job_and_the_worker() {
         let r = realised(
@@ -329,27 +266,86 @@ mod tests {
             &["--ptxas-options=-O2", "-maxrregcount=32"],
         );
         let job = job(1, &instance("tai12a.dat"), &r, &settings(), 3).unwrap();
-        assert_eq!((job.gpu, job.seed, job.params.iterations), (1, 3, Some(50)));
-        let from_point = params(&r, Some(50)).unwrap();
-        // The worker reads the job's typed parameters as they travel (JSON), not a copy.
-        let travelled: QapSolveJob =
+        assert_eq!((job.gpu, job.seed, job.limit.iterations), (1, 3, Some(50)));
+        let from_point = config(Family::Qap, &r).unwrap();
+        // The worker reads the job's typed configuration as it travels (JSON), not a copy.
+        let travelled: SolveJob =
             serde_json::from_str(&serde_json::to_string(&job).unwrap()).unwrap();
-        assert_eq!(travelled.params, from_point);
-        assert_eq!(from_point.child_threads, 128);
-        assert_eq!(
-            from_point.flags,
-            ["--ptxas-options=-O2", "-maxrregcount=32"]
-        );
+        assert_eq!(travelled.config, from_point);
+        let GpuConfig::Qap(p) = &from_point else {
+            panic!("a qap point became {from_point:?}")
+        };
+        assert_eq!(p.child_threads, 128);
+        assert_eq!(p.flags, ["--ptxas-options=-O2", "-maxrregcount=32"]);
         // A point's own iterations win over the campaign's production-run length.
         let mut r2 = r.clone();
         r2.values.insert("iterations".into(), Value::Int(7));
-        assert_eq!(params(&r2, Some(50)).unwrap().iterations, Some(7));
+        let j2 = super::job(1, &instance("tai12a.dat"), &r2, &settings(), 3).unwrap();
+        assert_eq!(j2.limit.iterations, Some(7));
+        // A budgeted run ends by its clock alone.
+        let budget = GpuSettings {
+            mode: RunMode::Budget { budget_s: 0.5 },
+            ..settings()
+        };
+        let j3 = super::job(1, &instance("tai12a.dat"), &r2, &budget, 3).unwrap();
+        assert_eq!(
+            (j3.limit.iterations, j3.limit.time_limit_s),
+            (None, Some(0.5))
+        );
+    }
+
+    /// A pfsp point becomes a pfsp configuration through the same path (no QAP types).
+    #[test]
+    fn a_pfsp_point_becomes_a_pfsp_job() {
+        let r = realised(
+            &[
+                ("variant", Value::Text("ig-block".into())),
+                ("threads", Value::Int(128)),
+                ("destruction", Value::Int(6)),
+                ("blocks", Value::Int(264)),
+            ],
+            &[],
+        );
+        let job = job(0, &pfsp_instance(), &r, &settings(), 1).unwrap();
+        let GpuConfig::Pfsp(p) = &job.config else {
+            panic!("a pfsp point became {:?}", job.config)
+        };
+        assert_eq!(
+            (
+                p.algorithm.name(),
+                p.threads_per_block,
+                p.destruction,
+                p.blocks
+            ),
+            ("ig-block", 128, 6, 264)
+        );
+        let target = solvers::gpu::CompileTarget {
+            arch: kernels::Arch(90),
+            optin_shared: 227 * 1024,
+        };
+        let v = job
+            .config
+            .kernel_variant(&pfsp_instance().instance, target)
+            .unwrap();
+        assert_eq!(v.source, "pfsp/ig-block");
+        assert_eq!(v.defines.get("IG_THREADS").map(String::as_str), Some("128"));
+    }
+
+    fn pfsp_instance() -> CampaignInstance {
+        let mut i = instance("tai12a.dat");
+        let path = std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../data/pfsp/tai20_5.txt"
+        ));
+        i.instance = solvers::family::load(&path, None, Some(1)).unwrap();
+        i.path = path;
+        i
     }
 
     #[test]
     fn points_that_cannot_run_on_the_gpu_say_why() {
         let r = realised(&[("variant", Value::Text("2opt".into()))], &[]);
-        let e = params(&r, None).unwrap_err();
+        let e = config(Family::Qap, &r).unwrap_err();
         assert!(e.contains("solutions"), "{e}");
         let r = realised(
             &[
@@ -359,8 +355,9 @@ mod tests {
             ],
             &[],
         );
-        assert!(params(&r, None).unwrap_err().contains("3opt"));
-        let cpu = realised(
+        assert!(config(Family::Qap, &r).unwrap_err().contains("3opt"));
+        // A qap variant on a pfsp instance names the family's variants.
+        let qap_point = realised(
             &[
                 ("variant", Value::Text("2opt".into())),
                 ("solutions", Value::Int(512)),
@@ -368,16 +365,15 @@ mod tests {
             ],
             &[],
         );
-        let pfsp = {
-            let mut i = instance("tai12a.dat");
-            let path = std::path::PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../data/pfsp/tai20_5.txt"
-            ));
-            i.instance = solvers::family::load(&path, None, Some(1)).unwrap();
-            i
-        };
-        let e = job(0, &pfsp, &cpu, &settings(), 1).unwrap_err();
-        assert!(e.contains("qap"), "{e}");
+        let e = job(0, &pfsp_instance(), &qap_point, &settings(), 1).unwrap_err();
+        assert!(e.contains("tabu-prefix"), "{e}");
+        // A family without GPU kernels says so.
+        let e = config(Family::Tsp, &qap_point).unwrap_err();
+        assert!(e.contains("no GPU solver") && e.contains("qap"), "{e}");
+        let e = realised(&[("variant", Value::Text("ig-block".into()))], &[]);
+        let mut e = e;
+        e.values.insert("threads".into(), Value::Int(-4));
+        let e = config(Family::Pfsp, &e).unwrap_err();
+        assert!(e.contains("threads"), "{e}");
     }
 }

@@ -76,6 +76,30 @@ impl Realised {
     }
 }
 
+/// The GPU workloads read points through this (they live in `solvers`, which knows no
+/// store values).
+impl solvers::gpu::PointValues for Realised {
+    fn int(&self, name: &str) -> Result<Option<i64>, String> {
+        Realised::int(self, name)
+    }
+
+    fn float(&self, name: &str) -> Result<Option<f64>, String> {
+        Realised::float(self, name)
+    }
+
+    fn text(&self, name: &str) -> Option<String> {
+        Realised::text(self, name)
+    }
+
+    fn flags(&self) -> &[String] {
+        &self.flags
+    }
+
+    fn defines(&self) -> &[(String, String)] {
+        &self.defines
+    }
+}
+
 /// What ends one production run of `mode` on `inst`: nothing (fixed work), its budget, or
 /// the cap and the objective that meets the target gap (which needs a best-known value).
 pub fn run_limit(
@@ -88,7 +112,7 @@ pub fn run_limit(
         RunMode::FixedWork => RunLimit::default(),
         RunMode::Budget { budget_s } => RunLimit {
             time_limit_s: Some(budget_s),
-            target: None,
+            ..RunLimit::default()
         },
         RunMode::Target {
             target_gap_percent,
@@ -105,6 +129,7 @@ pub fn run_limit(
             RunLimit {
                 time_limit_s: Some(cap_s),
                 target: Some(solvers::bks::target_objective(best, target_gap_percent)),
+                iterations: None,
             }
         }
     })

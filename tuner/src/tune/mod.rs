@@ -555,7 +555,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             .to_string(),
         "iterations": setup.iterations,
         "arch": match &backend {
-            Backend::Gpu { compiles, .. } => Some(compiles.arch().0),
+            Backend::Gpu { compiles, .. } => Some(compiles.target().arch.0),
             Backend::Cpu(_) => None,
         },
         "driver": (backend.name() == "gpu")
@@ -567,7 +567,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             .and_then(Result::ok)
             .map(|(a, b)| format!("{a}.{b}")),
         "optin_shared": match &backend {
-            Backend::Gpu { compiles, .. } => Some(compiles.optin_shared()),
+            Backend::Gpu { compiles, .. } => Some(compiles.target().optin_shared),
             Backend::Cpu(_) => None,
         },
         "strategy": searches.iter().map(|(s, _)| s.name()).collect::<Vec<_>>().join(" "),
@@ -1230,14 +1230,18 @@ fn open_gpus(
         cache_dir: kernels::KernelCache::default_dir(),
         timeout: std::time::Duration::from_secs(300),
     };
+    let compiles = Box::new(compile::CompilePool::new(
+        solvers::gpu::CompileTarget {
+            arch: arch.context("no devices")?,
+            optin_shared,
+        },
+        settings.cache_dir.clone(),
+    )?);
     Ok((
         Backend::Gpu {
             workers,
             settings,
-            compiles: Box::new(compile::CompilePool::new(
-                arch.context("no devices")?,
-                optin_shared,
-            )?),
+            compiles,
         },
         names,
         format!("{}, CUDA driver {major}.{minor}", label.join(", ")),

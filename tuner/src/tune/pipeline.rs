@@ -10,11 +10,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use results::TrialStatus;
 
-use super::compile::{key, CompileResult};
+use super::compile::CompileResult;
 use super::{Backend, TrialJob, Tuning};
 use crate::campaign::instances::CampaignInstance;
 use crate::measure::device_lock::DeviceLock;
-use crate::measure::protocol::QapSolveJob;
+use crate::measure::protocol::SolveJob;
 use crate::runner::gpu::job as gpu_job;
 use crate::runner::{cpu, TrialResult};
 
@@ -91,11 +91,8 @@ fn run_cpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
     Ok(out)
 }
 
-type Prepared = (
-    Result<QapSolveJob, String>,
-    Option<solvers::qap::Instance>,
-    Option<String>,
-);
+/// A trial's worker job and its kernel (or why the point cannot run there).
+type Prepared = Result<(SolveJob, kernels::Variant), String>;
 
 /// The GPU pipeline: one thread per worker measures while this thread waits for compiles,
 /// writes the store and hands the next trial to whichever GPU is free. Each GPU measures one
@@ -108,25 +105,20 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
         unreachable!("checked by run")
     };
     let settings = settings.clone();
-    // Worker jobs (or the reason a point cannot become one), and their kernels' keys.
+    let target = compiles.target();
     let mut prepared: Vec<Prepared> = Vec::with_capacity(jobs.len());
     for job in jobs {
         let inst = &t.instances[job.instance];
-        let wj = job
-            .realised
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|r| gpu_job(0, inst, r, &settings, job.seed));
-        let qap = match &inst.instance {
-            solvers::family::Instance::Qap(q) => Some(q.clone()),
-            _ => None,
-        };
-        let key = wj.as_ref().ok().map(|wj| key(wj, &inst.record.name));
+        let p = job.realised.as_ref().map_err(Clone::clone).and_then(|r| {
+            let wj = gpu_job(0, inst, r, &settings, job.seed)?;
+            let variant = wj.config.kernel_variant(&inst.instance, target)?;
+            Ok((wj, variant))
+        });
         // The whole batch goes to the compile pool at once.
-        if let (Ok(wj), Some(q), Some(k)) = (&wj, &qap, &key) {
-            compiles.queue(k.clone(), wj.clone(), q.clone());
+        if let Ok((_, variant)) = &p {
+            compiles.queue(variant.clone());
         }
-        prepared.push((wj, qap, key));
+        prepared.push(p);
     }
 
     let Backend::Gpu { workers, .. } = &mut t.backend else {
@@ -140,7 +132,7 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
         let mut senders = Vec::new();
         let mut devices = Vec::new();
         for (slot, worker) in workers.iter_mut().enumerate() {
-            let (tx, rx) = mpsc::channel::<(usize, QapSolveJob, CampaignInstance)>();
+            let (tx, rx) = mpsc::channel::<(usize, SolveJob, CampaignInstance)>();
             senders.push(tx);
             devices.push(worker.device.clone());
             let done = done_tx.clone();
@@ -161,24 +153,22 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
         drop(done_tx);
         let mut free: Vec<usize> = (0..senders.len()).rev().collect();
         let mut in_flight: InFlight = HashMap::new();
-        for (k, (job, (wj, qap, key))) in jobs.iter().zip(prepared).enumerate() {
+        for (k, (job, p)) in jobs.iter().zip(prepared).enumerate() {
             if t.budget.exhausted() {
                 break;
             }
             t.progress.set_label(label);
-            let compile = match (&wj, qap, key) {
-                (Ok(wj), Some(q), Some(key)) => t.compiles().map(|c| c.wait(key, wj.clone(), q)),
-                _ => None,
-            };
-            let failure = match (&wj, &compile) {
-                (Err(e), _) | (Ok(_), Some(Err(e))) => Some(e.clone()),
-                _ => None,
-            };
-            let wj = match (wj, failure) {
-                (Ok(wj), None) => wj,
-                (_, failure) => {
+            let ready = p.and_then(|(wj, variant)| {
+                let compiled = t
+                    .compiles()
+                    .map(|c| c.wait(variant))
+                    .ok_or("the GPU backend has no compile pool")?;
+                compiled.clone().map(|_| (wj, compiled))
+            });
+            let (wj, compile) = match ready {
+                Ok((wj, compiled)) => (wj, Some(compiled)),
+                Err(e) => {
                     // It cannot run: recorded as failed without taking a GPU.
-                    let e = failure.unwrap_or_default();
                     let result = trial(t, job, &devices[0], |_| {
                         (TrialResult::failed(TrialStatus::Failed, e), 0.0)
                     })?;
@@ -260,19 +250,17 @@ pub fn speculate(t: &mut Tuning, points: &[results::Point], members: &[usize]) {
         for &m in members {
             let inst = &t.instances[m];
             if let Ok(wj) = gpu_job(0, inst, &r, &settings, 0) {
-                wanted.push((key(&wj, &inst.record.name), wj, m));
+                wanted.push((wj.config, m));
             }
         }
     }
-    // Called after every evaluation: only kernels not seen yet cost a copy of the instance.
     let Backend::Gpu { compiles, .. } = &mut t.backend else {
         return;
     };
-    for (k, wj, m) in wanted {
-        if let solvers::family::Instance::Qap(q) = &t.instances[m].instance {
-            if !compiles.knows(&k) {
-                compiles.queue(k, wj, q.clone());
-            }
+    let target = compiles.target();
+    for (config, m) in wanted {
+        if let Ok(variant) = config.kernel_variant(&t.instances[m].instance, target) {
+            compiles.queue(variant);
         }
     }
 }

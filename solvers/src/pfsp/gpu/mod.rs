@@ -32,6 +32,7 @@ use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::tabu::TabuMove;
 use super::Instance;
+use crate::gpu::{CompileTarget, PointValues};
 use crate::run::{Outcome, RunOptions};
 
 pub use ig::{ig_shared_bytes, IG_MAX_DESTRUCTION, IG_MAX_THREADS, IG_MIN_THREADS};
@@ -44,7 +45,8 @@ pub const MAX_MACHINES: usize = 128;
 pub const MAX_TOTAL_TIME: i64 = 1 << 41;
 
 /// The GPU variants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum GpuAlgorithm {
     TabuFull,
     TabuPrefix,
@@ -90,7 +92,7 @@ impl GpuAlgorithm {
 }
 
 /// How to run a GPU variant.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuParams {
     pub algorithm: GpuAlgorithm,
     /// Threads per block: of the neighbourhood kernel (tabu; 0 = 128, or fewer where that
@@ -99,6 +101,7 @@ pub struct GpuParams {
     /// Tabu: how many iterations a selected sequence stays tabu (as the CPU `tabu`).
     pub tenure: usize,
     /// Tabu: record every move (for the move-by-move tests; costs a vector push).
+    #[serde(default)]
     pub trace: bool,
     /// ig-block: independent walks (blocks); 0 = as many as are resident at once.
     pub blocks: u32,
@@ -233,6 +236,111 @@ impl GpuParams {
             v = v.define("IG_THREADS", self.threads_per_block);
         }
         self.flags.iter().fold(v, |v, f| v.flag(f))
+    }
+}
+
+impl TryFrom<String> for GpuAlgorithm {
+    type Error = String;
+    fn try_from(name: String) -> Result<GpuAlgorithm, String> {
+        GpuAlgorithm::from_name(&name)
+    }
+}
+
+impl From<GpuAlgorithm> for String {
+    fn from(a: GpuAlgorithm) -> String {
+        a.name().to_string()
+    }
+}
+
+impl crate::gpu::GpuWorkload for GpuParams {
+    type Instance = Instance;
+
+    /// `variant` and where set `threads`, `tenure` (tabu), `blocks`, `destruction`,
+    /// `temperature`, `launch_iterations`, `restart_stall` (ig-block), as `mats solve` takes
+    /// them (`--solutions` is `blocks`).
+    fn from_point(point: &dyn PointValues) -> Result<GpuParams, String> {
+        if !point.defines().is_empty() {
+            return Err("the pfsp kernels take no #define parameters from a space".into());
+        }
+        let algorithm = point.variant("pfsp: tabu-full, tabu-prefix, ig-block")?;
+        let mut params = GpuParams::new(GpuAlgorithm::from_name(&algorithm)?);
+        if let Some(t) = point.count("threads")? {
+            params.threads_per_block = t;
+        }
+        if let Some(t) = point.count("tenure")? {
+            params.tenure = t;
+        }
+        if let Some(b) = point.count("blocks")? {
+            params.blocks = b;
+        }
+        if let Some(d) = point.count("destruction")? {
+            params.destruction = d;
+        }
+        if let Some(t) = point.float("temperature")? {
+            params.temperature = t;
+        }
+        if let Some(k) = point.count("launch_iterations")? {
+            params.launch_iterations = k;
+        }
+        if let Some(k) = point.count("restart_stall")? {
+            params.restart_stall = k;
+        }
+        params.flags = point.flags().to_vec();
+        Ok(params)
+    }
+
+    fn variant_name(&self) -> &'static str {
+        self.algorithm.name()
+    }
+
+    fn shape(&self) -> (u32, u32) {
+        (self.blocks, self.threads_per_block)
+    }
+
+    fn flags(&self) -> &[String] {
+        &self.flags
+    }
+
+    fn check(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
+        GpuParams::check(self, inst, device)
+    }
+
+    fn kernel_variant(&self, inst: &Instance, target: CompileTarget) -> Variant {
+        self.variant_for(inst, target.arch)
+    }
+
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        cache: &KernelCache,
+        inst: &Instance,
+    ) -> Result<Box<dyn crate::gpu::PreparedRun>, KernelError> {
+        Ok(Box::new(prepare(gpu, cache, inst, self)?))
+    }
+}
+
+impl crate::gpu::PreparedRun for Prepared {
+    fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+        let run = Prepared::run(self, gpu, options)?;
+        Ok(crate::gpu::GpuRun {
+            outcome: run.outcome,
+            kernel_seconds: run.kernel_seconds,
+            launches: run.launches,
+            cache: run.cache,
+            compile_seconds: run.compile_seconds,
+            resources: run.resources,
+            attributes: run.attributes,
+            launch: run.launch,
+            entry: self.kernel.entry().to_string(),
+        })
+    }
+
+    fn launch(&self) -> Launch {
+        self.launch
+    }
+
+    fn kernel(&self) -> &Kernel {
+        &self.kernel
     }
 }
 
