@@ -30,6 +30,8 @@ pub struct DeviceLock {
     key: String,
     path: PathBuf,
     file: File,
+    /// False for another user's lock file that only opens read-only.
+    writable: bool,
     /// What this process is, for the messages of the processes that wait for it.
     note: String,
     /// The holder last reported waiting for, so that two processes taking turns do not print
@@ -72,22 +74,44 @@ fn file_name(key: &str) -> String {
 }
 
 impl DeviceLock {
-    /// Opens (creating) the lock file of device `key` in `dir`; takes nothing yet.
+    /// Opens (creating) the lock file of device `key` in `dir`; takes nothing yet. A missing
+    /// folder is created private (0700); an existing one is used as it is, so that users who
+    /// share a GPU host can share one lock folder (e.g. mode 1777): a lock file created in a
+    /// folder of another owner is made 0666, and one this user cannot write is still locked
+    /// (read-only), only without the holder's note.
     pub fn open(dir: &Path, key: &str, note: &str) -> Result<DeviceLock> {
-        crate::user_dirs::create_private_dir(dir)
-            .with_context(|| format!("cannot create the device lock folder {}", dir.display()))?;
+        use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+        if !dir.is_dir() {
+            crate::user_dirs::create_private_dir(dir).with_context(|| {
+                format!("cannot create the device lock folder {}", dir.display())
+            })?;
+        }
         let path = dir.join(file_name(key));
-        let file = OpenOptions::new()
+        let existed = path.exists();
+        let mut writable = true;
+        let file = match OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(&path)
-            .with_context(|| format!("cannot open the device lock {}", path.display()))?;
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && existed => {
+                writable = false;
+                File::open(&path)
+            }
+            other => other,
+        }
+        .with_context(|| format!("cannot open the device lock {}", path.display()))?;
+        let mine = std::fs::metadata(dir).map(|m| m.uid()).ok() == Some(effective_uid());
+        if !existed && !mine {
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666));
+        }
         Ok(DeviceLock {
             key: key.to_string(),
             path,
             file,
+            writable,
             note: note.chars().take(300).collect(),
             reported: None,
             waited: Duration::ZERO,
@@ -162,15 +186,24 @@ impl DeviceLock {
             file.write_all(me.as_bytes())?;
             file.flush()
         };
-        if let Err(e) = write(&self.file) {
-            let _ = fs4::FileExt::unlock(&self.file);
-            return Err(e).with_context(|| format!("cannot write {}", self.path.display()));
+        // A lock file of another user opened read-only cannot carry our note; the lock
+        // itself holds all the same.
+        if self.writable {
+            if let Err(e) = write(&self.file) {
+                let _ = fs4::FileExt::unlock(&self.file);
+                return Err(e).with_context(|| format!("cannot write {}", self.path.display()));
+            }
         }
         Ok(Lease {
             lock: self,
             since: std::time::SystemTime::now(),
         })
     }
+}
+
+fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
 }
 
 /// With `MATS_LOCK_TRACE=FILE`, each lease appends `key pid start_ns end_ns` (one short
