@@ -32,10 +32,20 @@ mkdir -p "$work"/{state,spool,log,out}
 chmod 755 "$work"
 host=$(hostname -s)
 cpus=$(nproc)
-pids=()
 cleanup() {
+    local started=()
     for f in "$work"/slurmd.pid "$work"/slurmctld.pid "$work"/munged.pid; do
-        if [ -s "$f" ]; then kill "$(cat "$f")" 2>/dev/null || true; fi
+        if [ -s "$f" ]; then
+            started+=("$(cat "$f")")
+            kill "${started[-1]}" 2>/dev/null || true
+        fi
+    done
+    # They shut down within seconds; wait so that a next run finds the ports free.
+    for _ in $(seq 1 50); do
+        local alive=0
+        for p in "${started[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ "$alive" = 0 ] && break
+        sleep 0.2
     done
     if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else echo "kept $work"; fi
 }
