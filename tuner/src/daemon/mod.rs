@@ -608,6 +608,13 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
         eprintln!("queue: {err:#}");
     }
     d.running().insert(e.id, pid);
+    eprintln!(
+        "campaign {} ({}) started{}: mats tune pid {pid}, log {}",
+        e.id,
+        e.name,
+        if e.starts > 0 { " again (resume)" } else { "" },
+        log_path.display()
+    );
     let d = d.clone();
     tokio::spawn(async move {
         let status = child.wait().await;
@@ -627,9 +634,22 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
                 Err(err) => ("failed", Some(format!("cannot wait for mats tune: {err}"))),
             }
         };
-        if let Err(err) = d.queue().finish(e.id, state, reason.as_deref()) {
+        let progress = serde_json::to_value(progress::read(&e)).unwrap_or_default();
+        let q = d.queue();
+        if let Err(err) = q
+            .set_progress(e.id, &progress)
+            .and_then(|()| q.finish(e.id, state, reason.as_deref()))
+        {
             eprintln!("queue: {err:#}");
         }
+        drop(q);
+        eprintln!(
+            "campaign {} ({}) {state}{}: {} trials in its store",
+            e.id,
+            e.name,
+            reason.map(|r| format!(" ({r})")).unwrap_or_default(),
+            progress["trials_done"]
+        );
         d.wake.notify_one();
     });
 }

@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS campaigns (
     cancel       INTEGER NOT NULL DEFAULT 0,
     reason       TEXT,
     max_trials   INTEGER,
-    wall_s       REAL
+    wall_s       REAL,
+    progress     TEXT                      -- JSON: the store's progress when it last ended
 );
 CREATE INDEX IF NOT EXISTS campaigns_by_state ON campaigns (state, priority, id);
 ";
@@ -52,6 +53,9 @@ pub struct Entry {
     pub reason: Option<String>,
     pub max_trials: Option<i64>,
     pub wall_s: Option<f64>,
+    /// Trials done and best value when the campaign last ended (status of finished
+    /// campaigns answers from here, without opening their stores).
+    pub progress: Option<serde_json::Value>,
 }
 
 /// What a new entry needs.
@@ -77,7 +81,7 @@ pub fn now() -> f64 {
 }
 
 const SELECT: &str = "SELECT id, name, campaign, out_dir, cwd, priority, state, submitted_at,
-    started_at, ended_at, starts, pid, cancel, reason, max_trials, wall_s FROM campaigns";
+    started_at, ended_at, starts, pid, cancel, reason, max_trials, wall_s, progress FROM campaigns";
 
 fn entry(r: &Row<'_>) -> rusqlite::Result<Entry> {
     Ok(Entry {
@@ -97,6 +101,9 @@ fn entry(r: &Row<'_>) -> rusqlite::Result<Entry> {
         reason: r.get(13)?,
         max_trials: r.get(14)?,
         wall_s: r.get(15)?,
+        progress: r
+            .get::<_, Option<String>>(16)?
+            .and_then(|t| serde_json::from_str(&t).ok()),
     })
 }
 
@@ -216,6 +223,16 @@ impl Queue {
                 "UPDATE campaigns SET state = ?2, reason = ?3, ended_at = ?4, pid = NULL
                  WHERE id = ?1",
                 params![id, state, reason, ended],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn set_progress(&self, id: i64, progress: &serde_json::Value) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE campaigns SET progress = ?2 WHERE id = ?1",
+                params![id, progress.to_string()],
             )
             .map(drop)
             .map_err(|e| self.err(e))
