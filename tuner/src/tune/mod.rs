@@ -328,7 +328,6 @@ pub fn shard_output_dir(file: &CampaignFile, out: Option<&Path>, shard: Option<S
     }
 }
 
-/// Runs a campaign.
 /// A campaign's settings, checked before anything is written.
 struct Validated {
     searches: Vec<(crate::search::Strategy, crate::search::Objective)>,
@@ -429,6 +428,7 @@ fn validate(file: &CampaignFile) -> Result<Validated> {
     })
 }
 
+/// Runs a campaign.
 pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let Validated {
         searches,
