@@ -787,13 +787,25 @@ fn thread_per_solution(
         .map(|i| i.min(i32::MAX as u64) as i32)
         .or(params.iterations.map(|i| i as i32))
         .unwrap_or(if is_tabu { 100 * n as i32 } else { i32::MAX });
+    let full_budget = budget;
     let tenure = params.tenure.unwrap_or((n as u32 / 4).max(1)) as i32;
     let solutions = p as i32;
     let mut best: Option<(i64, u64, Vec<usize>)> = None;
     let (mut iterations, mut evaluations) = (0u64, 0u64);
     let mut round = 0u64;
+    // A tabu round cannot stop inside its launch, so under a time limit its length follows
+    // the clock: a short first round measures the time per iteration, and each next round
+    // gets what fits in 80% of the time left (at most the full budget).
+    let timed_tabu = is_tabu && ctx.deadline.is_some();
+    let mut round_budget = if timed_tabu {
+        budget.min(10 * n as i32)
+    } else {
+        budget
+    };
     loop {
         let first = (round * p as u64) as i32;
+        let kernel_before = ctx.kernel_seconds;
+        let budget = round_budget;
         ctx.timed("running", |c| {
             let mut builder = stream.launch_builder(c.kernel.function());
             builder
@@ -828,6 +840,19 @@ fn thread_per_solution(
             ));
         }
         round += 1;
+        if let (true, Some(deadline)) = (timed_tabu, ctx.deadline) {
+            let per_iteration = (ctx.kernel_seconds - kernel_before) / f64::from(budget.max(1));
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .as_secs_f64();
+            round_budget = if per_iteration > 0.0 {
+                (0.8 * left / per_iteration).clamp(1.0, f64::from(round_budget.max(1)) * 1e3)
+                    as i32
+            } else {
+                round_budget
+            }
+            .min(full_budget);
+        }
         let reached = best.as_ref().is_some_and(|(c, _, _)| ctx.offer(*c));
         // Without a time limit one round is the run; with one, new starts until it is spent
         // (and the start index must stay within i32).
