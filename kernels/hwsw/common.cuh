@@ -290,12 +290,26 @@ __device__ __forceinline__ void hwsw_block_min(i64& v, u64& k)
     __syncthreads();
 }
 
+__device__ __forceinline__ bool hwsw_is_tabu(const unsigned* tabu_bits, u64 k)
+{
+#if HWSW_ZERO_COPY
+    const unsigned word = *(volatile const unsigned*)(tabu_bits + (k >> 5));
+#else
+    const unsigned word = tabu_bits[k >> 5];
+#endif
+    return (word >> (k & 31)) & 1u;
+}
+
 extern "C" __global__ void __launch_bounds__(HWSW_THREADS)
     hwsw_tabu(const i64* __restrict__ dh, u64 n, const u64* __restrict__ candidates,
               const u64* count_in, i64 admit_below, const unsigned* tabu_bits, i64* partial_v,
               u64* partial_k, unsigned* blocks_done, unsigned* chunk_counter, u64* result)
 {
     const u64 count = *count_in;
+    // Pass 1 ignores the tabu status: the block's least (dH, index) is the answer unless it is
+    // tabu and does not aspire, which one read tells. Only then (the block holds a listed
+    // move, at most tabu-length blocks) pass 2 walks the block's share again reading bits, so
+    // zero-copy costs about one PCIe read per block.
     i64 best_v = HWSW_I64_MAX;
     u64 best_k = HWSW_NONE;
     for (u64 t = (u64)blockIdx.x * HWSW_THREADS + threadIdx.x; t < count;
@@ -303,21 +317,38 @@ extern "C" __global__ void __launch_bounds__(HWSW_THREADS)
         const u64 k = candidates[t];
         int i, j;
         hwsw_pair_of(k, n, i, j);
-        const i64 v = __ldg(dh + i) + __ldg(dh + j);
-        // Indices grow along a thread's walk, so an equal dH never wins.
-        if (v >= best_v) continue;
-#if HWSW_ZERO_COPY
-        const unsigned word = *(volatile const unsigned*)(tabu_bits + (k >> 5));
-#else
-        const unsigned word = tabu_bits[k >> 5];
-#endif
-        const bool tabu = (word >> (k & 31)) & 1u;
-        if (!tabu || v < admit_below) {
-            best_v = v;
-            best_k = k;
-        }
+        hwsw_min2(best_v, best_k, __ldg(dh + i) + __ldg(dh + j), k);
     }
     hwsw_block_min(best_v, best_k);
+    __shared__ bool s_again;
+    __shared__ i64 s_v;
+    __shared__ u64 s_k;
+    if (threadIdx.x == 0) {
+        s_v = best_v;
+        s_k = best_k;
+        s_again = best_k != HWSW_NONE && best_v >= admit_below && hwsw_is_tabu(tabu_bits, best_k);
+    }
+    __syncthreads();
+    best_v = s_v;
+    best_k = s_k;
+    if (s_again) {
+        best_v = HWSW_I64_MAX;
+        best_k = HWSW_NONE;
+        for (u64 t = (u64)blockIdx.x * HWSW_THREADS + threadIdx.x; t < count;
+             t += (u64)gridDim.x * HWSW_THREADS) {
+            const u64 k = candidates[t];
+            int i, j;
+            hwsw_pair_of(k, n, i, j);
+            const i64 v = __ldg(dh + i) + __ldg(dh + j);
+            // Indices grow along a thread's walk, so an equal dH never wins.
+            if (v >= best_v) continue;
+            if (v < admit_below || !hwsw_is_tabu(tabu_bits, k)) {
+                best_v = v;
+                best_k = k;
+            }
+        }
+        hwsw_block_min(best_v, best_k);
+    }
     __shared__ bool last;
     if (threadIdx.x == 0) {
         partial_v[blockIdx.x] = best_v;

@@ -63,6 +63,9 @@ const HWSW_DEFINES: &[(&str, &str)] = &[
     ("HWSW_ZERO_COPY", "1"),
 ];
 
+/// gpts-multi: block size and sampled 2-flips per thread.
+const HWSW_MULTI_DEFINES: &[(&str, &str)] = &[("HWSW_THREADS", "256"), ("MULTI_SAMPLES", "4")];
+
 macro_rules! source {
     ($id:literal, $file:literal, [$($entry:literal),*], relocatable = $rdc:literal, test_only = $test:literal) => {
         source!($id, $file, [$($entry),*], relocatable = $rdc, test_only = $test, headers = &[], defines = &[])
@@ -212,6 +215,15 @@ static SOURCES: &[KernelSource] = &[
         test_only = false,
         headers = HWSW_HEADERS,
         defines = HWSW_DEFINES
+    ),
+    source!(
+        "hwsw/gpts-multi",
+        "hwsw/gpts-multi.cu",
+        ["hwsw_multi"],
+        relocatable = false,
+        test_only = false,
+        headers = HWSW_HEADERS,
+        defines = HWSW_MULTI_DEFINES
     ),
 ];
 

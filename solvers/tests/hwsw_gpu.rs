@@ -2,6 +2,9 @@
 //! zero-copy or on the device; several block sizes and items per thread) takes exactly the
 //! moves of the CPU `sts` from the same seed, including restarts and random picks among tabu
 //! candidates, and every solution is re-scored from scratch (S + C <= R, exact H). Skipped with
+//! a message on a machine without a GPU, unless MATS_REQUIRE_GPU=1, where it fails. gpts-multi
+//! finds the exact optimum of tiny graphs (odd software counts included, which STS cannot
+//! reach) and its answers re-score; it is deterministic for a seed. Skipped with
 //! a message on a machine without a GPU, unless MATS_REQUIRE_GPU=1, where it fails.
 
 use kernels::gpu::{self, Gpu};
@@ -82,7 +85,7 @@ fn every_variant_takes_the_sts_moves() {
                 &options(seed, iterations),
                 Some(&mut cpu_moves),
             );
-            for algorithm in GpuAlgorithm::ALL {
+            for algorithm in GpuAlgorithm::GPTS {
                 for zero_copy in [true, false] {
                     for (threads, items) in configs {
                         let params = GpuParams {
@@ -137,7 +140,7 @@ fn paper_size_graph_matches_sts_and_rescores() {
         let sts = StsParams::default();
         let mut cpu_moves = Vec::new();
         let cpu = hwsw::sts_traced(&inst, &sts, &options(3, 40), Some(&mut cpu_moves));
-        for algorithm in GpuAlgorithm::ALL {
+        for algorithm in GpuAlgorithm::GPTS {
             let params = GpuParams {
                 trace: true,
                 ..GpuParams::new(algorithm)
@@ -168,4 +171,71 @@ fn largest_graph_runs() {
         // A smaller GPU: the message names the memory limit.
         Err(e) => assert!(e.contains("GiB of device memory"), "{e}"),
     }
+}
+
+/// The exact optimum over all 2^n solutions.
+fn brute_force(inst: &Instance) -> i64 {
+    let n = inst.n();
+    (0u32..(1 << n))
+        .filter_map(|mask| {
+            let x: Vec<usize> = (0..n).map(|i| (mask >> i & 1) as usize).collect();
+            inst.objective(&x).ok()
+        })
+        .min()
+        .unwrap()
+}
+
+#[test]
+fn gpts_multi_finds_tiny_optima_and_rescores() {
+    let Some(gpu) = gpu_or_skip("gpts_multi_finds_tiny_optima_and_rescores") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let odd = Instance::new("odd", vec![1, 100], vec![50, 60], vec![], 10).unwrap();
+    let mut cases = vec![odd];
+    for n in [3usize, 6, 9, 12] {
+        for seed in 0..6u64 {
+            let m = (seed as usize * 5 + n) % (n * (n - 1) / 2 + 1);
+            let ccr = [0.1, 1.0, 10.0][seed as usize % 3];
+            let level = if seed % 2 == 0 {
+                RLevel::Low
+            } else {
+                RLevel::High
+            };
+            cases.push(hwsw::generate(&GeneratorSpec::new(n, m, ccr, level, seed)).unwrap());
+        }
+    }
+    let params = GpuParams {
+        searches: 16,
+        threads_per_block: 64,
+        launch_iterations: 100,
+        ..GpuParams::new(GpuAlgorithm::GptsMulti)
+    };
+    let mut odd_optima = 0;
+    for inst in &cases {
+        let run = hwsw_gpu::solve(&gpu, &cache, inst, &params, &options(5, 300)).unwrap();
+        check_run(inst, &run, &inst.name);
+        assert_eq!(run.outcome.objective, brute_force(inst), "{}", inst.name);
+        if run.outcome.solution.iter().sum::<usize>() % 2 == 1 {
+            odd_optima += 1;
+        }
+    }
+    assert!(
+        odd_optima > 0,
+        "no optimum with an odd software count was found"
+    );
+    // Deterministic for a seed under an iteration budget.
+    let inst = hwsw::generate(&GeneratorSpec::new(500, 1500, 1.0, RLevel::Low, 4)).unwrap();
+    let a = hwsw_gpu::solve(&gpu, &cache, &inst, &params, &options(9, 400)).unwrap();
+    let b = hwsw_gpu::solve(&gpu, &cache, &inst, &params, &options(9, 400)).unwrap();
+    check_run(&inst, &a, "500 nodes");
+    assert_eq!(a.outcome.solution, b.outcome.solution);
+    // Better than STS's answer on the same graph with the same iterations per search.
+    let sts = hwsw::sts(&inst, &StsParams::default(), &options(9, 400));
+    assert!(
+        a.outcome.objective <= sts.objective,
+        "{} > sts {}",
+        a.outcome.objective,
+        sts.objective
+    );
 }

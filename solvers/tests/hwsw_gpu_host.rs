@@ -49,6 +49,13 @@ fn graphs_up_to_the_limit_fit_an_h100_and_larger_ones_name_it() {
             params.check(&bare(n), &device).unwrap();
         }
     }
+    let e = GpuParams {
+        searches: 70_000,
+        ..GpuParams::new(GpuAlgorithm::GptsMulti)
+    }
+    .check(&bare(10), &device)
+    .unwrap_err();
+    assert!(e.contains("searches"), "{e}");
     let e = GpuParams::new(GpuAlgorithm::Fused)
         .check(&bare(n + 1), &device)
         .unwrap_err();

@@ -20,8 +20,7 @@ use kernels::KernelError;
 use rand::Rng;
 
 use super::{
-    candidates, chunks, driver, pair_index, pair_of, upload, GpuAlgorithm, GpuParams, Prepared,
-    Timer,
+    candidates, chunks, driver, pair_index, pair_of, upload, GpuAlgorithm, GpuParams, Timer,
 };
 use crate::hwsw::delta::{flip2_costs, single_flip_comms};
 use crate::hwsw::{Instance, DEFAULT_STS_ITERATIONS};
@@ -78,6 +77,11 @@ impl Kernels {
                 Some(f("hwsw_compact")?),
             ),
             GpuAlgorithm::Fused => (f("hwsw_fused")?, None, None, None, None),
+            GpuAlgorithm::GptsMulti => {
+                return Err(KernelError::InvalidConfig(
+                    "gpts-multi has its own driver".into(),
+                ))
+            }
         };
         let main_launch = grid(&main)?;
         // Persistent blocks: no more than are resident at once, so that a block waiting on
@@ -109,13 +113,13 @@ impl Kernels {
 }
 
 /// Mapped (zero-copy) host memory with its device address.
-struct Mapped<T> {
+pub(super) struct Mapped<T> {
     host: PinnedHostSlice<T>,
     device: u64,
 }
 
 impl<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits> Mapped<T> {
-    fn new(gpu: &Gpu, len: usize, what: &str) -> Result<Mapped<T>, KernelError> {
+    pub(super) fn new(gpu: &Gpu, len: usize, what: &str) -> Result<Mapped<T>, KernelError> {
         // SAFETY: the memory is zeroed below before anything reads it.
         let mut host = unsafe {
             gpu.context()
@@ -327,19 +331,16 @@ impl TabuList {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run(
-    prepared: &mut Prepared,
+    k: &Kernels,
+    b: &mut Buffers,
+    inst: &Instance,
+    params: &GpuParams,
     gpu: &Gpu,
     timer: &mut Timer,
     options: &RunOptions,
 ) -> Result<(Outcome, Vec<(usize, usize)>, u64), KernelError> {
-    let Prepared {
-        inst,
-        params,
-        kernels: k,
-        buffers: b,
-        ..
-    } = prepared;
     let n = inst.n();
     let total = candidates(n);
     let chunk_count = chunks(n, params);

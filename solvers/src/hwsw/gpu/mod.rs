@@ -9,12 +9,16 @@
 //! | `compact` | evaluate, then single-kernel compaction (decoupled look-back) | `hwsw_evaluate`, `hwsw_compact` |
 //! | `fused` | evaluation and compaction in one kernel | `hwsw_fused` |
 //!
-//! then, in every variant, `hwsw_tabu` (the best admissible candidate of the compacted list)
+//! then, in every GPTS variant, `hwsw_tabu` (the best admissible candidate of the compacted list)
 //! and `hwsw_move` (the chosen flip applied to the GPU's state). The tabu status is a bit per
 //! candidate, in zero-copy mapped host memory (`zero_copy`, the paper's section 3.5: the host
 //! sets the bits, the kernel reads the few it needs over PCIe) or in device memory (the move
 //! kernel sets them). All variants take the same moves as the CPU [`crate::hwsw::sts`] from
 //! the same seed (the tests check it move by move) and every move is re-scored on the host.
+//!
+//! `gpts-multi` (beyond the paper, [`multi`]) runs many independent searches, one per block
+//! (`hwsw_multi`), with 1-flips and sampled 2-flips, and restarts stagnating searches from
+//! elite solutions between launches.
 //!
 //! Parameters and ranges ([`GpuParams::check`]): threads per block 32..=1024 (multiple of 32,
 //! default 256), items per thread 1..=16 (default 4), tabu length 0..=2^20 (default 20, as
@@ -22,6 +26,7 @@
 //! ([`device_bytes`]) must fit in 90 % of the device's memory.
 
 mod gpts;
+mod multi;
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaSlice};
@@ -45,21 +50,36 @@ pub enum GpuAlgorithm {
     Separate,
     Compact,
     Fused,
+    GptsMulti,
 }
 
 impl GpuAlgorithm {
-    pub const ALL: [GpuAlgorithm; 3] = [
+    pub const ALL: [GpuAlgorithm; 4] = [
+        GpuAlgorithm::Separate,
+        GpuAlgorithm::Compact,
+        GpuAlgorithm::Fused,
+        GpuAlgorithm::GptsMulti,
+    ];
+    /// The variants that take the CPU `sts`'s moves.
+    pub const GPTS: [GpuAlgorithm; 3] = [
         GpuAlgorithm::Separate,
         GpuAlgorithm::Compact,
         GpuAlgorithm::Fused,
     ];
+    /// What `mats solve --backend gpu` runs without --algo (see docs/hwsw-gpu.md).
+    pub const DEFAULT: GpuAlgorithm = GpuAlgorithm::GptsMulti;
 
     pub fn name(self) -> &'static str {
         match self {
             GpuAlgorithm::Separate => "separate",
             GpuAlgorithm::Compact => "compact",
             GpuAlgorithm::Fused => "fused",
+            GpuAlgorithm::GptsMulti => "gpts-multi",
         }
+    }
+
+    pub fn is_multi(self) -> bool {
+        self == GpuAlgorithm::GptsMulti
     }
 
     pub fn from_name(name: &str) -> Result<GpuAlgorithm, String> {
@@ -99,6 +119,15 @@ pub struct GpuParams {
     pub trace: bool,
     /// Extra NVRTC/ptxas flags.
     pub flags: Vec<String>,
+    /// gpts-multi: independent searches (blocks); 0 = as many as are resident at once.
+    pub searches: u32,
+    /// gpts-multi: sampled 2-flips per thread and iteration.
+    pub samples: u32,
+    /// gpts-multi: iterations per search per launch (0 = 1000, fewer under a time limit).
+    pub launch_iterations: u32,
+    /// gpts-multi: a search whose best has not improved for this many launches restarts from
+    /// one of the four best searches' best solutions (0 = never).
+    pub restart_stall: u32,
 }
 
 impl GpuParams {
@@ -113,6 +142,10 @@ impl GpuParams {
             stall: sts.stall,
             trace: false,
             flags: Vec::new(),
+            searches: 0,
+            samples: 4,
+            launch_iterations: 0,
+            restart_stall: 3,
         }
     }
 
@@ -153,6 +186,23 @@ impl GpuParams {
                 self.tabu_length
             ));
         }
+        if self.algorithm.is_multi() {
+            if self.searches > 65_535 {
+                return Err(format!(
+                    "gpts-multi searches must be in 1..=65535 (0 = as many as fit), got {}",
+                    self.searches
+                ));
+            }
+            if !(1..=64).contains(&self.samples) {
+                return Err(format!(
+                    "gpts-multi samples per thread must be in 1..=64, got {}",
+                    self.samples
+                ));
+            }
+            if self.tabu_length > u32::MAX as usize / 4 {
+                return Err(format!("tabu length {} is too large", self.tabu_length));
+            }
+        }
         let need = device_bytes(inst, self);
         let have = device.total_memory_bytes;
         if need > have / 10 * 9 {
@@ -172,9 +222,13 @@ impl GpuParams {
     /// The variant to compile (no device needed; n is a run-time argument).
     pub fn variant_for(&self, arch: kernels::Arch) -> Variant {
         let v = Variant::new(&self.algorithm.source(), arch)
-            .define("HWSW_THREADS", self.threads_per_block)
-            .define("HWSW_ITEMS", self.items)
-            .define("HWSW_ZERO_COPY", u32::from(self.zero_copy));
+            .define("HWSW_THREADS", self.threads_per_block);
+        let v = if self.algorithm.is_multi() {
+            v.define("MULTI_SAMPLES", self.samples)
+        } else {
+            v.define("HWSW_ITEMS", self.items)
+                .define("HWSW_ZERO_COPY", u32::from(self.zero_copy))
+        };
         self.flags.iter().fold(v, |v, f| v.flag(f))
     }
 
@@ -204,11 +258,21 @@ pub fn device_bytes(inst: &Instance, params: &GpuParams) -> u64 {
     let chunks = chunks(inst.n(), params);
     let padded = chunks * params.chunk();
     let graph = n * (8 * 4 + 1) + 2 * (n + 1) * 4 + 3 * m * 12;
+    if params.algorithm.is_multi() {
+        // x, w, tabu, best x per search; at most 65535 searches (4 per SM of a large GPU when
+        // searches = 0 is what runs; the check takes the worst case of 1024).
+        let searches = if params.searches == 0 {
+            1024
+        } else {
+            u64::from(params.searches)
+        };
+        return graph + searches * (n * 14 + 16) + (1 << 20);
+    }
     let compacted = count * 8;
     let per_variant = match params.algorithm {
         GpuAlgorithm::Separate => padded + chunks * 8,
         GpuAlgorithm::Compact => padded + chunks * 8,
-        GpuAlgorithm::Fused => chunks * 8,
+        GpuAlgorithm::Fused | GpuAlgorithm::GptsMulti => chunks * 8,
     };
     let tabu = if params.zero_copy {
         0
@@ -249,8 +313,10 @@ pub struct GpuRun {
     /// Wall time of the search loop.
     pub search_seconds: f64,
     pub launches: u64,
-    /// Restarts (no feasible candidate).
+    /// GPTS: restarts (no feasible candidate); gpts-multi: elite restarts.
     pub restarts: u64,
+    /// Independent searches (1 for GPTS).
+    pub searches: u32,
     /// With `trace`: every move (i, j) taken.
     pub moves: Vec<(usize, usize)>,
     pub cache: CacheStatus,
@@ -275,8 +341,7 @@ pub fn solve(
 /// The instance's graph on the GPU, with the kernels and buffers repeated runs share.
 pub struct Prepared {
     _module: kernels::gpu::Module,
-    kernels: gpts::Kernels,
-    buffers: gpts::Buffers,
+    engine: Engine,
     inst: Instance,
     params: GpuParams,
     cache: CacheStatus,
@@ -298,12 +363,16 @@ pub fn prepare(
     let variant = params.variant_for(gpu.info.arch);
     let (compiled, cache_status) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
-    let kernels = gpts::Kernels::load(&module, gpu, inst, params)?;
-    let buffers = gpts::Buffers::new(gpu, inst, params, &kernels)?;
+    let engine = if params.algorithm.is_multi() {
+        Engine::Multi(multi::Multi::new(&module, gpu, inst, params)?)
+    } else {
+        let kernels = gpts::Kernels::load(&module, gpu, inst, params)?;
+        let buffers = gpts::Buffers::new(gpu, inst, params, &kernels)?;
+        Engine::Gpts { kernels, buffers }
+    };
     Ok(Prepared {
         _module: module,
-        kernels,
-        buffers,
+        engine,
         inst: inst.clone(),
         params: params.clone(),
         cache: cache_status,
@@ -315,28 +384,79 @@ pub fn prepare(
 impl Prepared {
     /// The neighbourhood kernel's launch configuration.
     pub fn launch(&self) -> Launch {
-        self.kernels.main_launch
+        match &self.engine {
+            Engine::Gpts { kernels, .. } => kernels.main_launch,
+            Engine::Multi(m) => m.launch,
+        }
     }
 
     /// One run under `options.budget` (iterations, default 2000; wall time; target) from
     /// all-hardware, stopping early after `stall` iterations without improvement.
     pub fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<GpuRun, KernelError> {
         let mut timer = Timer::new(gpu)?;
-        let (outcome, moves, restarts) = gpts::run(self, gpu, &mut timer, options)?;
+        let launch = self.launch();
+        let (outcome, moves, restarts, searches, attributes) = match &mut self.engine {
+            Engine::Gpts { kernels, buffers } => {
+                let (outcome, moves, restarts) = gpts::run(
+                    kernels,
+                    buffers,
+                    &self.inst,
+                    &self.params,
+                    gpu,
+                    &mut timer,
+                    options,
+                )?;
+                (outcome, moves, restarts, 1, kernels.main.attributes)
+            }
+            Engine::Multi(m) => {
+                let (outcome, restarts) =
+                    m.run(&self.inst, &self.params, gpu, &mut timer, options)?;
+                (
+                    outcome,
+                    Vec::new(),
+                    restarts,
+                    m.launch.grid.0,
+                    m.kernel.attributes,
+                )
+            }
+        };
+        // Every answer is re-scored here: feasible, and the hardware cost the GPU reported.
+        let rescored = self.inst.objective(&outcome.solution).map_err(|e| {
+            KernelError::InvalidConfig(format!(
+                "{}: the GPU's solution {e}",
+                self.params.algorithm.name()
+            ))
+        })?;
+        if rescored != outcome.objective {
+            return Err(KernelError::InvalidConfig(format!(
+                "{}: the GPU reported H = {}, the CPU re-scores {rescored}",
+                self.params.algorithm.name(),
+                outcome.objective
+            )));
+        }
         Ok(GpuRun {
             outcome,
             kernel_seconds: timer.seconds,
             search_seconds: timer.search_seconds,
             launches: timer.launches,
             restarts,
+            searches,
             moves,
             cache: self.cache,
             compile_seconds: self.compile_seconds,
             resources: self.resources.clone(),
-            attributes: self.kernels.main.attributes,
-            launch: self.kernels.main_launch,
+            attributes,
+            launch,
         })
     }
+}
+
+enum Engine {
+    Gpts {
+        kernels: gpts::Kernels,
+        buffers: gpts::Buffers,
+    },
+    Multi(multi::Multi),
 }
 
 /// CUDA events around each iteration's GPU work.
