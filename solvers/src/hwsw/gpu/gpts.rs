@@ -26,6 +26,9 @@ use crate::hwsw::delta::{flip2_costs, single_flip_comms};
 use crate::hwsw::{Instance, DEFAULT_STS_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions, SolverRng};
 
+/// Moves (i, j) in the order taken.
+type Moves = Vec<(usize, usize)>;
+
 pub(super) struct Kernels {
     /// The neighbourhood kernel: hwsw_evaluate (separate, compact) or hwsw_fused.
     pub main: Kernel,
@@ -340,7 +343,7 @@ pub(super) fn run(
     gpu: &Gpu,
     timer: &mut Timer,
     options: &RunOptions,
-) -> Result<(Outcome, Vec<(usize, usize)>, u64), KernelError> {
+) -> Result<(Outcome, Moves, u64), KernelError> {
     let n = inst.n();
     let total = candidates(n);
     let chunk_count = chunks(n, params);

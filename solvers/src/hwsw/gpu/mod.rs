@@ -364,11 +364,14 @@ pub fn prepare(
     let (compiled, cache_status) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
     let engine = if params.algorithm.is_multi() {
-        Engine::Multi(multi::Multi::new(&module, gpu, inst, params)?)
+        Engine::Multi(Box::new(multi::Multi::new(&module, gpu, inst, params)?))
     } else {
         let kernels = gpts::Kernels::load(&module, gpu, inst, params)?;
         let buffers = gpts::Buffers::new(gpu, inst, params, &kernels)?;
-        Engine::Gpts { kernels, buffers }
+        Engine::Gpts {
+            kernels: Box::new(kernels),
+            buffers: Box::new(buffers),
+        }
     };
     Ok(Prepared {
         _module: module,
@@ -453,10 +456,10 @@ impl Prepared {
 
 enum Engine {
     Gpts {
-        kernels: gpts::Kernels,
-        buffers: gpts::Buffers,
+        kernels: Box<gpts::Kernels>,
+        buffers: Box<gpts::Buffers>,
     },
-    Multi(multi::Multi),
+    Multi(Box<multi::Multi>),
 }
 
 /// CUDA events around each iteration's GPU work.
