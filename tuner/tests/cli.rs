@@ -531,3 +531,26 @@ fn infeasible_hwsw_file_is_detected_and_bad_lines_named() {
         "{e}"
     );
 }
+
+#[test]
+fn hwsw_gpu_arguments_are_checked_before_the_gpu() {
+    let file = data("hwsw/crc32-synthetic.hwsw");
+    let e = error_of(&["solve", &file, "--backend", "gpu", "--algo", "nope"]);
+    assert!(e.contains("separate, compact, fused, gpts-multi"), "{e}");
+    let e = error_of(&[
+        "solve",
+        &file,
+        "--backend",
+        "gpu",
+        "--algo",
+        "fused",
+        "--solutions",
+        "8",
+    ]);
+    assert!(
+        e.contains("--solutions does not apply to hwsw `fused`"),
+        "{e}"
+    );
+    let e = error_of(&["solve", &file, "--backend", "gpu", "--ants", "8"]);
+    assert!(e.contains("--ants"), "{e}");
+}
