@@ -361,25 +361,27 @@ pub struct SolveArgs {
     /// quality (gap at the budget), time, energy or power.
     #[arg(long, value_enum, default_value_t = Prefer::Tuned, requires = "tuned")]
     pub prefer: Prefer,
-    /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP and PFSP).
+    /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP, PFSP, HW/SW).
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
     /// GPU ordinal (with --backend gpu).
     #[arg(long, default_value_t = 0)]
     pub gpu: usize,
-    /// GPU: start solutions per launch (blocks for rots-block; walks for pfsp ig-block,
-    /// default as many as are resident at once).
+    /// GPU: start solutions per launch (blocks for rots-block; walks for pfsp ig-block;
+    /// searches for hwsw gpts-multi; default as many as are resident at once).
     #[arg(long, value_name = "P")]
     pub solutions: Option<u32>,
     /// GPU 2opt-dyn: threads of each child grid.
     #[arg(long, value_name = "N")]
     pub child_threads: Option<u32>,
     /// GPU rots-block: at most this many iterations x n per launch (restart checks run between
-    /// launches; default 10). GPU pfsp ig-block: at most this many iterations per launch.
+    /// launches; default 10). GPU pfsp ig-block, hwsw gpts-multi: at most this many iterations
+    /// per launch (gpts-multi: per search, default 1000).
     #[arg(long, value_name = "K")]
     pub launch_iterations: Option<u32>,
     /// GPU rots-block: restart a block whose best has not improved for this many launches
-    /// (0 never; default 5). GPU pfsp ig-block: likewise from an elite walk (default 20).
+    /// (0 never; default 5). GPU pfsp ig-block: likewise from an elite walk (default 20);
+    /// hwsw gpts-multi: from an elite search (default 3).
     #[arg(long, value_name = "L")]
     pub restart_stall: Option<u32>,
     /// GPU rots-block: random swaps applied to a restarted block's best, as a factor of n

@@ -553,4 +553,17 @@ fn hwsw_gpu_arguments_are_checked_before_the_gpu() {
     );
     let e = error_of(&["solve", &file, "--backend", "gpu", "--ants", "8"]);
     assert!(e.contains("--ants"), "{e}");
+    let e = error_of(&[
+        "solve",
+        &file,
+        "--backend",
+        "gpu",
+        "--algo",
+        "compact",
+        "--restart-stall",
+        "2",
+    ]);
+    assert!(e.contains("--restart-stall does not apply"), "{e}");
+    let e = error_of(&["solve", &file, "--backend", "gpu", "--perturbation", "0.5"]);
+    assert!(e.contains("--perturbation does not apply"), "{e}");
 }

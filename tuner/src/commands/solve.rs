@@ -462,13 +462,20 @@ fn solve_gpu_hwsw(
         ("--rho", args.rho.is_some()),
         ("--candidates", args.candidates.is_some()),
     ];
-    not_here.extend(rots_block_flags(args));
     let algorithm = match args.algo.as_deref() {
         Some(name) => GpuAlgorithm::from_name(name).map_err(anyhow::Error::msg)?,
         None => GpuAlgorithm::DEFAULT,
     };
+    let multi_only = ["--solutions", "--launch-iterations", "--restart-stall"];
+    not_here.extend(
+        rots_block_flags(args)
+            .into_iter()
+            .filter(|(flag, _)| !multi_only.contains(flag)),
+    );
     if !algorithm.is_multi() {
         not_here.push(("--solutions", args.solutions.is_some()));
+        not_here.push(("--launch-iterations", args.launch_iterations.is_some()));
+        not_here.push(("--restart-stall", args.restart_stall.is_some()));
     }
     for (flag, given) in not_here {
         if given {
@@ -487,6 +494,12 @@ fn solve_gpu_hwsw(
     }
     if let Some(b) = args.solutions {
         params.searches = b;
+    }
+    if let Some(k) = args.launch_iterations {
+        params.launch_iterations = k;
+    }
+    if let Some(l) = args.restart_stall {
+        params.restart_stall = l;
     }
     params.flags = args.nvrtc_flags.clone();
     if !kernels::gpu::driver_available() {
