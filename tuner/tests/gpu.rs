@@ -187,7 +187,9 @@ fn worker_rejects_malformed_requests_without_dying() {
 }
 
 fn repo_file(rel: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(rel)
 }
 
 /// Every GPU variant of every family, through the family-neutral workload, keeps working until
@@ -214,7 +216,10 @@ fn every_gpu_variant_honours_a_time_limit() {
         configs.push((GpuConfig::Qap(p), &qap));
     }
     for a in solvers::pfsp::gpu::GpuAlgorithm::ALL {
-        configs.push((GpuConfig::Pfsp(solvers::pfsp::gpu::GpuParams::new(a)), &pfsp));
+        configs.push((
+            GpuConfig::Pfsp(solvers::pfsp::gpu::GpuParams::new(a)),
+            &pfsp,
+        ));
     }
     let limit = 0.4;
     for (config, inst) in configs {

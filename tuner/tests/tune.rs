@@ -384,7 +384,10 @@ fn shipped_campaigns_are_valid() {
         if let Some(setup) = &file.config.gpu {
             let space = mats::space::Space::load(&file.resolve(&setup.space)).unwrap();
             let family: solvers::family::Family = space.family().unwrap().parse().unwrap();
-            for table in [Some(&setup.baseline), setup.default.as_ref()].into_iter().flatten() {
+            for table in [Some(&setup.baseline), setup.default.as_ref()]
+                .into_iter()
+                .flatten()
+            {
                 let point = mats::campaign::config::point_from_table(table).unwrap();
                 let realised = mats::runner::Realised::from(space.realise(&point).unwrap());
                 if let Err(e) = mats::runner::gpu::config(family, &realised) {

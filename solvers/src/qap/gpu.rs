@@ -844,8 +844,7 @@ fn thread_per_solution(
                 .saturating_duration_since(Instant::now())
                 .as_secs_f64();
             round_budget = if per_iteration > 0.0 {
-                (0.8 * left / per_iteration).clamp(1.0, f64::from(round_budget.max(1)) * 1e3)
-                    as i32
+                (0.8 * left / per_iteration).clamp(1.0, f64::from(round_budget.max(1)) * 1e3) as i32
             } else {
                 round_budget
             }

@@ -176,7 +176,10 @@ fn convert(inst: &CampaignInstance, r: &SolveResult) -> TrialResult {
             .unwrap_or_default()
     );
     if r.remeasured > 0 {
-        log.push_str(&format!("; measured again {} time(s): throttled", r.remeasured));
+        log.push_str(&format!(
+            "; measured again {} time(s): throttled",
+            r.remeasured
+        ));
     }
     if m.throttled {
         log.push_str("; THROTTLED during the measurement");
