@@ -447,7 +447,7 @@ struct WithParams {
 }
 
 impl crate::gpu::PreparedRun for WithParams {
-    fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+    fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
         let run = self.prepared.run(gpu, &self.params, options)?;
         Ok(crate::gpu::GpuRun {
             outcome: run.outcome,

@@ -108,12 +108,12 @@ fn solve(job: SolveJob, open: &mut HashMap<usize, Open>) -> Result<SolveResult, 
         .map_err(|e| KernelError::InvalidConfig(format!("{}: {e}", job.instance.display())))?;
     let Open { gpu, meter } = open_gpu(job.gpu, open)?;
     let cache = cache_for(&job.cache_dir);
-    let prepared = job.config.prepare(gpu, &cache, &inst)?;
+    let mut prepared = job.config.prepare(gpu, &cache, &inst)?;
     if !job.limit.is_fixed_work() {
-        let mut result = budget_run(gpu, meter.as_ref(), prepared.as_ref(), &job)?;
+        let mut result = budget_run(gpu, meter.as_ref(), prepared.as_mut(), &job)?;
         // A throttled run is measured again (up to REMEASURE times), not used as it is.
         while result.measurement.throttled && result.remeasured < REMEASURE {
-            let again = budget_run(gpu, meter.as_ref(), prepared.as_ref(), &job)?;
+            let again = budget_run(gpu, meter.as_ref(), prepared.as_mut(), &job)?;
             result = SolveResult {
                 remeasured: result.remeasured + 1,
                 measure_s: result.measure_s + again.measure_s,
@@ -152,7 +152,7 @@ const REMEASURE: u32 = 2;
 fn budget_run(
     gpu: &Gpu,
     meter: Result<&super::power::PowerMeter, &String>,
-    prepared: &dyn PreparedRun,
+    prepared: &mut dyn PreparedRun,
     job: &SolveJob,
 ) -> Result<SolveResult, KernelError> {
     let options = solvers::run::RunOptions {

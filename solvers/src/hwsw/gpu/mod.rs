@@ -45,7 +45,8 @@ pub const MAX_ITEMS: u32 = 16;
 pub const MAX_TABU_LENGTH: usize = 1 << 20;
 
 /// The GPU variants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum GpuAlgorithm {
     Separate,
     Compact,
@@ -102,7 +103,7 @@ impl GpuAlgorithm {
 }
 
 /// How to run a GPU variant.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuParams {
     pub algorithm: GpuAlgorithm,
     /// Threads per block of the neighbourhood kernels.
@@ -116,6 +117,7 @@ pub struct GpuParams {
     /// Stop after this many iterations without improvement (the paper's N).
     pub stall: u64,
     /// Record every move (for the move-by-move tests).
+    #[serde(default)]
     pub trace: bool,
     /// Extra NVRTC/ptxas flags.
     pub flags: Vec<String>,
@@ -234,6 +236,128 @@ impl GpuParams {
 
     fn chunk(&self) -> u64 {
         u64::from(self.threads_per_block) * u64::from(self.items)
+    }
+}
+
+impl TryFrom<String> for GpuAlgorithm {
+    type Error = String;
+    fn try_from(name: String) -> Result<GpuAlgorithm, String> {
+        GpuAlgorithm::from_name(&name)
+    }
+}
+
+impl From<GpuAlgorithm> for String {
+    fn from(a: GpuAlgorithm) -> String {
+        a.name().to_string()
+    }
+}
+
+impl crate::gpu::GpuWorkload for GpuParams {
+    type Instance = Instance;
+
+    /// `variant` and where set `threads`, `items`, `zero_copy` (on/off), `tabu_length`,
+    /// `stall` (GPTS), `searches`, `samples`, `launch_iterations`, `restart_stall`
+    /// (gpts-multi), as `spaces/hwsw.toml` names them.
+    fn from_point(point: &dyn crate::gpu::PointValues) -> Result<GpuParams, String> {
+        if !point.defines().is_empty() {
+            return Err("the hwsw kernels take no #define parameters from a space".into());
+        }
+        let algorithm = point.variant("hwsw: separate, compact, fused, gpts-multi")?;
+        let mut p = GpuParams::new(GpuAlgorithm::from_name(&algorithm)?);
+        if let Some(t) = point.count("threads")? {
+            p.threads_per_block = t;
+        }
+        if let Some(i) = point.count("items")? {
+            p.items = i;
+        }
+        if let Some(z) = point.text("zero_copy") {
+            p.zero_copy = match z.as_str() {
+                "on" | "1" | "true" => true,
+                "off" | "0" | "false" => false,
+                other => {
+                    return Err(format!(
+                        "parameter `zero_copy` is on or off, found {other:?}"
+                    ))
+                }
+            };
+        }
+        if let Some(t) = point.count("tabu_length")? {
+            p.tabu_length = t;
+        }
+        if let Some(s) = point.count("stall")? {
+            p.stall = s;
+        }
+        if let Some(s) = point.count("searches")? {
+            p.searches = s;
+        }
+        if let Some(s) = point.count("samples")? {
+            p.samples = s;
+        }
+        if let Some(k) = point.count("launch_iterations")? {
+            p.launch_iterations = k;
+        }
+        if let Some(k) = point.count("restart_stall")? {
+            p.restart_stall = k;
+        }
+        p.flags = point.flags().to_vec();
+        Ok(p)
+    }
+
+    fn variant_name(&self) -> &'static str {
+        self.algorithm.name()
+    }
+
+    fn shape(&self) -> (u32, u32) {
+        (self.searches, self.threads_per_block)
+    }
+
+    fn flags(&self) -> &[String] {
+        &self.flags
+    }
+
+    fn check(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
+        GpuParams::check(self, inst, device)
+    }
+
+    fn kernel_variant(&self, _inst: &Instance, target: crate::gpu::CompileTarget) -> Variant {
+        self.variant_for(target.arch)
+    }
+
+    fn prepare(
+        &self,
+        gpu: &Gpu,
+        cache: &KernelCache,
+        inst: &Instance,
+    ) -> Result<Box<dyn crate::gpu::PreparedRun>, KernelError> {
+        Ok(Box::new(prepare(gpu, cache, inst, self)?))
+    }
+}
+
+impl crate::gpu::PreparedRun for Prepared {
+    fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+        let run = Prepared::run(self, gpu, options)?;
+        Ok(crate::gpu::GpuRun {
+            outcome: run.outcome,
+            kernel_seconds: run.kernel_seconds,
+            launches: u32::try_from(run.launches).unwrap_or(u32::MAX),
+            cache: run.cache,
+            compile_seconds: run.compile_seconds,
+            resources: run.resources,
+            attributes: run.attributes,
+            launch: run.launch,
+            entry: crate::gpu::PreparedRun::kernel(self).entry().to_string(),
+        })
+    }
+
+    fn launch(&self) -> Launch {
+        Prepared::launch(self)
+    }
+
+    fn kernel(&self) -> &kernels::gpu::Kernel {
+        match &self.engine {
+            Engine::Gpts { kernels, .. } => &kernels.main,
+            Engine::Multi(m) => &m.kernel,
+        }
     }
 }
 
