@@ -53,6 +53,19 @@ const PFSP_IG_DEFINES: &[(&str, &str)] = &[
     ("IG_THREADS", "64"),
 ];
 
+/// The header shared by the HW/SW partitioning kernels.
+const HWSW_HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../hwsw/common.cuh"))];
+/// The HW/SW kernels take n at run time; block size, items per thread and the zero-copy
+/// switch are defines (their defaults in common.cuh apply without them).
+const HWSW_DEFINES: &[(&str, &str)] = &[
+    ("HWSW_THREADS", "256"),
+    ("HWSW_ITEMS", "4"),
+    ("HWSW_ZERO_COPY", "1"),
+];
+
+/// gpts-multi: block size and sampled 2-flips per thread.
+const HWSW_MULTI_DEFINES: &[(&str, &str)] = &[("HWSW_THREADS", "256"), ("MULTI_SAMPLES", "4")];
+
 macro_rules! source {
     ($id:literal, $file:literal, [$($entry:literal),*], relocatable = $rdc:literal, test_only = $test:literal) => {
         source!($id, $file, [$($entry),*], relocatable = $rdc, test_only = $test, headers = &[], defines = &[])
@@ -168,6 +181,49 @@ static SOURCES: &[KernelSource] = &[
         test_only = false,
         headers = PFSP_HEADERS,
         defines = PFSP_IG_DEFINES
+    ),
+    source!(
+        "hwsw/separate",
+        "hwsw/separate.cu",
+        [
+            "hwsw_evaluate",
+            "hwsw_count",
+            "hwsw_scan",
+            "hwsw_scatter",
+            "hwsw_tabu",
+            "hwsw_move"
+        ],
+        relocatable = false,
+        test_only = false,
+        headers = HWSW_HEADERS,
+        defines = HWSW_DEFINES
+    ),
+    source!(
+        "hwsw/compact",
+        "hwsw/compact.cu",
+        ["hwsw_evaluate", "hwsw_compact", "hwsw_tabu", "hwsw_move"],
+        relocatable = false,
+        test_only = false,
+        headers = HWSW_HEADERS,
+        defines = HWSW_DEFINES
+    ),
+    source!(
+        "hwsw/fused",
+        "hwsw/fused.cu",
+        ["hwsw_fused", "hwsw_tabu", "hwsw_move"],
+        relocatable = false,
+        test_only = false,
+        headers = HWSW_HEADERS,
+        defines = HWSW_DEFINES
+    ),
+    source!(
+        "hwsw/gpts-multi",
+        "hwsw/gpts-multi.cu",
+        ["hwsw_multi"],
+        relocatable = false,
+        test_only = false,
+        headers = HWSW_HEADERS,
+        defines = HWSW_MULTI_DEFINES
     ),
 ];
 

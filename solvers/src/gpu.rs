@@ -93,7 +93,7 @@ pub struct GpuRun {
 /// A configuration compiled, loaded and given its instance: what repeated runs share.
 pub trait PreparedRun {
     /// One production run from `options.seed` under `options.budget`.
-    fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<GpuRun, KernelError>;
+    fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<GpuRun, KernelError>;
     /// The main kernel's launch.
     fn launch(&self) -> Launch;
     /// The main kernel.
@@ -226,4 +226,5 @@ fn no_gpu(family: Family) -> String {
 families! {
     Qap => crate::qap::gpu::GpuParams,
     Pfsp => crate::pfsp::gpu::GpuParams,
+    Hwsw => crate::hwsw::gpu::GpuParams,
 }

@@ -189,6 +189,11 @@ pub enum BenchCommand {
     /// --quality) ig-block against the CPU iterated greedy on all cores at equal wall time on
     /// Taillard's instances.
     Pfsp(BenchPfspArgs),
+    /// HW/SW partitioning: time per iteration and for 2000 iterations of the GPTS variants
+    /// (separate, compact, fused; zero-copy and device tabu status) and the CPU `sts` (one core,
+    /// all cores) on generated graphs of the paper's sizes in the six CCR x R cases, with the
+    /// mean hardware cost; and (with --quality) gpts-multi against GPTS at equal wall time.
+    Hwsw(BenchHwswArgs),
     /// Strategies replayed on brute-forced spaces (Kernel Tuner cache files of the FAIR
     /// benchmark hub, or campaigns measured exhaustively): the community's score against random
     /// search and the optimum at budgets from 2% to 50% of each space, one table per space and
@@ -293,6 +298,41 @@ pub struct BenchPfspArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct BenchHwswArgs {
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Graph sizes as NODESxEDGES (default: the paper's Tables 1-2, 25x34 .. 2000x6000).
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<String>,
+    /// Graphs per size and CCR x R case (the paper: 30), seeds 1..=K.
+    #[arg(long, default_value_t = 30)]
+    pub graphs: u64,
+    /// Iterations of every run (the paper's M; no early stop, so all run equal work).
+    #[arg(long, default_value_t = 2000)]
+    pub iterations: u64,
+    /// CPU `sts` iterations per graph where fewer than --iterations suffice to time one
+    /// iteration (its totals are then per-iteration time x --iterations, marked `*`).
+    #[arg(long)]
+    pub cpu_iterations: Option<u64>,
+    /// Skip the CPU `sts` on all cores.
+    #[arg(long)]
+    pub no_cpu_parallel: bool,
+    /// Skip the timing table (with --quality).
+    #[arg(long)]
+    pub no_timing: bool,
+    /// Also compare gpts-multi with GPTS (fused) at equal wall time in every CCR x R case.
+    #[arg(long)]
+    pub quality: bool,
+    /// Sizes for --quality (default 1000x3000,2000x6000).
+    #[arg(long, value_delimiter = ',')]
+    pub quality_sizes: Vec<String>,
+    /// Write the full results as JSON to this file as well.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct BenchMeasureArgs {
     /// GPU ordinal.
     #[arg(long, default_value_t = 0)]
@@ -346,25 +386,27 @@ pub struct SolveArgs {
     /// quality (gap at the budget), time, energy or power.
     #[arg(long, value_enum, default_value_t = Prefer::Tuned, requires = "tuned")]
     pub prefer: Prefer,
-    /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP and PFSP).
+    /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP, PFSP, HW/SW).
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
     /// GPU ordinal (with --backend gpu).
     #[arg(long, default_value_t = 0)]
     pub gpu: usize,
-    /// GPU: start solutions per launch (blocks for rots-block; walks for pfsp ig-block,
-    /// default as many as are resident at once).
+    /// GPU: start solutions per launch (blocks for rots-block; walks for pfsp ig-block;
+    /// searches for hwsw gpts-multi; default as many as are resident at once).
     #[arg(long, value_name = "P")]
     pub solutions: Option<u32>,
     /// GPU 2opt-dyn: threads of each child grid.
     #[arg(long, value_name = "N")]
     pub child_threads: Option<u32>,
     /// GPU rots-block: at most this many iterations x n per launch (restart checks run between
-    /// launches; default 10). GPU pfsp ig-block: at most this many iterations per launch.
+    /// launches; default 10). GPU pfsp ig-block, hwsw gpts-multi: at most this many iterations
+    /// per launch (gpts-multi: per search, default 1000).
     #[arg(long, value_name = "K")]
     pub launch_iterations: Option<u32>,
     /// GPU rots-block: restart a block whose best has not improved for this many launches
-    /// (0 never; default 5). GPU pfsp ig-block: likewise from an elite walk (default 20).
+    /// (0 never; default 5). GPU pfsp ig-block: likewise from an elite walk (default 20);
+    /// hwsw gpts-multi: from an elite search (default 3).
     #[arg(long, value_name = "L")]
     pub restart_stall: Option<u32>,
     /// GPU rots-block: random swaps applied to a restarted block's best, as a factor of n

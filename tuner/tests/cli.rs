@@ -531,3 +531,39 @@ fn infeasible_hwsw_file_is_detected_and_bad_lines_named() {
         "{e}"
     );
 }
+
+#[test]
+fn hwsw_gpu_arguments_are_checked_before_the_gpu() {
+    let file = data("hwsw/crc32-synthetic.hwsw");
+    let e = error_of(&["solve", &file, "--backend", "gpu", "--algo", "nope"]);
+    assert!(e.contains("separate, compact, fused, gpts-multi"), "{e}");
+    let e = error_of(&[
+        "solve",
+        &file,
+        "--backend",
+        "gpu",
+        "--algo",
+        "fused",
+        "--solutions",
+        "8",
+    ]);
+    assert!(
+        e.contains("--solutions does not apply to hwsw `fused`"),
+        "{e}"
+    );
+    let e = error_of(&["solve", &file, "--backend", "gpu", "--ants", "8"]);
+    assert!(e.contains("--ants"), "{e}");
+    let e = error_of(&[
+        "solve",
+        &file,
+        "--backend",
+        "gpu",
+        "--algo",
+        "compact",
+        "--restart-stall",
+        "2",
+    ]);
+    assert!(e.contains("--restart-stall does not apply"), "{e}");
+    let e = error_of(&["solve", &file, "--backend", "gpu", "--perturbation", "0.5"]);
+    assert!(e.contains("--perturbation does not apply"), "{e}");
+}

@@ -206,6 +206,8 @@ fn every_gpu_variant_honours_a_time_limit() {
     let cache = kernels::KernelCache::new(tempfile::tempdir().unwrap().path());
     let qap = solvers::family::load(&repo_file("data/qap/tai40a.dat"), None, None).unwrap();
     let pfsp = solvers::family::load(&repo_file("data/taillard/ta051.txt"), None, None).unwrap();
+    let hwsw =
+        solvers::family::load(&repo_file("data/hwsw/crc32-synthetic.hwsw"), None, None).unwrap();
     let mut configs: Vec<(GpuConfig, &solvers::family::Instance)> = Vec::new();
     for a in solvers::qap::gpu::GpuAlgorithm::ALL {
         let mut p = solvers::qap::gpu::GpuParams::new(a);
@@ -221,10 +223,16 @@ fn every_gpu_variant_honours_a_time_limit() {
             &pfsp,
         ));
     }
+    for a in solvers::hwsw::gpu::GpuAlgorithm::ALL {
+        configs.push((
+            GpuConfig::Hwsw(solvers::hwsw::gpu::GpuParams::new(a)),
+            &hwsw,
+        ));
+    }
     let limit = 0.4;
     for (config, inst) in configs {
         let name = format!("{} {}", config.family(), config.variant_name());
-        let prepared = config
+        let mut prepared = config
             .prepare(&gpu, &cache, inst)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let options = solvers::run::RunOptions {
@@ -241,8 +249,12 @@ fn every_gpu_variant_honours_a_time_limit() {
             "{name}: {wall:.3} s, {} launches, {} iterations, objective {}",
             run.launches, run.outcome.iterations, run.outcome.objective
         );
+        // GPTS (hwsw separate/compact/fused) also ends after `stall` iterations without
+        // improvement, as the paper's STS does, so it may stop before the limit.
+        let may_stop_early = matches!(&config, GpuConfig::Hwsw(p) if !p.algorithm.is_multi());
+        let lowest = if may_stop_early { 0.0 } else { 0.9 * limit };
         assert!(
-            (0.9 * limit..limit + 0.5).contains(&wall),
+            (lowest..limit + 0.5).contains(&wall),
             "{name}: a {limit} s limit took {wall:.3} s"
         );
         assert_eq!(

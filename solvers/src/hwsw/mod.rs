@@ -5,15 +5,17 @@
 //! - [`generator`], the random task-graph generator of the paper;
 //! - [`delta`], incremental 2-flip evaluation;
 //! - [`mod@tabu`], the tabu search STS;
-//! - [`features`], features and the CCR x R x size class.
+//! - [`features`], features and the CCR x R x size class;
+//! - [`gpu`], the host side of the GPU variants (GPTS and gpts-multi, `kernels/hwsw/`).
 
 pub mod delta;
 pub mod features;
 pub mod generator;
+pub mod gpu;
 pub mod instance;
 pub mod tabu;
 
 pub use features::{CcrLevel, Class, Features, SizeBand};
 pub use generator::{generate, GeneratorSpec, RLevel};
 pub use instance::{looks_like_hwsw, parse, read, Costs, Instance};
-pub use tabu::{sts, StsParams, DEFAULT_STS_ITERATIONS};
+pub use tabu::{sts, sts_traced, StsParams, DEFAULT_STS_ITERATIONS};

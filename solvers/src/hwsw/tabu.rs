@@ -158,16 +158,33 @@ impl<'a> Search<'a> {
 
 /// STS on one instance; see the module documentation.
 pub fn sts(inst: &Instance, params: &StsParams, options: &RunOptions) -> Outcome {
+    sts_traced(inst, params, options, None)
+}
+
+/// STS that also records every move (i, j) it takes, in order, when `trace` is given: the
+/// GPU variants are checked against it move by move.
+pub fn sts_traced(
+    inst: &Instance,
+    params: &StsParams,
+    options: &RunOptions,
+    trace: Option<&mut Vec<(usize, usize)>>,
+) -> Outcome {
     let n = inst.n();
     let parallel = n * n.saturating_sub(1) / 2 >= PARALLEL_MIN_CANDIDATES;
     if parallel {
-        with_threads(options.threads, || run(inst, params, options, true))
+        with_threads(options.threads, || run(inst, params, options, true, trace))
     } else {
-        run(inst, params, options, false)
+        run(inst, params, options, false, trace)
     }
 }
 
-fn run(inst: &Instance, params: &StsParams, options: &RunOptions, parallel: bool) -> Outcome {
+fn run(
+    inst: &Instance,
+    params: &StsParams,
+    options: &RunOptions,
+    parallel: bool,
+    mut trace: Option<&mut Vec<(usize, usize)>>,
+) -> Outcome {
     let deadline = options.budget.start(DEFAULT_STS_ITERATIONS);
     let n = inst.n();
     let mut rng: SolverRng = stream_rng(options.seed, 0);
@@ -247,6 +264,9 @@ fn run(inst: &Instance, params: &StsParams, options: &RunOptions, parallel: bool
                 tabu.pop_front();
             }
             tabu.push_back((i, j));
+        }
+        if let Some(t) = trace.as_deref_mut() {
+            t.push((i, j));
         }
         search.flip(i);
         search.flip(j);

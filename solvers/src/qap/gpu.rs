@@ -447,7 +447,7 @@ struct WithParams {
 }
 
 impl crate::gpu::PreparedRun for WithParams {
-    fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+    fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
         let run = self.prepared.run(gpu, &self.params, options)?;
         Ok(crate::gpu::GpuRun {
             outcome: run.outcome,
@@ -787,13 +787,23 @@ fn thread_per_solution(
         .map(|i| i.min(i32::MAX as u64) as i32)
         .or(params.iterations.map(|i| i as i32))
         .unwrap_or(if is_tabu { 100 * n as i32 } else { i32::MAX });
+    let full_budget = budget;
     let tenure = params.tenure.unwrap_or((n as u32 / 4).max(1)) as i32;
     let solutions = p as i32;
     let mut best: Option<(i64, u64, Vec<usize>)> = None;
     let (mut iterations, mut evaluations) = (0u64, 0u64);
     let mut round = 0u64;
+    // A tabu round cannot stop inside its launch, so under a time limit its length follows
+    // the clock: a first round of one iteration measures the time per iteration (an
+    // overestimate: it carries the start's cost), and each next round gets what fits in 80%
+    // of the time left (at most the full budget). One tabu iteration of 1024 solutions at
+    // n = 40 takes ~2.7 ms on an H100, so a fixed first round of 10 n overran 0.4 s.
+    let timed_tabu = is_tabu && ctx.deadline.is_some();
+    let mut round_budget = if timed_tabu { 1 } else { budget };
     loop {
         let first = (round * p as u64) as i32;
+        let kernel_before = ctx.kernel_seconds;
+        let budget = round_budget;
         ctx.timed("running", |c| {
             let mut builder = stream.launch_builder(c.kernel.function());
             builder
@@ -828,6 +838,18 @@ fn thread_per_solution(
             ));
         }
         round += 1;
+        if let (true, Some(deadline)) = (timed_tabu, ctx.deadline) {
+            let per_iteration = (ctx.kernel_seconds - kernel_before) / f64::from(budget.max(1));
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .as_secs_f64();
+            round_budget = if per_iteration > 0.0 {
+                (0.8 * left / per_iteration).clamp(1.0, f64::from(round_budget.max(1)) * 1e3) as i32
+            } else {
+                round_budget
+            }
+            .min(full_budget);
+        }
         let reached = best.as_ref().is_some_and(|(c, _, _)| ctx.offer(*c));
         // Without a time limit one round is the run; with one, new starts until it is spent
         // (and the start index must stay within i32).
@@ -891,69 +913,93 @@ fn dynamic(
         .or(params.iterations.map(|i| i as i32))
         .unwrap_or(i32::MAX - 1);
     let solutions = p as i32;
-    let first = 0i32;
-    let mut step = 0i32;
-    // Once the time is up, one more step applies what the last children found.
-    let mut time_up = false;
+    let mut best: Option<(i64, u64, Vec<usize>)> = None;
+    let mut iterations = 0u64;
+    let mut round = 0u64;
+    // Rounds of p new starts (step 0 of a round draws them): without a time limit one round
+    // is the run; with one, rounds follow until it is spent, as for the other 2-opt variants.
     loop {
-        let launch_children = i32::from(step < max_scans && !time_up);
-        if step % 8 == 1 {
-            stream
-                .memset_zeros(&mut launched)
-                .map_err(driver("clearing the launch counter"))?;
-        }
-        ctx.timed("a 2opt-dyn step", |c| {
-            let mut builder = stream.launch_builder(c.kernel.function());
-            builder
-                .arg(c.a)
-                .arg(c.b)
-                .arg(&solutions)
-                .arg(&c.seed)
-                .arg(&first)
-                .arg(&step)
-                .arg(&launch_children)
-                .arg(&mut perms)
-                .arg(&mut costs)
-                .arg(&mut scans)
-                .arg(&mut active)
-                .arg(&mut child_delta)
-                .arg(&mut child_pair)
-                .arg(&mut launched);
-            // SAFETY: matches qap_2opt_dyn_step; every buffer is sized for p solutions.
-            unsafe { builder.launch(c.launch.config()) }
-                .map(|_| ())
-                .map_err(c.kernel.launch_error(&c.launch))
-        })?;
-        if launch_children == 0 {
-            break;
-        }
-        // Every 8 steps: if no parent launched a child since the counter was cleared, every
-        // solution is at its local optimum and the last results are applied.
-        if step % 8 == 0 && step > 0 {
-            let count = stream
-                .clone_dtoh(&launched)
-                .map_err(driver("reading the launch counter"))?;
-            if count[0] == 0 {
+        let first = (round * p as u64) as i32;
+        let mut step = 0i32;
+        // Once the time is up, one more step applies what the last children found.
+        let mut time_up = false;
+        loop {
+            let launch_children = i32::from(step < max_scans && !time_up);
+            if step % 8 == 1 {
+                stream
+                    .memset_zeros(&mut launched)
+                    .map_err(driver("clearing the launch counter"))?;
+            }
+            ctx.timed("a 2opt-dyn step", |c| {
+                let mut builder = stream.launch_builder(c.kernel.function());
+                builder
+                    .arg(c.a)
+                    .arg(c.b)
+                    .arg(&solutions)
+                    .arg(&c.seed)
+                    .arg(&first)
+                    .arg(&step)
+                    .arg(&launch_children)
+                    .arg(&mut perms)
+                    .arg(&mut costs)
+                    .arg(&mut scans)
+                    .arg(&mut active)
+                    .arg(&mut child_delta)
+                    .arg(&mut child_pair)
+                    .arg(&mut launched);
+                // SAFETY: matches qap_2opt_dyn_step; every buffer is sized for p solutions.
+                unsafe { builder.launch(c.launch.config()) }
+                    .map(|_| ())
+                    .map_err(c.kernel.launch_error(&c.launch))
+            })?;
+            if launch_children == 0 {
                 break;
             }
+            // Every 8 steps: if no parent launched a child since the counter was cleared,
+            // every solution is at its local optimum and the last results are applied.
+            if step % 8 == 0 && step > 0 {
+                let count = stream
+                    .clone_dtoh(&launched)
+                    .map_err(driver("reading the launch counter"))?;
+                if count[0] == 0 {
+                    break;
+                }
+            }
+            time_up = ctx.timed_out();
+            step += 1;
         }
-        time_up = ctx.timed_out();
-        step += 1;
+        let host_costs = stream.clone_dtoh(&costs).map_err(driver("reading costs"))?;
+        let host_scans = stream
+            .clone_dtoh(&scans)
+            .map_err(driver("reading scan counts"))?;
+        iterations += host_scans.iter().map(|&s| s.max(0) as u64).sum::<u64>();
+        let (cost, index) = RunContext::best_of(&host_costs);
+        if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+            best = Some((
+                cost,
+                first as u64 + index as u64,
+                ctx.read_perm(&perms, index)?,
+            ));
+        }
+        round += 1;
+        let reached = best.as_ref().is_some_and(|(c, _, _)| ctx.offer(*c));
+        if reached
+            || ctx.deadline.is_none()
+            || ctx.timed_out()
+            || (round + 1) * p as u64 > i32::MAX as u64
+        {
+            break;
+        }
     }
-    let host_costs = stream.clone_dtoh(&costs).map_err(driver("reading costs"))?;
-    let host_scans = stream
-        .clone_dtoh(&scans)
-        .map_err(driver("reading scan counts"))?;
-    let done: u64 = host_scans.iter().map(|&s| s.max(0) as u64).sum();
-    let (objective, index) = RunContext::best_of(&host_costs);
+    let (objective, index, solution) = best.expect("at least one round");
     Ok((
         Outcome {
-            solution: ctx.read_perm(&perms, index)?,
+            solution,
             objective,
-            iterations: done,
-            evaluations: done * pairs(n),
+            iterations,
+            evaluations: iterations * pairs(n),
         },
-        index as u64,
+        index,
     ))
 }
 

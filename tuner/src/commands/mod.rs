@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod bench;
+mod bench_hwsw;
 mod bench_pfsp;
 mod bench_qap;
 mod bench_strategies;
@@ -33,6 +34,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Bench(BenchCommand::Measure(args)) => bench::measure(&args),
         Command::Bench(BenchCommand::Qap(args)) => bench_qap::run(&args),
         Command::Bench(BenchCommand::Pfsp(args)) => bench_pfsp::run(&args),
+        Command::Bench(BenchCommand::Hwsw(args)) => bench_hwsw::run(&args),
         Command::Bench(BenchCommand::Strategies(args)) => bench_strategies::run(&args),
         Command::Tune(args) => tune::run(&args),
         Command::Export(args) => export::run(&args),

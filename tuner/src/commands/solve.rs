@@ -235,8 +235,9 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     match instance {
         family::Instance::Qap(_) => {}
         family::Instance::Pfsp(inst) => return solve_gpu_pfsp(args, instance, inst, budget),
+        family::Instance::Hwsw(inst) => return solve_gpu_hwsw(args, inst, budget),
         _ => bail!(
-            "--backend gpu supports the qap and pfsp families for now ({} runs on the CPU)",
+            "--backend gpu supports the qap, pfsp and hwsw families for now ({} runs on the CPU)",
             instance.family()
         ),
     }
@@ -433,6 +434,96 @@ fn solve_gpu_pfsp(
     let algorithm = params.algorithm.name().to_string();
     let config = solvers::gpu::GpuConfig::Pfsp(params);
     run_gpu(&gpu, &config, &cache, instance, &options, algorithm)
+}
+
+/// HW/SW partitioning on the GPU: the GPTS variants (separate, compact, fused: the CPU `sts`'s
+/// moves) or gpts-multi.
+fn solve_gpu_hwsw(
+    args: &SolveArgs,
+    inst: &solvers::hwsw::Instance,
+    budget: Budget,
+) -> Result<Solved> {
+    use solvers::hwsw::gpu::{self as hwsw_gpu, GpuAlgorithm, GpuParams};
+    let mut not_here: Vec<(&str, bool)> = vec![
+        ("--starts", args.starts.is_some()),
+        ("--child-threads", args.child_threads.is_some()),
+        ("--destruction", args.destruction.is_some()),
+        ("--temperature", args.temperature.is_some()),
+        ("--ants", args.ants.is_some()),
+        ("--alpha", args.alpha.is_some()),
+        ("--beta", args.beta.is_some()),
+        ("--rho", args.rho.is_some()),
+        ("--candidates", args.candidates.is_some()),
+    ];
+    let algorithm = match args.algo.as_deref() {
+        Some(name) => GpuAlgorithm::from_name(name).map_err(anyhow::Error::msg)?,
+        None => GpuAlgorithm::DEFAULT,
+    };
+    let multi_only = ["--solutions", "--launch-iterations", "--restart-stall"];
+    not_here.extend(
+        rots_block_flags(args)
+            .into_iter()
+            .filter(|(flag, _)| !multi_only.contains(flag)),
+    );
+    if !algorithm.is_multi() {
+        not_here.push(("--solutions", args.solutions.is_some()));
+        not_here.push(("--launch-iterations", args.launch_iterations.is_some()));
+        not_here.push(("--restart-stall", args.restart_stall.is_some()));
+    }
+    for (flag, given) in not_here {
+        if given {
+            bail!(
+                "{flag} does not apply to hwsw `{}` on the GPU",
+                algorithm.name()
+            );
+        }
+    }
+    let mut params = GpuParams::new(algorithm);
+    if args.threads != 0 {
+        params.threads_per_block = u32::try_from(args.threads).context("--threads is too large")?;
+    }
+    if let Some(t) = args.tenure {
+        params.tabu_length = t;
+    }
+    if let Some(b) = args.solutions {
+        params.searches = b;
+    }
+    if let Some(k) = args.launch_iterations {
+        params.launch_iterations = k;
+    }
+    if let Some(l) = args.restart_stall {
+        params.restart_stall = l;
+    }
+    params.flags = args.nvrtc_flags.clone();
+    if !kernels::gpu::driver_available() {
+        bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
+    }
+    let gpu = kernels::gpu::Gpu::open(args.gpu)?;
+    params.check(inst, &gpu.info).map_err(anyhow::Error::msg)?;
+    let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
+    let options = RunOptions {
+        seed: args.seed,
+        threads: 1,
+        budget,
+    };
+    let run = hwsw_gpu::solve(&gpu, &cache, inst, &params, &options)?;
+    Ok(Solved {
+        gpu: Some(GpuDetails {
+            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
+            solutions: run.searches,
+            threads_per_block: run.launch.block.0,
+            kernel_seconds: run.kernel_seconds,
+            launches: u32::try_from(run.launches).unwrap_or(u32::MAX),
+            registers: run.attributes.registers,
+            local_bytes_per_thread: run.attributes.local_bytes_per_thread,
+            cache: format!("{:?}", run.cache).to_lowercase(),
+            flags: params.flags.clone(),
+        }),
+        outcome: run.outcome,
+        algorithm: algorithm.name().into(),
+        backend: "gpu",
+        threads: run.launch.block.0 as usize,
+    })
 }
 
 /// Runs the bundle an export chose for this instance's class.

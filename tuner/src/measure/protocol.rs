@@ -182,4 +182,8 @@ pub struct SolveResult {
     /// Seconds until the target was reached (target runs that reached it).
     #[serde(default)]
     pub target_s: Option<f64>,
+    /// Throttled measurements repeated before this one (the last is kept, flagged, if the GPU
+    /// stayed throttled).
+    #[serde(default)]
+    pub remeasured: u32,
 }

@@ -189,6 +189,12 @@ fn convert(inst: &CampaignInstance, r: &SolveResult) -> TrialResult {
             .map(|n| format!("; power: {n}"))
             .unwrap_or_default()
     );
+    if r.remeasured > 0 {
+        log.push_str(&format!(
+            "; measured again {} time(s): throttled",
+            r.remeasured
+        ));
+    }
     if m.throttled {
         log.push_str("; THROTTLED during the measurement");
     }
@@ -331,6 +337,50 @@ mod tests {
         assert_eq!(v.defines.get("IG_THREADS").map(String::as_str), Some("128"));
     }
 
+    /// A hwsw point's launch and switches become the kernels' defines.
+    #[test]
+    fn a_hwsw_point_becomes_a_hwsw_configuration() {
+        let r = realised(
+            &[
+                ("variant", Value::Text("fused".into())),
+                ("threads", Value::Int(256)),
+                ("items", Value::Int(4)),
+                ("zero_copy", Value::Int(1)),
+                ("tabu_length", Value::Int(9)),
+            ],
+            &[],
+        );
+        let c = config(Family::Hwsw, &r).unwrap();
+        let GpuConfig::Hwsw(p) = &c else {
+            panic!("a hwsw point became {c:?}")
+        };
+        assert_eq!(
+            (p.threads_per_block, p.items, p.zero_copy, p.tabu_length),
+            (256, 4, true, 9)
+        );
+        let path = std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../data/hwsw/crc32-synthetic.hwsw"
+        ));
+        let inst = solvers::family::load(&path, None, None).unwrap();
+        let target = solvers::gpu::CompileTarget {
+            arch: kernels::Arch(90),
+            optin_shared: 227 * 1024,
+        };
+        let v = c.kernel_variant(&inst, target).unwrap();
+        assert_eq!(
+            v.defines.get("HWSW_ZERO_COPY").map(String::as_str),
+            Some("1")
+        );
+        assert_eq!(v.defines.get("HWSW_ITEMS").map(String::as_str), Some("4"));
+        let mut bad = r.clone();
+        bad.values
+            .insert("zero_copy".into(), Value::Text("maybe".into()));
+        assert!(config(Family::Hwsw, &bad)
+            .unwrap_err()
+            .contains("zero_copy"));
+    }
+
     fn pfsp_instance() -> CampaignInstance {
         let mut i = instance("tai12a.dat");
         let path = std::path::PathBuf::from(concat!(
@@ -369,7 +419,7 @@ mod tests {
         assert!(e.contains("tabu-prefix"), "{e}");
         // A family without GPU kernels says so.
         let e = config(Family::Tsp, &qap_point).unwrap_err();
-        assert!(e.contains("no GPU solver") && e.contains("qap"), "{e}");
+        assert!(e.contains("no GPU solver") && e.contains("hwsw"), "{e}");
         let e = realised(&[("variant", Value::Text("ig-block".into()))], &[]);
         let mut e = e;
         e.values.insert("threads".into(), Value::Int(-4));

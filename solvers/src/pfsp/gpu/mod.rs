@@ -320,7 +320,7 @@ impl crate::gpu::GpuWorkload for GpuParams {
 }
 
 impl crate::gpu::PreparedRun for Prepared {
-    fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+    fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
         let run = Prepared::run(self, gpu, options)?;
         Ok(crate::gpu::GpuRun {
             outcome: run.outcome,

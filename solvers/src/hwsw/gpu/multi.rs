@@ -1,0 +1,250 @@
+//! The `gpts-multi` driver: many independent searches (one per block of `hwsw_multi`), run in
+//! launches of `launch_iterations` iterations each, with elite restarts between launches.
+//!
+//! Every search starts from all-hardware (feasible for every R) and diverges by its own random
+//! 2-flip samples. Between launches the host reads each search's best hardware cost; a search
+//! whose best has not improved for `restart_stall` launches continues from the best solution
+//! of one of the four best searches (drawn at random) with a cleared tabu list, so that the
+//! searches that found nothing follow the ones that did. The answer is the best search's best
+//! solution, which the caller re-scores on the CPU.
+
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use kernels::gpu::{Gpu, Kernel, Launch, Module};
+use kernels::KernelError;
+use rand::Rng;
+
+use super::{driver, upload, GpuParams, Timer};
+use crate::hwsw::{Instance, DEFAULT_STS_ITERATIONS};
+use crate::run::{stream_rng, Outcome, RunOptions};
+
+/// Iterations per search per launch when not given.
+const DEFAULT_LAUNCH_ITERATIONS: u32 = 1000;
+
+pub(super) struct Multi {
+    pub kernel: Kernel,
+    pub launch: Launch,
+    soft: CudaSlice<i64>,
+    hard: CudaSlice<i64>,
+    start: CudaSlice<u32>,
+    node: CudaSlice<i32>,
+    cost: CudaSlice<i64>,
+    x: CudaSlice<u8>,
+    w: CudaSlice<i64>,
+    tabu: CudaSlice<u32>,
+    best_x: CudaSlice<u8>,
+    best_h: CudaSlice<i64>,
+    counts: CudaSlice<u32>,
+    restart: CudaSlice<u32>,
+}
+
+impl Multi {
+    pub fn new(
+        module: &Module,
+        gpu: &Gpu,
+        inst: &Instance,
+        params: &GpuParams,
+    ) -> Result<Multi, KernelError> {
+        let kernel = module.function("hwsw_multi")?;
+        let t = params.threads_per_block;
+        let searches = if params.searches == 0 {
+            kernel.blocks_per_sm(t, 0)?.max(1) * gpu.info.sm_count.max(1)
+        } else {
+            params.searches
+        };
+        let launch = Launch::linear(searches, t);
+        kernel.check_launch(&launch)?;
+        let n = inst.n();
+        let s = searches as usize;
+        let (mut start, mut node, mut cost) = (vec![0u32], Vec::new(), Vec::new());
+        for i in 0..n {
+            for &(k, c) in inst.neighbours(i) {
+                node.push(k as i32);
+                cost.push(c);
+            }
+            start.push(node.len() as u32);
+        }
+        node.push(0);
+        cost.push(0);
+        let stream = gpu.stream();
+        let alloc_u8 = |what: &str| {
+            stream
+                .alloc_zeros::<u8>(s * n)
+                .map_err(driver(&format!("allocating {what} of {s} searches")))
+        };
+        Ok(Multi {
+            soft: upload(gpu, "software costs", inst.software())?,
+            hard: upload(gpu, "hardware costs", inst.hardware())?,
+            start: upload(gpu, "the adjacency", &start)?,
+            node: upload(gpu, "the adjacency", &node)?,
+            cost: upload(gpu, "the adjacency", &cost)?,
+            x: alloc_u8("solutions")?,
+            w: stream
+                .alloc_zeros::<i64>(s * n)
+                .map_err(driver("allocating node deltas"))?,
+            tabu: stream
+                .alloc_zeros::<u32>(s * n)
+                .map_err(driver("allocating tabu lists"))?,
+            best_x: alloc_u8("best solutions")?,
+            best_h: stream
+                .alloc_zeros::<i64>(s)
+                .map_err(driver("allocating best costs"))?,
+            counts: stream
+                .alloc_zeros::<u32>(s)
+                .map_err(driver("allocating iteration counts"))?,
+            restart: stream
+                .alloc_zeros::<u32>(s)
+                .map_err(driver("allocating restart flags"))?,
+            kernel,
+            launch,
+        })
+    }
+
+    /// Runs the searches under the budget: iterations per search (default 2000, as GPTS), a
+    /// time limit, or a target; returns the outcome and the number of elite restarts.
+    pub fn run(
+        &mut self,
+        inst: &Instance,
+        params: &GpuParams,
+        gpu: &Gpu,
+        timer: &mut Timer,
+        options: &RunOptions,
+    ) -> Result<(Outcome, u64), KernelError> {
+        let stream = gpu.stream().clone();
+        let n = inst.n();
+        let s = self.launch.grid.0 as usize;
+        let deadline = options.budget.start(DEFAULT_STS_ITERATIONS);
+        let mut rng = stream_rng(options.seed, 1);
+        stream
+            .memset_zeros(&mut self.x)
+            .map_err(driver("clearing solutions"))?;
+        stream
+            .memcpy_htod(&vec![i64::MAX; s], &mut self.best_h)
+            .map_err(driver("resetting best costs"))?;
+        stream
+            .memcpy_htod(&vec![1u32; s], &mut self.restart)
+            .map_err(driver("marking fresh searches"))?;
+        let started = Instant::now();
+        let per_launch = if params.launch_iterations == 0 {
+            DEFAULT_LAUNCH_ITERATIONS
+        } else {
+            params.launch_iterations
+        };
+        let (mut done, mut restarts) = (0u64, 0u64);
+        let mut best_seen = vec![i64::MAX; s];
+        let mut stalled = vec![0u32; s];
+        let mut last_launch = Duration::ZERO;
+        let (n32, r) = (n as i32, inst.r());
+        let tenure = params.tabu_length as u32;
+        let mut launch_index = 0u64;
+        let mut best_h = vec![i64::MAX; s];
+        while !deadline.reached(done) {
+            // Under a time limit, shorten the launch so it ends near the deadline.
+            let mut iterations = per_launch;
+            if let Some(limit) = options.budget.time_limit {
+                let left = limit.saturating_sub(started.elapsed());
+                if !last_launch.is_zero() {
+                    let per_iteration = last_launch.as_secs_f64() / f64::from(per_launch.max(1));
+                    let fit = (left.as_secs_f64() / per_iteration.max(1e-9)) as u64;
+                    iterations = fit.clamp(1, u64::from(per_launch)) as u32;
+                }
+            }
+            if let Some(total) = options.budget.iterations {
+                iterations = iterations.min(total.saturating_sub(done).max(1) as u32);
+            }
+            let seed = options.seed ^ launch_index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            launch_index += 1;
+            let t0 = Instant::now();
+            timer
+                .start
+                .record(&stream)
+                .map_err(driver("recording an event"))?;
+            let mut builder = stream.launch_builder(self.kernel.function());
+            builder
+                .arg(&self.soft)
+                .arg(&self.hard)
+                .arg(&self.start)
+                .arg(&self.node)
+                .arg(&self.cost)
+                .arg(&n32)
+                .arg(&r)
+                .arg(&mut self.x)
+                .arg(&mut self.w)
+                .arg(&mut self.tabu)
+                .arg(&mut self.best_x)
+                .arg(&mut self.best_h)
+                .arg(&mut self.counts)
+                .arg(&self.restart)
+                .arg(&iterations)
+                .arg(&tenure)
+                .arg(&seed);
+            // SAFETY: matches hwsw_multi; every per-search row holds n entries.
+            unsafe { builder.launch(self.launch.config()) }
+                .map_err(self.kernel.launch_error(&self.launch))?;
+            timer
+                .end
+                .record(&stream)
+                .map_err(driver("recording an event"))?;
+            stream
+                .memcpy_dtoh(&self.best_h, &mut best_h)
+                .map_err(driver("running the searches"))?;
+            timer.seconds += f64::from(
+                timer
+                    .start
+                    .elapsed_ms(&timer.end)
+                    .map_err(driver("reading an event"))?,
+            ) / 1e3;
+            timer.launches += 1;
+            last_launch = t0.elapsed() * per_launch / iterations.max(1);
+            done += u64::from(iterations);
+            let mut order: Vec<usize> = (0..s).collect();
+            order.sort_by_key(|&q| (best_h[q], q));
+            if let Some(&top) = order.first() {
+                deadline.offer(best_h[top]);
+            }
+            let mut flags = vec![0u32; s];
+            for q in 0..s {
+                if best_h[q] < best_seen[q] {
+                    best_seen[q] = best_h[q];
+                    stalled[q] = 0;
+                } else {
+                    stalled[q] += 1;
+                }
+                if params.restart_stall > 0 && stalled[q] >= params.restart_stall && s > 4 {
+                    let elite = order[rng.random_range(0..4)];
+                    if elite != q {
+                        let (src, dst) = (elite * n, q * n);
+                        let row = self.best_x.slice(src..src + n);
+                        let mut target = self.x.slice_mut(dst..dst + n);
+                        stream
+                            .memcpy_dtod(&row, &mut target)
+                            .map_err(driver("copying an elite solution"))?;
+                        flags[q] = 1;
+                        restarts += 1;
+                    }
+                    stalled[q] = 0;
+                }
+            }
+            stream
+                .memcpy_htod(&flags, &mut self.restart)
+                .map_err(driver("marking restarts"))?;
+        }
+        timer.search_seconds = started.elapsed().as_secs_f64();
+        let winner = (0..s).min_by_key(|&q| (best_h[q], q)).unwrap_or(0);
+        let row = stream
+            .clone_dtoh(&self.best_x.slice(winner * n..winner * n + n))
+            .map_err(driver("reading the best solution"))?;
+        let iterations_per_launch_sum = done * s as u64;
+        Ok((
+            Outcome {
+                solution: row.iter().map(|&v| usize::from(v)).collect(),
+                objective: best_h[winner],
+                iterations: iterations_per_launch_sum,
+                evaluations: iterations_per_launch_sum
+                    * (n as u64 + u64::from(params.threads_per_block) * u64::from(params.samples)),
+            },
+            restarts,
+        ))
+    }
+}
