@@ -686,7 +686,15 @@ fn other_users_are_refused() {
         .unwrap();
     assert!(status.success());
     let socket = home.join("d.sock");
-    let mut child = Command::new("setpriv")
+    // Killed however the test ends, a failed assertion included.
+    struct Kill(Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let child = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(&exe)
         .args([
@@ -701,6 +709,7 @@ fn other_users_are_refused() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let child = Kill(child);
     let end = Instant::now() + Duration::from_secs(20);
     while !socket.exists() {
         assert!(Instant::now() < end, "the daemon did not start as nobody");
@@ -712,8 +721,7 @@ fn other_users_are_refused() {
     assert_eq!(meta.uid(), 65534);
     assert_eq!(meta.mode() & 0o777, 0o600);
     let r = request(&socket, b"{\"op\":\"ping\"}\n");
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     assert_eq!(r["ok"], false, "{r}");
     assert!(r["error"].as_str().unwrap().contains("refused"), "{r}");
 }
