@@ -8,8 +8,8 @@ use std::ffi::{c_void, CString};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use cudarc::driver::sys::{self, CUdevice_attribute, CUjitInputType, CUjit_option};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
+use cudarc::driver::sys::{self, CUdevice_attribute, CUevent_flags, CUjitInputType, CUjit_option};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 use serde::{Deserialize, Serialize};
 
@@ -296,6 +296,74 @@ pub struct FunctionAttributes {
     pub static_shared_bytes: u32,
     /// The largest block this function can launch with, given its registers.
     pub max_threads_per_block: u32,
+}
+
+/// Kernel time by CUDA events around enqueued work, and the launches it counted: what every
+/// GPU driver reports as its kernel seconds. One pair of events serves all the timings of a run.
+pub struct KernelClock {
+    start: CudaEvent,
+    end: CudaEvent,
+    /// Seconds between the events, summed.
+    pub seconds: f64,
+    pub launches: u64,
+    /// Set by the driver: wall seconds of its search loop, beside the kernel seconds.
+    pub search_seconds: f64,
+}
+
+impl KernelClock {
+    pub fn new(gpu: &Gpu) -> Result<KernelClock, KernelError> {
+        let event = || {
+            gpu.context()
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(KernelError::driver("creating an event"))
+        };
+        Ok(KernelClock {
+            start: event()?,
+            end: event()?,
+            seconds: 0.0,
+            launches: 0,
+            search_seconds: 0.0,
+        })
+    }
+
+    /// Marks the start of timed work on the GPU's stream.
+    pub fn start(&self, gpu: &Gpu) -> Result<(), KernelError> {
+        self.start
+            .record(gpu.stream())
+            .map_err(KernelError::driver("recording an event"))
+    }
+
+    /// Marks the end, waits for the work (`what` names it in an error) and adds its time and
+    /// `launches`.
+    pub fn stop(&mut self, gpu: &Gpu, what: &str, launches: u64) -> Result<(), KernelError> {
+        self.end
+            .record(gpu.stream())
+            .map_err(KernelError::driver("recording an event"))?;
+        self.end.synchronize().map_err(KernelError::driver(what))?;
+        let ms = self
+            .start
+            .elapsed_ms(&self.end)
+            .map_err(KernelError::driver("reading an event"))?;
+        self.seconds += f64::from(ms) / 1e3;
+        self.launches += launches;
+        Ok(())
+    }
+
+    /// Times `enqueue`, which launches `launches` kernels.
+    pub fn timed<F>(
+        &mut self,
+        gpu: &Gpu,
+        what: &str,
+        launches: u64,
+        enqueue: F,
+    ) -> Result<(), KernelError>
+    where
+        F: FnOnce() -> Result<(), KernelError>,
+    {
+        self.start(gpu)?;
+        enqueue()?;
+        self.stop(gpu, what, launches)
+    }
 }
 
 /// A kernel ready to launch.

@@ -19,9 +19,9 @@
 
 use std::time::{Duration, Instant};
 
-use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute, CUlimit};
+use cudarc::driver::sys::{CUfunction_attribute, CUlimit};
 use cudarc::driver::{CudaSlice, PushKernelArg};
-use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Kernel, Launch};
+use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Kernel, KernelClock, Launch};
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::Instance;
@@ -657,8 +657,7 @@ impl Prepared {
                 .and_then(|limit| Instant::now().checked_add(limit)),
             started: Instant::now(),
             target: options.budget.target.clone(),
-            kernel_seconds: 0.0,
-            launches: 0,
+            clock: KernelClock::new(gpu)?,
         };
         let (outcome, best_index) = match (params.algorithm, &self.child) {
             (GpuAlgorithm::TwoOpt | GpuAlgorithm::TwoOptShared | GpuAlgorithm::Tabu, _) => {
@@ -674,8 +673,8 @@ impl Prepared {
         };
         Ok(GpuRun {
             outcome,
-            kernel_seconds: ctx.kernel_seconds,
-            launches: ctx.launches,
+            kernel_seconds: ctx.clock.seconds,
+            launches: u32::try_from(ctx.clock.launches).unwrap_or(u32::MAX),
             best_index,
             cache: self.cache,
             compile_seconds: self.compile_seconds,
@@ -698,8 +697,7 @@ struct RunContext<'a> {
     started: Instant,
     /// Time-to-target runs stop once the best cost reaches it.
     target: Option<crate::run::Target>,
-    kernel_seconds: f64,
-    launches: u32,
+    clock: KernelClock,
 }
 
 impl RunContext<'_> {
@@ -719,24 +717,10 @@ impl RunContext<'_> {
     where
         F: FnOnce(&Self) -> Result<(), KernelError>,
     {
-        let ctx = self.gpu.context();
-        let event = || {
-            ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(driver("creating an event"))
-        };
-        let (start, end) = (event()?, event()?);
-        let stream = self.gpu.stream();
-        start.record(stream).map_err(driver("recording an event"))?;
+        self.clock.start(self.gpu)?;
         enqueue(self)?;
-        end.record(stream).map_err(driver("recording an event"))?;
-        end.synchronize().map_err(driver(&format!(
-            "{what} of {} ({})",
-            self.kernel.name, self.launch
-        )))?;
-        self.kernel_seconds +=
-            f64::from(start.elapsed_ms(&end).map_err(driver("reading an event"))?) / 1e3;
-        self.launches += 1;
-        Ok(())
+        let what = format!("{what} of {} ({})", self.kernel.name, self.launch);
+        self.clock.stop(self.gpu, &what, 1)
     }
 
     /// The best (cost, index) of a cost array; ties go to the lower index.
@@ -761,6 +745,75 @@ impl RunContext<'_> {
 
 fn pairs(n: usize) -> u64 {
     (n * (n - 1) / 2) as u64
+}
+
+/// Rounds of p new starts (the 2-opt variants and tabu): the best solution over all rounds and
+/// the scans done. Without a time limit one round is the run; with one, rounds follow until
+/// it is spent.
+struct Rounds {
+    p: usize,
+    round: u64,
+    scans: u64,
+    /// (cost, start index, permutation)
+    best: Option<(i64, u64, Vec<usize>)>,
+}
+
+impl Rounds {
+    fn new(p: usize) -> Rounds {
+        Rounds {
+            p,
+            round: 0,
+            scans: 0,
+            best: None,
+        }
+    }
+
+    /// The first start index of the next round.
+    fn first(&self) -> i32 {
+        (self.round * self.p as u64) as i32
+    }
+
+    /// Reads a finished round's costs and scan counts, keeps its best solution if it is better;
+    /// true when the run ends (target reached, no time limit, the time spent, or start indices
+    /// about to leave i32).
+    fn finish(
+        &mut self,
+        ctx: &RunContext,
+        costs: &CudaSlice<i64>,
+        scans: &CudaSlice<i32>,
+        perms: &CudaSlice<i32>,
+    ) -> Result<bool, KernelError> {
+        let stream = ctx.gpu.stream();
+        let host_costs = stream.clone_dtoh(costs).map_err(driver("reading costs"))?;
+        let host_scans = stream
+            .clone_dtoh(scans)
+            .map_err(driver("reading scan counts"))?;
+        self.scans += host_scans.iter().map(|&s| s.max(0) as u64).sum::<u64>();
+        let (cost, index) = RunContext::best_of(&host_costs);
+        if self.best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+            let start = self.round * self.p as u64 + index as u64;
+            self.best = Some((cost, start, ctx.read_perm(perms, index)?));
+        }
+        self.round += 1;
+        let reached = self.best.as_ref().is_some_and(|(c, _, _)| ctx.offer(*c));
+        Ok(reached
+            || ctx.deadline.is_none()
+            || ctx.timed_out()
+            || (self.round + 1) * self.p as u64 > i32::MAX as u64)
+    }
+
+    fn outcome(self, n: usize) -> (Outcome, u64) {
+        let (objective, index, solution) = self.best.expect("at least one round");
+        (
+            Outcome {
+                solution,
+                objective,
+                iterations: self.scans,
+                evaluations: self.scans * pairs(n),
+            },
+            index,
+        )
+    }
 }
 
 fn thread_per_solution(
@@ -790,9 +843,7 @@ fn thread_per_solution(
     let full_budget = budget;
     let tenure = params.tenure.unwrap_or((n as u32 / 4).max(1)) as i32;
     let solutions = p as i32;
-    let mut best: Option<(i64, u64, Vec<usize>)> = None;
-    let (mut iterations, mut evaluations) = (0u64, 0u64);
-    let mut round = 0u64;
+    let mut rounds = Rounds::new(p);
     // A tabu round cannot stop inside its launch, so under a time limit its length follows
     // the clock: a first round of one iteration measures the time per iteration (an
     // overestimate: it carries the start's cost), and each next round gets what fits in 80%
@@ -801,8 +852,8 @@ fn thread_per_solution(
     let timed_tabu = is_tabu && ctx.deadline.is_some();
     let mut round_budget = if timed_tabu { 1 } else { budget };
     loop {
-        let first = (round * p as u64) as i32;
-        let kernel_before = ctx.kernel_seconds;
+        let first = rounds.first();
+        let kernel_before = ctx.clock.seconds;
         let budget = round_budget;
         ctx.timed("running", |c| {
             let mut builder = stream.launch_builder(c.kernel.function());
@@ -822,24 +873,9 @@ fn thread_per_solution(
                 .map(|_| ())
                 .map_err(c.kernel.launch_error(&c.launch))
         })?;
-        let host_costs = stream.clone_dtoh(&costs).map_err(driver("reading costs"))?;
-        let host_scans = stream
-            .clone_dtoh(&scans)
-            .map_err(driver("reading scan counts"))?;
-        let done: u64 = host_scans.iter().map(|&s| s.max(0) as u64).sum();
-        iterations += done;
-        evaluations += done * pairs(n);
-        let (cost, index) = RunContext::best_of(&host_costs);
-        if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
-            best = Some((
-                cost,
-                first as u64 + index as u64,
-                ctx.read_perm(&perms, index)?,
-            ));
-        }
-        round += 1;
+        let stop = rounds.finish(ctx, &costs, &scans, &perms)?;
         if let (true, Some(deadline)) = (timed_tabu, ctx.deadline) {
-            let per_iteration = (ctx.kernel_seconds - kernel_before) / f64::from(budget.max(1));
+            let per_iteration = (ctx.clock.seconds - kernel_before) / f64::from(budget.max(1));
             let left = deadline
                 .saturating_duration_since(Instant::now())
                 .as_secs_f64();
@@ -850,27 +886,11 @@ fn thread_per_solution(
             }
             .min(full_budget);
         }
-        let reached = best.as_ref().is_some_and(|(c, _, _)| ctx.offer(*c));
-        // Without a time limit one round is the run; with one, new starts until it is spent
-        // (and the start index must stay within i32).
-        if reached
-            || ctx.deadline.is_none()
-            || ctx.timed_out()
-            || (round + 1) * p as u64 > i32::MAX as u64
-        {
+        if stop {
             break;
         }
     }
-    let (objective, index, solution) = best.expect("at least one round");
-    Ok((
-        Outcome {
-            solution,
-            objective,
-            iterations,
-            evaluations,
-        },
-        index,
-    ))
+    Ok(rounds.outcome(n))
 }
 
 fn dynamic(
@@ -913,13 +933,11 @@ fn dynamic(
         .or(params.iterations.map(|i| i as i32))
         .unwrap_or(i32::MAX - 1);
     let solutions = p as i32;
-    let mut best: Option<(i64, u64, Vec<usize>)> = None;
-    let mut iterations = 0u64;
-    let mut round = 0u64;
+    let mut rounds = Rounds::new(p);
     // Rounds of p new starts (step 0 of a round draws them): without a time limit one round
     // is the run; with one, rounds follow until it is spent, as for the other 2-opt variants.
     loop {
-        let first = (round * p as u64) as i32;
+        let first = rounds.first();
         let mut step = 0i32;
         // Once the time is up, one more step applies what the last children found.
         let mut time_up = false;
@@ -968,39 +986,11 @@ fn dynamic(
             time_up = ctx.timed_out();
             step += 1;
         }
-        let host_costs = stream.clone_dtoh(&costs).map_err(driver("reading costs"))?;
-        let host_scans = stream
-            .clone_dtoh(&scans)
-            .map_err(driver("reading scan counts"))?;
-        iterations += host_scans.iter().map(|&s| s.max(0) as u64).sum::<u64>();
-        let (cost, index) = RunContext::best_of(&host_costs);
-        if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
-            best = Some((
-                cost,
-                first as u64 + index as u64,
-                ctx.read_perm(&perms, index)?,
-            ));
-        }
-        round += 1;
-        let reached = best.as_ref().is_some_and(|(c, _, _)| ctx.offer(*c));
-        if reached
-            || ctx.deadline.is_none()
-            || ctx.timed_out()
-            || (round + 1) * p as u64 > i32::MAX as u64
-        {
+        if rounds.finish(ctx, &costs, &scans, &perms)? {
             break;
         }
     }
-    let (objective, index, solution) = best.expect("at least one round");
-    Ok((
-        Outcome {
-            solution,
-            objective,
-            iterations,
-            evaluations: iterations * pairs(n),
-        },
-        index,
-    ))
+    Ok(rounds.outcome(n))
 }
 
 fn rots_block(
@@ -1065,7 +1055,7 @@ fn rots_block(
             since_rebase = 0;
         }
         since_rebase += this as u64;
-        let before = ctx.kernel_seconds;
+        let before = ctx.clock.seconds;
         ctx.timed("running", |c| {
             let mut builder = stream.launch_builder(c.kernel.function());
             builder
@@ -1104,7 +1094,7 @@ fn rots_block(
         if params.restart_stall > 0 && p > 1 && spent < total {
             restarts.after_launch(ctx, &best_costs, &best_perms, &mut perms, &mut done)?;
         }
-        let seconds = (ctx.kernel_seconds - before).max(1e-6);
+        let seconds = (ctx.clock.seconds - before).max(1e-6);
         let per_iteration = seconds / this as f64;
         let target = match ctx.deadline {
             Some(d) => d

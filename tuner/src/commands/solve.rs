@@ -235,7 +235,7 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     match instance {
         family::Instance::Qap(_) => {}
         family::Instance::Pfsp(inst) => return solve_gpu_pfsp(args, instance, inst, budget),
-        family::Instance::Hwsw(inst) => return solve_gpu_hwsw(args, inst, budget),
+        family::Instance::Hwsw(inst) => return solve_gpu_hwsw(args, instance, inst, budget),
         _ => bail!(
             "--backend gpu supports the qap, pfsp and hwsw families for now ({} runs on the CPU)",
             instance.family()
@@ -440,10 +440,11 @@ fn solve_gpu_pfsp(
 /// moves) or gpts-multi.
 fn solve_gpu_hwsw(
     args: &SolveArgs,
+    instance: &family::Instance,
     inst: &solvers::hwsw::Instance,
     budget: Budget,
 ) -> Result<Solved> {
-    use solvers::hwsw::gpu::{self as hwsw_gpu, GpuAlgorithm, GpuParams};
+    use solvers::hwsw::gpu::{GpuAlgorithm, GpuParams};
     let mut not_here: Vec<(&str, bool)> = vec![
         ("--starts", args.starts.is_some()),
         ("--child-threads", args.child_threads.is_some()),
@@ -506,24 +507,15 @@ fn solve_gpu_hwsw(
         threads: 1,
         budget,
     };
-    let run = hwsw_gpu::solve(&gpu, &cache, inst, &params, &options)?;
-    Ok(Solved {
-        gpu: Some(GpuDetails {
-            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
-            solutions: run.searches,
-            threads_per_block: run.launch.block.0,
-            kernel_seconds: run.kernel_seconds,
-            launches: u32::try_from(run.launches).unwrap_or(u32::MAX),
-            registers: run.attributes.registers,
-            local_bytes_per_thread: run.attributes.local_bytes_per_thread,
-            cache: format!("{:?}", run.cache).to_lowercase(),
-            flags: params.flags.clone(),
-        }),
-        outcome: run.outcome,
-        algorithm: algorithm.name().into(),
-        backend: "gpu",
-        threads: run.launch.block.0 as usize,
-    })
+    let algorithm = algorithm.name().to_string();
+    run_gpu(
+        &gpu,
+        &solvers::gpu::GpuConfig::Hwsw(params),
+        &cache,
+        instance,
+        &options,
+        algorithm,
+    )
 }
 
 /// Runs the bundle an export chose for this instance's class.

@@ -19,9 +19,7 @@ use kernels::gpu::{Gpu, Kernel, Launch, Module};
 use kernels::KernelError;
 use rand::Rng;
 
-use super::{
-    candidates, chunks, driver, pair_index, pair_of, upload, GpuAlgorithm, GpuParams, Timer,
-};
+use super::{candidates, chunks, driver, pair_index, pair_of, upload, GpuAlgorithm, GpuParams};
 use crate::hwsw::delta::{flip2_costs, single_flip_comms};
 use crate::hwsw::{Instance, DEFAULT_STS_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions, SolverRng};
@@ -341,7 +339,7 @@ pub(super) fn run(
     inst: &Instance,
     params: &GpuParams,
     gpu: &Gpu,
-    timer: &mut Timer,
+    timer: &mut kernels::gpu::KernelClock,
     options: &RunOptions,
 ) -> Result<(Outcome, Moves, u64), KernelError> {
     let n = inst.n();
@@ -395,10 +393,7 @@ pub(super) fn run(
                 epoch = 1;
             }
             if !started {
-                timer
-                    .start
-                    .record(&stream)
-                    .map_err(driver("recording an event"))?;
+                timer.start(gpu)?;
             }
             started = false;
             let launches = enqueue_neighbourhood(
@@ -428,21 +423,7 @@ pub(super) fn run(
             // SAFETY: matches hwsw_tabu; partials hold one slot per block of tabu_launch.
             unsafe { builder.launch(k.tabu_launch.config()) }
                 .map_err(k.tabu.launch_error(&k.tabu_launch))?;
-            timer
-                .end
-                .record(&stream)
-                .map_err(driver("recording an event"))?;
-            timer
-                .end
-                .synchronize()
-                .map_err(driver("evaluating the neighbourhood"))?;
-            timer.seconds += f64::from(
-                timer
-                    .start
-                    .elapsed_ms(&timer.end)
-                    .map_err(driver("reading an event"))?,
-            ) / 1e3;
-            timer.launches += launches + 1;
+            timer.stop(gpu, "evaluating the neighbourhood", launches + 1)?;
             evaluations += total;
             // SAFETY: the kernel wrote these four words and the stream is idle.
             let answer: [u64; 4] =
@@ -510,10 +491,7 @@ pub(super) fn run(
                 }
             }
         }
-        timer
-            .start
-            .record(&stream)
-            .map_err(driver("recording an event"))?;
+        timer.start(gpu)?;
         started = true;
         let (ii, jj) = (i as i32, j as i32);
         let mut builder = stream.launch_builder(k.moves.function());

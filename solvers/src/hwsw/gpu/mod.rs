@@ -28,9 +28,8 @@
 mod gpts;
 mod multi;
 
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice};
-use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Launch};
+use cudarc::driver::CudaSlice;
+use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, KernelClock, Launch};
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::Instance;
@@ -307,8 +306,14 @@ impl crate::gpu::GpuWorkload for GpuParams {
         self.algorithm.name()
     }
 
+    /// Independent searches (one for GPTS; 0 = as many as are resident) and threads per block.
     fn shape(&self) -> (u32, u32) {
-        (self.searches, self.threads_per_block)
+        let searches = if self.algorithm.is_multi() {
+            self.searches
+        } else {
+            1
+        };
+        (searches, self.threads_per_block)
     }
 
     fn flags(&self) -> &[String] {
@@ -520,7 +525,7 @@ impl Prepared {
     /// One run under `options.budget` (iterations, default 2000; wall time; target) from
     /// all-hardware, stopping early after `stall` iterations without improvement.
     pub fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<GpuRun, KernelError> {
-        let mut timer = Timer::new(gpu)?;
+        let mut timer = KernelClock::new(gpu)?;
         let launch = self.launch();
         let (outcome, moves, restarts, searches, attributes) = match &mut self.engine {
             Engine::Gpts { kernels, buffers } => {
@@ -584,32 +589,6 @@ enum Engine {
         buffers: Box<gpts::Buffers>,
     },
     Multi(Box<multi::Multi>),
-}
-
-/// CUDA events around each iteration's GPU work.
-struct Timer {
-    start: CudaEvent,
-    end: CudaEvent,
-    seconds: f64,
-    launches: u64,
-    search_seconds: f64,
-}
-
-impl Timer {
-    fn new(gpu: &Gpu) -> Result<Timer, KernelError> {
-        let event = || {
-            gpu.context()
-                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(driver("creating an event"))
-        };
-        Ok(Timer {
-            start: event()?,
-            end: event()?,
-            seconds: 0.0,
-            launches: 0,
-            search_seconds: 0.0,
-        })
-    }
 }
 
 fn driver(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {

@@ -15,7 +15,7 @@ use kernels::gpu::{Gpu, Kernel, Launch, Module};
 use kernels::KernelError;
 use rand::Rng;
 
-use super::{driver, upload, GpuParams, Timer};
+use super::{driver, upload, GpuParams};
 use crate::hwsw::{Instance, DEFAULT_STS_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
 
@@ -108,7 +108,7 @@ impl Multi {
         inst: &Instance,
         params: &GpuParams,
         gpu: &Gpu,
-        timer: &mut Timer,
+        timer: &mut kernels::gpu::KernelClock,
         options: &RunOptions,
     ) -> Result<(Outcome, u64), KernelError> {
         let stream = gpu.stream().clone();
@@ -156,10 +156,7 @@ impl Multi {
             let seed = options.seed ^ launch_index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
             launch_index += 1;
             let t0 = Instant::now();
-            timer
-                .start
-                .record(&stream)
-                .map_err(driver("recording an event"))?;
+            timer.start(gpu)?;
             let mut builder = stream.launch_builder(self.kernel.function());
             builder
                 .arg(&self.soft)
@@ -182,20 +179,10 @@ impl Multi {
             // SAFETY: matches hwsw_multi; every per-search row holds n entries.
             unsafe { builder.launch(self.launch.config()) }
                 .map_err(self.kernel.launch_error(&self.launch))?;
-            timer
-                .end
-                .record(&stream)
-                .map_err(driver("recording an event"))?;
+            timer.stop(gpu, "running the searches", 1)?;
             stream
                 .memcpy_dtoh(&self.best_h, &mut best_h)
-                .map_err(driver("running the searches"))?;
-            timer.seconds += f64::from(
-                timer
-                    .start
-                    .elapsed_ms(&timer.end)
-                    .map_err(driver("reading an event"))?,
-            ) / 1e3;
-            timer.launches += 1;
+                .map_err(driver("reading the searches' best"))?;
             last_launch = t0.elapsed() * per_launch / iterations.max(1);
             done += u64::from(iterations);
             let mut order: Vec<usize> = (0..s).collect();

@@ -15,9 +15,10 @@ use kernels::gpu::{Gpu, Kernel, Launch, Module};
 use kernels::KernelError;
 use rand::Rng;
 
-use super::{completion_fits_i32, driver, GpuParams, Prepared, Timer};
+use super::{completion_fits_i32, driver, GpuParams, Prepared};
 use crate::pfsp::{neh, Instance, DEFAULT_IG_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
+use kernels::gpu::KernelClock;
 
 /// The most threads per block (the reduction scratch holds 32 warps).
 pub const IG_MAX_THREADS: u32 = 1024;
@@ -74,7 +75,7 @@ pub(super) fn kernels(
 pub(super) fn run(
     prepared: &Prepared,
     gpu: &Gpu,
-    timer: &mut Timer,
+    timer: &mut KernelClock,
     options: &RunOptions,
 ) -> Result<Outcome, KernelError> {
     let inst = &prepared.inst;

@@ -25,9 +25,8 @@ mod tabu;
 
 pub use tabu::{table_entry, threads_for, TabuList};
 
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice};
-use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Kernel, Launch};
+use cudarc::driver::CudaSlice;
+use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Kernel, KernelClock, Launch};
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::tabu::TabuMove;
@@ -465,7 +464,7 @@ impl Prepared {
     /// One run under `options.budget` (iterations: tabu iterations, or IG iterations per walk;
     /// or a time limit) from NEH (tabu) or seeded walks (ig-block).
     pub fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<GpuRun, KernelError> {
-        let mut timer = Timer::new(gpu)?;
+        let mut timer = KernelClock::new(gpu)?;
         let (outcome, moves) = match self.params.algorithm {
             GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
                 tabu::run(self, gpu, &mut timer, options)?
@@ -476,7 +475,7 @@ impl Prepared {
             outcome,
             kernel_seconds: timer.seconds,
             search_seconds: timer.search_seconds,
-            launches: timer.launches,
+            launches: u32::try_from(timer.launches).unwrap_or(u32::MAX),
             moves,
             cache: self.cache,
             compile_seconds: self.compile_seconds,
@@ -484,63 +483,6 @@ impl Prepared {
             attributes: self.kernel.attributes,
             launch: self.launch,
         })
-    }
-}
-
-/// CUDA events around launches: kernel time and launch count.
-struct Timer {
-    start: CudaEvent,
-    end: CudaEvent,
-    seconds: f64,
-    launches: u32,
-    /// Set by the driver: wall time of its search loop.
-    search_seconds: f64,
-}
-
-impl Timer {
-    fn new(gpu: &Gpu) -> Result<Timer, KernelError> {
-        let event = || {
-            gpu.context()
-                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(driver("creating an event"))
-        };
-        Ok(Timer {
-            start: event()?,
-            end: event()?,
-            seconds: 0.0,
-            launches: 0,
-            search_seconds: 0.0,
-        })
-    }
-
-    /// Runs `enqueue` (which launches `launches` kernels) between two events, waits for them
-    /// and adds the time.
-    fn timed<F>(
-        &mut self,
-        gpu: &Gpu,
-        what: &str,
-        launches: u32,
-        enqueue: F,
-    ) -> Result<(), KernelError>
-    where
-        F: FnOnce() -> Result<(), KernelError>,
-    {
-        let stream = gpu.stream();
-        self.start
-            .record(stream)
-            .map_err(driver("recording an event"))?;
-        enqueue()?;
-        self.end
-            .record(stream)
-            .map_err(driver("recording an event"))?;
-        self.end.synchronize().map_err(driver(what))?;
-        self.seconds += f64::from(
-            self.start
-                .elapsed_ms(&self.end)
-                .map_err(driver("reading an event"))?,
-        ) / 1e3;
-        self.launches += launches;
-        Ok(())
     }
 }
 

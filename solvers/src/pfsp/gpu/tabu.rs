@@ -14,10 +14,11 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use kernels::gpu::{Gpu, Kernel, Launch, Module};
 use kernels::KernelError;
 
-use super::{driver, pair_index, pair_of, GpuAlgorithm, GpuParams, Prepared, Timer};
+use super::{driver, pair_index, pair_of, GpuAlgorithm, GpuParams, Prepared};
 use crate::pfsp::tabu::TabuMove;
 use crate::pfsp::{neh, Instance, DEFAULT_TABU_ITERATIONS};
 use crate::run::{Outcome, RunOptions};
+use kernels::gpu::KernelClock;
 
 const KEY_PAIR_BITS: u32 = 22;
 
@@ -77,7 +78,7 @@ enum Table {
 pub(super) fn run(
     prepared: &Prepared,
     gpu: &Gpu,
-    timer: &mut Timer,
+    timer: &mut KernelClock,
     options: &RunOptions,
 ) -> Result<(Outcome, Vec<TabuMove>), KernelError> {
     let inst = &prepared.inst;
@@ -134,34 +135,39 @@ pub(super) fn run(
             .memcpy_htod(&host_control, &mut head)
             .map_err(driver("uploading the sequence and tabu pairs"))?;
         let launches = 1 + u32::from(table.is_some());
-        timer.timed(gpu, "evaluating the neighbourhood", launches, || {
-            if let (Some(table_kernel), Some(t)) = (&prepared.table_kernel, &mut table) {
-                let mut builder = stream.launch_builder(table_kernel.function());
+        timer.timed(
+            gpu,
+            "evaluating the neighbourhood",
+            u64::from(launches),
+            || {
+                if let (Some(table_kernel), Some(t)) = (&prepared.table_kernel, &mut table) {
+                    let mut builder = stream.launch_builder(table_kernel.function());
+                    builder.arg(&prepared.times).arg(&control);
+                    match t {
+                        Table::Narrow(s) => builder.arg(s),
+                        Table::Wide(s) => builder.arg(s),
+                    };
+                    // SAFETY: matches pfsp_parent_table; the table holds n m cells.
+                    unsafe { builder.launch(table_launch.config()) }
+                        .map(|_| ())
+                        .map_err(table_kernel.launch_error(&table_launch))?;
+                }
+                let mut builder = stream.launch_builder(prepared.kernel.function());
                 builder.arg(&prepared.times).arg(&control);
-                match t {
-                    Table::Narrow(s) => builder.arg(s),
-                    Table::Wide(s) => builder.arg(s),
-                };
-                // SAFETY: matches pfsp_parent_table; the table holds n m cells.
-                unsafe { builder.launch(table_launch.config()) }
+                if let Some(t) = &table {
+                    match t {
+                        Table::Narrow(s) => builder.arg(s),
+                        Table::Wide(s) => builder.arg(s),
+                    };
+                }
+                builder.arg(&best_value).arg(&slot).arg(&mut keys);
+                // SAFETY: matches pfsp_tabu_full / pfsp_tabu_prefix; control holds the sequence,
+                // the forbidden count and pairs; keys holds two slots of two keys.
+                unsafe { builder.launch(launch.config()) }
                     .map(|_| ())
-                    .map_err(table_kernel.launch_error(&table_launch))?;
-            }
-            let mut builder = stream.launch_builder(prepared.kernel.function());
-            builder.arg(&prepared.times).arg(&control);
-            if let Some(t) = &table {
-                match t {
-                    Table::Narrow(s) => builder.arg(s),
-                    Table::Wide(s) => builder.arg(s),
-                };
-            }
-            builder.arg(&best_value).arg(&slot).arg(&mut keys);
-            // SAFETY: matches pfsp_tabu_full / pfsp_tabu_prefix; control holds the sequence,
-            // the forbidden count and pairs; keys holds two slots of two keys.
-            unsafe { builder.launch(launch.config()) }
-                .map(|_| ())
-                .map_err(prepared.kernel.launch_error(&launch))
-        })?;
+                    .map_err(prepared.kernel.launch_error(&launch))
+            },
+        )?;
         let base = 2 * slot as usize;
         let found = stream
             .clone_dtoh(&keys.slice(base..base + 2))
