@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds everything the GPU machine needs (it has CUDA but no Rust) into gpu-bundle/:
 # the release `mats` binary, every workspace test binary, and the runner scripts/gpu-run.sh.
-# Then prints the device command. Usage: scripts/gpu-test.sh
+# Then prints the device command. Usage: scripts/gpu-test.sh [TEST-GLOB...]
+# With globs (test target names, e.g. 'gpu' 'tsp_gpu*') only those test binaries are bundled,
+# which keeps the bundle under the device tool's 64 MiB carry limit (the full one is ~80 MB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +29,14 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
         print(m["target"]["name"] + "\t" + m["executable"])
 ' | sort -u | while IFS=$'\t' read -r name exe; do
+        if [ $# -gt 0 ]; then
+            wanted=0
+            for g in "$@"; do
+                # shellcheck disable=SC2254
+                case $name in $g) wanted=1 ;; esac
+            done
+            [ $wanted = 1 ] || continue
+        fi
         cp "$exe" "$bundle/tests/$name-$(basename "$exe" | sed 's/.*-//')"
     done
 strip "$bundle"/bin/* "$bundle"/tests/* 2>/dev/null || true
