@@ -50,10 +50,13 @@ for t in "$bundle"/tests/*; do
     name=$(basename "$t")
     if [ -n "${MATS_GPU_TESTS:-}" ]; then
         wanted=0
+        # No pathname expansion while splitting: 'gpu-*' would otherwise become gpu-bundle.
+        set -f
         for g in $MATS_GPU_TESTS; do
             # shellcheck disable=SC2254
             case $name in $g) wanted=1 ;; esac
         done
+        set +f
         [ $wanted = 1 ] || continue
     fi
     echo "===== $name" >> "$log"
