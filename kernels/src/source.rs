@@ -66,6 +66,15 @@ const HWSW_DEFINES: &[(&str, &str)] = &[
 /// gpts-multi: block size and sampled 2-flips per thread.
 const HWSW_MULTI_DEFINES: &[(&str, &str)] = &[("HWSW_THREADS", "256"), ("MULTI_SAMPLES", "4")];
 
+/// The header shared by the TSP kernels.
+const TSP_HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../tsp/common.cuh"))];
+/// The local search: distance kind, candidates tried per city and tours per block.
+const TSP_LS_DEFINES: &[(&str, &str)] = &[
+    ("TSP_DIST", "0"),
+    ("LS_NEIGHBOURS", "10"),
+    ("LS_WARPS", "4"),
+];
+
 macro_rules! source {
     ($id:literal, $file:literal, [$($entry:literal),*], relocatable = $rdc:literal, test_only = $test:literal) => {
         source!($id, $file, [$($entry),*], relocatable = $rdc, test_only = $test, headers = &[], defines = &[])
@@ -224,6 +233,15 @@ static SOURCES: &[KernelSource] = &[
         test_only = false,
         headers = HWSW_HEADERS,
         defines = HWSW_MULTI_DEFINES
+    ),
+    source!(
+        "tsp/ls-2opt",
+        "tsp/ls-2opt.cu",
+        ["tsp_ls_2opt"],
+        relocatable = false,
+        test_only = false,
+        headers = TSP_HEADERS,
+        defines = TSP_LS_DEFINES
     ),
 ];
 

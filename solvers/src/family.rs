@@ -39,7 +39,7 @@ impl Family {
         match self {
             Family::Qap => &[Algorithm::QapTabu, Algorithm::QapTwoOpt],
             Family::Pfsp => &[Algorithm::PfspIg, Algorithm::PfspTabu],
-            Family::Tsp => &[Algorithm::TspAs],
+            Family::Tsp => &[Algorithm::TspAs, Algorithm::TspMmas],
             Family::Hwsw => &[Algorithm::HwswSts],
         }
     }
@@ -85,6 +85,7 @@ pub enum Algorithm {
     PfspTabu,
     PfspIg,
     TspAs,
+    TspMmas,
     HwswSts,
 }
 
@@ -95,6 +96,7 @@ impl Algorithm {
             Algorithm::QapTabu | Algorithm::PfspTabu => "tabu",
             Algorithm::PfspIg => "ig",
             Algorithm::TspAs => "as",
+            Algorithm::TspMmas => "mmas",
             Algorithm::HwswSts => "sts",
         }
     }
@@ -103,7 +105,7 @@ impl Algorithm {
         match self {
             Algorithm::QapTwoOpt | Algorithm::QapTabu => Family::Qap,
             Algorithm::PfspTabu | Algorithm::PfspIg => Family::Pfsp,
-            Algorithm::TspAs => Family::Tsp,
+            Algorithm::TspAs | Algorithm::TspMmas => Family::Tsp,
             Algorithm::HwswSts => Family::Hwsw,
         }
     }
@@ -113,7 +115,9 @@ impl Algorithm {
         match self {
             Algorithm::QapTwoOpt | Algorithm::QapTabu => &["starts"],
             Algorithm::PfspTabu | Algorithm::HwswSts => &["tenure"],
-            Algorithm::TspAs => &["ants", "alpha", "beta", "rho", "candidates"],
+            Algorithm::TspAs | Algorithm::TspMmas => {
+                &["ants", "alpha", "beta", "rho", "candidates"]
+            }
             Algorithm::PfspIg => &["destruction", "temperature"],
         }
     }
@@ -353,6 +357,16 @@ impl Instance {
                 p.rho = params.rho.unwrap_or(p.rho);
                 p.candidates = params.candidates.unwrap_or(p.candidates);
                 tsp::ant_system(i, &p, options)?
+            }
+            (Instance::Tsp(i), Algorithm::TspMmas) => {
+                let mut p = tsp::MmasParams::default();
+                p.ants = params.ants.unwrap_or(p.ants);
+                p.alpha = params.alpha.unwrap_or(p.alpha);
+                p.beta = params.beta.unwrap_or(p.beta);
+                p.rho = params.rho.unwrap_or(p.rho);
+                p.candidates = params.candidates.unwrap_or(p.candidates);
+                p.ls_neighbours = p.ls_neighbours.min(p.candidates);
+                tsp::mmas(i, &p, options)?
             }
             (Instance::Hwsw(i), Algorithm::HwswSts) => {
                 let mut p = hwsw::StsParams::default();

@@ -255,3 +255,46 @@ fn figure_as_time_per_iteration() {
         );
     }
 }
+
+#[test]
+fn mmas_with_two_opt_finds_the_optimum_of_small_instances_whatever_the_threads() {
+    // MAX-MIN AS with 2-opt closes the gap that AS alone leaves (up to 10% above).
+    for name in ["eil51", "berlin52", "att48"] {
+        let inst = load(name);
+        let bks = solvers::bks::BestKnown::embedded().get(name).unwrap().value;
+        let params = tsp::MmasParams::default();
+        let one = tsp::mmas(&inst, &params, &options(3, 1, 150)).unwrap();
+        let many = tsp::mmas(&inst, &params, &options(3, 0, 150)).unwrap();
+        assert_eq!(
+            one.solution, many.solution,
+            "{name}: depends on the thread count"
+        );
+        solvers::permutation::check(&one.solution, inst.n()).unwrap();
+        assert_eq!(one.objective, inst.tour_length(&one.solution));
+        assert!(one.objective >= bks);
+        assert!(
+            one.objective as f64 <= 1.005 * bks as f64,
+            "{name}: {} vs {bks}",
+            one.objective
+        );
+    }
+}
+
+#[test]
+fn mmas_trail_limits_and_deposit_schedule_follow_acotsp() {
+    let (min, max) = tsp::mmas::trail_limits(0.2, 1000, 50);
+    assert!((max - 1.0 / 200.0).abs() < 1e-15);
+    assert!((min - max / 100.0).abs() < 1e-15);
+    let periods: Vec<u64> = [0, 24, 25, 74, 75, 124, 125, 249, 250, 10_000]
+        .iter()
+        .map(|&i| tsp::mmas::best_so_far_period(i))
+        .collect();
+    assert_eq!(periods, [25, 25, 5, 5, 3, 3, 2, 2, 1, 1]);
+    let bad = tsp::MmasParams {
+        ls_neighbours: 0,
+        ..Default::default()
+    };
+    let inst = load("eil51");
+    let e = tsp::mmas(&inst, &bad, &options(1, 1, 1)).unwrap_err();
+    assert!(e.contains("ls_neighbours"), "{e}");
+}

@@ -373,7 +373,8 @@ pub struct SolveArgs {
     #[command(flatten)]
     pub source: InstanceSource,
     /// Algorithm. CPU: qap `tabu` (robust tabu search, default) or `2opt`; pfsp `ig` (iterated
-    /// greedy, default) or `tabu`; tsp `as` (Ant System); hwsw `sts` (tabu search). GPU (qap):
+    /// greedy, default) or `tabu`; tsp `as` (Ant System) or `mmas` (MAX-MIN AS with 2-opt);
+    /// hwsw `sts` (tabu search). GPU (qap):
     /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default); GPU (pfsp):
     /// `ig-block` (default; tabu-prefix where a walk does not fit), `tabu-full`, `tabu-prefix`.
     #[arg(long, value_name = "NAME")]

@@ -37,8 +37,9 @@ use super::instance::Instance;
 use crate::run::{stream_rng, with_threads, Outcome, RunOptions};
 
 /// Largest instance the n x n matrices (distance, pheromone, eta^beta, choice_info: 32 n^2
-/// bytes) are built for: 10 000 cities take 3.2 GB.
-pub const MAX_AS_CITIES: usize = 10_000;
+/// bytes) are built for: 16 000 cities take 8.2 GB (rl11849, the TSPLIB instance above 10 000
+/// cities the GPU figures use, 4.5 GB).
+pub const MAX_AS_CITIES: usize = 16_000;
 
 /// Most cities x ants of one iteration's tours (8 bytes each: 2 GiB); more ants than this
 /// allows are refused rather than left to abort on a failed allocation.
@@ -238,6 +239,17 @@ impl AntSystem {
 
     pub fn candidates(&self) -> &CandidateLists {
         &self.candidates
+    }
+
+    /// The n x n distance matrix, row-major.
+    pub fn dist(&self) -> &[i64] {
+        &self.dist
+    }
+
+    /// Moves to the next iteration's random streams, for drivers (MAX-MIN AS) that run the
+    /// phases themselves instead of [`AntSystem::iterate`].
+    pub fn advance(&mut self) {
+        self.iteration += 1;
     }
 
     /// `choice_info = tau^alpha * eta^beta` for every pair.

@@ -6,13 +6,19 @@
 //! - [`mod@parse`], the `.tsp` and `.tour` readers;
 //! - [`candidates`], k-nearest-neighbour candidate lists;
 //! - [`ant_system`], the CPU Ant System;
+//! - [`local_search`], 2-opt on candidate lists with don't-look bits;
+//! - [`mmas`], MAX-MIN Ant System with 2-opt (the CPU ACO with local search);
+//! - [`gpu`], the GPU kernels' host side;
 //! - [`features`], features and the size x layout class.
 
 pub mod ant_system;
 pub mod candidates;
 pub mod distance;
 pub mod features;
+pub mod gpu;
 pub mod instance;
+pub mod local_search;
+pub mod mmas;
 pub mod parse;
 
 pub use ant_system::{ant_system, AntSystem, AsParams, InitialPheromone, DEFAULT_AS_ITERATIONS};
@@ -20,4 +26,5 @@ pub use candidates::CandidateLists;
 pub use distance::EdgeWeightType;
 pub use features::{Class, Features, Layout, SizeBand};
 pub use instance::Instance;
+pub use mmas::{mmas, MmasParams, DEFAULT_MMAS_ITERATIONS};
 pub use parse::{looks_like_tsplib, parse, parse_tour, read, read_tour};
