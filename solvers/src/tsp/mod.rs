@@ -12,6 +12,7 @@ pub mod ant_system;
 pub mod candidates;
 pub mod distance;
 pub mod features;
+pub mod gpu;
 pub mod instance;
 pub mod parse;
 
