@@ -606,8 +606,10 @@ impl Trails {
                     .map_err(edges_by_city.launch_error(&launch))?;
                 // One warp owns a row: n warps, 8 per block.
                 let warps_per_block = 8u32;
-                let launch =
-                    Launch::linear((self.n as u32).div_ceil(warps_per_block), 32 * warps_per_block);
+                let launch = Launch::linear(
+                    (self.n as u32).div_ceil(warps_per_block),
+                    32 * warps_per_block,
+                );
                 let mut b = self.stream.launch_builder(self.deposit.function());
                 b.arg(&mut self.pheromone)
                     .arg(&n)

@@ -236,7 +236,10 @@ impl GpuParams {
             bytes += 8 * n * m;
         }
         let per_ant = colony::scratch_bytes_per_ant(self.construction, inst.n()) as u64;
-        let per_block = u64::from(colony::ants_per_block(self.construction, self.threads_for()));
+        let per_block = u64::from(colony::ants_per_block(
+            self.construction,
+            self.threads_for(),
+        ));
         if per_ant * per_block > u64::from(device.max_shared_bytes_per_block_optin) {
             bytes += per_ant * m;
         }
