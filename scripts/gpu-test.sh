@@ -58,7 +58,7 @@ if [ -d ../shared/data ]; then
     mkdir -p "$bundle/shared/data/tsplib/instances"
     cp -r ../shared/data/taillard-pfsp "$bundle/shared/data/"
     cp ../shared/data/tsplib/bks.csv "$bundle/shared/data/tsplib/"
-    for name in d198 pcb442 rat783 pr2392; do
+    for name in d198 pcb442 rat783 pr2392 rl11849; do
         cp "../shared/data/tsplib/instances/$name.tsp" "$bundle/shared/data/tsplib/instances/"
     done
 fi

@@ -66,8 +66,16 @@ const HWSW_DEFINES: &[(&str, &str)] = &[
 /// gpts-multi: block size and sampled 2-flips per thread.
 const HWSW_MULTI_DEFINES: &[(&str, &str)] = &[("HWSW_THREADS", "256"), ("MULTI_SAMPLES", "4")];
 
-/// The header shared by the TSP kernels.
-const TSP_HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../tsp/common.cuh"))];
+/// The headers shared by the TSP kernels: distances and layouts (`common.cuh`), the colony's
+/// random stream, choice information and roulette (`colony.cuh`), evaporation (`evaporate.cuh`).
+const TSP_HEADERS: &[(&str, &str)] = &[
+    ("common.cuh", include_str!("../tsp/common.cuh")),
+    ("colony.cuh", include_str!("../tsp/colony.cuh")),
+    ("evaporate.cuh", include_str!("../tsp/evaporate.cuh")),
+];
+/// The TSP kernels take n at run time; the distance function and the candidate-list length
+/// are defines.
+const TSP_DEFINES: &[(&str, &str)] = &[("TSP_DIST", "0"), ("TSP_K", "32")];
 /// The local search: distance kind, candidates tried per city and tours per block.
 const TSP_LS_DEFINES: &[(&str, &str)] = &[
     ("TSP_DIST", "0"),
@@ -233,6 +241,66 @@ static SOURCES: &[KernelSource] = &[
         test_only = false,
         headers = HWSW_HEADERS,
         defines = HWSW_MULTI_DEFINES
+    ),
+    source!(
+        "tsp/construct-task",
+        "tsp/construct-task.cu",
+        [
+            "tsp_construct_task",
+            "tsp_choice_info",
+            "tsp_candidate_info",
+            "tsp_tour_lengths"
+        ],
+        relocatable = false,
+        test_only = false,
+        headers = TSP_HEADERS,
+        defines = TSP_DEFINES
+    ),
+    source!(
+        "tsp/construct-data",
+        "tsp/construct-data.cu",
+        [
+            "tsp_construct_data",
+            "tsp_choice_info",
+            "tsp_candidate_info",
+            "tsp_tour_lengths"
+        ],
+        relocatable = false,
+        test_only = false,
+        headers = TSP_HEADERS,
+        defines = TSP_DEFINES
+    ),
+    source!(
+        "tsp/construct-data-compressed",
+        "tsp/construct-data-compressed.cu",
+        [
+            "tsp_construct_data_compressed",
+            "tsp_choice_info",
+            "tsp_candidate_info",
+            "tsp_tour_lengths"
+        ],
+        relocatable = false,
+        test_only = false,
+        headers = TSP_HEADERS,
+        defines = TSP_DEFINES
+    ),
+    source!(
+        "tsp/pheromone-atomic",
+        "tsp/pheromone-atomic.cu",
+        ["tsp_evaporate", "tsp_deposit_atomic"],
+        relocatable = false,
+        test_only = false,
+        headers = TSP_HEADERS,
+        defines = TSP_DEFINES
+    ),
+    source!(
+        "tsp/pheromone-gather",
+        "tsp/pheromone-gather.cu",
+        ["tsp_evaporate", "tsp_edges_by_city", "tsp_deposit_gather"],
+        relocatable = false,
+        test_only = false,
+        headers = TSP_HEADERS,
+        defines = TSP_DEFINES
     ),
     source!(
         "tsp/ls-2opt",

@@ -227,4 +227,5 @@ families! {
     Qap => crate::qap::gpu::GpuParams,
     Pfsp => crate::pfsp::gpu::GpuParams,
     Hwsw => crate::hwsw::gpu::GpuParams,
+    Tsp => crate::tsp::gpu::GpuParams,
 }

@@ -194,6 +194,11 @@ pub enum BenchCommand {
     /// all cores) on generated graphs of the paper's sizes in the six CCR x R cases, with the
     /// mean hardware cost; and (with --quality) gpts-multi against GPTS at equal wall time.
     Hwsw(BenchHwswArgs),
+    /// TSP: milliseconds per Ant System iteration (m = n ants: construction, pheromone update,
+    /// choice information) of the GPU construction variants (task, data, data-compressed) and
+    /// pheromone updates (atomic, gather) against the CPU `as` on all cores, with the pheromone
+    /// stage's share of the DRAM bandwidth.
+    Tsp(BenchTspArgs),
     /// Strategies replayed on brute-forced spaces (Kernel Tuner cache files of the FAIR
     /// benchmark hub, or campaigns measured exhaustively): the community's score against random
     /// search and the optimum at budgets from 2% to 50% of each space, one table per space and
@@ -292,6 +297,31 @@ pub struct BenchPfspArgs {
     /// Seeds per instance (1..=SEEDS) for --quality.
     #[arg(long, default_value_t = 1)]
     pub seeds: u64,
+    /// Write the full results as JSON to this file as well.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchTspArgs {
+    /// TSPLIB files, or folders holding d198, pcb442, rat783, pr2392, rl11849 (default: those
+    /// in ../shared/data/tsplib/instances).
+    pub instances: Vec<PathBuf>,
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Seeds per configuration (mean and spread are printed).
+    #[arg(long, default_value_t = 3)]
+    pub seeds: u64,
+    /// GPU iterations per seed (fewer where one iteration takes more than a second).
+    #[arg(long, default_value_t = 20)]
+    pub iterations: u64,
+    /// CPU `as` iterations per seed.
+    #[arg(long, default_value_t = 2)]
+    pub cpu_iterations: u64,
+    /// Skip the CPU `as`.
+    #[arg(long)]
+    pub no_cpu: bool,
     /// Write the full results as JSON to this file as well.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -464,6 +494,13 @@ pub struct SolveArgs {
     /// Candidate list length (tsp `as`, default 32).
     #[arg(long, value_name = "K")]
     pub candidates: Option<usize>,
+    /// Tour construction on the GPU (tsp `as` with --backend gpu): task (one ant per
+    /// thread), data (one ant per warp; default) or data-compressed.
+    #[arg(long, value_name = "VARIANT")]
+    pub construction: Option<String>,
+    /// Pheromone update on the GPU (tsp `as` with --backend gpu): atomic (default) or gather.
+    #[arg(long, value_name = "VARIANT")]
+    pub pheromone: Option<String>,
     /// Print one JSON object instead of text (fields documented in docs/json.md).
     #[arg(long)]
     pub json: bool,

@@ -5,6 +5,7 @@ mod bench_hwsw;
 mod bench_pfsp;
 mod bench_qap;
 mod bench_strategies;
+mod bench_tsp;
 mod devices;
 pub mod export;
 mod instance;
@@ -35,6 +36,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Bench(BenchCommand::Qap(args)) => bench_qap::run(&args),
         Command::Bench(BenchCommand::Pfsp(args)) => bench_pfsp::run(&args),
         Command::Bench(BenchCommand::Hwsw(args)) => bench_hwsw::run(&args),
+        Command::Bench(BenchCommand::Tsp(args)) => bench_tsp::run(&args),
         Command::Bench(BenchCommand::Strategies(args)) => bench_strategies::run(&args),
         Command::Tune(args) => tune::run(&args),
         Command::Export(args) => export::run(&args),

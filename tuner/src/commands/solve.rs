@@ -184,6 +184,8 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         ("--solutions", args.solutions.is_some()),
         ("--child-threads", args.child_threads.is_some()),
         ("--nvrtc-flag", !args.nvrtc_flags.is_empty()),
+        ("--construction", args.construction.is_some()),
+        ("--pheromone", args.pheromone.is_some()),
     ];
     for (flag, given) in gpu_flags.into_iter().chain(rots_block_flags(args)) {
         if given {
@@ -232,6 +234,17 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
 }
 
 fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> Result<Solved> {
+    if let family::Instance::Tsp(inst) = instance {
+        return solve_gpu_tsp(args, instance, inst, budget);
+    }
+    for (flag, given) in [
+        ("--construction", args.construction.is_some()),
+        ("--pheromone", args.pheromone.is_some()),
+    ] {
+        if given {
+            bail!("{flag} applies to tsp on the GPU only");
+        }
+    }
     match instance {
         family::Instance::Qap(_) => {}
         family::Instance::Pfsp(inst) => return solve_gpu_pfsp(args, instance, inst, budget),
@@ -515,6 +528,73 @@ fn solve_gpu_hwsw(
         instance,
         &options,
         algorithm,
+    )
+}
+
+/// The TSP Ant System on the GPU (`--algo as`, the only one): construction and pheromone
+/// variants, and the CPU `as`'s knobs.
+fn solve_gpu_tsp(
+    args: &SolveArgs,
+    instance: &family::Instance,
+    inst: &solvers::tsp::Instance,
+    budget: Budget,
+) -> Result<Solved> {
+    use solvers::tsp::gpu::{Construction, GpuParams, PheromoneUpdate};
+    if let Some(name) = args.algo.as_deref() {
+        if name != "as" {
+            bail!("tsp on the GPU runs `as` (Ant System), not {name:?}");
+        }
+    }
+    let mut not_here: Vec<(&str, bool)> = vec![
+        ("--starts", args.starts.is_some()),
+        ("--tenure", args.tenure.is_some()),
+        ("--child-threads", args.child_threads.is_some()),
+        ("--destruction", args.destruction.is_some()),
+        ("--temperature", args.temperature.is_some()),
+        ("--solutions", args.solutions.is_some()),
+    ];
+    not_here.extend(rots_block_flags(args));
+    for (flag, given) in not_here {
+        if given {
+            bail!("{flag} does not apply to tsp `as` on the GPU");
+        }
+    }
+    let construction = match args.construction.as_deref() {
+        Some(name) => Construction::from_name(name).map_err(anyhow::Error::msg)?,
+        None => Construction::Data,
+    };
+    let mut params = GpuParams::new(construction);
+    if let Some(name) = args.pheromone.as_deref() {
+        params.pheromone = PheromoneUpdate::from_name(name).map_err(anyhow::Error::msg)?;
+    }
+    if args.threads != 0 {
+        params.threads_per_block = u32::try_from(args.threads).context("--threads is too large")?;
+    }
+    params.ants = args.ants.or(params.ants);
+    params.alpha = args.alpha.unwrap_or(params.alpha);
+    params.beta = args.beta.unwrap_or(params.beta);
+    params.rho = args.rho.unwrap_or(params.rho);
+    params.candidates = args.candidates.unwrap_or(params.candidates);
+    params.flags = args.nvrtc_flags.clone();
+    params.as_params().check().map_err(anyhow::Error::msg)?;
+    if !kernels::gpu::driver_available() {
+        bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
+    }
+    let gpu = kernels::gpu::Gpu::open(args.gpu)?;
+    params.check(inst, &gpu.info).map_err(anyhow::Error::msg)?;
+    let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
+    let options = RunOptions {
+        seed: args.seed,
+        threads: 1,
+        budget,
+    };
+    run_gpu(
+        &gpu,
+        &solvers::gpu::GpuConfig::Tsp(params),
+        &cache,
+        instance,
+        &options,
+        "as".to_string(),
     )
 }
 

@@ -1,3 +1,406 @@
-//! The TSP on the GPU: the host side of the kernels in `kernels/tsp/`.
+//! The TSP ant colony on the GPU: the host side of `kernels/tsp/`.
+//!
+//! - [`colony`]: the device state ([`Colony`]) and its stages (`compute_choice_info`,
+//!   `construct`, `evaporate`, `deposit`), which any colony driver can sequence;
+//! - [`ant_system`]: the GPU Ant System on it, the counterpart of the CPU
+//!   [`crate::tsp::ant_system`];
+//! - [`local_search`]: 2-opt with don't-look bits on every tour, one warp per tour;
+//! - [`mmas`]: MAX-MIN Ant System with that local search, the counterpart of the CPU
+//!   [`crate::tsp::mmas`].
+//!
+//! | construction | work unit | notes |
+//! |---|---|---|
+//! | `task` | one ant per thread | sequential roulette over the candidate list, sequential fall-back over all n cities |
+//! | `data` (default) | one ant per warp | warp scan + ballot roulette, warp arg-max fall-back over all n cities |
+//! | `data-compressed` | one ant per warp | `data` with the unvisited cities kept as a compact list: the fall-back scans only those left |
+//!
+//! Pheromone update: `atomic` (default; atomicAdd scatter per edge) or `gather` (each row owned
+//! by one warp, which sums the tours' edges at that city; no atomics, same result on every
+//! run). Both evaporate with clamps (`tau_min`, `tau_max`) so MAX-MIN Ant System can use them.
+//!
+//! Random stream: a counter-based hash of (seed, iteration, ant, step), so tours do not
+//! depend on the launch configuration; it is not the CPU's ChaCha stream, so GPU and CPU
+//! tours agree in distribution (tested by edge frequencies), not tour by tour.
+//!
+//! Sizes: pheromone and choice information are float n x n matrices and the tours m x n ints;
+//! [`GpuParams::check`] refuses, with the figures, a colony that needs more than
+//! [`MEMORY_SHARE`] of the GPU's memory.
 
+pub mod ant_system;
+pub mod colony;
 pub mod local_search;
+
+pub use ant_system::{nearest_neighbour_length, prepare, Prepared, TspGpuRun};
+pub use colony::Colony;
+
+use kernels::gpu::DeviceInfo;
+use kernels::{KernelCache, KernelError, Variant};
+use serde::{Deserialize, Serialize};
+
+use super::Instance;
+use crate::gpu::{CompileTarget, PointValues};
+
+/// Share of the GPU's memory a colony may take (the rest: the context, the CUDA runtime's own
+/// allocations, other processes).
+pub const MEMORY_SHARE: f64 = 0.9;
+
+/// Longest candidate list the kernels take (four entries per lane in the warp variants).
+pub const MAX_GPU_CANDIDATES: usize = 128;
+
+/// Tour construction variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum Construction {
+    Task,
+    Data,
+    DataCompressed,
+}
+
+impl Construction {
+    pub const ALL: [Construction; 3] = [
+        Construction::Task,
+        Construction::Data,
+        Construction::DataCompressed,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Construction::Task => "task",
+            Construction::Data => "data",
+            Construction::DataCompressed => "data-compressed",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Construction, String> {
+        Construction::ALL
+            .into_iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown tsp construction variant {name:?}; known: task, data, data-compressed"
+                )
+            })
+    }
+
+    /// The kernel source id.
+    pub fn source(self) -> &'static str {
+        match self {
+            Construction::Task => "tsp/construct-task",
+            Construction::Data => "tsp/construct-data",
+            Construction::DataCompressed => "tsp/construct-data-compressed",
+        }
+    }
+
+    pub fn entry(self) -> &'static str {
+        match self {
+            Construction::Task => "tsp_construct_task",
+            Construction::Data => "tsp_construct_data",
+            Construction::DataCompressed => "tsp_construct_data_compressed",
+        }
+    }
+
+    /// Threads per block when none are given: 64 ants per block (task), 4 ants (warps).
+    pub fn default_threads(self) -> u32 {
+        match self {
+            Construction::Task => 64,
+            Construction::Data | Construction::DataCompressed => 128,
+        }
+    }
+}
+
+impl TryFrom<String> for Construction {
+    type Error = String;
+    fn try_from(name: String) -> Result<Construction, String> {
+        Construction::from_name(&name)
+    }
+}
+
+impl From<Construction> for String {
+    fn from(c: Construction) -> String {
+        c.name().to_string()
+    }
+}
+
+/// Pheromone update variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum PheromoneUpdate {
+    Atomic,
+    Gather,
+}
+
+impl PheromoneUpdate {
+    pub const ALL: [PheromoneUpdate; 2] = [PheromoneUpdate::Atomic, PheromoneUpdate::Gather];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PheromoneUpdate::Atomic => "atomic",
+            PheromoneUpdate::Gather => "gather",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<PheromoneUpdate, String> {
+        PheromoneUpdate::ALL
+            .into_iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| format!("unknown pheromone update {name:?}; known: atomic, gather"))
+    }
+
+    pub fn source(self) -> &'static str {
+        match self {
+            PheromoneUpdate::Atomic => "tsp/pheromone-atomic",
+            PheromoneUpdate::Gather => "tsp/pheromone-gather",
+        }
+    }
+}
+
+impl TryFrom<String> for PheromoneUpdate {
+    type Error = String;
+    fn try_from(name: String) -> Result<PheromoneUpdate, String> {
+        PheromoneUpdate::from_name(&name)
+    }
+}
+
+impl From<PheromoneUpdate> for String {
+    fn from(c: PheromoneUpdate) -> String {
+        c.name().to_string()
+    }
+}
+
+/// How to run the GPU Ant System.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuParams {
+    pub construction: Construction,
+    pub pheromone: PheromoneUpdate,
+    /// Threads per block of the construction kernel (0 = the variant's default).
+    pub threads_per_block: u32,
+    /// Ants per iteration; `None` means one per city (m = n).
+    pub ants: Option<usize>,
+    pub alpha: f64,
+    pub beta: f64,
+    pub rho: f64,
+    /// Candidate-list length.
+    pub candidates: usize,
+    /// Extra NVRTC/ptxas flags.
+    pub flags: Vec<String>,
+}
+
+impl GpuParams {
+    /// The CPU `as`'s defaults (alpha 1, beta 2, rho 0.5, 32 candidates, m = n).
+    pub fn new(construction: Construction) -> GpuParams {
+        let cpu = super::AsParams::default();
+        GpuParams {
+            construction,
+            pheromone: PheromoneUpdate::Atomic,
+            threads_per_block: 0,
+            ants: cpu.ants,
+            alpha: cpu.alpha,
+            beta: cpu.beta,
+            rho: cpu.rho,
+            candidates: cpu.candidates,
+            flags: Vec::new(),
+        }
+    }
+
+    /// The same parameters as the CPU Ant System takes.
+    pub fn as_params(&self) -> super::AsParams {
+        super::AsParams {
+            ants: self.ants,
+            alpha: self.alpha,
+            beta: self.beta,
+            rho: self.rho,
+            candidates: self.candidates,
+            initial: super::InitialPheromone::Book,
+        }
+    }
+
+    pub fn ants_for(&self, inst: &Instance) -> usize {
+        self.ants.unwrap_or(inst.n())
+    }
+
+    /// The construction kernel's threads per block.
+    pub fn threads_for(&self) -> u32 {
+        if self.threads_per_block == 0 {
+            self.construction.default_threads()
+        } else {
+            self.threads_per_block
+        }
+    }
+
+    /// Device bytes the colony allocates for `inst` (see [`colony`]).
+    pub fn device_bytes(&self, inst: &Instance, device: &DeviceInfo) -> u64 {
+        let n = inst.n() as u64;
+        let m = self.ants_for(inst) as u64;
+        let k = colony::list_length(inst, self.candidates) as u64;
+        let mut bytes = 8 * n * n + 4 * m * n + 8 * m + 8 * n * k;
+        if colony::uses_matrix(inst) {
+            bytes += 4 * n * n;
+        }
+        if self.pheromone == PheromoneUpdate::Gather {
+            bytes += 8 * n * m;
+        }
+        let per_ant = colony::scratch_bytes_per_ant(self.construction, inst.n()) as u64;
+        let per_block = u64::from(colony::ants_per_block(
+            self.construction,
+            self.threads_for(),
+        ));
+        if per_ant * per_block > u64::from(device.max_shared_bytes_per_block_optin) {
+            bytes += per_ant * m;
+        }
+        bytes
+    }
+
+    /// Checks the parameters, the instance and the colony's memory against the device; the
+    /// message names the parameter or the limit with its figures.
+    pub fn check(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
+        self.as_params().check()?;
+        let n = inst.n();
+        if n < 3 {
+            return Err(format!(
+                "the GPU ant colony needs at least 3 cities, {} has {n}",
+                inst.name
+            ));
+        }
+        if self.candidates > MAX_GPU_CANDIDATES {
+            return Err(format!(
+                "parameter `candidates` must be at most {MAX_GPU_CANDIDATES} on the GPU, found {}",
+                self.candidates
+            ));
+        }
+        let m = self.ants_for(inst);
+        if m > i32::MAX as usize / 2 {
+            return Err(format!("parameter `ants` is too large: {m}"));
+        }
+        let t = self.threads_for();
+        let warp_variant = self.construction != Construction::Task;
+        if t == 0 || t > 1024 || (warp_variant && t % 32 != 0) {
+            return Err(format!(
+                "threads per block of {} must be in 1..=1024{}, got {t}",
+                self.construction.name(),
+                if warp_variant {
+                    " and a multiple of 32 (one ant per warp)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if inst.edge_weight_type == super::EdgeWeightType::Explicit {
+            for i in 0..n {
+                for j in i + 1..n {
+                    if inst.dist(i, j) > i64::from(i32::MAX) {
+                        return Err(format!(
+                            "{}: distance d({}, {}) = {} does not fit the GPU's int32 matrix",
+                            inst.name,
+                            i + 1,
+                            j + 1,
+                            inst.dist(i, j)
+                        ));
+                    }
+                }
+            }
+        }
+        let need = self.device_bytes(inst, device);
+        let have = device.total_memory_bytes as f64 * MEMORY_SHARE;
+        if need as f64 > have {
+            // Bytes per n^2 with m = n: the largest instance that fits with one ant per city.
+            let mut per_square = 12.0;
+            if colony::uses_matrix(inst) {
+                per_square += 4.0;
+            }
+            if self.pheromone == PheromoneUpdate::Gather {
+                per_square += 8.0;
+            }
+            if self.construction == Construction::DataCompressed {
+                per_square += 8.0;
+            }
+            let largest = (have / per_square).sqrt() as u64;
+            const GIB: f64 = (1u64 << 30) as f64;
+            return Err(format!(
+                "the GPU ant colony keeps n x n pheromone and choice matrices and m x n tours: \
+                 {} ({n} cities, {m} ants) needs {:.1} GiB, more than {:.0}% of {}'s {:.1} GiB; \
+                 with one ant per city at most about {largest} cities fit (use fewer --ants, or \
+                 the CPU)",
+                inst.name,
+                need as f64 / GIB,
+                MEMORY_SHARE * 100.0,
+                device.name,
+                device.total_memory_bytes as f64 / GIB,
+            ));
+        }
+        Ok(())
+    }
+
+    /// The construction kernel's variant (what the tuner compiles ahead).
+    pub fn variant_for(&self, inst: &Instance, arch: kernels::Arch) -> Variant {
+        colony::construction_variant(self, inst, arch)
+    }
+}
+
+impl crate::gpu::GpuWorkload for GpuParams {
+    type Instance = Instance;
+
+    /// `variant` (construction: task, data, data-compressed) and where set `pheromone`
+    /// (atomic, gather), `threads`, `ants`, `alpha`, `beta`, `rho`, `candidates`.
+    fn from_point(point: &dyn PointValues) -> Result<GpuParams, String> {
+        if !point.defines().is_empty() {
+            return Err("the tsp kernels take no #define parameters from a space".into());
+        }
+        let variant = point.variant("tsp: task, data, data-compressed")?;
+        let mut params = GpuParams::new(Construction::from_name(&variant)?);
+        if let Some(p) = point.text("pheromone") {
+            params.pheromone = PheromoneUpdate::from_name(&p)?;
+        }
+        if let Some(t) = point.count("threads")? {
+            params.threads_per_block = t;
+        }
+        if let Some(a) = point.count::<usize>("ants")? {
+            params.ants = (a > 0).then_some(a);
+        }
+        if let Some(a) = point.float("alpha")? {
+            params.alpha = a;
+        }
+        if let Some(b) = point.float("beta")? {
+            params.beta = b;
+        }
+        if let Some(r) = point.float("rho")? {
+            params.rho = r;
+        }
+        if let Some(k) = point.count("candidates")? {
+            params.candidates = k;
+        }
+        params.flags = point.flags().to_vec();
+        Ok(params)
+    }
+
+    fn variant_name(&self) -> &'static str {
+        self.construction.name()
+    }
+
+    fn shape(&self) -> (u32, u32) {
+        (
+            u32::try_from(self.ants.unwrap_or(0)).unwrap_or(u32::MAX),
+            self.threads_for(),
+        )
+    }
+
+    fn flags(&self) -> &[String] {
+        &self.flags
+    }
+
+    fn check(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
+        GpuParams::check(self, inst, device)
+    }
+
+    fn kernel_variant(&self, inst: &Instance, target: CompileTarget) -> Variant {
+        self.variant_for(inst, target.arch)
+    }
+
+    fn prepare(
+        &self,
+        gpu: &kernels::gpu::Gpu,
+        cache: &KernelCache,
+        inst: &Instance,
+    ) -> Result<Box<dyn crate::gpu::PreparedRun>, KernelError> {
+        Ok(Box::new(prepare(gpu, cache, inst, self)?))
+    }
+}

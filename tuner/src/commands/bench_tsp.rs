@@ -1,0 +1,360 @@
+//! `mats bench tsp`: the GPU Ant System's construction and pheromone variants against the CPU
+//! `as` on all cores, side by side in one run.
+//!
+//! Per instance (default d198, pcb442, rat783, pr2392 and rl11849 from
+//! `../shared/data/tsplib/instances`), m = n ants, 32 candidates, alpha 1, beta 2, rho 0.5:
+//! milliseconds per iteration (construction + pheromone update + choice information, by CUDA
+//! events) of `task`, `data` and `data-compressed` with the atomic update and of `data` with
+//! the gather update, each over `--seeds` seeds (mean, min, max), and of the CPU `as` on all
+//! cores (wall time per iteration; it refuses instances above 10,000 cities). Every GPU run's
+//! best tour is re-scored on the CPU. Each GPU configuration runs `--iterations` iterations per
+//! seed, fewer where one iteration takes more than a second.
+//!
+//! Shares of the chip: the pheromone stage's DRAM traffic (counted bytes: evaporation and
+//! choice information read and write every n x n cell, the deposit reads the tours and updates
+//! 2 m n cells) over its time, against the peak from the memory clock and bus width; and the
+//! construction's ant steps per second.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use cudarc::driver::sys::CUdevice_attribute;
+use kernels::gpu::{self, Gpu};
+use kernels::KernelCache;
+use serde::Serialize;
+use solvers::run::{Budget, RunOptions};
+use solvers::tsp::gpu::{self as tsp_gpu, Construction, GpuParams, PheromoneUpdate};
+use solvers::tsp::{AntSystem, AsParams, Instance};
+
+use crate::cli::BenchTspArgs;
+
+/// The issue's instances.
+pub const DEFAULT_INSTANCES: [&str; 5] = ["d198", "pcb442", "rat783", "pr2392", "rl11849"];
+
+/// The GPU configurations compared: every construction with the atomic update, and `data`
+/// with the gather update.
+const CONFIGS: [(Construction, PheromoneUpdate); 4] = [
+    (Construction::Task, PheromoneUpdate::Atomic),
+    (Construction::Data, PheromoneUpdate::Atomic),
+    (Construction::Data, PheromoneUpdate::Gather),
+    (Construction::DataCompressed, PheromoneUpdate::Atomic),
+];
+
+#[derive(Serialize, Clone, Copy)]
+struct Spread {
+    mean: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Spread {
+    fn of(values: &[f64]) -> Spread {
+        Spread {
+            mean: values.iter().sum::<f64>() / values.len().max(1) as f64,
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct GpuRow {
+    construction: &'static str,
+    pheromone: &'static str,
+    iterations: u64,
+    /// Milliseconds per iteration over seeds: total, construction, pheromone stage.
+    ms_per_iteration: Spread,
+    construct_ms: Spread,
+    pheromone_ms: Spread,
+    /// Pheromone stage: counted DRAM bytes per second / peak.
+    pheromone_bandwidth_share: f64,
+    /// Ant steps (m n per iteration) per second of construction.
+    steps_per_second: f64,
+    best_length: i64,
+    scratch_in_global: bool,
+}
+
+#[derive(Serialize)]
+struct InstanceRow {
+    name: String,
+    n: usize,
+    gpu: Vec<GpuRow>,
+    /// CPU `as` on all cores, ms per iteration (None: refused or skipped).
+    cpu_ms_per_iteration: Option<Spread>,
+    cpu_note: String,
+}
+
+#[derive(Serialize)]
+struct Report {
+    device: String,
+    peak_bandwidth_bytes_per_s: f64,
+    cpu_threads: usize,
+    seeds: u64,
+    instances: Vec<InstanceRow>,
+}
+
+/// Instance files: the arguments (files, or folders holding the default names), else the
+/// default names in ../shared/data/tsplib/instances.
+fn instance_files(args: &BenchTspArgs) -> Result<Vec<PathBuf>> {
+    let in_folder = |dir: &Path| -> Vec<PathBuf> {
+        DEFAULT_INSTANCES
+            .iter()
+            .map(|name| dir.join(format!("{name}.tsp")))
+            .filter(|p| p.is_file())
+            .collect()
+    };
+    if args.instances.is_empty() {
+        let dir = Path::new("../shared/data/tsplib/instances");
+        let found = in_folder(dir);
+        if found.is_empty() {
+            bail!(
+                "no instances given and none of {} found in {}",
+                DEFAULT_INSTANCES.join(", "),
+                dir.display()
+            );
+        }
+        return Ok(found);
+    }
+    let mut files = Vec::new();
+    for p in &args.instances {
+        if p.is_dir() {
+            let found = in_folder(p);
+            if found.is_empty() {
+                bail!(
+                    "{} holds none of {}.tsp",
+                    p.display(),
+                    DEFAULT_INSTANCES.join(".tsp, ")
+                );
+            }
+            files.extend(found);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn peak_bandwidth(gpu: &Gpu) -> Result<f64> {
+    let attribute = |a: CUdevice_attribute| -> Result<f64> {
+        Ok(gpu
+            .context()
+            .attribute(a)
+            .map_err(|e| anyhow::anyhow!("reading {a:?}: {e:?}"))? as f64)
+    };
+    let clock_khz = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?;
+    let bus_bits = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?;
+    // Double data rate.
+    Ok(2.0 * clock_khz * 1e3 * bus_bits / 8.0)
+}
+
+/// DRAM bytes of one pheromone stage (evaporation, deposit of m tours, choice information).
+fn pheromone_bytes(n: usize, m: usize, k: usize, update: PheromoneUpdate) -> f64 {
+    let (n, m, k) = (n as f64, m as f64, k as f64);
+    let evaporate = 8.0 * n * n;
+    let choice = 8.0 * n * n + 12.0 * n * k;
+    let deposit = match update {
+        // Tours read twice (a, b) and 2 m n read-modify-writes of 4 bytes.
+        PheromoneUpdate::Atomic => 8.0 * m * n + 16.0 * m * n,
+        // Tours read, succ/pred written then read, 2 m n cells read and written.
+        PheromoneUpdate::Gather => 8.0 * m * n + 16.0 * m * n + 16.0 * m * n,
+    };
+    evaporate + choice + deposit
+}
+
+pub fn run(args: &BenchTspArgs) -> Result<()> {
+    let files = instance_files(args)?;
+    if !gpu::driver_available() {
+        bail!("bench tsp needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
+    }
+    let gpu = Gpu::open(args.gpu)?;
+    let peak = peak_bandwidth(&gpu)?;
+    let cache = KernelCache::new(KernelCache::default_dir());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let seeds = args.seeds.max(1);
+    println!(
+        "device: {} ({}, {} SMs, DRAM peak {:.0} GB/s); CPU `as` on {threads} threads; \
+         m = n ants, 32 candidates, alpha 1, beta 2, rho 0.5; {seeds} seeds",
+        gpu.info.name,
+        gpu.info.arch,
+        gpu.info.sm_count,
+        peak / 1e9
+    );
+    let mut report = Report {
+        device: gpu.info.name.clone(),
+        peak_bandwidth_bytes_per_s: peak,
+        cpu_threads: threads,
+        seeds,
+        instances: Vec::new(),
+    };
+    for file in &files {
+        let inst = solvers::tsp::read(file).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let n = inst.n();
+        println!("\n{} (n = {n})", inst.name);
+        println!(
+            "  {:<16} {:<8} {:>6} {:>26} {:>10} {:>10} {:>9} {:>12} {:>10}",
+            "construction",
+            "update",
+            "iters",
+            "ms/iteration mean [min, max]",
+            "construct",
+            "pheromone",
+            "BW share",
+            "steps/s",
+            "best"
+        );
+        let mut rows = Vec::new();
+        for (construction, update) in CONFIGS {
+            let mut params = GpuParams::new(construction);
+            params.pheromone = update;
+            if let Err(why) = params.check(&inst, &gpu.info) {
+                println!(
+                    "  {:<16} {:<8} refused: {why}",
+                    construction.name(),
+                    update.name()
+                );
+                continue;
+            }
+            let row = bench_gpu(&gpu, &cache, &inst, &params, args, peak).with_context(|| {
+                format!("{} {}/{}", inst.name, construction.name(), update.name())
+            })?;
+            println!(
+                "  {:<16} {:<8} {:>6} {:>9.3} [{:>6.3}, {:>6.3}] {:>10.3} {:>10.3} {:>8.1}% {:>12.3e} {:>10}{}",
+                row.construction,
+                row.pheromone,
+                row.iterations,
+                row.ms_per_iteration.mean,
+                row.ms_per_iteration.min,
+                row.ms_per_iteration.max,
+                row.construct_ms.mean,
+                row.pheromone_ms.mean,
+                row.pheromone_bandwidth_share * 100.0,
+                row.steps_per_second,
+                row.best_length,
+                if row.scratch_in_global { " (scratch in global memory)" } else { "" }
+            );
+            rows.push(row);
+        }
+        let (cpu, note) = if args.no_cpu {
+            (None, "skipped (--no-cpu)".to_string())
+        } else {
+            match bench_cpu(&inst, args.cpu_iterations.max(1), seeds, threads) {
+                Ok(s) => (Some(s), String::new()),
+                Err(why) => (None, why),
+            }
+        };
+        match &cpu {
+            Some(s) => {
+                println!(
+                    "  {:<16} {:<8} {:>6} {:>9.3} [{:>6.3}, {:>6.3}]",
+                    format!("CPU as x{threads}"),
+                    "",
+                    args.cpu_iterations.max(1),
+                    s.mean,
+                    s.min,
+                    s.max
+                );
+                for row in &rows {
+                    println!(
+                        "    {}/{}: {:.1}x the CPU on all cores",
+                        row.construction,
+                        row.pheromone,
+                        s.mean / row.ms_per_iteration.mean
+                    );
+                }
+            }
+            None => println!("  CPU as: {note}"),
+        }
+        report.instances.push(InstanceRow {
+            name: inst.name.clone(),
+            n,
+            gpu: rows,
+            cpu_ms_per_iteration: cpu,
+            cpu_note: note,
+        });
+    }
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn bench_gpu(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    inst: &Instance,
+    params: &GpuParams,
+    args: &BenchTspArgs,
+    peak: f64,
+) -> Result<GpuRow> {
+    let mut prepared = tsp_gpu::prepare(gpu, cache, inst, params)?;
+    let (n, m, k) = {
+        let colony = prepared.colony();
+        (colony.cities(), colony.ants(), colony.list_length())
+    };
+    let options = |seed: u64, iterations: u64| RunOptions {
+        seed,
+        threads: 1,
+        budget: Budget::iterations(iterations),
+    };
+    // Warm-up (and the size of a run: about a second per seed at most).
+    let warm = prepared.run(gpu, &options(0, 1))?;
+    let one = warm.construct_seconds + warm.pheromone_seconds;
+    let iterations = ((1.0 / one.max(1e-6)) as u64).clamp(1, args.iterations.max(1));
+    let (mut total, mut construct, mut pheromone) = (Vec::new(), Vec::new(), Vec::new());
+    let mut best = i64::MAX;
+    let mut scratch_in_global = false;
+    for seed in 1..=args.seeds.max(1) {
+        let run = prepared.run(gpu, &options(seed, iterations))?;
+        // The driver re-scored the tour; check once more here, as the CLI does.
+        let exact = inst.tour_length(&run.outcome.solution);
+        if exact != run.outcome.objective {
+            bail!("GPU length {} but exact {exact}", run.outcome.objective);
+        }
+        let it = run.outcome.iterations as f64;
+        construct.push(run.construct_seconds * 1e3 / it);
+        pheromone.push(run.pheromone_seconds * 1e3 / it);
+        total.push((run.construct_seconds + run.pheromone_seconds) * 1e3 / it);
+        best = best.min(run.outcome.objective);
+        scratch_in_global = run.scratch_in_global;
+    }
+    let construct_ms = Spread::of(&construct);
+    let pheromone_ms = Spread::of(&pheromone);
+    Ok(GpuRow {
+        construction: params.construction.name(),
+        pheromone: params.pheromone.name(),
+        iterations,
+        ms_per_iteration: Spread::of(&total),
+        construct_ms,
+        pheromone_ms,
+        pheromone_bandwidth_share: pheromone_bytes(n, m, k, params.pheromone)
+            / (pheromone_ms.mean / 1e3)
+            / peak,
+        steps_per_second: (m * n) as f64 / (construct_ms.mean / 1e3),
+        best_length: best,
+        scratch_in_global,
+    })
+}
+
+fn bench_cpu(
+    inst: &Instance,
+    iterations: u64,
+    seeds: u64,
+    threads: usize,
+) -> std::result::Result<Spread, String> {
+    let params = AsParams::default();
+    let mut per_iteration = Vec::new();
+    for seed in 1..=seeds {
+        let ms = solvers::run::with_threads(threads, || -> std::result::Result<f64, String> {
+            let mut state = AntSystem::new(inst, &params, seed)?;
+            let started = Instant::now();
+            for _ in 0..iterations {
+                state.iterate();
+            }
+            Ok(started.elapsed().as_secs_f64() * 1e3 / iterations as f64)
+        })?;
+        per_iteration.push(ms);
+    }
+    Ok(Spread::of(&per_iteration))
+}
