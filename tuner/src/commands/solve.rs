@@ -540,11 +540,13 @@ fn solve_gpu_tsp(
     budget: Budget,
 ) -> Result<Solved> {
     use solvers::tsp::gpu::{Construction, GpuParams, PheromoneUpdate};
-    if let Some(name) = args.algo.as_deref() {
-        if name != "as" {
-            bail!("tsp on the GPU runs `as` (Ant System), not {name:?}");
-        }
-    }
+    let mmas = match args.algo.as_deref() {
+        None | Some("as") => false,
+        Some("mmas") => true,
+        Some(name) => bail!(
+            "tsp on the GPU runs `as` (Ant System) or `mmas` (MAX-MIN AS with 2-opt), not {name:?}"
+        ),
+    };
     let mut not_here: Vec<(&str, bool)> = vec![
         ("--starts", args.starts.is_some()),
         ("--tenure", args.tenure.is_some()),
@@ -556,14 +558,21 @@ fn solve_gpu_tsp(
     not_here.extend(rots_block_flags(args));
     for (flag, given) in not_here {
         if given {
-            bail!("{flag} does not apply to tsp `as` on the GPU");
+            bail!("{flag} does not apply to tsp on the GPU");
         }
     }
     let construction = match args.construction.as_deref() {
         Some(name) => Construction::from_name(name).map_err(anyhow::Error::msg)?,
         None => Construction::Data,
     };
-    let mut params = GpuParams::new(construction);
+    let mut mmas_params = solvers::tsp::gpu::mmas::MmasGpuParams::default();
+    let mut params = if mmas {
+        let mut p = mmas_params.colony.clone();
+        p.construction = construction;
+        p
+    } else {
+        GpuParams::new(construction)
+    };
     if let Some(name) = args.pheromone.as_deref() {
         params.pheromone = PheromoneUpdate::from_name(name).map_err(anyhow::Error::msg)?;
     }
@@ -588,6 +597,12 @@ fn solve_gpu_tsp(
         threads: 1,
         budget,
     };
+    if mmas {
+        mmas_params.colony = params;
+        let prepared = solvers::tsp::gpu::mmas::prepare(&gpu, &cache, inst, &mmas_params)?;
+        let flags = mmas_params.colony.flags.clone();
+        return run_prepared(&gpu, Box::new(prepared), 0, &flags, &options, "mmas".into());
+    }
     run_gpu(
         &gpu,
         &solvers::gpu::GpuConfig::Tsp(params),
@@ -767,8 +782,21 @@ fn run_gpu(
     options: &RunOptions,
     algorithm: String,
 ) -> Result<Solved> {
-    let run = config.prepare(gpu, cache, instance)?.run(gpu, options)?;
+    let prepared = config.prepare(gpu, cache, instance)?;
     let (solutions, _) = config.shape();
+    run_prepared(gpu, prepared, solutions, config.flags(), options, algorithm)
+}
+
+/// One run of a prepared GPU configuration, reported as `mats solve` prints it.
+fn run_prepared(
+    gpu: &kernels::gpu::Gpu,
+    mut prepared: Box<dyn solvers::gpu::PreparedRun>,
+    solutions: u32,
+    flags: &[String],
+    options: &RunOptions,
+    algorithm: String,
+) -> Result<Solved> {
+    let run = prepared.run(gpu, options)?;
     Ok(Solved {
         gpu: Some(GpuDetails {
             device: format!("{} ({})", gpu.info.name, gpu.info.arch),
@@ -784,7 +812,7 @@ fn run_gpu(
             registers: run.attributes.registers,
             local_bytes_per_thread: run.attributes.local_bytes_per_thread,
             cache: format!("{:?}", run.cache).to_lowercase(),
-            flags: config.flags().to_vec(),
+            flags: flags.to_vec(),
         }),
         outcome: run.outcome,
         algorithm,

@@ -108,6 +108,16 @@ pub struct Colony {
     pub resources: Vec<Resources>,
 }
 
+/// Device pointers to an instance's data (see [`Colony::instance_pointers`]).
+#[derive(Debug, Clone, Copy)]
+pub struct InstancePointers {
+    pub coords: u64,
+    pub matrix: u64,
+    pub candidates: u64,
+    /// Length of each candidate list (the row stride of `candidates`).
+    pub k: usize,
+}
+
 fn driver(what: impl Into<String>) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
     KernelError::driver(what.into())
 }
@@ -293,6 +303,24 @@ impl Colony {
     /// The ants' exact tour lengths (`m`).
     pub fn lengths(&self) -> &CudaSlice<i64> {
         &self.lengths
+    }
+
+    /// The ants' tours and lengths, for a stage that changes them (local search).
+    pub fn tours_and_lengths_mut(&mut self) -> (&mut CudaSlice<i32>, &mut CudaSlice<i64>) {
+        (&mut self.tours, &mut self.lengths)
+    }
+
+    /// What another kernel needs to read the instance: the device pointers of the coordinates
+    /// and of the distance matrix (0 for the one `TSP_DIST` does not read) and of the
+    /// candidate lists (n rows of [`Colony::list_length`] cities).
+    pub fn instance_pointers(&self) -> InstancePointers {
+        let (coords, matrix) = self.dist_args();
+        InstancePointers {
+            coords,
+            matrix,
+            candidates: self.candidates.device_ptr(&self.stream).0,
+            k: self.k,
+        }
     }
 
     /// The construction kernel and its launch.

@@ -1,80 +1,12 @@
 //! The host side of `kernels/tsp/ls-2opt.cu`: 2-opt with don't-look bits on every tour of a
-//! device buffer, one warp per tour (see the kernel's header for what each warp owns).
+//! colony, one warp per tour (see the kernel's header for what each warp owns).
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use kernels::gpu::{Gpu, Kernel, KernelClock, Launch, Module};
 use kernels::{KernelError, Variant};
 
-use super::super::candidates::CandidateLists;
-use super::super::distance::EdgeWeightType;
-use super::super::instance::Instance;
-
-/// The most cities whose distances travel as an n x n int32 matrix (GEO, EXPLICIT): 1.6 GB.
-pub const MAX_MATRIX_CITIES: usize = 20_000;
-
-/// How the kernels obtain distances (`TSP_DIST` in kernels/tsp/common.cuh).
-pub fn dist_kind(inst: &Instance) -> u32 {
-    match inst.edge_weight_type {
-        EdgeWeightType::Euc2d => 0,
-        EdgeWeightType::Ceil2d => 1,
-        EdgeWeightType::Att => 2,
-        // GEO needs cos/acos, whose last bits differ between the GPU and libm.
-        EdgeWeightType::Geo | EdgeWeightType::Explicit => 3,
-    }
-}
-
-/// An instance's distances on the device: coordinates, or the matrix for `TSP_DIST` 3.
-pub struct Geometry {
-    pub coords: CudaSlice<f64>,
-    pub matrix: CudaSlice<i32>,
-    pub n: usize,
-}
-
-impl Geometry {
-    pub fn upload(gpu: &Gpu, inst: &Instance) -> Result<Geometry, KernelError> {
-        let n = inst.n();
-        let stream = gpu.stream();
-        let (coords, matrix) = if dist_kind(inst) == 3 {
-            if n > MAX_MATRIX_CITIES {
-                return Err(KernelError::InvalidConfig(format!(
-                    "{}: {} distances travel to the GPU as an n x n matrix, supported up to \
-                     {MAX_MATRIX_CITIES} cities; {n} given",
-                    inst.name,
-                    inst.edge_weight_type.name()
-                )));
-            }
-            let mut matrix = Vec::with_capacity(n * n);
-            for i in 0..n {
-                for j in 0..n {
-                    let d = inst.dist(i, j);
-                    matrix.push(i32::try_from(d).map_err(|_| {
-                        KernelError::InvalidConfig(format!(
-                            "{}: distance {d} between cities {} and {} exceeds the GPU's \
-                             32-bit distances",
-                            inst.name,
-                            i + 1,
-                            j + 1
-                        ))
-                    })?);
-                }
-            }
-            (vec![0.0; 2], matrix)
-        } else {
-            let flat = inst.coords().iter().flat_map(|&(x, y)| [x, y]).collect();
-            (flat, vec![0])
-        };
-        let upload_err = |what: &'static str| KernelError::driver(format!("uploading {what}"));
-        Ok(Geometry {
-            coords: stream
-                .clone_htod(&coords)
-                .map_err(upload_err("coordinates"))?,
-            matrix: stream
-                .clone_htod(&matrix)
-                .map_err(upload_err("distances"))?,
-            n,
-        })
-    }
-}
+use super::colony::{dist_define, InstancePointers};
+use crate::tsp::Instance;
 
 /// Launch and search parameters of the local search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -95,10 +27,11 @@ impl Default for LsParams {
 }
 
 impl LsParams {
-    pub fn check(&self, candidates: usize) -> Result<(), String> {
-        if self.neighbours == 0 || self.neighbours as usize > candidates {
+    /// Checks against the candidate lists' length; the message names the parameter.
+    pub fn check(&self, list_length: usize) -> Result<(), String> {
+        if self.neighbours == 0 || self.neighbours as usize > list_length {
             return Err(format!(
-                "local-search neighbours must be in 1..={candidates} (the candidate list's \
+                "local-search neighbours must be in 1..={list_length} (the candidate lists' \
                  length), got {}",
                 self.neighbours
             ));
@@ -112,12 +45,13 @@ impl LsParams {
         Ok(())
     }
 
-    /// The kernel variant for this instance.
-    pub fn variant(&self, inst: &Instance, arch: kernels::Arch) -> Variant {
-        Variant::new("tsp/ls-2opt", arch)
-            .define("TSP_DIST", dist_kind(inst))
+    /// The kernel variant for this instance (with the colony's extra compiler flags).
+    pub fn variant(&self, inst: &Instance, arch: kernels::Arch, flags: &[String]) -> Variant {
+        let v = Variant::new("tsp/ls-2opt", arch)
+            .define("TSP_DIST", dist_define(inst))
             .define("LS_NEIGHBOURS", self.neighbours)
-            .define("LS_WARPS", self.warps)
+            .define("LS_WARPS", self.warps);
+        flags.iter().fold(v, |v, f| v.flag(f))
     }
 }
 
@@ -125,83 +59,79 @@ impl LsParams {
 pub struct LocalSearch {
     pub kernel: Kernel,
     pub launch: Launch,
-    lists: CudaSlice<i32>,
-    k: i32,
     positions: CudaSlice<i32>,
     dont_look: CudaSlice<u32>,
     moves: CudaSlice<i64>,
+    n: usize,
     tours: usize,
 }
 
 impl LocalSearch {
-    /// For `tours` tours of the instance's n cities, with the candidate lists `lists`.
+    /// For `tours` tours of `n` cities.
     pub fn new(
         module: &Module,
         gpu: &Gpu,
-        lists: &CandidateLists,
         n: usize,
         tours: usize,
         params: &LsParams,
     ) -> Result<LocalSearch, KernelError> {
-        params
-            .check(lists.k())
-            .map_err(KernelError::InvalidConfig)?;
         let kernel = module.function("tsp_ls_2opt")?;
-        let blocks = tours.div_ceil(params.warps as usize);
-        let launch = Launch::linear(
-            u32::try_from(blocks).map_err(|_| {
-                KernelError::InvalidConfig(format!("{tours} tours need too many blocks"))
-            })?,
-            32 * params.warps,
-        );
+        let blocks = u32::try_from(tours.div_ceil(params.warps as usize)).map_err(|_| {
+            KernelError::InvalidConfig(format!("{tours} tours need too many blocks"))
+        })?;
+        let launch = Launch::linear(blocks, 32 * params.warps);
         kernel.check_launch(&launch)?;
         let stream = gpu.stream();
-        let flat: Vec<i32> = lists.as_slice().iter().map(|&c| c as i32).collect();
-        let words = n.div_ceil(32);
         let alloc = |what: &str| KernelError::driver(format!("allocating {what} of {tours} tours"));
         Ok(LocalSearch {
-            lists: stream
-                .clone_htod(&flat)
-                .map_err(KernelError::driver("uploading the candidate lists"))?,
-            k: lists.k() as i32,
             positions: stream
                 .alloc_zeros::<i32>(tours * n)
                 .map_err(alloc("city positions"))?,
             dont_look: stream
-                .alloc_zeros::<u32>(tours * words)
+                .alloc_zeros::<u32>(tours * n.div_ceil(32))
                 .map_err(alloc("don't-look bits"))?,
             moves: stream
                 .alloc_zeros::<i64>(tours)
                 .map_err(alloc("move counts"))?,
             kernel,
             launch,
+            n,
             tours,
         })
     }
 
-    /// Improves the first `self.tours` tours of `tours` (int[m * n]) to 2-opt local optima and
-    /// writes their exact lengths.
+    /// Improves the tours of `tours` (int[m * n], m = the tours this search was built for) to
+    /// 2-opt local optima over the first `neighbours` candidates and writes their exact
+    /// lengths into `lengths`.
     pub fn run(
         &mut self,
         gpu: &Gpu,
-        geometry: &Geometry,
+        instance: InstancePointers,
         tours: &mut CudaSlice<i32>,
         lengths: &mut CudaSlice<i64>,
         clock: &mut KernelClock,
     ) -> Result<(), KernelError> {
-        let n = geometry.n as i32;
-        let m = self.tours as i32;
+        if tours.len() < self.tours * self.n || lengths.len() < self.tours {
+            return Err(KernelError::InvalidConfig(format!(
+                "local search of {} tours of {} cities: buffers hold {} cells and {} lengths",
+                self.tours,
+                self.n,
+                tours.len(),
+                lengths.len()
+            )));
+        }
+        let (n, m, k) = (self.n as i32, self.tours as i32, instance.k as i32);
         // A strictly improving search ends by itself; the cap only bounds a faulty kernel.
         let max_moves = 64i64 * i64::from(n).max(64);
         clock.start(gpu)?;
         let stream = gpu.stream();
         let mut builder = stream.launch_builder(self.kernel.function());
         builder
-            .arg(&geometry.coords)
-            .arg(&geometry.matrix)
+            .arg(&instance.coords)
+            .arg(&instance.matrix)
             .arg(&n)
-            .arg(&self.lists)
-            .arg(&self.k)
+            .arg(&instance.candidates)
+            .arg(&k)
             .arg(tours)
             .arg(&mut self.positions)
             .arg(&mut self.dont_look)
@@ -209,9 +139,9 @@ impl LocalSearch {
             .arg(&mut self.moves)
             .arg(&m)
             .arg(&max_moves);
-        // SAFETY: matches tsp_ls_2opt; tours and positions hold m * n ints, the don't-look
-        // rows m * ceil(n / 32) words, lengths and moves m entries (checked by the callers'
-        // allocations: `tours`/`lengths` come from buffers of at least m tours).
+        // SAFETY: matches tsp_ls_2opt; tours hold m * n ints and lengths m (checked above),
+        // positions m * n, the don't-look rows m * ceil(n / 32) words, moves m; the instance
+        // pointers come from a live colony of the same n.
         unsafe { builder.launch(self.launch.config()) }
             .map_err(self.kernel.launch_error(&self.launch))?;
         clock.stop(gpu, "the 2-opt local search", 1)

@@ -29,6 +29,7 @@
 pub mod ant_system;
 pub mod colony;
 pub mod local_search;
+pub mod mmas;
 
 pub use ant_system::{nearest_neighbour_length, prepare, Prepared, TspGpuRun};
 pub use colony::Colony;
