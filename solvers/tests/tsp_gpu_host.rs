@@ -85,7 +85,8 @@ fn the_issue_instances_fit_an_h100() {
 fn bad_parameters_are_named() {
     let device = h100();
     let inst = random(100);
-    let cases: Vec<(Box<dyn Fn(&mut GpuParams)>, &str)> = vec![
+    type Change = Box<dyn Fn(&mut GpuParams)>;
+    let cases: Vec<(Change, &str)> = vec![
         (Box::new(|p| p.rho = 0.0), "rho"),
         (Box::new(|p| p.candidates = 0), "candidates"),
         (Box::new(|p| p.candidates = 500), "candidates"),
