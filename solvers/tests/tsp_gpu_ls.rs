@@ -12,7 +12,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use solvers::run::{stream_rng, Budget, RunOptions};
 use solvers::tsp::gpu::local_search::{LocalSearch, LsParams};
-use solvers::tsp::gpu::mmas::{self, MmasGpuParams};
+use solvers::tsp::gpu::mmas;
 use solvers::tsp::gpu::{Colony, Construction, GpuParams};
 use solvers::tsp::local_search::has_improving_move;
 use solvers::tsp::{CandidateLists, EdgeWeightType, Instance};
@@ -157,9 +157,11 @@ fn gpu_mmas_reaches_the_optimum_of_small_instances_and_rescores() {
         let inst = shipped(name);
         let bks = solvers::bks::BestKnown::embedded().get(name).unwrap().value;
         for construction in Construction::ALL {
-            let mut params = MmasGpuParams::default();
-            params.colony.construction = construction;
-            params.colony.ants = Some(64);
+            let params = GpuParams {
+                construction,
+                ants: Some(64),
+                ..GpuParams::mmas()
+            };
             let mut prepared = mmas::prepare(&gpu, &cache, &inst, &params).expect("prepares");
             let options = RunOptions {
                 seed: 5,

@@ -390,8 +390,18 @@ fn shipped_campaigns_are_valid() {
             {
                 let point = mats::campaign::config::point_from_table(table).unwrap();
                 let realised = mats::runner::Realised::from(space.realise(&point).unwrap());
-                if let Err(e) = mats::runner::gpu::config(family, &realised) {
-                    panic!("{}: {point}: {e}", path.display());
+                match mats::runner::gpu::config(family, &realised) {
+                    Err(e) => panic!("{}: {point}: {e}", path.display()),
+                    // The TSP campaign starts from MAX-MIN AS with 2-opt, with the space's
+                    // local-search values rather than the workload's defaults.
+                    Ok(config) if family == solvers::family::Family::Tsp => {
+                        let json = serde_json::to_value(&config).unwrap();
+                        let params = &json;
+                        assert_eq!(params["algorithm"], "mmas", "{json}");
+                        assert_eq!(params["local_search"]["warps"], 4, "{json}");
+                        assert_eq!(params["rho"], 0.2, "{json}");
+                    }
+                    Ok(_) => {}
                 }
             }
         }

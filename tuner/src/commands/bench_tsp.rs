@@ -96,9 +96,17 @@ struct Report {
 
 /// Instance files: the arguments (files, or folders holding the default names), else the
 /// default names in ../shared/data/tsplib/instances.
+/// The issue's quality instances (`--quality`).
+pub const QUALITY_INSTANCES: [&str; 3] = ["rat783", "pr2392", "rl11849"];
+
 fn instance_files(args: &BenchTspArgs) -> Result<Vec<PathBuf>> {
+    let defaults: &[&str] = if args.quality {
+        &QUALITY_INSTANCES
+    } else {
+        &DEFAULT_INSTANCES
+    };
     let in_folder = |dir: &Path| -> Vec<PathBuf> {
-        DEFAULT_INSTANCES
+        defaults
             .iter()
             .map(|name| dir.join(format!("{name}.tsp")))
             .filter(|p| p.is_file())
@@ -110,7 +118,7 @@ fn instance_files(args: &BenchTspArgs) -> Result<Vec<PathBuf>> {
         if found.is_empty() {
             bail!(
                 "no instances given and none of {} found in {}",
-                DEFAULT_INSTANCES.join(", "),
+                defaults.join(", "),
                 dir.display()
             );
         }
@@ -124,7 +132,7 @@ fn instance_files(args: &BenchTspArgs) -> Result<Vec<PathBuf>> {
                 bail!(
                     "{} holds none of {}.tsp",
                     p.display(),
-                    DEFAULT_INSTANCES.join(".tsp, ")
+                    defaults.join(".tsp, ")
                 );
             }
             files.extend(found);
@@ -172,6 +180,9 @@ pub fn run(args: &BenchTspArgs) -> Result<()> {
     let cache = KernelCache::new(KernelCache::default_dir());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let seeds = args.seeds.max(1);
+    if args.quality {
+        return quality(&gpu, &cache, &files, args, threads);
+    }
     println!(
         "device: {} ({}, {} SMs, DRAM peak {:.0} GB/s); CPU `as` on {threads} threads; \
          m = n ants, 32 candidates, alpha 1, beta 2, rho 0.5; {seeds} seeds",
@@ -357,4 +368,149 @@ fn bench_cpu(
         per_iteration.push(ms);
     }
     Ok(Spread::of(&per_iteration))
+}
+
+/// One side of a quality comparison on one instance: gaps (%) per seed.
+#[derive(Serialize)]
+struct QualitySide {
+    gaps_percent: Vec<f64>,
+    mean: f64,
+    sd: f64,
+    iterations: Vec<u64>,
+}
+
+impl QualitySide {
+    fn of(gaps: Vec<f64>, iterations: Vec<u64>) -> QualitySide {
+        let k = gaps.len().max(1) as f64;
+        let mean = gaps.iter().sum::<f64>() / k;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (k - 1.0).max(1.0);
+        QualitySide {
+            gaps_percent: gaps,
+            mean,
+            sd: var.sqrt(),
+            iterations,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct QualityRow {
+    instance: String,
+    n: usize,
+    best_known: i64,
+    time_limit_s: f64,
+    gpu: QualitySide,
+    cpu: Option<QualitySide>,
+}
+
+/// `--quality`: GPU MMAS + 2-opt against the CPU `mmas` on all cores at the same wall time.
+fn quality(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    files: &[PathBuf],
+    args: &BenchTspArgs,
+    threads: usize,
+) -> Result<()> {
+    use solvers::tsp::gpu::mmas;
+    if !(args.time_limit > 0.0 && args.time_limit.is_finite()) {
+        bail!("--time-limit must be a positive number of seconds");
+    }
+    let seeds = args.seeds.max(1);
+    let params = GpuParams::mmas();
+    let cpu_params = solvers::tsp::MmasParams::default();
+    println!(
+        "device: {} ({}); MAX-MIN AS + 2-opt at {} s per run, {seeds} seeds: GPU ({} ants, {} \
+         construction, 2-opt over {} candidates) vs CPU `mmas` on {threads} threads ({} ants, \
+         2-opt over {} candidates); gap to the best known value, mean ± sd [per seed]",
+        gpu.info.name,
+        gpu.info.arch,
+        args.time_limit,
+        params.ants.unwrap_or(0),
+        params.construction.name(),
+        params.local_search.neighbours,
+        cpu_params.ants,
+        cpu_params.ls_neighbours,
+    );
+    let known = solvers::bks::BestKnown::embedded();
+    let mut rows = Vec::new();
+    for file in files {
+        let inst = solvers::tsp::read(file).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let Some(bks) = known.get(&inst.name).map(|e| e.value) else {
+            println!("{}: no best-known value, skipped", inst.name);
+            continue;
+        };
+        let gap = |len: i64| 100.0 * (len - bks) as f64 / bks as f64;
+        let options = |seed: u64, threads: usize| RunOptions {
+            seed,
+            threads,
+            budget: Budget::time_limit(std::time::Duration::from_secs_f64(args.time_limit)),
+        };
+        let mut prepared = mmas::prepare(gpu, cache, &inst, &params)
+            .with_context(|| format!("{}: preparing the GPU MMAS", inst.name))?;
+        let (mut gaps, mut iterations) = (Vec::new(), Vec::new());
+        for seed in 1..=seeds {
+            let run = prepared
+                .run(gpu, &options(seed, 1))
+                .with_context(|| format!("{}: GPU MMAS seed {seed}", inst.name))?;
+            gaps.push(gap(run.outcome.objective));
+            iterations.push(run.outcome.iterations);
+        }
+        let gpu_side = QualitySide::of(gaps, iterations);
+        let cpu_side = if args.no_cpu {
+            None
+        } else {
+            let (mut gaps, mut iterations) = (Vec::new(), Vec::new());
+            for seed in 1..=seeds {
+                match solvers::tsp::mmas(&inst, &cpu_params, &options(seed, threads)) {
+                    Ok(out) => {
+                        gaps.push(gap(out.objective));
+                        iterations.push(out.iterations);
+                    }
+                    Err(why) => {
+                        println!("  CPU mmas: {why}");
+                        break;
+                    }
+                }
+            }
+            (!gaps.is_empty()).then(|| QualitySide::of(gaps, iterations))
+        };
+        let show = |s: &QualitySide| {
+            let each: Vec<String> = s.gaps_percent.iter().map(|g| format!("{g:.3}")).collect();
+            let its: Vec<String> = s.iterations.iter().map(|i| i.to_string()).collect();
+            format!(
+                "{:.3} ± {:.3}% [{}] ({} iterations)",
+                s.mean,
+                s.sd,
+                each.join(", "),
+                its.join("/")
+            )
+        };
+        println!("\n{} (n = {}, best known {bks})", inst.name, inst.n());
+        println!("  GPU mmas        {}", show(&gpu_side));
+        if let Some(c) = &cpu_side {
+            println!("  CPU mmas x{threads:<3}  {}", show(c));
+            println!(
+                "  GPU {} the CPU by {:.3} points of gap",
+                if gpu_side.mean < c.mean {
+                    "below"
+                } else {
+                    "NOT below"
+                },
+                (c.mean - gpu_side.mean).abs()
+            );
+        }
+        rows.push(QualityRow {
+            instance: inst.name.clone(),
+            n: inst.n(),
+            best_known: bks,
+            time_limit_s: args.time_limit,
+            gpu: gpu_side,
+            cpu: cpu_side,
+        });
+    }
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&rows)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }

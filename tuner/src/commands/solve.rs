@@ -565,11 +565,11 @@ fn solve_gpu_tsp(
         Some(name) => Construction::from_name(name).map_err(anyhow::Error::msg)?,
         None => Construction::Data,
     };
-    let mut mmas_params = solvers::tsp::gpu::mmas::MmasGpuParams::default();
     let mut params = if mmas {
-        let mut p = mmas_params.colony.clone();
-        p.construction = construction;
-        p
+        GpuParams {
+            construction,
+            ..GpuParams::mmas()
+        }
     } else {
         GpuParams::new(construction)
     };
@@ -597,19 +597,14 @@ fn solve_gpu_tsp(
         threads: 1,
         budget,
     };
-    if mmas {
-        mmas_params.colony = params;
-        let prepared = solvers::tsp::gpu::mmas::prepare(&gpu, &cache, inst, &mmas_params)?;
-        let flags = mmas_params.colony.flags.clone();
-        return run_prepared(&gpu, Box::new(prepared), 0, &flags, &options, "mmas".into());
-    }
+    let algorithm = params.algorithm.name().to_string();
     run_gpu(
         &gpu,
         &solvers::gpu::GpuConfig::Tsp(params),
         &cache,
         instance,
         &options,
-        "as".to_string(),
+        algorithm,
     )
 }
 
@@ -782,21 +777,8 @@ fn run_gpu(
     options: &RunOptions,
     algorithm: String,
 ) -> Result<Solved> {
-    let prepared = config.prepare(gpu, cache, instance)?;
+    let run = config.prepare(gpu, cache, instance)?.run(gpu, options)?;
     let (solutions, _) = config.shape();
-    run_prepared(gpu, prepared, solutions, config.flags(), options, algorithm)
-}
-
-/// One run of a prepared GPU configuration, reported as `mats solve` prints it.
-fn run_prepared(
-    gpu: &kernels::gpu::Gpu,
-    mut prepared: Box<dyn solvers::gpu::PreparedRun>,
-    solutions: u32,
-    flags: &[String],
-    options: &RunOptions,
-    algorithm: String,
-) -> Result<Solved> {
-    let run = prepared.run(gpu, options)?;
     Ok(Solved {
         gpu: Some(GpuDetails {
             device: format!("{} ({})", gpu.info.name, gpu.info.arch),
@@ -812,7 +794,7 @@ fn run_prepared(
             registers: run.attributes.registers,
             local_bytes_per_thread: run.attributes.local_bytes_per_thread,
             cache: format!("{:?}", run.cache).to_lowercase(),
-            flags: flags.to_vec(),
+            flags: config.flags().to_vec(),
         }),
         outcome: run.outcome,
         algorithm,

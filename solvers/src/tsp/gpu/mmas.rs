@@ -7,46 +7,19 @@
 //! iteration's best tour is copied on the device into a one-tour buffer (and read to the host
 //! only when it improves the best so far); evaporation with the trail limits, the deposit of
 //! that one tour (or of the best so far, on the schedule's iterations), choice information.
-//! The GPU runs many more ants per iteration than the CPU (default 256), which is where its
-//! advantage at equal wall time comes from.
+//! The GPU runs many more ants per iteration than the CPU (default 256, [`GpuParams::mmas`]),
+//! which is where its advantage at equal wall time comes from.
 
 use cudarc::driver::CudaSlice;
 use kernels::gpu::{Gpu, Kernel, KernelClock, Launch};
 use kernels::{KernelCache, KernelError};
 
 use super::ant_system::{check_tour, nearest_neighbour_length, TspGpuRun};
-use super::local_search::{LocalSearch, LsParams};
-use super::{Colony, Construction, GpuParams, PheromoneUpdate};
+use super::local_search::LocalSearch;
+use super::{Colony, GpuParams};
 use crate::run::{Outcome, RunOptions};
 use crate::tsp::mmas::{best_so_far_period, trail_limits};
 use crate::tsp::{CandidateLists, Instance, DEFAULT_MMAS_ITERATIONS};
-
-/// How to run the GPU MAX-MIN Ant System.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct MmasGpuParams {
-    /// Construction variant, pheromone update, threads, ants, alpha, beta, rho, candidates,
-    /// compiler flags (shared with the local search).
-    pub colony: GpuParams,
-    pub local_search: LsParams,
-    /// Iterations without a better tour since the last restart before the trails reset.
-    pub restart_stall: u64,
-}
-
-impl Default for MmasGpuParams {
-    fn default() -> Self {
-        let cpu = crate::tsp::MmasParams::default();
-        let mut colony = GpuParams::new(Construction::Data);
-        colony.ants = Some(256);
-        colony.rho = cpu.rho;
-        colony.candidates = cpu.candidates;
-        colony.pheromone = PheromoneUpdate::Atomic;
-        MmasGpuParams {
-            colony,
-            local_search: LsParams::default(),
-            restart_stall: cpu.restart_stall,
-        }
-    }
-}
 
 /// The colony, the local search and the one-tour deposit buffer, built for an instance.
 pub struct Prepared {
@@ -56,7 +29,7 @@ pub struct Prepared {
     deposit_tour: CudaSlice<i32>,
     deposit_length: CudaSlice<i64>,
     inst: Instance,
-    params: MmasGpuParams,
+    params: GpuParams,
     nn_length: i64,
 }
 
@@ -65,16 +38,16 @@ pub fn prepare(
     gpu: &Gpu,
     cache: &KernelCache,
     inst: &Instance,
-    params: &MmasGpuParams,
+    params: &GpuParams,
 ) -> Result<Prepared, KernelError> {
-    let colony = Colony::new(gpu, cache, inst, &params.colony)?;
+    let colony = Colony::new(gpu, cache, inst, params)?;
     params
         .local_search
         .check(colony.list_length())
         .map_err(KernelError::InvalidConfig)?;
     let variant = params
         .local_search
-        .variant(inst, gpu.info.arch, &params.colony.flags);
+        .variant(inst, gpu.info.arch, &params.flags);
     let (compiled, _) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
     let (n, m) = (inst.n(), colony.ants());
@@ -108,7 +81,7 @@ impl Prepared {
         let deadline = options.budget.start(DEFAULT_MMAS_ITERATIONS);
         let stream = gpu.stream().clone();
         let (n, m) = (self.colony.cities(), self.colony.ants());
-        let rho = self.params.colony.rho;
+        let rho = self.params.rho;
         let (mut tau_min, mut tau_max) = trail_limits(rho, self.nn_length, n);
         self.colony.reset_pheromone(tau_max as f32)?;
         self.colony.compute_choice_info()?;
@@ -226,7 +199,7 @@ impl crate::gpu::PreparedRun for Prepared {
             resources: run.resources,
             attributes: run.attributes,
             launch: run.launch,
-            entry: self.params.colony.construction.entry().to_string(),
+            entry: self.params.construction.entry().to_string(),
         })
     }
 

@@ -168,7 +168,41 @@ impl From<PheromoneUpdate> for String {
     }
 }
 
-/// How to run the GPU Ant System.
+/// The colony algorithms on the GPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TspGpuAlgorithm {
+    /// Ant System, every ant deposits (Dawson & Stewart).
+    #[default]
+    As,
+    /// MAX-MIN Ant System with 2-opt on every tour ([`mmas`]).
+    Mmas,
+}
+
+impl TspGpuAlgorithm {
+    pub fn name(self) -> &'static str {
+        match self {
+            TspGpuAlgorithm::As => "as",
+            TspGpuAlgorithm::Mmas => "mmas",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<TspGpuAlgorithm, String> {
+        match name {
+            "as" => Ok(TspGpuAlgorithm::As),
+            "mmas" => Ok(TspGpuAlgorithm::Mmas),
+            _ => Err(format!(
+                "unknown tsp GPU algorithm {name:?}; known: as, mmas"
+            )),
+        }
+    }
+}
+
+fn default_restart_stall() -> u64 {
+    super::MmasParams::default().restart_stall
+}
+
+/// How to run the GPU ant colony.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuParams {
     pub construction: Construction,
@@ -182,6 +216,15 @@ pub struct GpuParams {
     pub rho: f64,
     /// Candidate-list length.
     pub candidates: usize,
+    /// `as` (the paper's Ant System) or `mmas` (MAX-MIN AS with 2-opt local search).
+    #[serde(default)]
+    pub algorithm: TspGpuAlgorithm,
+    /// `mmas`: the 2-opt kernel's candidates per city and tours per block.
+    #[serde(default)]
+    pub local_search: local_search::LsParams,
+    /// `mmas`: iterations without a better tour since the last restart before the trails reset.
+    #[serde(default = "default_restart_stall")]
+    pub restart_stall: u64,
     /// Extra NVRTC/ptxas flags.
     pub flags: Vec<String>,
 }
@@ -199,7 +242,25 @@ impl GpuParams {
             beta: cpu.beta,
             rho: cpu.rho,
             candidates: cpu.candidates,
+            algorithm: TspGpuAlgorithm::As,
+            local_search: local_search::LsParams::default(),
+            restart_stall: default_restart_stall(),
             flags: Vec::new(),
+        }
+    }
+
+    /// MAX-MIN Ant System with 2-opt: the CPU `mmas`'s alpha, beta, rho and candidates, with
+    /// 256 ants (the GPU's ants are cheap; docs/tsp-gpu.md has the ant-count figures).
+    pub fn mmas() -> GpuParams {
+        let cpu = super::MmasParams::default();
+        GpuParams {
+            ants: Some(256),
+            alpha: cpu.alpha,
+            beta: cpu.beta,
+            rho: cpu.rho,
+            candidates: cpu.candidates,
+            algorithm: TspGpuAlgorithm::Mmas,
+            ..GpuParams::new(Construction::Data)
         }
     }
 
@@ -300,6 +361,10 @@ impl GpuParams {
                 }
             }
         }
+        if self.algorithm == TspGpuAlgorithm::Mmas {
+            self.local_search
+                .check(colony::list_length(inst, self.candidates))?;
+        }
         let need = self.device_bytes(inst, device);
         let have = device.total_memory_bytes as f64 * MEMORY_SHARE;
         if need as f64 > have {
@@ -340,14 +405,27 @@ impl GpuParams {
 impl crate::gpu::GpuWorkload for GpuParams {
     type Instance = Instance;
 
-    /// `variant` (construction: task, data, data-compressed) and where set `pheromone`
-    /// (atomic, gather), `threads`, `ants`, `alpha`, `beta`, `rho`, `candidates`.
+    /// `variant` (construction: task, data, data-compressed) and where set `algorithm` (as,
+    /// mmas: its defaults are [`GpuParams::mmas`]), `pheromone` (atomic, gather), `threads`,
+    /// `ants`, `alpha`, `beta`, `rho`, `candidates`, and for mmas `ls_neighbours`, `ls_warps`.
     fn from_point(point: &dyn PointValues) -> Result<GpuParams, String> {
         if !point.defines().is_empty() {
             return Err("the tsp kernels take no #define parameters from a space".into());
         }
         let variant = point.variant("tsp: task, data, data-compressed")?;
-        let mut params = GpuParams::new(Construction::from_name(&variant)?);
+        let mut params = match point.text("algorithm") {
+            Some(a) if TspGpuAlgorithm::from_name(&a)? == TspGpuAlgorithm::Mmas => {
+                GpuParams::mmas()
+            }
+            _ => GpuParams::new(Construction::Data),
+        };
+        params.construction = Construction::from_name(&variant)?;
+        if let Some(k) = point.count("ls_neighbours")? {
+            params.local_search.neighbours = k;
+        }
+        if let Some(w) = point.count("ls_warps")? {
+            params.local_search.warps = w;
+        }
         if let Some(p) = point.text("pheromone") {
             params.pheromone = PheromoneUpdate::from_name(&p)?;
         }
@@ -402,6 +480,9 @@ impl crate::gpu::GpuWorkload for GpuParams {
         cache: &KernelCache,
         inst: &Instance,
     ) -> Result<Box<dyn crate::gpu::PreparedRun>, KernelError> {
-        Ok(Box::new(prepare(gpu, cache, inst, self)?))
+        Ok(match self.algorithm {
+            TspGpuAlgorithm::As => Box::new(prepare(gpu, cache, inst, self)?),
+            TspGpuAlgorithm::Mmas => Box::new(mmas::prepare(gpu, cache, inst, self)?),
+        })
     }
 }
