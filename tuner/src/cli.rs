@@ -415,7 +415,8 @@ pub struct SolveArgs {
     /// greedy, default) or `tabu`; tsp `as` (Ant System) or `mmas` (MAX-MIN AS with 2-opt);
     /// hwsw `sts` (tabu search). GPU (qap):
     /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default); GPU (pfsp):
-    /// `ig-block` (default; tabu-prefix where a walk does not fit), `tabu-full`, `tabu-prefix`.
+    /// `ig-block` (default; tabu-prefix where a walk does not fit), `tabu-full`, `tabu-prefix`;
+    /// GPU (tsp): `mmas` (default) or `as`.
     #[arg(long, value_name = "NAME")]
     pub algo: Option<String>,
     /// Run the tuned configuration for this instance's class from an export folder
