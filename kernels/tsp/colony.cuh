@@ -191,3 +191,15 @@ __device__ __forceinline__ int tsp_warp_roulette(const float (&weights)[TSP_C], 
     }
     return pick;
 }
+
+// The city in candidate slot `pick` of the warp's list (slot l * TSP_C + c lives in lane l's
+// cities[c]), for every lane.
+__device__ __forceinline__ int tsp_warp_city(const int (&cities)[TSP_C], int pick, int lane)
+{
+    int mine = -1;
+#pragma unroll
+    for (int c = 0; c < TSP_C; ++c)
+        if (lane * TSP_C + c == pick)
+            mine = cities[c];
+    return __shfl_sync(TSP_FULL_MASK, mine, pick / TSP_C);
+}

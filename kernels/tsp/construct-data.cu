@@ -59,12 +59,7 @@ extern "C" __global__ void tsp_construct_data(const float* __restrict__ choice,
         const int pick = tsp_warp_roulette(weights, lane, tsp_uniform(seed, iteration, ant, step));
         int next;
         if (pick >= 0) {
-            int mine = -1;
-#pragma unroll
-            for (int c = 0; c < TSP_C; ++c)
-                if (lane * TSP_C + c == pick)
-                    mine = cities[c];
-            next = __shfl_sync(TSP_FULL_MASK, mine, pick / TSP_C);
+            next = tsp_warp_city(cities, pick, lane);
         } else {
             const float* row = choice + (size_t)current * n;
             float best = -1.0f;

@@ -195,20 +195,26 @@ pub fn check_tour(inst: &Instance, tour: &[usize], length: i64) -> Result<(), Ke
     Ok(())
 }
 
+impl TspGpuRun {
+    /// The family-neutral record of this run (the construction kernel names the entry).
+    pub fn into_gpu_run(self, construction: super::Construction) -> crate::gpu::GpuRun {
+        crate::gpu::GpuRun {
+            outcome: self.outcome,
+            kernel_seconds: self.construct_seconds + self.pheromone_seconds,
+            launches: u32::try_from(self.launches).unwrap_or(u32::MAX),
+            cache: self.cache,
+            compile_seconds: self.compile_seconds,
+            resources: self.resources,
+            attributes: self.attributes,
+            launch: self.launch,
+            entry: construction.entry().to_string(),
+        }
+    }
+}
+
 impl crate::gpu::PreparedRun for Prepared {
     fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
-        let run = Prepared::run(self, gpu, options)?;
-        Ok(crate::gpu::GpuRun {
-            outcome: run.outcome,
-            kernel_seconds: run.construct_seconds + run.pheromone_seconds,
-            launches: u32::try_from(run.launches).unwrap_or(u32::MAX),
-            cache: run.cache,
-            compile_seconds: run.compile_seconds,
-            resources: run.resources,
-            attributes: run.attributes,
-            launch: run.launch,
-            entry: self.params.construction.entry().to_string(),
-        })
+        Ok(Prepared::run(self, gpu, options)?.into_gpu_run(self.params.construction))
     }
 
     fn launch(&self) -> Launch {

@@ -189,18 +189,7 @@ impl Prepared {
 
 impl crate::gpu::PreparedRun for Prepared {
     fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
-        let run = Prepared::run(self, gpu, options)?;
-        Ok(crate::gpu::GpuRun {
-            outcome: run.outcome,
-            kernel_seconds: run.construct_seconds + run.pheromone_seconds,
-            launches: u32::try_from(run.launches).unwrap_or(u32::MAX),
-            cache: run.cache,
-            compile_seconds: run.compile_seconds,
-            resources: run.resources,
-            attributes: run.attributes,
-            launch: run.launch,
-            entry: self.params.construction.entry().to_string(),
-        })
+        Ok(Prepared::run(self, gpu, options)?.into_gpu_run(self.params.construction))
     }
 
     fn launch(&self) -> Launch {
