@@ -555,3 +555,108 @@ fn summary_agrees_with_the_store(
         );
     }
 }
+
+/// `--resume` after a change of what decides a trial's value is refused, naming the changed
+/// keys and the fix, and leaves the store as it was; a change of budget or strategy is
+/// accepted; a renamed campaign is refused instead of starting a second one in the store.
+#[test]
+fn resume_refuses_changed_measurement_settings_and_accepts_budget_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = cpu_campaign("settings", "name = \"random\"", "trials = 4");
+    let path = write_campaign(tmp.path(), "settings", &body);
+    let out = tmp.path().join("out");
+    let (p, o) = (path.to_str().unwrap(), out.to_str().unwrap());
+    ok(&["tune", p, "--out", o, "--quiet"]);
+    let stored = || {
+        let store = results::Store::open(out.join("results.sqlite")).unwrap();
+        let c = store.campaigns().unwrap();
+        assert_eq!(c.len(), 1, "{c:?}");
+        (store.trials(c[0].id).unwrap().len(), c[0].settings.clone())
+    };
+    let (trials, settings) = stored();
+    assert!(trials > 0);
+    assert!(settings["measured_under"].is_object(), "{settings}");
+
+    let refused = |edited: &str, keys: &[&str]| {
+        std::fs::write(&path, edited).unwrap();
+        let err = error_of(&["tune", p, "--out", o, "--quiet", "--resume"]);
+        for key in keys {
+            assert!(err.contains(key), "{key} not named: {err}");
+        }
+        assert!(err.contains("--fresh") && err.contains("--out"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(
+            stored(),
+            (trials, settings.clone()),
+            "a refusal wrote nothing"
+        );
+    };
+    refused(
+        &body.replace("timed_runs = 1", "timed_runs = 2"),
+        &["measurement.timed_runs (1 -> 2)"],
+    );
+    refused(
+        &body.replace("iterations = 300", "iterations = 400"),
+        &["cpu.iterations (300 -> 400)"],
+    );
+    refused(
+        &body.replace("seed = 7", "seed = 7\n[run]\nseeds = 2\n"),
+        &["seeds ([7] -> [7,8])"],
+    );
+    refused(
+        &body.replace(
+            "\"tabu\", threads = 1, starts = 2",
+            "\"tabu\", threads = 1, starts = 4",
+        ),
+        &["cpu.baseline"],
+    );
+    refused(
+        &body.replace(
+            "values = [\"tabu\"]",
+            "values = [\"tabu\"]\n[cpu.overrides.constants]\nmax_threads = 2",
+        ),
+        &["cpu.overrides.constants"],
+    );
+    refused(
+        &body
+            .replace("nug12.dat\"", "nug12.dat\", \"{data}/chr12a.dat\"")
+            .replace("{data}", repo("data/qap").to_str().unwrap()),
+        &["instances.chr12a"],
+    );
+    // The same instance name with other content is a change too.
+    let copy = tmp.path().join("nug12.dat");
+    let text = std::fs::read_to_string(repo("data/qap/nug12.dat")).unwrap();
+    std::fs::write(&copy, text.replacen("12", "12\n", 1)).unwrap();
+    let moved = body.replace(
+        &format!("{}/nug12.dat", repo("data/qap").display()),
+        copy.to_str().unwrap(),
+    );
+    refused(&moved, &["instances.nug12.sha256"]);
+    std::fs::write(&copy, text).unwrap();
+    // Same content elsewhere: accepted (below, with the budget change).
+
+    // Budget and strategy may change: the campaign goes on from the store.
+    std::fs::write(
+        &path,
+        moved
+            .replace("trials = 4", "trials = 6")
+            .replace("name = \"random\"", "name = \"hill-climbing\""),
+    )
+    .unwrap();
+    ok(&["tune", p, "--out", o, "--quiet", "--resume"]);
+    let (after, _) = stored();
+    assert!(after >= trials, "{after} < {trials}");
+
+    // Renamed: refused, naming both names, instead of a second campaign in the store.
+    std::fs::write(
+        &path,
+        body.replace("name = \"settings\"", "name = \"renamed\""),
+    )
+    .unwrap();
+    let err = error_of(&["tune", p, "--out", o, "--quiet", "--resume"]);
+    assert!(
+        err.contains("\"renamed\"") && err.contains("\"settings\"") && err.contains("--fresh"),
+        "{err}"
+    );
+    assert_eq!(stored().0, after);
+}

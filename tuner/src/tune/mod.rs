@@ -7,6 +7,7 @@ mod compile;
 pub mod evaluator;
 mod pipeline;
 mod progress;
+pub mod settings;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -493,6 +494,20 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         .campaigns()?
         .into_iter()
         .find(|c| c.name == file.config.name);
+    if options.mode == StartMode::Resume && existing.is_none() {
+        // A renamed campaign would otherwise start a second campaign beside the first.
+        if let Some(other) = store.campaigns()?.first() {
+            bail!(
+                "cannot resume campaign {:?} in {}: the folder holds campaign {:?} (was the \
+                 campaign renamed?); rename it back in {}, or start a new store: `--fresh` \
+                 (deletes the folder's results) or `--out NEW_FOLDER`",
+                file.config.name,
+                out_dir.display(),
+                other.name,
+                file.path.display()
+            );
+        }
+    }
     if let Some(existing) = &existing {
         if options.mode == StartMode::New {
             let trials = store.trials(existing.id)?.len();
@@ -528,15 +543,50 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         }
     };
 
+    let arch = match &backend {
+        Backend::Gpu { compiles, .. } => Some(compiles.target().arch.0),
+        Backend::Cpu(_) => None,
+    };
+    let nvrtc = (backend.name() == "gpu")
+        .then(kernels::nvrtc::version)
+        .and_then(Result::ok)
+        .map(|(a, b)| format!("{a}.{b}"));
+    let objectives = searches
+        .iter()
+        .map(|(_, o)| crate::campaign::objective_label(*o))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let measured_under = settings::fingerprint(&settings::Inputs {
+        file: &file,
+        objectives: objectives.clone(),
+        mode,
+        seeds: &seeds,
+        backend: backend.name(),
+        arch,
+        nvrtc: nvrtc.clone(),
+        space: &space,
+        setup_table: match choice {
+            BackendChoice::Gpu => "gpu",
+            _ => "cpu",
+        },
+        iterations: setup.iterations,
+        baseline: &baseline,
+        default_point: default_point.as_ref(),
+        instances: &instances,
+    })?;
+    if let (Some(existing), StartMode::Resume) = (&existing, options.mode) {
+        let changes = settings::changes(&existing.settings, &measured_under);
+        if !changes.is_empty() {
+            let trials = store.trials(existing.id)?.len();
+            bail!(settings::refusal(&file, &out_dir, trials, &changes));
+        }
+    }
     let settings = serde_json::json!({
+        (settings::KEY): measured_under,
         "family": instances::family_of(&instances).map(|f| f.name()),
         "backend": backend.name(),
         "device": device_label,
-        "objectives": searches
-            .iter()
-            .map(|(_, o)| crate::campaign::objective_label(*o))
-            .collect::<Vec<_>>()
-            .join(" "),
+        "objectives": objectives,
         "production_runs": file.config.budget.production_runs,
         "run": mode,
         "seeds": seeds,
@@ -554,18 +604,12 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             .display()
             .to_string(),
         "iterations": setup.iterations,
-        "arch": match &backend {
-            Backend::Gpu { compiles, .. } => Some(compiles.target().arch.0),
-            Backend::Cpu(_) => None,
-        },
+        "arch": arch,
         "driver": (backend.name() == "gpu")
             .then(kernels::gpu::driver_version)
             .and_then(Result::ok)
             .map(|(a, b)| format!("{a}.{b}")),
-        "nvrtc": (backend.name() == "gpu")
-            .then(kernels::nvrtc::version)
-            .and_then(Result::ok)
-            .map(|(a, b)| format!("{a}.{b}")),
+        "nvrtc": nvrtc,
         "optin_shared": match &backend {
             Backend::Gpu { compiles, .. } => Some(compiles.target().optin_shared),
             Backend::Cpu(_) => None,
@@ -634,7 +678,11 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     }
     // A shard sees only its classes' winners; the cross-class step needs all of them.
     if classes.len() > 1 && !t.budget.exhausted() && options.shard.is_none() {
-        cross_class(&mut t, &classes, &bests, &baselines)?;
+        let metric = searches
+            .first()
+            .map(|(_, o)| crate::campaign::metrics(*o)[0])
+            .unwrap_or(crate::campaign::Metric::Time);
+        cross_class(&mut t, &classes, &bests, &baselines, metric)?;
     }
     if !t.budget.stopped_by_user() {
         t.budget.verifying = true;
@@ -1136,17 +1184,20 @@ fn cross_class(
     classes: &BTreeMap<String, Vec<usize>>,
     bests: &BTreeMap<String, Point>,
     baselines: &BTreeMap<String, Baseline>,
+    metric: crate::campaign::Metric,
 ) -> Result<()> {
     for (class, members) in classes {
-        let (run_id, recorded, ended) = open_run(t, class, "cross-class", "time")?;
+        let (run_id, recorded, ended) = open_run(t, class, "cross-class", metric.name())?;
         if ended {
             continue;
         }
-        let points: Vec<Point> = bests
-            .iter()
-            .filter(|(c, _)| *c != class)
-            .map(|(_, p)| p.clone())
-            .collect();
+        // Two classes may have tuned the same point: it is evaluated here once.
+        let mut points: Vec<Point> = Vec::new();
+        for (_, p) in bests.iter().filter(|(c, _)| *c != class) {
+            if !points.contains(p) {
+                points.push(p.clone());
+            }
+        }
         let mut ev = ClassEvaluator::new(
             t,
             class,
@@ -1156,7 +1207,7 @@ fn cross_class(
             // The class's own guard: a point tuned elsewhere must not win here with worse
             // solutions.
             baselines.get(class).cloned(),
-            Some(crate::campaign::Metric::Time),
+            Some(metric),
         );
         use crate::search::Evaluator;
         ev.evaluate(&points)?;
@@ -1278,3 +1329,6 @@ fn install_ctrl_c(stop: Arc<AtomicBool>) {
         });
     });
 }
+
+#[cfg(test)]
+mod tests;
