@@ -660,3 +660,34 @@ fn resume_refuses_changed_measurement_settings_and_accepts_budget_changes() {
     );
     assert_eq!(stored().0, after);
 }
+
+/// A campaign that names no strategy searches with the documented default (first-improvement
+/// hill climbing; Pareto local search for a Pareto objective); one with only `[[search]]`
+/// entries runs just those.
+#[test]
+fn a_campaign_without_a_strategy_uses_the_default() {
+    use mats::search::{Objective, Strategy};
+    let body = cpu_campaign("default", "", "trials = 2").replace("[strategy]\n", "");
+    let parse = |text: String| {
+        mats::campaign::CampaignFile::parse(Path::new("default.toml"), text).expect("parses")
+    };
+    let searches = parse(body.clone()).searches().unwrap();
+    assert_eq!(searches.len(), 1);
+    assert_eq!(searches[0].0, Strategy::default_for(Objective::Time));
+    assert!(matches!(
+        searches[0].0,
+        Strategy::HillClimbing {
+            first_improvement: true,
+            ..
+        }
+    ));
+    let pareto = parse(body.replace("seed = 7", "seed = 7\nobjective = [\"time\", \"energy\"]"))
+        .searches()
+        .unwrap();
+    assert!(matches!(pareto[0].0, Strategy::Pareto { .. }), "{pareto:?}");
+    let only = parse(body + "\n[[search]]\nstrategy = { name = \"random\" }\n")
+        .searches()
+        .unwrap();
+    assert_eq!(only.len(), 1);
+    assert!(matches!(only[0].0, Strategy::Random { .. }), "{only:?}");
+}
