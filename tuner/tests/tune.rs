@@ -691,3 +691,35 @@ fn a_campaign_without_a_strategy_uses_the_default() {
     assert_eq!(only.len(), 1);
     assert!(matches!(only[0].0, Strategy::Random { .. }), "{only:?}");
 }
+
+/// hwsw-synthetic's graphs are generated, so nothing published gives their gaps a reference:
+/// every graph it searches or holds out has a value in the embedded table
+/// (data/hwsw/synthetic-bks.csv, `mats instance reference`), and each CCR x R x size class
+/// has two graphs to search and one held out.
+#[test]
+fn hwsw_synthetic_has_a_reference_value_for_every_graph_and_a_holdout_per_class() {
+    use mats::campaign::instances;
+    let tmp = tempfile::tempdir().unwrap();
+    let file = mats::campaign::CampaignFile::read(&repo("campaigns/hwsw-synthetic.toml")).unwrap();
+    let bks = solvers::bks::BestKnown::embedded();
+    let tuned = instances::resolve(&file, tmp.path(), &bks).unwrap();
+    let held = instances::resolve_holdouts(&file, &tuned, tmp.path(), &bks).unwrap();
+    for inst in tuned.iter().chain(&held) {
+        let value = inst.record.best_known.unwrap_or_else(|| {
+            panic!(
+                "{} has no reference value: run scripts/hwsw-references.sh",
+                inst.record.name
+            )
+        });
+        assert!(value > 0, "{}", inst.record.name);
+    }
+    let classes = instances::classes(&file, &tuned).unwrap();
+    assert_eq!(classes.len(), 12, "{:?}", classes.keys());
+    for (class, members) in &classes {
+        assert_eq!(members.len(), 2, "{class}");
+        let holdouts = held.iter().filter(|h| &h.record.class == class).count();
+        assert_eq!(holdouts, 1, "{class}");
+    }
+    // The campaign validates as `mats tune` and the daemon check it.
+    mats::tune::check(&file).unwrap();
+}

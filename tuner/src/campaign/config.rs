@@ -227,6 +227,10 @@ pub struct InstancesConfig {
     /// class at the campaign's budget.
     #[serde(default)]
     pub holdout: Vec<String>,
+    /// Generated held-out instances (the specs of `generate`), written into the output folder
+    /// beside the generated tuning instances.
+    #[serde(default)]
+    pub holdout_generate: Vec<GeneratorConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -347,12 +347,12 @@ struct Validated {
 /// and classes. The daemon calls it before queueing, so errors reach the submitter at once.
 pub fn check(file: &CampaignFile) -> Result<()> {
     validate(file)?;
-    if file.config.instances.generate.is_empty() {
+    if !instances::generates(file) {
         let bks = solvers::bks::BestKnown::embedded();
         // The folder is only written when the campaign generates instances.
         let instances = instances::resolve(file, Path::new("."), &bks)?;
         instances::classes(file, &instances)?;
-        instances::resolve_holdouts(file, &instances, &bks)?;
+        instances::resolve_holdouts(file, &instances, Path::new("."), &bks)?;
     }
     Ok(())
 }
@@ -471,7 +471,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     // Holdouts enter the store too (their trials are recorded), but no class's search sees
     // them: they join their class only for the comparison after the search.
     let mut holdouts: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for h in instances::resolve_holdouts(&file, &instances, &bks)? {
+    for h in instances::resolve_holdouts(&file, &instances, &out_dir, &bks)? {
         holdouts
             .entry(h.record.class.clone())
             .or_default()
