@@ -162,6 +162,8 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     ]);
     assert!(err.contains("no bundle for class"), "{err}");
 
+    report_shows_the_verdicts_of_the_summary(&out, classes);
+
     let csv = ok(&["results", out_s, "--csv"]);
     assert_eq!(csv.lines().count(), trials.len() + 1, "{csv}");
     let json: serde_json::Value = serde_json::from_str(&ok(&["results", out_s, "--json"])).unwrap();
@@ -722,4 +724,83 @@ fn hwsw_synthetic_has_a_reference_value_for_every_graph_and_a_holdout_per_class(
     }
     // The campaign validates as `mats tune` and the daemon check it.
     mats::tune::check(&file).unwrap();
+}
+
+/// `mats report` shows per class what summary.json says about the final re-measure and the
+/// holdouts (the same means and spreads, read from the store), in the page, in verdicts.md
+/// and on standard output.
+fn report_shows_the_verdicts_of_the_summary(out: &Path, classes: &[serde_json::Value]) {
+    let stdout = ok(&["report", out.to_str().unwrap()]);
+    let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(page.contains("Verdict per class"), "no verdict section");
+    let md = std::fs::read_to_string(out.join("report/verdicts.md")).unwrap();
+    assert!(stdout.contains(md.trim()), "{stdout}");
+
+    let store = results::Store::open(out.join("results.sqlite")).unwrap();
+    let campaign = store.campaigns().unwrap().remove(0);
+    let input = reports::ReportInput {
+        instances: store
+            .instances(campaign.id)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.record)
+            .collect(),
+        runs: store.runs(campaign.id).unwrap(),
+        evaluations: store.evaluations(campaign.id).unwrap(),
+        trials: store.trials(campaign.id).unwrap(),
+        exports: store.exports(campaign.id).unwrap(),
+        campaign,
+    };
+    let verdicts = reports::verdict::class_verdicts(&input);
+    assert_eq!(verdicts.len(), classes.len());
+    let mut compared = 0;
+    for c in classes {
+        let class = c["class"].as_str().unwrap();
+        let v = verdicts
+            .iter()
+            .find(|v| v.class == class)
+            .expect("a verdict per class");
+        assert!(
+            v.with_spread,
+            "{class}: the comparison was recorded in the store"
+        );
+        assert_eq!(
+            v.reference, "default",
+            "the quickstart names a default solver"
+        );
+        assert!(md.contains(class), "{md}");
+        for (key, holdout) in [("final_check", false), ("holdout", true)] {
+            let expected = &c[key];
+            let (reference, tuned) = v.pair(holdout);
+            if expected.is_null() {
+                assert!(tuned.is_none(), "{class} {key}");
+                continue;
+            }
+            compared += 1;
+            let tuned = tuned.expect("the tuned point's figures");
+            assert_eq!(
+                tuned.mean,
+                expected["values"]["tuned"]["mean"].as_f64().unwrap()
+            );
+            assert_eq!(
+                tuned.sd,
+                expected["values"]["tuned"]["sd"].as_f64().unwrap()
+            );
+            let reference = reference.expect("the reference's figures");
+            // The default's figures, or the tuned point's where it is the default.
+            let role = if expected["values"]["default"].is_null() {
+                "tuned"
+            } else {
+                "default"
+            };
+            let want = expected["values"][role]["mean"].as_f64().unwrap();
+            assert_eq!(reference.mean, want, "{class} {key}");
+            let row = reports::verdict::show(Some(tuned), v.unit(), true);
+            assert!(md.contains(&row), "{row} not in {md}");
+        }
+    }
+    assert!(
+        compared >= 1,
+        "the quickstart re-measures at least one class"
+    );
 }

@@ -591,6 +591,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         "run": mode,
         "seeds": seeds,
         "baseline": baseline,
+        "default": default_point,
         "parameters": crate::search::SearchSpace::parameters(&space)
             .into_iter()
             .map(|(name, kind)| serde_json::json!({"name": name, "kind": kind}))
@@ -800,40 +801,8 @@ fn open_run(t: &Tuning, class: &str, strategy: &str, objective: &str) -> Result<
     Ok((run.id, 0, false))
 }
 
-/// A mean over (instance, seed) pairs with its sample standard deviation.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct MeanSd {
-    pub mean: f64,
-    pub sd: f64,
-    pub n: usize,
-}
-
-impl MeanSd {
-    fn of(values: &[f64]) -> Option<MeanSd> {
-        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
-            return None;
-        }
-        let (mean, sd) = evaluator::mean_sd(values);
-        Some(MeanSd {
-            mean,
-            sd,
-            n: values.len(),
-        })
-    }
-}
-
-/// Points compared side by side, interleaved, on the same pairs: by role ("tuned",
-/// "baseline", "default"), the metric's mean and spread.
-#[derive(Debug, Clone, Serialize)]
-pub struct Comparison {
-    pub instances: Vec<String>,
-    pub seeds: Vec<u64>,
-    pub values: BTreeMap<String, Option<MeanSd>>,
-    pub points: BTreeMap<String, Point>,
-    /// The role with the lowest mean; "tuned" wherever it ties for the lowest (nothing is
-    /// gained by switching).
-    pub winner: Option<String>,
-}
+/// A comparison's figures: shared with results and reports (typed, not JSON keys).
+pub use results::{Comparison, MeanSd};
 
 fn tune_class(
     t: &mut Tuning,
@@ -1027,7 +996,7 @@ fn compare(
                 values.keys().find(|r| at_lowest(r)).cloned()
             }
         });
-        Ok(Some(Comparison {
+        let comparison = Comparison {
             instances: members
                 .iter()
                 .map(|&i| t.instances[i].record.name.clone())
@@ -1036,7 +1005,14 @@ fn compare(
             values,
             points: points.iter().cloned().collect(),
             winner,
-        }))
+        };
+        // The report reads the verdict from the store (a merged or copied folder may have no
+        // summary.json).
+        t.store.set_run_options(
+            run_id,
+            &serde_json::json!({ "comparison": comparison, "metric": metric.name() }),
+        )?;
+        Ok(Some(comparison))
     })();
     t.seeds = saved;
     result
