@@ -339,6 +339,8 @@ pub fn show(v: Option<MeanSd>, unit: &str, with_spread: bool) -> String {
 }
 
 fn short(v: f64) -> String {
+    // Rounding noise of a mean of equal values (an sd of 4e-15) reads as 0.
+    let v = if v.abs() < 1e-9 { 0.0 } else { v };
     let a = v.abs();
     if a >= 100.0 {
         format!("{v:.1}")
@@ -456,14 +458,13 @@ mod tests {
     /// the default (no final run; holdouts with the same point in two roles); class `c`
     /// comes from a store without recorded comparisons (means from evaluations).
     fn input() -> ReportInput {
-        let cmp = |tuned: i64, roles: &[(&str, i64, f64, f64)]| {
+        let cmp = |roles: &[(&str, i64, f64, f64)]| {
             let mut values = BTreeMap::new();
             let mut points = BTreeMap::new();
             for &(role, p, mean, sd) in roles {
                 values.insert(role.to_string(), Some(MeanSd { mean, sd, n: 10 }));
                 points.insert(role.to_string(), point(p));
             }
-            let _ = tuned;
             serde_json::json!({ "comparison": Comparison {
                 instances: vec!["x".into()], seeds: vec![1], values, points, winner: None,
             }, "metric": "gap" })
@@ -498,34 +499,28 @@ mod tests {
                     2,
                     "a",
                     "final",
-                    cmp(4, &[("tuned", 4, 0.5, 0.1), ("baseline", 1, 1.0, 0.1)]),
+                    cmp(&[("tuned", 4, 0.5, 0.1), ("baseline", 1, 1.0, 0.1)]),
                 ),
                 run(
                     3,
                     "a",
                     "holdout",
-                    cmp(
-                        4,
-                        &[
-                            ("tuned", 4, 0.9, 0.3),
-                            ("baseline", 1, 1.0, 0.3),
-                            ("default", 1, 1.0, 0.3),
-                        ],
-                    ),
+                    cmp(&[
+                        ("tuned", 4, 0.9, 0.3),
+                        ("baseline", 1, 1.0, 0.3),
+                        ("default", 1, 1.0, 0.3),
+                    ]),
                 ),
                 run(4, "b", "hill-climbing", serde_json::json!({})),
                 run(
                     5,
                     "b",
                     "holdout",
-                    cmp(
-                        1,
-                        &[
-                            ("tuned", 1, 2.0, 0.1),
-                            ("baseline", 1, 2.0, 0.1),
-                            ("default", 1, 2.0, 0.1),
-                        ],
-                    ),
+                    cmp(&[
+                        ("tuned", 1, 2.0, 0.1),
+                        ("baseline", 1, 2.0, 0.1),
+                        ("default", 1, 2.0, 0.1),
+                    ]),
                 ),
                 run(6, "c", "hill-climbing", serde_json::json!({})),
                 run(7, "c", "final", serde_json::json!({})),
@@ -573,6 +568,7 @@ mod tests {
         );
         assert!(md.contains("0.500 ± 0.100%"), "{md}");
         assert!(md.contains("means only"), "{md}");
+        assert_eq!(show(ms(1.5, 4e-15, 3), "%", true), "1.500 ± 0.000%");
     }
 
     #[test]
