@@ -22,6 +22,8 @@ pub enum Metric {
     Power,
     /// Joules per production run.
     Energy,
+    /// Mean gap to the best-known value, percent (a quality objective's `gap@budget`).
+    Gap,
 }
 
 impl Metric {
@@ -31,6 +33,25 @@ impl Metric {
             Metric::Time => "time",
             Metric::Power => "power",
             Metric::Energy => "energy",
+            Metric::Gap => "gap",
+        }
+    }
+
+    /// The improvement convergence plots show at the baseline: 1 for the ratio
+    /// baseline / value, 0 for a gap (percentage points gained over the baseline).
+    pub fn baseline_level(self) -> f64 {
+        match self {
+            Metric::Gap => 0.0,
+            _ => 1.0,
+        }
+    }
+
+    /// The improvement of `value` over the baseline's `base`: baseline / value (a speedup
+    /// for time), or for a gap, which is 0 at the optimum, the percentage points gained.
+    pub fn improvement(self, base: f64, value: f64) -> Option<f64> {
+        match self {
+            Metric::Gap => Some(base - value),
+            _ => speedup(base, value),
         }
     }
 
@@ -40,17 +61,23 @@ impl Metric {
             Metric::Time => m.time_s,
             Metric::Power => m.power_w,
             Metric::Energy => m.energy_j,
+            // 0 is the best gap there is, and below 0 beats the reference value.
+            Metric::Gap => return m.gap_percent.filter(|x| x.is_finite()),
         };
         // Non-finite or non-positive values cannot be plotted nor divided by: treat as absent.
         v.filter(|x| x.is_finite() && *x > 0.0)
     }
 
-    /// Parses "time" | "power" | "energy".
+    /// Parses "time" | "power" | "energy" | "gap" (also as the tuner labels quality
+    /// objectives: "gap@budget", "energy@budget", "time-to-target", "energy-to-target").
     pub fn parse(text: &str) -> Option<Metric> {
-        match text.trim() {
+        let t = text.trim();
+        let head = t.split(['@', '-']).next().unwrap_or(t);
+        match head {
             "time" => Some(Metric::Time),
             "power" => Some(Metric::Power),
             "energy" => Some(Metric::Energy),
+            "gap" => Some(Metric::Gap),
             _ => None,
         }
     }
@@ -162,13 +189,20 @@ impl<'a> Analysis<'a> {
         for inst in &input.instances {
             class_data.entry(inst.class.clone()).or_default().instances += 1;
         }
-        let mut runs: Vec<&RunRow> = input.runs.iter().collect();
+        // The final re-measure (fresh seeds) and the holdouts (other instances) verify a
+        // class's answer: their means are not comparable with the search's, so the figures
+        // leave them out and the verdict section (crate::verdict) shows them.
+        let mut runs: Vec<&RunRow> = input
+            .runs
+            .iter()
+            .filter(|r| !is_verification(&r.strategy))
+            .collect();
         runs.sort_by_key(|r| r.id);
         let mut by_run: HashMap<i64, Vec<&EvaluationRow>> = HashMap::new();
         for e in &input.evaluations {
             by_run.entry(e.run_id).or_default().push(e);
         }
-        let known: BTreeSet<i64> = runs.iter().map(|r| r.id).collect();
+        let known: BTreeSet<i64> = input.runs.iter().map(|r| r.id).collect();
         let orphans = input
             .evaluations
             .iter()
@@ -251,6 +285,11 @@ fn find_baseline(
         .flat_map(|r| r.evaluations.iter().map(|(_, m)| m))
         .find(usable)
         .map(|m| (m.clone(), BaselineSource::BaselineRun))
+}
+
+/// Runs that re-measure a class's answer after its search: `final` and `holdout`.
+pub fn is_verification(strategy: &str) -> bool {
+    matches!(strategy, "final" | "holdout")
 }
 
 /// Point equality ignoring the named parameters.
@@ -397,7 +436,7 @@ pub struct ConvergenceLine {
 }
 
 /// Convergence of the runs of `class` that optimise `metric`: best-so-far `baseline / value`
-/// (the speedup for time) against cost %.
+/// (the speedup for time; for a gap, `baseline - value` in percentage points) against cost %.
 pub fn convergence_data(
     an: &Analysis<'_>,
     class: &str,
@@ -426,7 +465,7 @@ pub fn convergence_data(
                     .is_ok()
                     .then(|| metric.of(m))
                     .flatten()
-                    .and_then(|v| speedup(base, v));
+                    .and_then(|v| metric.improvement(base, v));
                 (cost_percent(*seq, an.settings.production_runs), v)
             })
             .collect();

@@ -210,6 +210,43 @@ impl Builder {
         }
     }
 
+    /// A verification run (`final` or `holdout`) comparing `roles` as the tuner records it:
+    /// the evaluations and, in the run's options, the comparison with spreads.
+    fn verify(&mut self, class: usize, strategy: &str, roles: &[(&str, Point)]) {
+        let mut distinct: Vec<Point> = Vec::new();
+        for (_, p) in roles {
+            if !distinct.contains(p) {
+                distinct.push(p.clone());
+            }
+        }
+        self.run(class, strategy, "time", &distinct);
+        let shift = if strategy == "holdout" { 1.1 } else { 1.0 };
+        let mut values = std::collections::BTreeMap::new();
+        let mut points = std::collections::BTreeMap::new();
+        for (role, p) in roles {
+            let time = model(p, class).1.map(|t| t * shift);
+            values.insert(
+                role.to_string(),
+                time.map(|mean| results::MeanSd {
+                    mean,
+                    sd: 0.03 * mean,
+                    n: 10,
+                }),
+            );
+            points.insert(role.to_string(), p.clone());
+        }
+        let comparison = results::Comparison {
+            instances: vec![format!("c{class}-a")],
+            seeds: (1_000_001..1_000_011).collect(),
+            values,
+            points,
+            winner: None,
+        };
+        if let Some(run) = self.runs.last_mut() {
+            run.options = json!({ "comparison": comparison, "metric": "time" });
+        }
+    }
+
     /// The ok point of `class` with the lowest time so far.
     fn best(&self, class: usize) -> Option<Point> {
         let ids: Vec<i64> = self
@@ -228,8 +265,9 @@ impl Builder {
 }
 
 /// The synthetic campaign: three classes, a baseline run, random and hill-climbing search,
-/// the three staged searches, a Pareto run, a power run, cross-class evaluations and one
-/// export per class (GPU flavour only).
+/// the three staged searches, a Pareto run, a power run, cross-class evaluations, the final
+/// re-measure of every class and a holdout of one, and one export per class (GPU flavour
+/// only).
 pub fn synthetic_input(flavour: Flavour) -> ReportInput {
     let mut b = Builder {
         flavour,
@@ -314,6 +352,17 @@ pub fn synthetic_input(flavour: Flavour) -> ReportInput {
     let bests: Vec<Point> = (0..CLASSES.len()).filter_map(|c| b.best(c)).collect();
     for class in 0..CLASSES.len() {
         b.run(class, "cross-class", "time", &bests);
+    }
+    // The tuner's verification: each class's winner against the baseline on fresh seeds,
+    // and (class 0) on a held-out instance.
+    for class in 0..CLASSES.len() {
+        if let Some(best) = b.best(class) {
+            let roles = [("tuned", best.clone()), ("baseline", base.clone())];
+            b.verify(class, "final", &roles);
+            if class == 0 {
+                b.verify(class, "holdout", &roles);
+            }
+        }
     }
     let exports = match flavour {
         Flavour::Gpu => (0..CLASSES.len())

@@ -34,6 +34,7 @@ pub mod font;
 pub mod html;
 mod report;
 pub mod settings;
+pub mod verdict;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

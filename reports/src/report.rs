@@ -89,6 +89,8 @@ pub(crate) fn render(
         .collect();
 
     let mut sections = vec![campaign_section(input, &an), classes_section(&an)];
+    let verdicts = crate::verdict::class_verdicts(input);
+    sections.push(verdict_section(&mut w, input, &verdicts)?);
 
     let mut pareto = Vec::new();
     let mut convergence = Vec::new();
@@ -252,6 +254,109 @@ pub(crate) fn render(
         source,
     })?;
     Ok(w.summary)
+}
+
+/// The verdict per class (tuned vs default on fresh seeds and holdouts), its figure, and the
+/// same table as `verdicts.md` beside the page.
+fn verdict_section(
+    w: &mut Writer<'_>,
+    input: &ReportInput,
+    verdicts: &[crate::verdict::ClassVerdict],
+) -> Result<Section, ReportError> {
+    let md = crate::verdict::markdown(&input.campaign.name, verdicts);
+    let md_path = w.out_dir.join("verdicts.md");
+    std::fs::write(&md_path, md).map_err(|source| ReportError::Io {
+        path: md_path,
+        source,
+    })?;
+    let (headers, rows) = crate::verdict::table(verdicts);
+    let mut entries = vec![Entry::Table(Table {
+        caption: None,
+        headers,
+        rows,
+    })];
+    let id = "verdict".to_string();
+    let title = "Tuned vs default per class".to_string();
+    let measured: Vec<&crate::verdict::ClassVerdict> = verdicts
+        .iter()
+        .filter(|v| v.fresh.is_some() || v.held.is_some())
+        .collect();
+    let metrics: std::collections::BTreeSet<&str> =
+        measured.iter().map(|v| v.metric.as_str()).collect();
+    entries.push(if measured.is_empty() {
+        w.skip(
+            id,
+            title,
+            "no class has a final re-measure or holdouts (the campaign stopped before them, \
+             or no search ran)"
+                .into(),
+        )
+    } else if metrics.len() > 1 {
+        w.skip(
+            id,
+            title,
+            "the classes were compared in different metrics".into(),
+        )
+    } else {
+        let metric = metrics.into_iter().next().unwrap_or("time");
+        let label = match metric {
+            "gap" => "mean gap (%)".to_string(),
+            "energy" => "mean energy (J)".to_string(),
+            "power" => "mean power (W)".to_string(),
+            _ => "mean time".to_string(),
+        };
+        let panel = |holdout: bool, name: &str| Bars {
+            y_label: format!("{label}, {name}"),
+            is_time: metric == "time",
+            categories: measured.iter().map(|v| v.class.clone()).collect(),
+            series: vec![
+                (
+                    "reference (default or baseline)".into(),
+                    measured
+                        .iter()
+                        .map(|v| v.pair(holdout).0.map(|m| m.mean))
+                        .collect(),
+                ),
+                (
+                    "tuned".into(),
+                    measured
+                        .iter()
+                        .map(|v| v.pair(holdout).1.map(|m| m.mean))
+                        .collect(),
+                ),
+            ],
+            reference: None,
+        };
+        let panels = [panel(false, "fresh seeds"), panel(true, "holdouts")];
+        let plot = BarsPlot {
+            title: title.clone(),
+            panels: &panels,
+        };
+        let tables = panels.iter().map(bars_table).collect();
+        w.figure(
+            id,
+            title,
+            &plot,
+            "Means over (instance, seed) pairs of the tuned point and the point it must beat \
+             (the default solver, else the baseline), re-measured on seeds the search never \
+             used and on the held-out instances; lower is better. The table above gives the \
+             spreads and the verdicts."
+                .into(),
+            tables,
+        )?
+    });
+    Ok(section(
+        "verdict",
+        "Verdict per class",
+        Some(
+            "Each class's tuned point against the default solver (or the baseline where the \
+             campaign names no default), re-measured interleaved on fresh seeds and on the \
+             held-out instances: means ± sd over (instance, seed) pairs. Better or worse means \
+             a difference of more than twice its standard error. The same table is in \
+             verdicts.md.",
+        ),
+        entries,
+    ))
 }
 
 fn section(id: &str, title: &str, intro: Option<&str>, entries: Vec<Entry>) -> Section {

@@ -92,6 +92,7 @@ fn gpu_campaign_in_both_formats() {
             "fig4-data-tuned",
             "fig5-algorithmic-choice",
             "fig6-objectives",
+            "verdict",
         ] {
             assert!(ids.contains(id), "{id} missing from {ids:?}");
         }

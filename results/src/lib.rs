@@ -22,7 +22,7 @@ pub use lock::{FolderLock, LockError};
 pub use pareto::{non_dominated, pareto_front};
 pub use point::{Point, Value};
 pub use record::{
-    CampaignRow, EvaluationRow, EvaluationStatus, ExportRow, InstanceRecord, InstanceRow,
-    Measurement, NewEvaluation, RunRow, TrialRow, TrialStatus,
+    CampaignRow, Comparison, EvaluationRow, EvaluationStatus, ExportRow, InstanceRecord,
+    InstanceRow, MeanSd, Measurement, NewEvaluation, RunRow, TrialRow, TrialStatus,
 };
 pub use store::{MergeCounts, Store};

@@ -146,6 +146,55 @@ pub struct RunRow {
     pub ended_at: Option<String>,
 }
 
+/// A mean over (instance, seed) pairs with its sample standard deviation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MeanSd {
+    pub mean: f64,
+    pub sd: f64,
+    pub n: usize,
+}
+
+impl MeanSd {
+    /// None for no values or a non-finite one.
+    pub fn of(values: &[f64]) -> Option<MeanSd> {
+        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let sd = if values.len() > 1 {
+            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        Some(MeanSd {
+            mean,
+            sd,
+            n: values.len(),
+        })
+    }
+
+    /// Standard error of the mean.
+    pub fn se(&self) -> f64 {
+        self.sd / (self.n.max(1) as f64).sqrt()
+    }
+}
+
+/// Points compared side by side, interleaved, on the same (instance, seed) pairs: by role
+/// ("tuned", "baseline", "default"), the metric's mean and spread. The tuner records it in
+/// the options of a class's `final` and `holdout` runs (under `comparison`) and in
+/// summary.json; reports read it back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub instances: Vec<String>,
+    pub seeds: Vec<u64>,
+    pub values: std::collections::BTreeMap<String, Option<MeanSd>>,
+    pub points: std::collections::BTreeMap<String, Point>,
+    /// The role with the lowest mean; "tuned" wherever it ties for the lowest (nothing is
+    /// gained by switching).
+    pub winner: Option<String>,
+}
+
 /// How an evaluation of a point on a class ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -598,6 +598,21 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces a run's options JSON (the tuner records what a comparison run found).
+    pub fn set_run_options(&self, run_id: i64, options: &serde_json::Value) -> Result<()> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE runs SET options = ?2 WHERE id = ?1",
+                params![run_id, options.to_string()],
+            )
+            .map_err(|e| self.err("update run options", e))?;
+        if n == 0 {
+            return Err(self.not_found(format!("no run with id {run_id}")));
+        }
+        Ok(())
+    }
+
     /// The campaign's runs, oldest first.
     pub fn runs(&self, campaign_id: i64) -> Result<Vec<RunRow>> {
         self.query_all(

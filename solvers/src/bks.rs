@@ -11,6 +11,10 @@ use crate::error::{read_to_string, InputError};
 
 const EMBEDDED: &str = include_str!("../../data/bks.csv");
 
+/// Reference values of the generated HW/SW graphs of `campaigns/hwsw-synthetic.toml`, which
+/// have no published best-known costs (`mats instance reference`, `data/hwsw/README.md`).
+const EMBEDDED_HWSW: &str = include_str!("../../data/hwsw/synthetic-bks.csv");
+
 /// A lookup from instance name (file stem, lower case) to best-known value.
 #[derive(Debug, Clone, Default)]
 pub struct BestKnown {
@@ -32,6 +36,12 @@ impl BestKnown {
         table
             .add_csv(EMBEDDED, Path::new("<embedded data/bks.csv>"))
             .expect("the embedded best-known table is valid (checked by a unit test)");
+        table
+            .add_csv(
+                EMBEDDED_HWSW,
+                Path::new("<embedded data/hwsw/synthetic-bks.csv>"),
+            )
+            .expect("the embedded HW/SW reference table is valid (checked by a unit test)");
         table
     }
 
@@ -124,6 +134,12 @@ mod tests {
         let table = BestKnown::embedded();
         assert_eq!(table.get("tai12a").map(|e| e.value), Some(224416));
         assert_eq!(table.get("TA001").map(|e| e.value), Some(1278));
+        // The generated HW/SW graphs' reference values (not proven optimal).
+        let hwsw = table
+            .get("hwsw-300n-600e-ccr1-low-s1")
+            .expect("a reference value");
+        assert!(hwsw.value > 0);
+        assert_eq!(hwsw.optimal, Some(false));
     }
 
     #[test]

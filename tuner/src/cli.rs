@@ -530,6 +530,28 @@ pub enum InstanceCommand {
     /// Generate an instance (Taillard's 1993 flowshop generator; Hou et al.'s HW/SW task graphs).
     #[command(subcommand)]
     Generate(GenerateCommand),
+    /// Reference values (best-known costs) of HW/SW task graphs, which have no published ones:
+    /// the best over seeds of a long 1-flip and swap tabu search, as a best-known table (CSV).
+    Reference(ReferenceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReferenceArgs {
+    /// HW/SW instance files.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Also every HW/SW graph a campaign generates (`generate`, `holdout_generate`) or lists.
+    #[arg(long, value_name = "CAMPAIGN")]
+    pub campaign: Option<PathBuf>,
+    /// Independent searches per graph (seeds 1..=K); the best counts.
+    #[arg(long, default_value_t = 4, value_name = "K")]
+    pub seeds: u64,
+    /// Iterations of each search.
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub iterations: u64,
+    /// Write the table to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -162,6 +162,8 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     ]);
     assert!(err.contains("no bundle for class"), "{err}");
 
+    report_shows_the_verdicts_of_the_summary(&out, classes);
+
     let csv = ok(&["results", out_s, "--csv"]);
     assert_eq!(csv.lines().count(), trials.len() + 1, "{csv}");
     let json: serde_json::Value = serde_json::from_str(&ok(&["results", out_s, "--json"])).unwrap();
@@ -564,4 +566,251 @@ fn summary_agrees_with_the_store(
             "{c}: the best point was not measured at the best {metric}"
         );
     }
+}
+
+/// `--resume` after a change of what decides a trial's value is refused, naming the changed
+/// keys and the fix, and leaves the store as it was; a change of budget or strategy is
+/// accepted; a renamed campaign is refused instead of starting a second one in the store.
+#[test]
+fn resume_refuses_changed_measurement_settings_and_accepts_budget_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = cpu_campaign("settings", "name = \"random\"", "trials = 4");
+    let path = write_campaign(tmp.path(), "settings", &body);
+    let out = tmp.path().join("out");
+    let (p, o) = (path.to_str().unwrap(), out.to_str().unwrap());
+    ok(&["tune", p, "--out", o, "--quiet"]);
+    let stored = || {
+        let store = results::Store::open(out.join("results.sqlite")).unwrap();
+        let c = store.campaigns().unwrap();
+        assert_eq!(c.len(), 1, "{c:?}");
+        (store.trials(c[0].id).unwrap().len(), c[0].settings.clone())
+    };
+    let (trials, settings) = stored();
+    assert!(trials > 0);
+    assert!(settings["measured_under"].is_object(), "{settings}");
+
+    let refused = |edited: &str, keys: &[&str]| {
+        std::fs::write(&path, edited).unwrap();
+        let err = error_of(&["tune", p, "--out", o, "--quiet", "--resume"]);
+        for key in keys {
+            assert!(err.contains(key), "{key} not named: {err}");
+        }
+        assert!(err.contains("--fresh") && err.contains("--out"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(
+            stored(),
+            (trials, settings.clone()),
+            "a refusal wrote nothing"
+        );
+    };
+    refused(
+        &body.replace("timed_runs = 1", "timed_runs = 2"),
+        &["measurement.timed_runs (1 -> 2)"],
+    );
+    refused(
+        &body.replace("iterations = 300", "iterations = 400"),
+        &["cpu.iterations (300 -> 400)"],
+    );
+    refused(
+        &body.replace("seed = 7", "seed = 7\n[run]\nseeds = 2\n"),
+        &["seeds ([7] -> [7,8])"],
+    );
+    refused(
+        &body.replace(
+            "\"tabu\", threads = 1, starts = 2",
+            "\"tabu\", threads = 1, starts = 4",
+        ),
+        &["cpu.baseline"],
+    );
+    refused(
+        &body.replace(
+            "values = [\"tabu\"]",
+            "values = [\"tabu\"]\n[cpu.overrides.constants]\nmax_threads = 2",
+        ),
+        &["cpu.overrides.constants"],
+    );
+    refused(
+        &body
+            .replace("nug12.dat\"", "nug12.dat\", \"{data}/chr12a.dat\"")
+            .replace("{data}", repo("data/qap").to_str().unwrap()),
+        &["instances.chr12a"],
+    );
+    // The same instance name with other content is a change too.
+    let copy = tmp.path().join("nug12.dat");
+    let text = std::fs::read_to_string(repo("data/qap/nug12.dat")).unwrap();
+    std::fs::write(&copy, text.replacen("12", "12\n", 1)).unwrap();
+    let moved = body.replace(
+        &format!("{}/nug12.dat", repo("data/qap").display()),
+        copy.to_str().unwrap(),
+    );
+    refused(&moved, &["instances.nug12.sha256"]);
+    std::fs::write(&copy, text).unwrap();
+    // Same content elsewhere: accepted (below, with the budget change).
+
+    // Budget and strategy may change: the campaign goes on from the store.
+    std::fs::write(
+        &path,
+        moved
+            .replace("trials = 4", "trials = 6")
+            .replace("name = \"random\"", "name = \"hill-climbing\""),
+    )
+    .unwrap();
+    ok(&["tune", p, "--out", o, "--quiet", "--resume"]);
+    let (after, _) = stored();
+    assert!(after >= trials, "{after} < {trials}");
+
+    // Renamed: refused, naming both names, instead of a second campaign in the store.
+    std::fs::write(
+        &path,
+        body.replace("name = \"settings\"", "name = \"renamed\""),
+    )
+    .unwrap();
+    let err = error_of(&["tune", p, "--out", o, "--quiet", "--resume"]);
+    assert!(
+        err.contains("\"renamed\"") && err.contains("\"settings\"") && err.contains("--fresh"),
+        "{err}"
+    );
+    assert_eq!(stored().0, after);
+}
+
+/// A campaign that names no strategy searches with the documented default (first-improvement
+/// hill climbing; Pareto local search for a Pareto objective); one with only `[[search]]`
+/// entries runs just those.
+#[test]
+fn a_campaign_without_a_strategy_uses_the_default() {
+    use mats::search::{Objective, Strategy};
+    let body = cpu_campaign("default", "", "trials = 2").replace("[strategy]\n", "");
+    let parse = |text: String| {
+        mats::campaign::CampaignFile::parse(Path::new("default.toml"), text).expect("parses")
+    };
+    let searches = parse(body.clone()).searches().unwrap();
+    assert_eq!(searches.len(), 1);
+    assert_eq!(searches[0].0, Strategy::default_for(Objective::Time));
+    assert!(matches!(
+        searches[0].0,
+        Strategy::HillClimbing {
+            first_improvement: true,
+            ..
+        }
+    ));
+    let pareto = parse(body.replace("seed = 7", "seed = 7\nobjective = [\"time\", \"energy\"]"))
+        .searches()
+        .unwrap();
+    assert!(matches!(pareto[0].0, Strategy::Pareto { .. }), "{pareto:?}");
+    let only = parse(body + "\n[[search]]\nstrategy = { name = \"random\" }\n")
+        .searches()
+        .unwrap();
+    assert_eq!(only.len(), 1);
+    assert!(matches!(only[0].0, Strategy::Random { .. }), "{only:?}");
+}
+
+/// hwsw-synthetic's graphs are generated, so nothing published gives their gaps a reference:
+/// every graph it searches or holds out has a value in the embedded table
+/// (data/hwsw/synthetic-bks.csv, `mats instance reference`), and each CCR x R x size class
+/// has one graph to search and one held out.
+#[test]
+fn hwsw_synthetic_has_a_reference_value_for_every_graph_and_a_holdout_per_class() {
+    use mats::campaign::instances;
+    let tmp = tempfile::tempdir().unwrap();
+    let file = mats::campaign::CampaignFile::read(&repo("campaigns/hwsw-synthetic.toml")).unwrap();
+    let bks = solvers::bks::BestKnown::embedded();
+    let tuned = instances::resolve(&file, tmp.path(), &bks).unwrap();
+    let held = instances::resolve_holdouts(&file, &tuned, tmp.path(), &bks).unwrap();
+    for inst in tuned.iter().chain(&held) {
+        let value = inst.record.best_known.unwrap_or_else(|| {
+            panic!(
+                "{} has no reference value: run scripts/hwsw-references.sh",
+                inst.record.name
+            )
+        });
+        assert!(value > 0, "{}", inst.record.name);
+    }
+    let classes = instances::classes(&file, &tuned).unwrap();
+    assert_eq!(classes.len(), 12, "{:?}", classes.keys());
+    for (class, members) in &classes {
+        assert_eq!(members.len(), 1, "{class}");
+        let holdouts = held.iter().filter(|h| &h.record.class == class).count();
+        assert_eq!(holdouts, 1, "{class}");
+    }
+    // The campaign validates as `mats tune` and the daemon check it.
+    mats::tune::check(&file).unwrap();
+}
+
+/// `mats report` shows per class what summary.json says about the final re-measure and the
+/// holdouts (the same means and spreads, read from the store), in the page, in verdicts.md
+/// and on standard output.
+fn report_shows_the_verdicts_of_the_summary(out: &Path, classes: &[serde_json::Value]) {
+    let stdout = ok(&["report", out.to_str().unwrap()]);
+    let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(page.contains("Verdict per class"), "no verdict section");
+    let md = std::fs::read_to_string(out.join("report/verdicts.md")).unwrap();
+    assert!(stdout.contains(md.trim()), "{stdout}");
+
+    let store = results::Store::open(out.join("results.sqlite")).unwrap();
+    let campaign = store.campaigns().unwrap().remove(0);
+    let input = reports::ReportInput {
+        instances: store
+            .instances(campaign.id)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.record)
+            .collect(),
+        runs: store.runs(campaign.id).unwrap(),
+        evaluations: store.evaluations(campaign.id).unwrap(),
+        trials: store.trials(campaign.id).unwrap(),
+        exports: store.exports(campaign.id).unwrap(),
+        campaign,
+    };
+    let verdicts = reports::verdict::class_verdicts(&input);
+    assert_eq!(verdicts.len(), classes.len());
+    let mut compared = 0;
+    for c in classes {
+        let class = c["class"].as_str().unwrap();
+        let v = verdicts
+            .iter()
+            .find(|v| v.class == class)
+            .expect("a verdict per class");
+        assert!(
+            v.with_spread,
+            "{class}: the comparison was recorded in the store"
+        );
+        assert_eq!(
+            v.reference, "default",
+            "the quickstart names a default solver"
+        );
+        assert!(md.contains(class), "{md}");
+        for (key, holdout) in [("final_check", false), ("holdout", true)] {
+            let expected = &c[key];
+            let (reference, tuned) = v.pair(holdout);
+            if expected.is_null() {
+                assert!(tuned.is_none(), "{class} {key}");
+                continue;
+            }
+            compared += 1;
+            let tuned = tuned.expect("the tuned point's figures");
+            assert_eq!(
+                tuned.mean,
+                expected["values"]["tuned"]["mean"].as_f64().unwrap()
+            );
+            assert_eq!(
+                tuned.sd,
+                expected["values"]["tuned"]["sd"].as_f64().unwrap()
+            );
+            let reference = reference.expect("the reference's figures");
+            // The default's figures, or the tuned point's where it is the default.
+            let role = if expected["values"]["default"].is_null() {
+                "tuned"
+            } else {
+                "default"
+            };
+            let want = expected["values"][role]["mean"].as_f64().unwrap();
+            assert_eq!(reference.mean, want, "{class} {key}");
+            let row = reports::verdict::show(Some(tuned), v.unit(), true);
+            assert!(md.contains(&row), "{row} not in {md}");
+        }
+    }
+    assert!(
+        compared >= 1,
+        "the quickstart re-measures at least one class"
+    );
 }

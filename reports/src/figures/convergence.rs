@@ -19,6 +19,7 @@ pub fn improvement_label(metric: Metric) -> &'static str {
         Metric::Time => "best-so-far speedup over baseline (x)",
         Metric::Power => "best-so-far power reduction (baseline / point)",
         Metric::Energy => "best-so-far energy reduction (baseline / point)",
+        Metric::Gap => "best-so-far gap reduction over baseline (points of %)",
     }
 }
 
@@ -31,8 +32,9 @@ impl Plot for ConvergencePlot<'_> {
         root.fill(&WHITE).map_err(err)?;
         let all = || self.lines.iter().flat_map(|l| l.points.iter());
         let xr = padded_range(all().map(|p| p.0), true);
-        // 1.0 (the baseline) always in view, so the gain reads against it.
-        let yr = padded_range(all().map(|p| p.1).chain([1.0]), false);
+        // The baseline's level always in view, so the gain reads against it.
+        let level = self.metric.baseline_level();
+        let yr = padded_range(all().map(|p| p.1).chain([level]), false);
         let mut chart = ChartBuilder::on(root)
             .caption(
                 format!("{}: convergence ({})", self.class, self.metric.name()),
@@ -56,7 +58,7 @@ impl Plot for ConvergencePlot<'_> {
             .map_err(err)?;
         let grey = RGBColor(120, 120, 120);
         chart
-            .draw_series(LineSeries::new(vec![(xr.0, 1.0), (xr.1, 1.0)], grey))
+            .draw_series(LineSeries::new(vec![(xr.0, level), (xr.1, level)], grey))
             .map_err(err)?;
         for (i, line) in self.lines.iter().enumerate() {
             let c = color(i);

@@ -20,6 +20,7 @@ impl ParetoPlot<'_> {
         let ys = match d.y_metric {
             Metric::Energy => Scale::for_values(d.points.iter().map(|p| p.y), "J"),
             Metric::Power => Scale::unit("W"),
+            Metric::Gap => Scale::unit("%"),
             Metric::Time => Scale::for_values(d.points.iter().map(|p| p.y), "s"),
         };
         (xs, ys)
@@ -29,6 +30,7 @@ impl ParetoPlot<'_> {
 fn y_desc(metric: Metric, unit: &str) -> String {
     match metric {
         Metric::Power => format!("average power ({unit})"),
+        Metric::Gap => format!("mean gap ({unit})"),
         Metric::Energy => format!("energy per production run ({unit})"),
         Metric::Time => format!("time per production run ({unit})"),
     }

@@ -6,6 +6,7 @@
 //! - [`delta`], incremental 2-flip evaluation;
 //! - [`mod@tabu`], the tabu search STS;
 //! - [`features`], features and the CCR x R x size class;
+//! - [`reference`], reference values of generated graphs (a long 1-flip and swap tabu search);
 //! - [`gpu`], the host side of the GPU variants (GPTS and gpts-multi, `kernels/hwsw/`).
 
 pub mod delta;
@@ -13,6 +14,7 @@ pub mod features;
 pub mod generator;
 pub mod gpu;
 pub mod instance;
+pub mod reference;
 pub mod tabu;
 
 pub use features::{CcrLevel, Class, Features, SizeBand};

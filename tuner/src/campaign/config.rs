@@ -38,7 +38,8 @@ pub struct CampaignConfig {
     /// The CPU setup; required unless `backend = "gpu"`.
     #[serde(default)]
     pub cpu: Option<SetupConfig>,
-    /// The search of every class; see also `search`.
+    /// The search of every class; see also `search`. Without it (and without `search`):
+    /// first-improvement hill climbing, or `pareto` for a Pareto objective.
     #[serde(default)]
     pub strategy: Option<crate::search::Strategy>,
     /// Further searches of every class, each with its own objective, run after `strategy`
@@ -226,6 +227,10 @@ pub struct InstancesConfig {
     /// class at the campaign's budget.
     #[serde(default)]
     pub holdout: Vec<String>,
+    /// Generated held-out instances (the specs of `generate`), written into the output folder
+    /// beside the generated tuning instances.
+    #[serde(default)]
+    pub holdout_generate: Vec<GeneratorConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -495,12 +500,6 @@ impl CampaignFile {
         if c.devices.is_empty() {
             return Err(self.error_at("devices", "list at least one GPU ordinal"));
         }
-        if c.strategy.is_none() && c.search.is_empty() {
-            return Err(self.error_at(
-                "strategy",
-                "no search: give a [strategy] table (or [[search]] entries)",
-            ));
-        }
         self.searches()?;
         self.run_mode()?;
         if c.racing.first_pairs == 0 {
@@ -518,8 +517,8 @@ impl CampaignFile {
     /// Every search of a class, in order: `strategy` with `objective`, then each `[[search]]`.
     pub fn searches(&self) -> Result<Vec<(crate::search::Strategy, crate::search::Objective)>> {
         let mut out = Vec::new();
-        if let Some(s) = &self.config.strategy {
-            out.push((s.clone(), self.objective_of(&self.config.objective)?.0));
+        if let Some(s) = self.main_strategy()? {
+            out.push((s, self.objective_of(&self.config.objective)?.0));
         }
         for s in &self.config.search {
             out.push((s.strategy.clone(), self.objective_of(&s.objective)?.0));
@@ -527,10 +526,23 @@ impl CampaignFile {
         Ok(out)
     }
 
+    /// `[strategy]`, or where a campaign names no search at all, the default for its
+    /// objective ([`crate::search::Strategy::default_for`]).
+    fn main_strategy(&self) -> Result<Option<crate::search::Strategy>> {
+        if let Some(s) = &self.config.strategy {
+            return Ok(Some(s.clone()));
+        }
+        if !self.config.search.is_empty() {
+            return Ok(None);
+        }
+        let (objective, _) = self.objective_of(&self.config.objective)?;
+        Ok(Some(crate::search::Strategy::default_for(objective)))
+    }
+
     /// What a production run is: every objective of the campaign must agree on it.
     pub fn run_mode(&self) -> Result<RunMode> {
         let mut kinds = Vec::new();
-        if self.config.strategy.is_some() {
+        if self.main_strategy()?.is_some() {
             kinds.push(self.objective_of(&self.config.objective)?.1);
         }
         for s in &self.config.search {

@@ -28,15 +28,37 @@ pub fn resolve(
     bks: &BestKnown,
 ) -> Result<Vec<CampaignInstance>> {
     let mut paths = expand(file, &file.config.instances.paths, "paths")?;
-    if !file.config.instances.generate.is_empty() {
-        let folder = out_dir.join("instances");
-        std::fs::create_dir_all(&folder)
-            .with_context(|| format!("cannot create {}", folder.display()))?;
-        for spec in &file.config.instances.generate {
-            paths.push(generate(file, spec, &folder)?);
-        }
-    }
+    paths.extend(generate_all(
+        file,
+        &file.config.instances.generate,
+        out_dir,
+    )?);
     load_all(file, paths, bks)
+}
+
+/// Writes generated instances into `out_dir/instances` (so every run, and every measuring
+/// worker, reads the same files) and returns their paths.
+fn generate_all(
+    file: &CampaignFile,
+    specs: &[GeneratorConfig],
+    out_dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    if specs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let folder = out_dir.join("instances");
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    specs
+        .iter()
+        .map(|spec| generate(file, spec, &folder))
+        .collect()
+}
+
+/// Whether the campaign generates instances (tuning or held out): they are written into
+/// its output folder.
+pub fn generates(file: &CampaignFile) -> bool {
+    !file.config.instances.generate.is_empty() || !file.config.instances.holdout_generate.is_empty()
 }
 
 /// The held-out instances (`instances.holdout`): loaded like the campaign's, never searched.
@@ -44,12 +66,15 @@ pub fn resolve(
 pub fn resolve_holdouts(
     file: &CampaignFile,
     tuned: &[CampaignInstance],
+    out_dir: &Path,
     bks: &BestKnown,
 ) -> Result<Vec<CampaignInstance>> {
-    if file.config.instances.holdout.is_empty() {
+    let instances = &file.config.instances;
+    if instances.holdout.is_empty() && instances.holdout_generate.is_empty() {
         return Ok(Vec::new());
     }
-    let paths = expand(file, &file.config.instances.holdout, "holdout")?;
+    let mut paths = expand(file, &instances.holdout, "holdout")?;
+    paths.extend(generate_all(file, &instances.holdout_generate, out_dir)?);
     let out = load_all(file, paths, bks)?;
     for h in &out {
         if let Some(t) = tuned.iter().find(|t| t.record.name == h.record.name) {

@@ -31,6 +31,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Solve(args) => solve::run(&args),
         Command::Instance(InstanceCommand::Info(args)) => instance::info(&args),
         Command::Instance(InstanceCommand::Generate(args)) => instance::generate(&args),
+        Command::Instance(InstanceCommand::Reference(args)) => instance::reference(&args),
         Command::Devices(args) => devices::run(&args),
         Command::Bench(BenchCommand::Measure(args)) => bench::measure(&args),
         Command::Bench(BenchCommand::Qap(args)) => bench_qap::run(&args),

@@ -27,6 +27,12 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         ImageFormatArg::Png => reports::ImageFormat::Png,
     };
     let summary = reports::render(&input, &out, format)?;
+    // The answer first: tuned vs default per class (also out/verdicts.md).
+    let verdicts = reports::verdict::class_verdicts(&input);
+    println!(
+        "{}",
+        reports::verdict::markdown(&input.campaign.name, &verdicts)
+    );
     for figure in &summary.written {
         println!("  {:<40} {}", figure.title, figure.path.display());
     }

@@ -66,14 +66,6 @@ pub(crate) fn hop(
     tracker.fresh_point(space, rng)
 }
 
-fn log_cost(c: f64) -> f64 {
-    if c.is_finite() && c > 0.0 {
-        c.ln()
-    } else {
-        f64::INFINITY
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     space: &dyn SearchSpace,
@@ -103,7 +95,8 @@ pub(crate) fn run(
             return Ok(());
         };
         let (p, c) = descend(space, geo, tracker, target, rng)?;
-        let (lc, lcur) = (log_cost(c), log_cost(cost));
+        let log = |c: f64| tracker.objective.log_cost(c).unwrap_or(f64::INFINITY);
+        let (lc, lcur) = (log(c), log(cost));
         let accept = c < cost
             || (lc.is_finite()
                 && temperature > 0.0

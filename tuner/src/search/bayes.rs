@@ -68,8 +68,7 @@ fn propose(
         .map(|(_, o)| {
             o.as_ref()
                 .and_then(|o| objective.scalar(o))
-                .filter(|c| *c > 0.0 && c.is_finite())
-                .map(f64::ln)
+                .and_then(|c| objective.log_cost(c))
         })
         .collect();
     let worst = costs

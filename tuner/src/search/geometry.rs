@@ -48,7 +48,9 @@ impl Geometry {
         let sample: Vec<Point> = if complete {
             Vec::new()
         } else {
-            let mut rng = rand::rng();
+            // Seeded: the order of a text parameter's values is the encoding a surrogate
+            // model sees, and a campaign must search the same way every time it runs.
+            let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0);
             (0..4096)
                 .filter_map(|_| space.random_point(&mut rng))
                 .collect()

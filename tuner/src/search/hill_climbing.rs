@@ -42,10 +42,10 @@ pub(crate) struct Landscape<'a, 'e> {
 
 impl Landscape<'_, '_> {
     fn transform(&self, c: f64) -> f64 {
-        if self.log && c.is_finite() && c > 0.0 {
-            c.ln()
-        } else {
-            c
+        let objective = self.tracker.borrow().objective;
+        match self.log.then(|| objective.log_cost(c)).flatten() {
+            Some(l) => l,
+            None => c,
         }
     }
 

@@ -739,3 +739,105 @@ fn strategies_beat_random_search_on_the_carried_table() {
         assert!(sc.aggregate > 0.3, "{text}: {sc:?}");
     }
 }
+
+#[test]
+fn a_gap_of_zero_is_the_best_value_on_the_log_scale() {
+    let gap = Objective::Gap;
+    let zero = gap.log_cost(0.0).expect("0 % has a log cost");
+    assert!(zero.is_finite());
+    assert!(zero < gap.log_cost(1e-3).unwrap());
+    assert!(gap.log_cost(1e-3).unwrap() < gap.log_cost(0.5).unwrap());
+    assert_eq!(gap.log_cost(f64::INFINITY), None);
+    // Times have no shift, and a time of 0 has no logarithm.
+    assert_eq!(Objective::Time.log_cost(0.0), None);
+    assert_eq!(Objective::Time.log_cost(1.0), Some(0.0));
+    assert_eq!(
+        Objective::Pareto(Metric::Gap, Metric::Energy).log_cost(0.0),
+        Some(zero)
+    );
+}
+
+/// Quality campaigns minimise a gap whose optimum is 0: the strategies that rank on a log
+/// scale reach it (a zero read as a failure would steer them away from it), and none asks for
+/// a point twice.
+#[test]
+fn log_scale_strategies_reach_a_gap_of_zero() {
+    let s = cube();
+    let gaps = TableEvaluator::from_fn(&s, |p| {
+        Some(Objectives {
+            gap_percent: Some(bowl(p) - 1.0),
+            time_s: 0.2,
+            power_w: None,
+            energy_j: None,
+        })
+    });
+    for text in [
+        r#"name = "bayes""#,
+        r#"name = "basin-hopping""#,
+        r#"name = "simulated-annealing""#,
+        r#"name = "hill-climbing""#,
+        "name = \"hill-climbing\"\nfirst_improvement = true",
+    ] {
+        for seed in 0..3 {
+            let mut t = gaps.clone().with_budget(300);
+            let out = strategy(text)
+                .run(
+                    &s,
+                    &mut t,
+                    Objective::Gap,
+                    None,
+                    &mut StdRng::seed_from_u64(seed),
+                )
+                .expect("runs");
+            let best = out.best.expect("a best point").1.gap_percent;
+            assert_eq!(best, Some(0.0), "{text} seed {seed}");
+            let distinct: HashSet<&Point> = out.history.iter().map(|(p, _)| p).collect();
+            assert_eq!(distinct.len(), out.history.len(), "{text}");
+        }
+    }
+}
+
+/// Bayesian optimisation models a gap of 0 as the best value: once it has found the plateau
+/// of zero gaps it keeps proposing points there (read as failures, zeros would drive the
+/// model away from them).
+#[test]
+fn bayes_models_a_zero_gap_as_the_best_value() {
+    let s = cube();
+    let plateau = TableEvaluator::from_fn(&s, |p| {
+        Some(Objectives {
+            gap_percent: Some((bowl(p) - 30.0).max(0.0)),
+            time_s: 0.2,
+            power_w: None,
+            energy_j: None,
+        })
+    });
+    let mut zeros_after_first = 0;
+    let mut after_first = 0;
+    for seed in 0..3 {
+        let mut t = plateau.clone().with_budget(60);
+        let out = strategy("name = \"bayes\"\ninitial = 5")
+            .run(
+                &s,
+                &mut t,
+                Objective::Gap,
+                None,
+                &mut StdRng::seed_from_u64(seed),
+            )
+            .expect("runs");
+        let gaps: Vec<f64> = out
+            .history
+            .iter()
+            .map(|(_, o)| o.and_then(|o| o.gap_percent).expect("measured"))
+            .collect();
+        if let Some(first) = gaps.iter().position(|g| *g == 0.0) {
+            let rest = &gaps[(first + 1).max(5)..];
+            after_first += rest.len();
+            zeros_after_first += rest.iter().filter(|g| **g == 0.0).count();
+        }
+    }
+    assert!(after_first > 0, "bayes never reached the plateau");
+    assert!(
+        zeros_after_first * 2 >= after_first,
+        "{zeros_after_first} of {after_first} points after the first zero were on the plateau"
+    );
+}

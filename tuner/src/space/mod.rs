@@ -479,6 +479,11 @@ impl Space {
         &self.origin
     }
 
+    /// The space file's text as loaded (before overrides).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     pub fn description(&self) -> Option<&str> {
         self.file.description.as_deref()
     }

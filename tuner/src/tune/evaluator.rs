@@ -501,11 +501,16 @@ impl<'t> ClassEvaluator<'t> {
 impl Evaluator for ClassEvaluator<'_> {
     fn evaluate(&mut self, points: &[Point]) -> Result<Vec<Option<Objectives>>> {
         let mut out = vec![None; points.len()];
-        let mut todo = Vec::new();
+        let mut todo: Vec<usize> = Vec::new();
+        // A point asked twice in one batch is measured once and answered twice.
+        let mut repeats: Vec<(usize, usize)> = Vec::new();
         for (i, p) in points.iter().enumerate() {
-            match self.memo.get(p) {
-                Some(v) => out[i] = *v,
-                None => todo.push(i),
+            if let Some(v) = self.memo.get(p) {
+                out[i] = *v;
+            } else if let Some(&first) = todo.iter().find(|&&j| points[j] == *p) {
+                repeats.push((i, first));
+            } else {
+                todo.push(i);
             }
         }
         // The cost budget counts evaluations: cut the batch where it runs out.
@@ -520,6 +525,9 @@ impl Evaluator for ClassEvaluator<'_> {
         let evaluated = self.evaluate_all(&batch, true)?;
         for (e, i) in evaluated.into_iter().zip(todo) {
             out[i] = e.objectives;
+        }
+        for (i, first) in repeats {
+            out[i] = out[first];
         }
         Ok(out)
     }

@@ -7,6 +7,7 @@ mod compile;
 pub mod evaluator;
 mod pipeline;
 mod progress;
+pub mod settings;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -346,12 +347,12 @@ struct Validated {
 /// and classes. The daemon calls it before queueing, so errors reach the submitter at once.
 pub fn check(file: &CampaignFile) -> Result<()> {
     validate(file)?;
-    if file.config.instances.generate.is_empty() {
+    if !instances::generates(file) {
         let bks = solvers::bks::BestKnown::embedded();
         // The folder is only written when the campaign generates instances.
         let instances = instances::resolve(file, Path::new("."), &bks)?;
         instances::classes(file, &instances)?;
-        instances::resolve_holdouts(file, &instances, &bks)?;
+        instances::resolve_holdouts(file, &instances, Path::new("."), &bks)?;
     }
     Ok(())
 }
@@ -470,7 +471,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     // Holdouts enter the store too (their trials are recorded), but no class's search sees
     // them: they join their class only for the comparison after the search.
     let mut holdouts: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for h in instances::resolve_holdouts(&file, &instances, &bks)? {
+    for h in instances::resolve_holdouts(&file, &instances, &out_dir, &bks)? {
         holdouts
             .entry(h.record.class.clone())
             .or_default()
@@ -493,6 +494,20 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         .campaigns()?
         .into_iter()
         .find(|c| c.name == file.config.name);
+    if options.mode == StartMode::Resume && existing.is_none() {
+        // A renamed campaign would otherwise start a second campaign beside the first.
+        if let Some(other) = store.campaigns()?.first() {
+            bail!(
+                "cannot resume campaign {:?} in {}: the folder holds campaign {:?} (was the \
+                 campaign renamed?); rename it back in {}, or start a new store: `--fresh` \
+                 (deletes the folder's results) or `--out NEW_FOLDER`",
+                file.config.name,
+                out_dir.display(),
+                other.name,
+                file.path.display()
+            );
+        }
+    }
     if let Some(existing) = &existing {
         if options.mode == StartMode::New {
             let trials = store.trials(existing.id)?.len();
@@ -528,19 +543,55 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         }
     };
 
+    let arch = match &backend {
+        Backend::Gpu { compiles, .. } => Some(compiles.target().arch.0),
+        Backend::Cpu(_) => None,
+    };
+    let nvrtc = (backend.name() == "gpu")
+        .then(kernels::nvrtc::version)
+        .and_then(Result::ok)
+        .map(|(a, b)| format!("{a}.{b}"));
+    let objectives = searches
+        .iter()
+        .map(|(_, o)| crate::campaign::objective_label(*o))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let measured_under = settings::fingerprint(&settings::Inputs {
+        file: &file,
+        objectives: objectives.clone(),
+        mode,
+        seeds: &seeds,
+        backend: backend.name(),
+        arch,
+        nvrtc: nvrtc.clone(),
+        space: &space,
+        setup_table: match choice {
+            BackendChoice::Gpu => "gpu",
+            _ => "cpu",
+        },
+        iterations: setup.iterations,
+        baseline: &baseline,
+        default_point: default_point.as_ref(),
+        instances: &instances,
+    })?;
+    if let (Some(existing), StartMode::Resume) = (&existing, options.mode) {
+        let changes = settings::changes(&existing.settings, &measured_under);
+        if !changes.is_empty() {
+            let trials = store.trials(existing.id)?.len();
+            bail!(settings::refusal(&file, &out_dir, trials, &changes));
+        }
+    }
     let settings = serde_json::json!({
+        (settings::KEY): measured_under,
         "family": instances::family_of(&instances).map(|f| f.name()),
         "backend": backend.name(),
         "device": device_label,
-        "objectives": searches
-            .iter()
-            .map(|(_, o)| crate::campaign::objective_label(*o))
-            .collect::<Vec<_>>()
-            .join(" "),
+        "objectives": objectives,
         "production_runs": file.config.budget.production_runs,
         "run": mode,
         "seeds": seeds,
         "baseline": baseline,
+        "default": default_point,
         "parameters": crate::search::SearchSpace::parameters(&space)
             .into_iter()
             .map(|(name, kind)| serde_json::json!({"name": name, "kind": kind}))
@@ -554,18 +605,12 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             .display()
             .to_string(),
         "iterations": setup.iterations,
-        "arch": match &backend {
-            Backend::Gpu { compiles, .. } => Some(compiles.target().arch.0),
-            Backend::Cpu(_) => None,
-        },
+        "arch": arch,
         "driver": (backend.name() == "gpu")
             .then(kernels::gpu::driver_version)
             .and_then(Result::ok)
             .map(|(a, b)| format!("{a}.{b}")),
-        "nvrtc": (backend.name() == "gpu")
-            .then(kernels::nvrtc::version)
-            .and_then(Result::ok)
-            .map(|(a, b)| format!("{a}.{b}")),
+        "nvrtc": nvrtc,
         "optin_shared": match &backend {
             Backend::Gpu { compiles, .. } => Some(compiles.target().optin_shared),
             Backend::Cpu(_) => None,
@@ -634,7 +679,11 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     }
     // A shard sees only its classes' winners; the cross-class step needs all of them.
     if classes.len() > 1 && !t.budget.exhausted() && options.shard.is_none() {
-        cross_class(&mut t, &classes, &bests, &baselines)?;
+        let metric = searches
+            .first()
+            .map(|(_, o)| crate::campaign::metrics(*o)[0])
+            .unwrap_or(crate::campaign::Metric::Time);
+        cross_class(&mut t, &classes, &bests, &baselines, metric)?;
     }
     if !t.budget.stopped_by_user() {
         t.budget.verifying = true;
@@ -752,40 +801,8 @@ fn open_run(t: &Tuning, class: &str, strategy: &str, objective: &str) -> Result<
     Ok((run.id, 0, false))
 }
 
-/// A mean over (instance, seed) pairs with its sample standard deviation.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct MeanSd {
-    pub mean: f64,
-    pub sd: f64,
-    pub n: usize,
-}
-
-impl MeanSd {
-    fn of(values: &[f64]) -> Option<MeanSd> {
-        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
-            return None;
-        }
-        let (mean, sd) = evaluator::mean_sd(values);
-        Some(MeanSd {
-            mean,
-            sd,
-            n: values.len(),
-        })
-    }
-}
-
-/// Points compared side by side, interleaved, on the same pairs: by role ("tuned",
-/// "baseline", "default"), the metric's mean and spread.
-#[derive(Debug, Clone, Serialize)]
-pub struct Comparison {
-    pub instances: Vec<String>,
-    pub seeds: Vec<u64>,
-    pub values: BTreeMap<String, Option<MeanSd>>,
-    pub points: BTreeMap<String, Point>,
-    /// The role with the lowest mean; "tuned" wherever it ties for the lowest (nothing is
-    /// gained by switching).
-    pub winner: Option<String>,
-}
+/// A comparison's figures: shared with results and reports (typed, not JSON keys).
+pub use results::{Comparison, MeanSd};
 
 fn tune_class(
     t: &mut Tuning,
@@ -979,7 +996,7 @@ fn compare(
                 values.keys().find(|r| at_lowest(r)).cloned()
             }
         });
-        Ok(Some(Comparison {
+        let comparison = Comparison {
             instances: members
                 .iter()
                 .map(|&i| t.instances[i].record.name.clone())
@@ -988,7 +1005,14 @@ fn compare(
             values,
             points: points.iter().cloned().collect(),
             winner,
-        }))
+        };
+        // The report reads the verdict from the store (a merged or copied folder may have no
+        // summary.json).
+        t.store.set_run_options(
+            run_id,
+            &serde_json::json!({ "comparison": comparison, "metric": metric.name() }),
+        )?;
+        Ok(Some(comparison))
     })();
     t.seeds = saved;
     result
@@ -1136,17 +1160,20 @@ fn cross_class(
     classes: &BTreeMap<String, Vec<usize>>,
     bests: &BTreeMap<String, Point>,
     baselines: &BTreeMap<String, Baseline>,
+    metric: crate::campaign::Metric,
 ) -> Result<()> {
     for (class, members) in classes {
-        let (run_id, recorded, ended) = open_run(t, class, "cross-class", "time")?;
+        let (run_id, recorded, ended) = open_run(t, class, "cross-class", metric.name())?;
         if ended {
             continue;
         }
-        let points: Vec<Point> = bests
-            .iter()
-            .filter(|(c, _)| *c != class)
-            .map(|(_, p)| p.clone())
-            .collect();
+        // Two classes may have tuned the same point: it is evaluated here once.
+        let mut points: Vec<Point> = Vec::new();
+        for (_, p) in bests.iter().filter(|(c, _)| *c != class) {
+            if !points.contains(p) {
+                points.push(p.clone());
+            }
+        }
         let mut ev = ClassEvaluator::new(
             t,
             class,
@@ -1156,7 +1183,7 @@ fn cross_class(
             // The class's own guard: a point tuned elsewhere must not win here with worse
             // solutions.
             baselines.get(class).cloned(),
-            Some(crate::campaign::Metric::Time),
+            Some(metric),
         );
         use crate::search::Evaluator;
         ev.evaluate(&points)?;
@@ -1278,3 +1305,6 @@ fn install_ctrl_c(stop: Arc<AtomicBool>) {
         });
     });
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,581 @@
+//! What a campaign owes its user, per class: the tuned point against the default solver re-
+//! measured on fresh seeds (the `final` run) and on held-out instances (the `holdout` run),
+//! each as mean ± sd over (instance, seed) pairs, and a verdict. Pure functions of the store's
+//! rows; the tuner records each comparison in its run's options (`comparison`,
+//! [`results::Comparison`]), and for stores written before it did, the means come from the
+//! run's evaluations (no spread).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use results::{Comparison, MeanSd, Point, RunRow};
+
+use crate::settings::{json_to_value, Settings};
+use crate::ReportInput;
+
+/// How the tuned point compares with the reference role on one set of pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Lower mean by more than twice the standard error of the difference.
+    Better,
+    /// Higher mean by more than twice the standard error of the difference.
+    Worse,
+    /// A difference inside the noise.
+    Tie,
+    /// The tuned point is the reference point.
+    Same,
+    /// Not measured (no such run, or a value missing).
+    Missing,
+}
+
+impl Outcome {
+    pub fn text(self) -> &'static str {
+        match self {
+            Outcome::Better => "tuned better",
+            Outcome::Worse => "tuned worse",
+            Outcome::Tie => "within noise",
+            Outcome::Same => "same point",
+            Outcome::Missing => "-",
+        }
+    }
+}
+
+/// One class's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassVerdict {
+    pub class: String,
+    /// What was compared: the search's objective (`gap@budget`, `time`, ...).
+    pub objective: String,
+    /// The metric of the comparisons (`gap`, `time`, `energy`, `power`), for units.
+    pub metric: String,
+    /// The role the tuned point is compared with: `default` where the campaign names a
+    /// default solver, else `baseline`.
+    pub reference: String,
+    /// Fresh seeds on the class's instances (None: no final run, e.g. the search kept the
+    /// baseline).
+    pub fresh: Option<Comparison>,
+    pub held: Option<Comparison>,
+    pub fresh_outcome: Outcome,
+    pub held_outcome: Outcome,
+    /// The role in each comparison that holds the reference point ("tuned" where the tuned
+    /// point is the reference: the tuner measures a point once per comparison).
+    pub fresh_role: Option<String>,
+    pub held_role: Option<String>,
+    /// Whether the comparisons carry spreads (false: means read from evaluations).
+    pub with_spread: bool,
+    pub verdict: String,
+}
+
+impl ClassVerdict {
+    /// The reference role's and the tuned point's figures on fresh seeds or holdouts.
+    pub fn pair(&self, holdout: bool) -> (Option<MeanSd>, Option<MeanSd>) {
+        let (c, role) = if holdout {
+            (&self.held, &self.held_role)
+        } else {
+            (&self.fresh, &self.fresh_role)
+        };
+        let Some(c) = c else {
+            return (None, None);
+        };
+        let get = |role: &str| c.values.get(role).copied().flatten();
+        (role.as_deref().and_then(get), get("tuned"))
+    }
+
+    /// Unit of the metric as shown after a value.
+    pub fn unit(&self) -> &'static str {
+        match self.metric.as_str() {
+            "gap" => "%",
+            "time" => " s",
+            "energy" => " J",
+            "power" => " W",
+            _ => "",
+        }
+    }
+}
+
+/// Every class that has a search, in class order.
+pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
+    let settings = Settings::parse(&input.campaign.settings);
+    let default_point: Option<Point> = match input.campaign.settings.get("default") {
+        Some(serde_json::Value::Object(map)) => Some(
+            map.iter()
+                .map(|(k, v)| (k.clone(), json_to_value(v)))
+                .collect(),
+        ),
+        _ => None,
+    };
+    let mut by_class: BTreeMap<&str, Vec<&RunRow>> = BTreeMap::new();
+    for r in &input.runs {
+        by_class.entry(r.class.as_str()).or_default().push(r);
+    }
+    let mut out = Vec::new();
+    for (class, runs) in by_class {
+        let search = runs.iter().find(|r| {
+            !matches!(
+                r.strategy.as_str(),
+                "baseline" | "cross-class" | "final" | "holdout"
+            )
+        });
+        let Some(search) = search else { continue };
+        let last = |label: &str| runs.iter().rev().find(|r| r.strategy == label).copied();
+        let final_run = last("final");
+        let holdout_run = last("holdout");
+        let read = |run: Option<&RunRow>| {
+            run.and_then(|r| {
+                recorded(r)
+                    .or_else(|| from_evaluations(input, r, &settings, default_point.as_ref()))
+            })
+        };
+        let fresh = read(final_run);
+        let held = read(holdout_run);
+        let with_spread = [final_run, holdout_run]
+            .into_iter()
+            .flatten()
+            .all(|r| recorded(r).is_some());
+        let metric = [final_run, holdout_run, Some(*search)]
+            .into_iter()
+            .flatten()
+            .find_map(|r| {
+                r.options
+                    .get("metric")
+                    .and_then(|m| m.as_str())
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| metric_of(&search.objective));
+        // The point the tuned one must beat: the default solver, else the baseline.
+        let reference_point = default_point.clone().or_else(|| settings.baseline.clone());
+        let reference = if default_point.is_some() {
+            "default"
+        } else {
+            "baseline"
+        }
+        .to_string();
+        // Which role of a comparison holds the reference point (by point, since the tuner
+        // names a point once: a default equal to the baseline is listed as the baseline).
+        let role_of = |c: &Comparison| -> Option<String> {
+            if let Some(p) = &reference_point {
+                if c.points.get("tuned") == Some(p) {
+                    return Some("tuned".into());
+                }
+                if let Some((role, _)) = c.points.iter().find(|(_, q)| *q == p) {
+                    return Some(role.clone());
+                }
+            }
+            [reference.as_str(), "default", "baseline"]
+                .into_iter()
+                .find(|r| c.points.contains_key(*r))
+                .map(str::to_string)
+        };
+        let fresh_role = fresh.as_ref().and_then(&role_of);
+        let held_role = held.as_ref().and_then(&role_of);
+        let outcome = |c: &Option<Comparison>, role: &Option<String>| match (c, role) {
+            (None, _) | (_, None) => Outcome::Missing,
+            (Some(_), Some(r)) if r == "tuned" => Outcome::Same,
+            (Some(c), Some(r)) => compare(
+                c.values.get(r).copied().flatten(),
+                c.values.get("tuned").copied().flatten(),
+            ),
+        };
+        let fresh_outcome = outcome(&fresh, &fresh_role);
+        let held_outcome = outcome(&held, &held_role);
+        let verdict = verdict(&reference, fresh.is_some(), fresh_outcome, held_outcome);
+        // The tuner labels runs by metric; the campaign's run mode completes the objective's
+        // name as the campaign wrote it.
+        let objective = match input
+            .campaign
+            .settings
+            .get("run")
+            .and_then(|r| r.get("mode"))
+            .and_then(|m| m.as_str())
+        {
+            Some("budget") if !search.objective.contains(':') => {
+                format!("{}@budget", search.objective)
+            }
+            Some("target") if !search.objective.contains(':') && search.objective != "gap" => {
+                format!("{}-to-target", search.objective)
+            }
+            _ => search.objective.clone(),
+        };
+        out.push(ClassVerdict {
+            class: class.to_string(),
+            objective,
+            metric,
+            reference,
+            fresh,
+            held,
+            fresh_outcome,
+            held_outcome,
+            fresh_role,
+            held_role,
+            with_spread,
+            verdict,
+        });
+    }
+    out
+}
+
+/// The comparison the tuner recorded in a run's options.
+fn recorded(run: &RunRow) -> Option<Comparison> {
+    serde_json::from_value(run.options.get("comparison")?.clone()).ok()
+}
+
+/// A comparison rebuilt from a run's evaluations (means only): the roles are the settings'
+/// baseline and default points, and the other point is the tuned one.
+fn from_evaluations(
+    input: &ReportInput,
+    run: &RunRow,
+    settings: &Settings,
+    default_point: Option<&Point>,
+) -> Option<Comparison> {
+    let metric = metric_of(&run.objective);
+    let mut values = BTreeMap::new();
+    let mut points = BTreeMap::new();
+    for e in input.evaluations.iter().filter(|e| e.run_id == run.id) {
+        let role = if settings.baseline.as_ref() == Some(&e.point) {
+            "baseline"
+        } else if default_point == Some(&e.point) {
+            "default"
+        } else {
+            "tuned"
+        };
+        let v = match metric.as_str() {
+            "gap" => e.gap_percent,
+            "energy" => e.energy_j,
+            "power" => e.power_w,
+            _ => e.time_s,
+        };
+        points.insert(role.to_string(), e.point.clone());
+        values.insert(
+            role.to_string(),
+            v.map(|mean| MeanSd {
+                mean,
+                sd: 0.0,
+                n: 0,
+            }),
+        );
+    }
+    if values.is_empty() {
+        return None;
+    }
+    if !points.contains_key("tuned") {
+        // The tuned point is the baseline or the default (the search kept it).
+        let same = points.get("baseline").cloned();
+        if let Some(p) = same {
+            points.insert("tuned".into(), p);
+            values.insert("tuned".into(), values["baseline"]);
+        }
+    }
+    Some(Comparison {
+        instances: Vec::new(),
+        seeds: Vec::new(),
+        values,
+        points,
+        winner: None,
+    })
+}
+
+/// `gap@budget` -> gap, `energy-to-target` -> energy, `pareto:time,energy` -> time.
+fn metric_of(objective: &str) -> String {
+    let o = objective.strip_prefix("pareto:").unwrap_or(objective);
+    let head = o.split([',', '@', '-']).next().unwrap_or(o);
+    match head {
+        "gap" | "energy" | "power" => head.to_string(),
+        _ => "time".to_string(),
+    }
+}
+
+/// Tuned against the reference: better or worse only beyond twice the standard error of the
+/// difference of the means (without spreads, any difference counts).
+pub fn compare(reference: Option<MeanSd>, tuned: Option<MeanSd>) -> Outcome {
+    let (Some(r), Some(t)) = (reference, tuned) else {
+        return Outcome::Missing;
+    };
+    let diff = t.mean - r.mean;
+    let se = (r.se().powi(2) + t.se().powi(2)).sqrt();
+    let margin = (2.0 * se).max(1e-9 * r.mean.abs().max(1e-12));
+    if diff < -margin {
+        Outcome::Better
+    } else if diff > margin {
+        Outcome::Worse
+    } else {
+        Outcome::Tie
+    }
+}
+
+fn verdict(reference: &str, searched_further: bool, fresh: Outcome, held: Outcome) -> String {
+    if !searched_further && matches!(held, Outcome::Same | Outcome::Missing) {
+        return format!("no point better than the baseline was found; keep the {reference}");
+    }
+    match (fresh, held) {
+        (Outcome::Same, _) => format!("the tuned point is the {reference}"),
+        (Outcome::Worse, _) | (_, Outcome::Worse) => {
+            format!("keep the {reference}: the tuned point is worse where it was re-measured")
+        }
+        (Outcome::Better, Outcome::Better) => {
+            format!("tuned beats the {reference} on fresh seeds and on the holdouts")
+        }
+        (Outcome::Better, Outcome::Missing) => {
+            format!("tuned beats the {reference} on fresh seeds (no holdouts)")
+        }
+        (Outcome::Better, _) => {
+            format!("tuned beats the {reference} on fresh seeds; on the holdouts within noise")
+        }
+        (_, Outcome::Better) => {
+            format!("tuned beats the {reference} on the holdouts; on fresh seeds within noise")
+        }
+        _ => format!("no clear difference from the {reference}"),
+    }
+}
+
+/// `mean ± sd` with the metric's unit; the mean alone where there is no spread.
+pub fn show(v: Option<MeanSd>, unit: &str, with_spread: bool) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if with_spread && v.n > 0 => {
+            format!("{} ± {}{unit}", short(v.mean), short(v.sd))
+        }
+        Some(v) => format!("{}{unit}", short(v.mean)),
+    }
+}
+
+fn short(v: f64) -> String {
+    // Rounding noise of a mean of equal values (an sd of 4e-15) reads as 0.
+    let v = if v.abs() < 1e-9 { 0.0 } else { v };
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 0.01 || a == 0.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+/// Headers and rows of the verdict table (the HTML page and the markdown file show the same).
+pub fn table(verdicts: &[ClassVerdict]) -> (Vec<String>, Vec<Vec<String>>) {
+    let headers = [
+        "class",
+        "objective",
+        "compared with",
+        "fresh seeds: reference",
+        "fresh seeds: tuned",
+        "fresh seeds",
+        "holdouts: reference",
+        "holdouts: tuned",
+        "holdouts",
+        "verdict",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = verdicts
+        .iter()
+        .map(|v| {
+            let (fr, ft) = v.pair(false);
+            let (hr, ht) = v.pair(true);
+            let unit = v.unit();
+            vec![
+                v.class.clone(),
+                v.objective.clone(),
+                v.reference.clone(),
+                show(fr, unit, v.with_spread),
+                show(ft, unit, v.with_spread),
+                v.fresh_outcome.text().into(),
+                show(hr, unit, v.with_spread),
+                show(ht, unit, v.with_spread),
+                v.held_outcome.text().into(),
+                v.verdict.clone(),
+            ]
+        })
+        .collect();
+    (headers, rows)
+}
+
+/// The verdict table as markdown (also readable as text).
+pub fn markdown(campaign: &str, verdicts: &[ClassVerdict]) -> String {
+    let mut out = format!(
+        "# {campaign}: tuned vs default per class\n\nMeans ± sd over (instance, seed) pairs; \
+         \"fresh seeds\" re-measures each class's instances on seeds the search never used, \
+         \"holdouts\" the instances it never saw. Better or worse means a difference of more \
+         than twice its standard error.\n\n"
+    );
+    if verdicts.is_empty() {
+        out.push_str("No class has a search run yet.\n");
+        return out;
+    }
+    let (headers, rows) = table(verdicts);
+    let _ = writeln!(out, "| {} |", headers.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(headers.len()));
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    if verdicts.iter().any(|v| !v.with_spread) {
+        out.push_str(
+            "\nSome comparisons were read from an older store's evaluations: means only.\n",
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(mean: f64, sd: f64, n: usize) -> Option<MeanSd> {
+        Some(MeanSd { mean, sd, n })
+    }
+
+    #[test]
+    fn outcomes_need_a_difference_beyond_the_noise() {
+        assert_eq!(compare(ms(1.0, 0.1, 9), ms(0.5, 0.1, 9)), Outcome::Better);
+        assert_eq!(compare(ms(1.0, 0.1, 9), ms(1.5, 0.1, 9)), Outcome::Worse);
+        // 0.05 apart with a standard error of about 0.047 each: noise.
+        assert_eq!(compare(ms(1.0, 0.2, 9), ms(0.95, 0.2, 9)), Outcome::Tie);
+        assert_eq!(compare(ms(0.0, 0.0, 5), ms(0.0, 0.0, 5)), Outcome::Tie);
+        assert_eq!(compare(None, ms(0.0, 0.0, 5)), Outcome::Missing);
+    }
+
+    fn point(starts: i64) -> Point {
+        let mut p = Point::new();
+        p.set("starts", starts);
+        p
+    }
+
+    fn run(id: i64, class: &str, strategy: &str, options: serde_json::Value) -> RunRow {
+        RunRow {
+            id,
+            class: class.into(),
+            strategy: strategy.into(),
+            objective: "gap".into(),
+            options,
+            started_at: "t".into(),
+            ended_at: Some("t".into()),
+        }
+    }
+
+    /// A store's rows: class `a` tuned starts = 4 against a default equal to the baseline
+    /// (starts = 1), so the final check lists the default under "baseline"; class `b` kept
+    /// the default (no final run; holdouts with the same point in two roles); class `c`
+    /// comes from a store without recorded comparisons (means from evaluations).
+    fn input() -> ReportInput {
+        let cmp = |roles: &[(&str, i64, f64, f64)]| {
+            let mut values = BTreeMap::new();
+            let mut points = BTreeMap::new();
+            for &(role, p, mean, sd) in roles {
+                values.insert(role.to_string(), Some(MeanSd { mean, sd, n: 10 }));
+                points.insert(role.to_string(), point(p));
+            }
+            serde_json::json!({ "comparison": Comparison {
+                instances: vec!["x".into()], seeds: vec![1], values, points, winner: None,
+            }, "metric": "gap" })
+        };
+        let eval = |run_id, starts, gap| results::EvaluationRow {
+            run_id,
+            seq: 0,
+            point_id: 0,
+            point: point(starts),
+            status: results::EvaluationStatus::Ok,
+            time_s: Some(1.0),
+            power_w: None,
+            energy_j: None,
+            gap_percent: Some(gap),
+            new_trials: 0,
+        };
+        ReportInput {
+            campaign: results::CampaignRow {
+                id: 1,
+                name: "c".into(),
+                config_toml: String::new(),
+                settings: serde_json::json!({
+                    "baseline": {"starts": 1}, "default": {"starts": 1},
+                    "run": {"mode": "budget", "budget_s": 1.0},
+                }),
+                created_at: "t".into(),
+            },
+            instances: Vec::new(),
+            runs: vec![
+                run(1, "a", "hill-climbing", serde_json::json!({})),
+                run(
+                    2,
+                    "a",
+                    "final",
+                    cmp(&[("tuned", 4, 0.5, 0.1), ("baseline", 1, 1.0, 0.1)]),
+                ),
+                run(
+                    3,
+                    "a",
+                    "holdout",
+                    cmp(&[
+                        ("tuned", 4, 0.9, 0.3),
+                        ("baseline", 1, 1.0, 0.3),
+                        ("default", 1, 1.0, 0.3),
+                    ]),
+                ),
+                run(4, "b", "hill-climbing", serde_json::json!({})),
+                run(
+                    5,
+                    "b",
+                    "holdout",
+                    cmp(&[
+                        ("tuned", 1, 2.0, 0.1),
+                        ("baseline", 1, 2.0, 0.1),
+                        ("default", 1, 2.0, 0.1),
+                    ]),
+                ),
+                run(6, "c", "hill-climbing", serde_json::json!({})),
+                run(7, "c", "final", serde_json::json!({})),
+            ],
+            evaluations: vec![eval(7, 8, 3.0), eval(7, 1, 1.0)],
+            trials: Vec::new(),
+            exports: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn verdicts_compare_the_tuned_point_with_the_default_by_point() {
+        let v = class_verdicts(&input());
+        assert_eq!(v.len(), 3);
+        let a = &v[0];
+        assert_eq!(a.objective, "gap@budget");
+        assert_eq!(a.reference, "default");
+        // The default is the baseline point: the final check's "baseline" role holds it.
+        assert_eq!(a.fresh_role.as_deref(), Some("baseline"));
+        assert_eq!(a.fresh_outcome, Outcome::Better);
+        assert_eq!(a.held_outcome, Outcome::Tie);
+        assert_eq!(a.pair(false).0.map(|m| m.mean), Some(1.0));
+        assert!(
+            a.verdict.contains("beats the default on fresh seeds"),
+            "{}",
+            a.verdict
+        );
+        let b = &v[1];
+        assert_eq!(b.fresh_outcome, Outcome::Missing);
+        assert_eq!(b.held_outcome, Outcome::Same);
+        assert!(
+            b.verdict.contains("no point better than the baseline"),
+            "{}",
+            b.verdict
+        );
+        let c = &v[2];
+        assert!(!c.with_spread);
+        assert_eq!(c.fresh_outcome, Outcome::Worse);
+        assert!(c.verdict.starts_with("keep the default"), "{}", c.verdict);
+        let md = markdown("c", &v);
+        assert_eq!(
+            md.lines().filter(|l| l.starts_with("| ")).count(),
+            4,
+            "{md}"
+        );
+        assert!(md.contains("0.500 ± 0.100%"), "{md}");
+        assert!(md.contains("means only"), "{md}");
+        assert_eq!(show(ms(1.5, 4e-15, 3), "%", true), "1.500 ± 0.000%");
+    }
+
+    #[test]
+    fn metric_names_from_objectives() {
+        assert_eq!(metric_of("gap@budget"), "gap");
+        assert_eq!(metric_of("energy-to-target"), "energy");
+        assert_eq!(metric_of("pareto:time,energy"), "time");
+        assert_eq!(metric_of("time"), "time");
+    }
+}
