@@ -70,6 +70,40 @@ pub fn search(inst: &Instance, params: &ReferenceParams, seed: u64) -> (i64, Vec
     // Nodes on each side, for drawing swaps.
     let mut side: [Vec<usize>; 2] = [(0..n).collect(), Vec::new()];
     let mut position: Vec<usize> = (0..n).collect();
+    // Continue from the best partition, perturbed, with fresh bookkeeping (a macro rather than
+    // a closure: the search state is borrowed mutably everywhere else in the loop).
+    macro_rules! kick_from_best {
+        ($it:expr) => {{
+            restart(
+                inst,
+                &best.1,
+                &mut x,
+                &mut costs,
+                &mut dc,
+                &mut side,
+                &mut position,
+            );
+            perturb(
+                inst,
+                &mut x,
+                &mut costs,
+                &mut dc,
+                &mut flipped_at,
+                $it,
+                &mut rng,
+            );
+            restart(
+                inst,
+                &x.clone(),
+                &mut x,
+                &mut costs,
+                &mut dc,
+                &mut side,
+                &mut position,
+            );
+            since_best = 0;
+        }};
+    }
 
     let after = |costs: Costs, x: &[u8], i: usize, dci: i64| -> Costs {
         let to_software = x[i] == 0;
@@ -132,34 +166,7 @@ pub fn search(inst: &Instance, params: &ReferenceParams, seed: u64) -> (i64, Vec
         }
         let Some((_, _, i, j)) = chosen else {
             // Nothing admissible: continue from the best, elsewhere.
-            restart(
-                inst,
-                &best.1,
-                &mut x,
-                &mut costs,
-                &mut dc,
-                &mut side,
-                &mut position,
-            );
-            perturb(
-                inst,
-                &mut x,
-                &mut costs,
-                &mut dc,
-                &mut flipped_at,
-                it,
-                &mut rng,
-            );
-            restart(
-                inst,
-                &x.clone(),
-                &mut x,
-                &mut costs,
-                &mut dc,
-                &mut side,
-                &mut position,
-            );
-            since_best = 0;
+            kick_from_best!(it);
             continue;
         };
         for node in std::iter::once(i).chain(j) {
@@ -194,34 +201,7 @@ pub fn search(inst: &Instance, params: &ReferenceParams, seed: u64) -> (i64, Vec
         } else {
             since_best += 1;
             if since_best >= params.stall {
-                restart(
-                    inst,
-                    &best.1,
-                    &mut x,
-                    &mut costs,
-                    &mut dc,
-                    &mut side,
-                    &mut position,
-                );
-                perturb(
-                    inst,
-                    &mut x,
-                    &mut costs,
-                    &mut dc,
-                    &mut flipped_at,
-                    it,
-                    &mut rng,
-                );
-                restart(
-                    inst,
-                    &x.clone(),
-                    &mut x,
-                    &mut costs,
-                    &mut dc,
-                    &mut side,
-                    &mut position,
-                );
-                since_best = 0;
+                kick_from_best!(it);
             }
         }
     }

@@ -451,8 +451,16 @@ impl crate::gpu::GpuWorkload for GpuParams {
         Ok(params)
     }
 
+    /// The algorithm with its construction, as `mats solve` reports a tuned bundle.
     fn variant_name(&self) -> &'static str {
-        self.construction.name()
+        match (self.algorithm, self.construction) {
+            (TspGpuAlgorithm::As, Construction::Task) => "as/task",
+            (TspGpuAlgorithm::As, Construction::Data) => "as/data",
+            (TspGpuAlgorithm::As, Construction::DataCompressed) => "as/data-compressed",
+            (TspGpuAlgorithm::Mmas, Construction::Task) => "mmas/task",
+            (TspGpuAlgorithm::Mmas, Construction::Data) => "mmas/data",
+            (TspGpuAlgorithm::Mmas, Construction::DataCompressed) => "mmas/data-compressed",
+        }
     }
 
     fn shape(&self) -> (u32, u32) {
