@@ -449,77 +449,8 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let _folder_lock = results::FolderLock::acquire(&out_dir)?;
 
     let bks = solvers::bks::BestKnown::embedded();
-    let instances = instances::resolve(&file, &out_dir, &bks)?;
-    let classes = instances::classes(&file, &instances)?;
-    // Only the instances the classes keep (per_class may drop some) enter the store.
-    let (mut instances, mut classes) = keep_members(instances, classes);
-    if let Some(shard) = options.shard {
-        // Every shard stores every instance (merge checks they agree); it searches its classes.
-        let mut position = 0;
-        classes.retain(|_, _| {
-            position += 1;
-            shard.takes(position - 1)
-        });
-        if classes.is_empty() {
-            bail!(
-                "shard {shard} of campaign {} has no class to tune (the campaign has fewer \
-                 classes than shards); use at most as many shards as classes",
-                file.path.display()
-            );
-        }
-    }
-    // Holdouts enter the store too (their trials are recorded), but no class's search sees
-    // them: they join their class only for the comparison after the search.
-    let mut holdouts: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for h in instances::resolve_holdouts(&file, &instances, &out_dir, &bks)? {
-        holdouts
-            .entry(h.record.class.clone())
-            .or_default()
-            .push(instances.len());
-        instances.push(h);
-    }
-
-    let store_path = out_dir.join(STORE_FILE);
-    if options.mode == StartMode::Fresh && store_path.exists() {
-        for suffix in ["", "-wal", "-shm"] {
-            let p = PathBuf::from(format!("{}{suffix}", store_path.display()));
-            if p.exists() {
-                std::fs::remove_file(&p)
-                    .with_context(|| format!("cannot remove {}", p.display()))?;
-            }
-        }
-    }
-    let store = Store::open(&store_path)?;
-    let existing = store
-        .campaigns()?
-        .into_iter()
-        .find(|c| c.name == file.config.name);
-    if options.mode == StartMode::Resume && existing.is_none() {
-        // A renamed campaign would otherwise start a second campaign beside the first.
-        if let Some(other) = store.campaigns()?.first() {
-            bail!(
-                "cannot resume campaign {:?} in {}: the folder holds campaign {:?} (was the \
-                 campaign renamed?); rename it back in {}, or start a new store: `--fresh` \
-                 (deletes the folder's results) or `--out NEW_FOLDER`",
-                file.config.name,
-                out_dir.display(),
-                other.name,
-                file.path.display()
-            );
-        }
-    }
-    if let Some(existing) = &existing {
-        if options.mode == StartMode::New {
-            let trials = store.trials(existing.id)?.len();
-            bail!(
-                "{} already holds campaign {:?} ({trials} trials); run `mats tune {} --resume` to \
-                 continue it, or --fresh to start over",
-                out_dir.display(),
-                file.config.name,
-                file.path.display()
-            );
-        }
-    }
+    let (instances, classes, holdouts) = campaign_instances(&file, &out_dir, &bks, options.shard)?;
+    let (store, existing) = open_store(&file, &out_dir, options.mode)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     install_ctrl_c(stop.clone());
@@ -758,6 +689,102 @@ fn check_same_work(space: &Space) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Instance indices per class name.
+type ClassMembers = BTreeMap<String, Vec<usize>>;
+
+/// The campaign's instances (searched ones first, then holdouts), its classes (members by
+/// index; a shard keeps only its classes) and each class's holdouts (indices into the same
+/// list). Holdouts enter the store too (their trials are recorded), but no class's search sees
+/// them: they join their class only for the comparison after the search.
+fn campaign_instances(
+    file: &CampaignFile,
+    out_dir: &Path,
+    bks: &solvers::bks::BestKnown,
+    shard: Option<Shard>,
+) -> Result<(Vec<CampaignInstance>, ClassMembers, ClassMembers)> {
+    let instances = instances::resolve(file, out_dir, bks)?;
+    let classes = instances::classes(file, &instances)?;
+    // Only the instances the classes keep (per_class may drop some) enter the store.
+    let (mut instances, mut classes) = keep_members(instances, classes);
+    if let Some(shard) = shard {
+        // Every shard stores every instance (merge checks they agree); it searches its classes.
+        let mut position = 0;
+        classes.retain(|_, _| {
+            position += 1;
+            shard.takes(position - 1)
+        });
+        if classes.is_empty() {
+            bail!(
+                "shard {shard} of campaign {} has no class to tune (the campaign has fewer \
+                 classes than shards); use at most as many shards as classes",
+                file.path.display()
+            );
+        }
+    }
+    let mut holdouts = ClassMembers::new();
+    for h in instances::resolve_holdouts(file, &instances, out_dir, bks)? {
+        holdouts
+            .entry(h.record.class.clone())
+            .or_default()
+            .push(instances.len());
+        instances.push(h);
+    }
+    Ok((instances, classes, holdouts))
+}
+
+/// Opens the folder's store: `--fresh` deletes it first; a new run refuses a folder that
+/// holds this campaign, `--resume` one that holds another (a renamed campaign). Returns the
+/// store and this campaign's row where it exists.
+fn open_store(
+    file: &CampaignFile,
+    out_dir: &Path,
+    mode: StartMode,
+) -> Result<(Store, Option<results::CampaignRow>)> {
+    let store_path = out_dir.join(STORE_FILE);
+    if mode == StartMode::Fresh && store_path.exists() {
+        for suffix in ["", "-wal", "-shm"] {
+            let p = PathBuf::from(format!("{}{suffix}", store_path.display()));
+            if p.exists() {
+                std::fs::remove_file(&p)
+                    .with_context(|| format!("cannot remove {}", p.display()))?;
+            }
+        }
+    }
+    let store = Store::open(&store_path)?;
+    let existing = store
+        .campaigns()?
+        .into_iter()
+        .find(|c| c.name == file.config.name);
+    if mode == StartMode::Resume && existing.is_none() {
+        // A renamed campaign would otherwise start a second campaign beside the first.
+        if let Some(other) = store.campaigns()?.first() {
+            bail!(
+                "cannot resume campaign {:?} in {}: the folder holds campaign {:?} (was the \
+                 campaign renamed?); rename it back in {}, or start a new store: `--fresh` \
+                 (deletes the folder's results) or `--out NEW_FOLDER`",
+                file.config.name,
+                out_dir.display(),
+                other.name,
+                file.path.display()
+            );
+        }
+    }
+    if let Some(existing) = &existing {
+        if mode == StartMode::New {
+            let trials = store.trials(existing.id)?.len();
+            bail!(
+                "{} already holds campaign {:?} ({trials} trials); run `mats tune {} --resume` to \
+                 continue it, or --fresh to start over",
+                out_dir.display(),
+                file.config.name,
+                file.path.display()
+            );
+        }
+    }
+
+    Ok((store, existing))
 }
 
 fn keep_members(
