@@ -13,6 +13,24 @@ use crate::measure::protocol::{Job, MeasureJob, MeasureResult, Outcome};
 use crate::measure::workload::WorkloadSpec;
 use crate::measure::MeasureSettings;
 
+/// Mean, min and max of a bench's repeated figures (seeds, iterations).
+#[derive(Serialize, Clone, Copy)]
+pub(super) struct Spread {
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    pub fn of(values: &[f64]) -> Spread {
+        Spread {
+            mean: values.iter().sum::<f64>() / values.len().max(1) as f64,
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct CompileTimes {
     source: String,

@@ -25,6 +25,7 @@ use solvers::hwsw::gpu::{self as hwsw_gpu, GpuAlgorithm, GpuParams};
 use solvers::hwsw::{self, GeneratorSpec, Instance, RLevel, StsParams};
 use solvers::run::{Budget, RunOptions};
 
+use super::bench::Spread;
 use crate::cli::BenchHwswArgs;
 
 /// The paper's Table 1 sizes (nodes, edges): the five application graphs' sizes and random1-9.
@@ -53,23 +54,6 @@ const CASES: [(f64, RLevel); 6] = [
     (10.0, RLevel::Low),
     (10.0, RLevel::High),
 ];
-
-#[derive(Serialize, Clone, Copy)]
-struct Spread {
-    mean: f64,
-    min: f64,
-    max: f64,
-}
-
-impl Spread {
-    fn of(values: &[f64]) -> Spread {
-        Spread {
-            mean: values.iter().sum::<f64>() / values.len().max(1) as f64,
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        }
-    }
-}
 
 #[derive(Serialize)]
 struct TimingRow {

@@ -27,6 +27,7 @@ use solvers::run::{Budget, RunOptions};
 use solvers::tsp::gpu::{self as tsp_gpu, Construction, GpuParams, PheromoneUpdate};
 use solvers::tsp::{AntSystem, AsParams, Instance};
 
+use super::bench::Spread;
 use crate::cli::BenchTspArgs;
 
 /// The instances.
@@ -40,23 +41,6 @@ const CONFIGS: [(Construction, PheromoneUpdate); 4] = [
     (Construction::Data, PheromoneUpdate::Gather),
     (Construction::DataCompressed, PheromoneUpdate::Atomic),
 ];
-
-#[derive(Serialize, Clone, Copy)]
-struct Spread {
-    mean: f64,
-    min: f64,
-    max: f64,
-}
-
-impl Spread {
-    fn of(values: &[f64]) -> Spread {
-        Spread {
-            mean: values.iter().sum::<f64>() / values.len().max(1) as f64,
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        }
-    }
-}
 
 #[derive(Serialize)]
 struct GpuRow {
