@@ -18,6 +18,12 @@
 // cleared for a confirming sweep, and the search ends after a sweep without a move. The
 // result is 2-optimal with respect to the candidate lists, as the CPU's: the tests check it.
 //
+// Where the tour lives while it is searched: with `in_shared` set, each warp copies its tour
+// into dynamic shared memory (2 n ints per warp: tour, then positions; the host sets it when
+// LS_WARPS * 8 n bytes fit a block) and writes it back at the end, so the reversals and the
+// successor lookups pay shared-memory latency instead of global; otherwise both rows stay
+// in global memory (`tours`, `positions`).
+//
 // Defines: TSP_DIST (common.cuh), LS_NEIGHBOURS candidates tried per city (<= the list
 // length k), LS_WARPS tours per block.
 #include "common.cuh"
@@ -113,16 +119,26 @@ extern "C" __global__ void __launch_bounds__(LS_WARPS * 32)
     tsp_ls_2opt(const double2* __restrict__ coords, const int* __restrict__ matrix, int n,
                 const int* __restrict__ neighbours, int k, int* tours, int* positions,
                 unsigned* dont_look, long long* lengths, long long* moves_out, int m,
-                long long max_moves)
+                long long max_moves, int in_shared)
 {
+    extern __shared__ int ls_rows[];
     const int lane = threadIdx.x & 31;
     const int t = blockIdx.x * LS_WARPS + (threadIdx.x >> 5);
     if (t >= m) {
         return; // whole warps leave together: m is checked per warp
     }
     const int words = (n + 31) >> 5;
-    int* tour = tours + (size_t)t * n;
+    int* const home = tours + (size_t)t * n;
+    int* tour = home;
     int* pos = positions + (size_t)t * n;
+    if (in_shared) {
+        tour = ls_rows + (size_t)(threadIdx.x >> 5) * 2 * n;
+        pos = tour + n;
+        for (int i = lane; i < n; i += 32) {
+            tour[i] = home[i];
+        }
+        __syncwarp();
+    }
     unsigned* dlb = dont_look + (size_t)t * words;
     for (int i = lane; i < n; i += 32) {
         pos[tour[i]] = i;
@@ -208,6 +224,9 @@ extern "C" __global__ void __launch_bounds__(LS_WARPS * 32)
     long long length = 0;
     for (int i = lane; i < n; i += 32) {
         length += tsp_dist(coords, matrix, n, tour[i], tour[i + 1 == n ? 0 : i + 1]);
+        if (in_shared) {
+            home[i] = tour[i];
+        }
     }
     for (int off = 16; off > 0; off >>= 1) {
         length += __shfl_down_sync(FULL_MASK, length, off);

@@ -61,6 +61,8 @@ fn gpu_two_opt_reaches_local_optima_that_the_cpu_rescores() {
     let gpu = Gpu::open(0).expect("GPU 0 opens");
     let dir = tempfile::tempdir().unwrap();
     let cache = KernelCache::new(dir.path());
+    // Runs with the tours in global memory and in shared memory.
+    let mut places = [0; 2];
     for inst in instances() {
         let n = inst.n();
         let dist = inst.distance_matrix();
@@ -80,6 +82,11 @@ fn gpu_two_opt_reaches_local_optima_that_the_cpu_rescores() {
             LsParams {
                 neighbours: 5.min(k as u32),
                 warps: 1,
+            },
+            // 32 tours of 1000 cities need 256 KB: searched in global memory.
+            LsParams {
+                neighbours: k as u32,
+                warps: 32,
             },
         ] {
             let (compiled, _) = cache
@@ -105,6 +112,7 @@ fn gpu_two_opt_reaches_local_optima_that_the_cpu_rescores() {
             let (tours, lengths) = colony.tours_and_lengths_mut();
             stream.memcpy_htod(&flat, tours).unwrap();
             let mut ls = LocalSearch::new(&module, &gpu, n, m, &params).unwrap();
+            places[usize::from(ls.in_shared)] += 1;
             let mut clock = KernelClock::new(&gpu).unwrap();
             ls.run(&gpu, pointers, tours, lengths, &mut clock)
                 .expect("the local search runs");
@@ -136,13 +144,18 @@ fn gpu_two_opt_reaches_local_optima_that_the_cpu_rescores() {
                 );
             }
             println!(
-                "{}: n {n}, {params:?}: mean length {} after {} moves",
+                "{}: n {n}, {params:?}, in shared memory: {}: mean length {} after {} moves",
                 inst.name,
+                ls.in_shared,
                 lens.iter().sum::<i64>() / m as i64,
                 moves.iter().sum::<i64>()
             );
         }
     }
+    assert!(
+        places[0] > 0 && places[1] > 0,
+        "global, shared runs: {places:?}"
+    );
 }
 
 #[test]

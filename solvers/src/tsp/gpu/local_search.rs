@@ -1,6 +1,7 @@
 //! The host side of `kernels/tsp/ls-2opt.cu`: 2-opt with don't-look bits on every tour of a
 //! colony, one warp per tour (see the kernel's header for what each warp owns).
 
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use kernels::gpu::{Gpu, Kernel, KernelClock, Launch, Module};
 use kernels::{KernelError, Variant};
@@ -55,6 +56,21 @@ impl LsParams {
     }
 }
 
+/// Dynamic shared memory of a block that searches its `warps` tours of `n` cities in shared
+/// memory (tour and positions, 4 bytes each).
+pub fn shared_bytes(n: usize, warps: u32) -> usize {
+    warps as usize * 2 * n * 4
+}
+
+/// The most tours per block (up to `warps`) whose rows fit in `optin` bytes of shared memory:
+/// what the MAX-MIN driver uses so that large instances still search in shared memory.
+pub fn warps_in_shared(n: usize, warps: u32, optin: u32) -> u32 {
+    (1..=warps)
+        .rev()
+        .find(|&w| shared_bytes(n, w) <= optin as usize)
+        .unwrap_or(warps)
+}
+
 /// The loaded kernel with its per-tour scratch (positions, don't-look bits, move counts).
 pub struct LocalSearch {
     pub kernel: Kernel,
@@ -62,6 +78,8 @@ pub struct LocalSearch {
     positions: CudaSlice<i32>,
     dont_look: CudaSlice<u32>,
     moves: CudaSlice<i64>,
+    /// Tours are searched in shared memory (else in global memory).
+    pub in_shared: bool,
     n: usize,
     tours: usize,
 }
@@ -79,7 +97,24 @@ impl LocalSearch {
         let blocks = u32::try_from(tours.div_ceil(params.warps as usize)).map_err(|_| {
             KernelError::InvalidConfig(format!("{tours} tours need too many blocks"))
         })?;
-        let launch = Launch::linear(blocks, 32 * params.warps);
+        let mut launch = Launch::linear(blocks, 32 * params.warps);
+        let shared = shared_bytes(n, params.warps);
+        let in_shared = shared <= gpu.info.max_shared_bytes_per_block_optin as usize;
+        if in_shared {
+            if shared > 48 * 1024 {
+                kernel
+                    .function()
+                    .set_attribute(
+                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        shared as i32,
+                    )
+                    .map_err(KernelError::driver(format!(
+                        "allowing {shared} bytes of shared memory for {}",
+                        kernel.name
+                    )))?;
+            }
+            launch.shared_bytes = shared as u32;
+        }
         kernel.check_launch(&launch)?;
         let stream = gpu.stream();
         let alloc = |what: &str| KernelError::driver(format!("allocating {what} of {tours} tours"));
@@ -95,6 +130,7 @@ impl LocalSearch {
                 .map_err(alloc("move counts"))?,
             kernel,
             launch,
+            in_shared,
             n,
             tours,
         })
@@ -123,6 +159,7 @@ impl LocalSearch {
         let (n, m, k) = (self.n as i32, self.tours as i32, instance.k as i32);
         // A strictly improving search ends by itself; the cap only bounds a faulty kernel.
         let max_moves = 64i64 * i64::from(n).max(64);
+        let in_shared = i32::from(self.in_shared);
         clock.start(gpu)?;
         let stream = gpu.stream();
         let mut builder = stream.launch_builder(self.kernel.function());
@@ -138,7 +175,8 @@ impl LocalSearch {
             .arg(lengths)
             .arg(&mut self.moves)
             .arg(&m)
-            .arg(&max_moves);
+            .arg(&max_moves)
+            .arg(&in_shared);
         // SAFETY: matches tsp_ls_2opt; tours hold m * n ints and lengths m (checked above),
         // positions m * n, the don't-look rows m * ceil(n / 32) words, moves m; the instance
         // pointers come from a live colony of the same n.

@@ -45,13 +45,18 @@ pub fn prepare(
         .local_search
         .check(colony.list_length())
         .map_err(KernelError::InvalidConfig)?;
-    let variant = params
-        .local_search
-        .variant(inst, gpu.info.arch, &params.flags);
+    // Fewer tours per block where the configured number would not fit in shared memory.
+    let mut local_search = params.local_search;
+    local_search.warps = super::local_search::warps_in_shared(
+        inst.n(),
+        local_search.warps,
+        gpu.info.max_shared_bytes_per_block_optin,
+    );
+    let variant = local_search.variant(inst, gpu.info.arch, &params.flags);
     let (compiled, _) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
     let (n, m) = (inst.n(), colony.ants());
-    let search = LocalSearch::new(&module, gpu, n, m, &params.local_search)?;
+    let search = LocalSearch::new(&module, gpu, n, m, &local_search)?;
     let stream = gpu.stream();
     let deposit_tour = stream
         .alloc_zeros::<i32>(n)
