@@ -19,6 +19,7 @@ import argparse
 import gzip
 import json
 import os
+import random
 import sys
 import tempfile
 import time
@@ -56,8 +57,34 @@ def plain_cache(data, path, folder):
     return out
 
 
+def seed_latin_hypercube():
+    """Kernel Tuner's Latin hypercube samples (diff_evo's and bayes_opt's first points) come
+    from scipy's LatinHypercube without a seed; draw its seed from the seeded generator."""
+    import numpy
+    import scipy.stats.qmc as qmc
+
+    base = getattr(qmc.LatinHypercube, "_unseeded", qmc.LatinHypercube)
+
+    class Seeded(base):
+        _unseeded = base
+
+        def __init__(self, *args, **kwargs):
+            if kwargs.get("rng") is None and kwargs.get("seed") is None:
+                kwargs["rng"] = numpy.random.randint(2**31)
+            super().__init__(*args, **kwargs)
+
+    qmc.LatinHypercube = Seeded
+
+
 def run_one(data, cache_path, strategy, budget, seed):
+    import numpy
     from kernel_tuner import tune_kernel
+
+    # Kernel Tuner 1.5 passes `seed` to pymoo only; its own strategies draw from the global
+    # generators, so a run is reproducible only when these are seeded here.
+    random.seed(seed)
+    numpy.random.seed(seed)
+    seed_latin_hypercube()
 
     keys = data["tune_params_keys"]
     listed = set(data["cache"].keys())
@@ -96,6 +123,11 @@ def run_one(data, cache_path, strategy, budget, seed):
 
 
 def main():
+    # Set and string hashing order Kernel Tuner's searchspace sets; fixed, so that a seed gives
+    # the same run in every process.
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("caches", nargs="+")
     ap.add_argument("--out", required=True)
