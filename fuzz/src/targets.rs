@@ -391,15 +391,15 @@ fn hwsw_input(text: &str) -> Result<String, String> {
 
 fn campaign_input(text: &str) -> Result<String, String> {
     let file =
-        mats::campaign::CampaignFile::parse(Path::new("campaigns/fuzz.toml"), text.to_string())
-            .map_err(|e| mats::errors::one_line(&e))?;
-    let searches = file.searches().map_err(|e| mats::errors::one_line(&e))?;
+        engine::campaign::CampaignFile::parse(Path::new("campaigns/fuzz.toml"), text.to_string())
+            .map_err(|e| search::errors::one_line(&e))?;
+    let searches = file.searches().map_err(|e| search::errors::one_line(&e))?;
     Ok(searches.len().to_string())
 }
 
 fn space_input(text: &str) -> Result<String, String> {
-    let space = mats::space::Space::from_toml_str(text, "fuzz.toml")
-        .map_err(|e| mats::errors::one_line(&e))?;
+    let space = search::space::Space::from_toml_str(text, "fuzz.toml")
+        .map_err(|e| search::errors::one_line(&e))?;
     let shown = mats::commands::space::render(&space);
     Ok(shown.lines().count().min(5).to_string())
 }
@@ -413,7 +413,7 @@ fn bundle_input(text: &str) -> Result<String, String> {
     let realised = manifest.realised();
     let mut accepted = 0;
     for family in Family::ALL {
-        if mats::runner::cpu::params(family, &realised).is_ok() {
+        if engine::runner::cpu::params(family, &realised).is_ok() {
             accepted += 1;
         }
         if manifest.gpu_config(family).is_ok() {
@@ -460,7 +460,7 @@ fn cli_input(text: &str) -> Result<String, String> {
     args.starts = args.starts.map(|s| s.min(64));
     args.ants = args.ants.map(|a| a.min(64));
     let (report, _) =
-        mats::commands::solve::solve(&args).map_err(|e| mats::errors::one_line(&e))?;
+        mats::commands::solve::solve(&args).map_err(|e| search::errors::one_line(&e))?;
     Ok(report.algorithm)
 }
 

@@ -13,33 +13,20 @@ use results::{EvaluationRow, EvaluationStatus, Point, RunRow};
 use crate::settings::Settings;
 use crate::ReportInput;
 
-/// A measured quantity of an evaluation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Metric {
-    /// Seconds per production run.
-    Time,
-    /// Average watts.
-    Power,
-    /// Joules per production run.
-    Energy,
-    /// Mean gap to the best-known value, percent (a quality objective's `gap@budget`).
-    Gap,
+pub use results::Metric;
+
+/// What the report derives from a [`Metric`]: the baseline's level and improvements in the
+/// convergence figures, and the value in an evaluation.
+pub trait MetricFigures: Copy {
+    fn baseline_level(self) -> f64;
+    fn improvement(self, base: f64, value: f64) -> Option<f64>;
+    fn of(self, m: &Measured) -> Option<f64>;
 }
 
-impl Metric {
-    /// Lower-case name as objectives spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Time => "time",
-            Metric::Power => "power",
-            Metric::Energy => "energy",
-            Metric::Gap => "gap",
-        }
-    }
-
+impl MetricFigures for Metric {
     /// The improvement convergence plots show at the baseline: 1 for the ratio
     /// baseline / value, 0 for a gap (percentage points gained over the baseline).
-    pub fn baseline_level(self) -> f64 {
+    fn baseline_level(self) -> f64 {
         match self {
             Metric::Gap => 0.0,
             _ => 1.0,
@@ -48,7 +35,7 @@ impl Metric {
 
     /// The improvement of `value` over the baseline's `base`: baseline / value (a speedup
     /// for time), or for a gap, which is 0 at the optimum, the percentage points gained.
-    pub fn improvement(self, base: f64, value: f64) -> Option<f64> {
+    fn improvement(self, base: f64, value: f64) -> Option<f64> {
         match self {
             Metric::Gap => Some(base - value),
             _ => speedup(base, value),
@@ -56,7 +43,7 @@ impl Metric {
     }
 
     /// The value of this metric in an evaluation.
-    pub fn of(self, m: &Measured) -> Option<f64> {
+    fn of(self, m: &Measured) -> Option<f64> {
         let v = match self {
             Metric::Time => m.time_s,
             Metric::Power => m.power_w,
@@ -66,20 +53,6 @@ impl Metric {
         };
         // Non-finite or non-positive values cannot be plotted nor divided by: treat as absent.
         v.filter(|x| x.is_finite() && *x > 0.0)
-    }
-
-    /// Parses "time" | "power" | "energy" | "gap" (also as the tuner labels quality
-    /// objectives: "gap@budget", "energy@budget", "time-to-target", "energy-to-target").
-    pub fn parse(text: &str) -> Option<Metric> {
-        let t = text.trim();
-        let head = t.split(['@', '-']).next().unwrap_or(t);
-        match head {
-            "time" => Some(Metric::Time),
-            "power" => Some(Metric::Power),
-            "energy" => Some(Metric::Energy),
-            "gap" => Some(Metric::Gap),
-            _ => None,
-        }
     }
 }
 

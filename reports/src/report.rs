@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::data::{self, Analysis, Bars, BaselineSource, ConvergenceLine, Metric, ParetoData};
+use crate::data::{
+    self, Analysis, Bars, BaselineSource, ConvergenceLine, Metric, MetricFigures as _, ParetoData,
+};
 use crate::figures::bars::{bar_desc, bar_scale, BarsPlot};
 use crate::figures::convergence::{improvement_label, ConvergencePlot};
 use crate::figures::pareto::ParetoPlot;

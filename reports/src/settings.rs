@@ -3,19 +3,13 @@
 //! Every key may be missing or malformed (older campaigns, hand-made stores); each such key is
 //! recorded in `notes` so the report can say what it could not show instead of failing.
 
-use results::{Point, Value};
+use results::Point;
 use serde_json::Value as Json;
 
 /// Production runs assumed when the campaign does not say (the paper's 500).
 pub const DEFAULT_PRODUCTION_RUNS: u64 = 500;
 
-/// A search-space parameter as the settings list it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parameter {
-    pub name: String,
-    /// flag | define | launch | variant | runtime | class
-    pub kind: String,
-}
+pub use results::Parameter;
 
 /// Settings of a campaign, each `None` when absent or unreadable.
 #[derive(Debug, Clone, Default)]
@@ -27,80 +21,64 @@ pub struct Settings {
     /// Always set: the campaign's value, else [`DEFAULT_PRODUCTION_RUNS`] (with a note).
     pub production_runs: u64,
     pub baseline: Option<Point>,
+    /// The family's default configuration, where the campaign recorded it.
+    pub default: Option<Point>,
     pub parameters: Option<Vec<Parameter>>,
     pub quality_margin_percent: Option<f64>,
     pub measurement: Option<Json>,
-    pub seed: Option<Json>,
+    pub seed: Option<u64>,
     /// Human-readable remarks about missing or malformed keys.
     pub notes: Vec<String>,
 }
 
 impl Settings {
-    /// Reads the settings JSON; never fails.
+    /// Reads the settings JSON (as [`results::CampaignSettings`]); never fails: each key
+    /// that is missing or malformed becomes a note.
     pub fn parse(json: &Json) -> Settings {
-        let mut s = Settings {
-            production_runs: DEFAULT_PRODUCTION_RUNS,
-            ..Settings::default()
-        };
-        let text = |key: &str, notes: &mut Vec<String>| match json.get(key) {
-            Some(Json::String(t)) => Some(t.clone()),
-            Some(Json::Null) | None => {
+        let c = results::CampaignSettings::from_json(json);
+        let mut notes = Vec::new();
+        for (key, present) in [
+            ("family", c.family.is_some()),
+            ("backend", c.backend.is_some()),
+            ("device", c.device.is_some()),
+            ("objectives", c.objectives.is_some()),
+            ("quality_margin_percent", c.quality_margin_percent.is_some()),
+        ] {
+            if !present {
                 notes.push(format!("settings has no `{key}`"));
-                None
             }
-            Some(other) => Some(other.to_string()),
-        };
-        s.family = text("family", &mut s.notes);
-        s.backend = text("backend", &mut s.notes);
-        s.device = text("device", &mut s.notes);
-        s.objectives = text("objectives", &mut s.notes);
-        match json.get("production_runs").and_then(Json::as_u64) {
-            Some(n) if n > 0 => s.production_runs = n,
-            _ => s.notes.push(format!(
-                "settings has no valid `production_runs`; cost % assumes {DEFAULT_PRODUCTION_RUNS}"
-            )),
         }
-        s.baseline = match json.get("baseline") {
-            Some(Json::Object(map)) => Some(
-                map.iter()
-                    .map(|(k, v)| (k.clone(), json_to_value(v)))
-                    .collect::<Point>(),
-            ),
+        let production_runs = match c.production_runs {
+            Some(n) if n > 0 => n,
             _ => {
-                s.notes.push(
-                    "settings has no `baseline` point; the baseline run's evaluation is used"
-                        .to_string(),
-                );
-                None
+                notes.push(format!(
+                    "settings has no valid `production_runs`; cost % assumes {DEFAULT_PRODUCTION_RUNS}"
+                ));
+                DEFAULT_PRODUCTION_RUNS
             }
         };
-        s.parameters = match json.get("parameters") {
-            Some(Json::Array(items)) => Some(
-                items
-                    .iter()
-                    .filter_map(|p| {
-                        Some(Parameter {
-                            name: p.get("name")?.as_str()?.to_string(),
-                            kind: p.get("kind")?.as_str()?.to_string(),
-                        })
-                    })
-                    .collect(),
-            ),
-            _ => {
-                s.notes.push(
-                    "settings has no `parameters` list; parameter kinds are unknown".to_string(),
-                );
-                None
-            }
-        };
-        s.quality_margin_percent = json.get("quality_margin_percent").and_then(Json::as_f64);
-        if s.quality_margin_percent.is_none() {
-            s.notes
-                .push("settings has no `quality_margin_percent`".to_string());
+        if c.baseline.is_none() {
+            notes.push(
+                "settings has no `baseline` point; the baseline run's evaluation is used".into(),
+            );
         }
-        s.measurement = json.get("measurement").filter(|v| !v.is_null()).cloned();
-        s.seed = json.get("seed").filter(|v| !v.is_null()).cloned();
-        s
+        if c.parameters.is_none() {
+            notes.push("settings has no `parameters` list; parameter kinds are unknown".into());
+        }
+        Settings {
+            family: c.family,
+            backend: c.backend,
+            device: c.device,
+            objectives: c.objectives,
+            production_runs,
+            baseline: c.baseline,
+            default: c.default,
+            parameters: c.parameters,
+            quality_margin_percent: c.quality_margin_percent,
+            measurement: c.measurement.filter(|v| !v.is_null()),
+            seed: c.seed,
+            notes,
+        }
     }
 
     /// Names of the parameters of the given kinds.
@@ -128,19 +106,6 @@ impl Settings {
     }
 }
 
-/// Converts a JSON scalar to a point value the way the store writes points: integers stay
-/// integers, everything else becomes text.
-pub fn json_to_value(v: &Json) -> Value {
-    match v {
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Text(n.to_string()),
-        },
-        Json::String(t) => Value::Text(t.clone()),
-        other => Value::Text(other.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,7 +122,7 @@ mod tests {
         assert!(s.notes.is_empty(), "{:?}", s.notes);
         assert_eq!(s.production_runs, 200);
         let b = s.baseline.as_ref().expect("baseline");
-        assert_eq!(b.get("threads"), Some(&Value::Int(1024)));
+        assert_eq!(b.get("threads"), Some(&results::Value::Int(1024)));
         assert_eq!(s.variant_parameter().as_deref(), Some("variant"));
         assert_eq!(s.parameters_of_kind(&["flag"]), Some(vec!["O".to_string()]));
     }

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use results::{Comparison, MeanSd, Point, RunRow};
 
-use crate::settings::{json_to_value, Settings};
+use crate::settings::Settings;
 use crate::ReportInput;
 
 /// How the tuned point compares with the reference role on one set of pairs.
@@ -96,14 +96,7 @@ impl ClassVerdict {
 /// Every class that has a search, in class order.
 pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
     let settings = Settings::parse(&input.campaign.settings);
-    let default_point: Option<Point> = match input.campaign.settings.get("default") {
-        Some(serde_json::Value::Object(map)) => Some(
-            map.iter()
-                .map(|(k, v)| (k.clone(), json_to_value(v)))
-                .collect(),
-        ),
-        _ => None,
-    };
+    let default_point: Option<Point> = settings.default.clone();
     let mut by_class: BTreeMap<&str, Vec<&RunRow>> = BTreeMap::new();
     for r in &input.runs {
         by_class.entry(r.class.as_str()).or_default().push(r);

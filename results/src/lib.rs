@@ -11,18 +11,24 @@
 pub mod error;
 pub mod export;
 pub mod lock;
+pub mod metric;
 pub mod pareto;
 pub mod point;
 pub mod record;
+pub mod settings;
 pub mod store;
+pub mod summary;
 
 pub use error::StoreError;
 pub use export::{write_csv, write_json, write_trials_json, ExportError, StoreDump};
 pub use lock::{FolderLock, LockError};
+pub use metric::Metric;
 pub use pareto::{non_dominated, pareto_front};
 pub use point::{Point, Value};
 pub use record::{
     CampaignRow, Comparison, EvaluationRow, EvaluationStatus, ExportRow, InstanceRecord,
     InstanceRow, MeanSd, Measurement, NewEvaluation, RunRow, TrialRow, TrialStatus,
 };
+pub use settings::{CampaignSettings, Parameter, RunMode};
 pub use store::{MergeCounts, Store};
+pub use summary::{ClassSummary, TuneSummary};

@@ -4,7 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{color, err, font, padded_range, tick, Plot};
-use crate::data::{ConvergenceLine, Metric};
+use crate::data::{ConvergenceLine, Metric, MetricFigures as _};
 
 /// One step line per run.
 pub struct ConvergencePlot<'a> {

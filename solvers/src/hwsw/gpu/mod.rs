@@ -251,13 +251,13 @@ impl From<GpuAlgorithm> for String {
     }
 }
 
-impl crate::gpu::GpuWorkload for GpuParams {
+impl crate::gpu::workload::GpuWorkload for GpuParams {
     type Instance = Instance;
 
     /// `variant` and where set `threads`, `items`, `zero_copy` (on/off), `tabu_length`,
     /// `stall` (GPTS), `searches`, `samples`, `launch_iterations`, `restart_stall`
     /// (gpts-multi), as `spaces/hwsw.toml` names them.
-    fn from_point(point: &dyn crate::gpu::PointValues) -> Result<GpuParams, String> {
+    fn from_point(point: &dyn crate::gpu::workload::PointValues) -> Result<GpuParams, String> {
         if !point.defines().is_empty() {
             return Err("the hwsw kernels take no #define parameters from a space".into());
         }
@@ -324,7 +324,11 @@ impl crate::gpu::GpuWorkload for GpuParams {
         GpuParams::check(self, inst, device)
     }
 
-    fn kernel_variant(&self, _inst: &Instance, target: crate::gpu::CompileTarget) -> Variant {
+    fn kernel_variant(
+        &self,
+        _inst: &Instance,
+        target: crate::gpu::workload::CompileTarget,
+    ) -> Variant {
         self.variant_for(target.arch)
     }
 
@@ -333,15 +337,19 @@ impl crate::gpu::GpuWorkload for GpuParams {
         gpu: &Gpu,
         cache: &KernelCache,
         inst: &Instance,
-    ) -> Result<Box<dyn crate::gpu::PreparedRun>, KernelError> {
+    ) -> Result<Box<dyn crate::gpu::workload::PreparedRun>, KernelError> {
         Ok(Box::new(prepare(gpu, cache, inst, self)?))
     }
 }
 
-impl crate::gpu::PreparedRun for Prepared {
-    fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+impl crate::gpu::workload::PreparedRun for Prepared {
+    fn run(
+        &mut self,
+        gpu: &Gpu,
+        options: &RunOptions,
+    ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
         let run = Prepared::run(self, gpu, options)?;
-        Ok(crate::gpu::GpuRun {
+        Ok(crate::gpu::workload::GpuRun {
             outcome: run.outcome,
             kernel_seconds: run.kernel_seconds,
             launches: u32::try_from(run.launches).unwrap_or(u32::MAX),
@@ -350,7 +358,9 @@ impl crate::gpu::PreparedRun for Prepared {
             resources: run.resources,
             attributes: run.attributes,
             launch: run.launch,
-            entry: crate::gpu::PreparedRun::kernel(self).entry().to_string(),
+            entry: crate::gpu::workload::PreparedRun::kernel(self)
+                .entry()
+                .to_string(),
         })
     }
 

@@ -31,7 +31,7 @@ use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::tabu::TabuMove;
 use super::Instance;
-use crate::gpu::{CompileTarget, PointValues};
+use crate::gpu::workload::{CompileTarget, PointValues};
 use crate::run::{Outcome, RunOptions};
 
 pub use ig::{ig_shared_bytes, IG_MAX_DESTRUCTION, IG_MAX_THREADS, IG_MIN_THREADS};
@@ -251,7 +251,7 @@ impl From<GpuAlgorithm> for String {
     }
 }
 
-impl crate::gpu::GpuWorkload for GpuParams {
+impl crate::gpu::workload::GpuWorkload for GpuParams {
     type Instance = Instance;
 
     /// `variant` and where set `threads`, `tenure` (tabu), `blocks`, `destruction`,
@@ -313,15 +313,19 @@ impl crate::gpu::GpuWorkload for GpuParams {
         gpu: &Gpu,
         cache: &KernelCache,
         inst: &Instance,
-    ) -> Result<Box<dyn crate::gpu::PreparedRun>, KernelError> {
+    ) -> Result<Box<dyn crate::gpu::workload::PreparedRun>, KernelError> {
         Ok(Box::new(prepare(gpu, cache, inst, self)?))
     }
 }
 
-impl crate::gpu::PreparedRun for Prepared {
-    fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+impl crate::gpu::workload::PreparedRun for Prepared {
+    fn run(
+        &mut self,
+        gpu: &Gpu,
+        options: &RunOptions,
+    ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
         let run = Prepared::run(self, gpu, options)?;
-        Ok(crate::gpu::GpuRun {
+        Ok(crate::gpu::workload::GpuRun {
             outcome: run.outcome,
             kernel_seconds: run.kernel_seconds,
             launches: run.launches,

@@ -25,7 +25,7 @@ use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Kernel, KernelClock, Lau
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::Instance;
-use crate::gpu::{CompileTarget, PointValues};
+use crate::gpu::workload::{CompileTarget, PointValues};
 
 mod context;
 mod rots_block;
@@ -370,7 +370,7 @@ impl GpuParams {
     }
 }
 
-impl crate::gpu::GpuWorkload for GpuParams {
+impl crate::gpu::workload::GpuWorkload for GpuParams {
     type Instance = Instance;
 
     /// `variant`, `solutions`, `threads`, and where set `tenure`, `child_threads` and
@@ -441,7 +441,7 @@ impl crate::gpu::GpuWorkload for GpuParams {
         gpu: &Gpu,
         cache: &KernelCache,
         inst: &Instance,
-    ) -> Result<Box<dyn crate::gpu::PreparedRun>, KernelError> {
+    ) -> Result<Box<dyn crate::gpu::workload::PreparedRun>, KernelError> {
         Ok(Box::new(WithParams {
             prepared: prepare(gpu, cache, inst, self)?,
             params: self.clone(),
@@ -455,10 +455,14 @@ struct WithParams {
     params: GpuParams,
 }
 
-impl crate::gpu::PreparedRun for WithParams {
-    fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+impl crate::gpu::workload::PreparedRun for WithParams {
+    fn run(
+        &mut self,
+        gpu: &Gpu,
+        options: &RunOptions,
+    ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
         let run = self.prepared.run(gpu, &self.params, options)?;
-        Ok(crate::gpu::GpuRun {
+        Ok(crate::gpu::workload::GpuRun {
             outcome: run.outcome,
             kernel_seconds: run.kernel_seconds,
             launches: run.launches,

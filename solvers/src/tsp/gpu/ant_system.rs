@@ -197,8 +197,8 @@ pub fn check_tour(inst: &Instance, tour: &[usize], length: i64) -> Result<(), Ke
 
 impl TspGpuRun {
     /// The family-neutral record of this run (the construction kernel names the entry).
-    pub fn into_gpu_run(self, construction: super::Construction) -> crate::gpu::GpuRun {
-        crate::gpu::GpuRun {
+    pub fn into_gpu_run(self, construction: super::Construction) -> crate::gpu::workload::GpuRun {
+        crate::gpu::workload::GpuRun {
             outcome: self.outcome,
             kernel_seconds: self.construct_seconds + self.pheromone_seconds,
             launches: u32::try_from(self.launches).unwrap_or(u32::MAX),
@@ -212,8 +212,12 @@ impl TspGpuRun {
     }
 }
 
-impl crate::gpu::PreparedRun for Prepared {
-    fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+impl crate::gpu::workload::PreparedRun for Prepared {
+    fn run(
+        &mut self,
+        gpu: &Gpu,
+        options: &RunOptions,
+    ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
         Ok(Prepared::run(self, gpu, options)?.into_gpu_run(self.params.construction))
     }
 

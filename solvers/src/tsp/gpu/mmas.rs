@@ -192,8 +192,12 @@ impl Prepared {
     }
 }
 
-impl crate::gpu::PreparedRun for Prepared {
-    fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<crate::gpu::GpuRun, KernelError> {
+impl crate::gpu::workload::PreparedRun for Prepared {
+    fn run(
+        &mut self,
+        gpu: &Gpu,
+        options: &RunOptions,
+    ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
         Ok(Prepared::run(self, gpu, options)?.into_gpu_run(self.params.construction))
     }
 

@@ -39,7 +39,7 @@ use kernels::{KernelCache, KernelError, Variant};
 use serde::{Deserialize, Serialize};
 
 use super::Instance;
-use crate::gpu::{CompileTarget, PointValues};
+use crate::gpu::workload::{CompileTarget, PointValues};
 
 /// Share of the GPU's memory a colony may take (the rest: the context, the CUDA runtime's own
 /// allocations, other processes).
@@ -402,7 +402,7 @@ impl GpuParams {
     }
 }
 
-impl crate::gpu::GpuWorkload for GpuParams {
+impl crate::gpu::workload::GpuWorkload for GpuParams {
     type Instance = Instance;
 
     /// `variant` (construction: task, data, data-compressed) and where set `algorithm` (as,
@@ -487,7 +487,7 @@ impl crate::gpu::GpuWorkload for GpuParams {
         gpu: &kernels::gpu::Gpu,
         cache: &KernelCache,
         inst: &Instance,
-    ) -> Result<Box<dyn crate::gpu::PreparedRun>, KernelError> {
+    ) -> Result<Box<dyn crate::gpu::workload::PreparedRun>, KernelError> {
         Ok(match self.algorithm {
             TspGpuAlgorithm::As => Box::new(prepare(gpu, cache, inst, self)?),
             TspGpuAlgorithm::Mmas => Box::new(mmas::prepare(gpu, cache, inst, self)?),

@@ -1,0 +1,91 @@
+//! What `mats tune` writes into `summary.json` when a campaign ends, and `mats export`,
+//! `mats merge` and the reports read back as these types.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Comparison, Point};
+
+/// What a finished (or stopped) campaign reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuneSummary {
+    pub campaign: String,
+    pub output: PathBuf,
+    pub backend: String,
+    pub device: String,
+    pub classes: Vec<ClassSummary>,
+    pub new_trials: u64,
+    pub wall_s: f64,
+    /// Seconds the devices spent measuring (warm-ups, timed runs, energy windows, budgeted
+    /// runs): the honest cost, next to the paper's evaluations-as-% figure.
+    pub device_seconds: f64,
+    /// The same as production runs actually executed: device seconds over the baseline's
+    /// mean production-run time (None when that is unknown).
+    pub production_runs: Option<f64>,
+    /// Share of the wall time the GPUs spent measuring, averaged over the GPUs.
+    pub gpu_busy_share: Option<f64>,
+    /// Median seconds per trial outside its measurement window.
+    pub median_trial_overhead_s: Option<f64>,
+    pub stopped: Option<String>,
+    /// The shards' folders, when `mats merge` joined this summary from theirs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassSummary {
+    pub class: String,
+    pub instances: Vec<String>,
+    /// What the first search minimised (`gap@budget`, `time`, `time-to-target`, ...), and
+    /// its value for the baseline and the best point found.
+    pub metric: String,
+    pub baseline_value: Option<f64>,
+    pub best_value: Option<f64>,
+    pub baseline_time_s: Option<f64>,
+    pub best_point: Option<Point>,
+    pub best_time_s: Option<f64>,
+    /// Time of the baseline over time of the best point (fixed-work objectives).
+    pub speedup: Option<f64>,
+    pub evaluations: u32,
+    /// Candidates racing dropped early, and the trials that saved.
+    pub raced: u32,
+    pub saved_trials: u32,
+    /// The winner and the baseline re-measured interleaved on fresh seeds.
+    pub final_check: Option<Comparison>,
+    /// The winner, the default solver and the baseline on the class's held-out instances.
+    pub holdout: Option<Comparison>,
+}
+
+impl TuneSummary {
+    /// Reads a campaign folder's `summary.json`.
+    pub fn read(path: &std::path::Path) -> Result<TuneSummary, String> {
+        // A summary is a few KB per class; 16 MiB bounds a hostile file.
+        let file = std::fs::File::open(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut text = String::new();
+        use std::io::Read as _;
+        file.take(16 << 20)
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a campaign summary: {e}", path.display()))
+    }
+
+    /// The role ("baseline" or "default") and point that won a class's final re-measure,
+    /// when it was not the search's own winner.
+    pub fn verdict(&self, class: &str) -> Option<(String, Point)> {
+        let check = self
+            .classes
+            .iter()
+            .find(|c| c.class == class)?
+            .final_check
+            .as_ref()?;
+        let winner = check.winner.as_deref()?;
+        if winner == "tuned" {
+            return None;
+        }
+        let point = check.points.get(winner)?.clone();
+        Some((winner.to_string(), point))
+    }
+}

@@ -1,0 +1,9 @@
+//! The family-neutral GPU workload: what the tuner (runner, compile pool, worker, export) and
+//! `mats solve` speak to, whatever the problem family. [`workload`] holds the traits each
+//! family implements in its own `gpu` module; [`registry`] lists the families.
+
+pub mod registry;
+pub mod workload;
+
+pub use registry::{GpuConfig, GPU_FAMILIES};
+pub use workload::*;

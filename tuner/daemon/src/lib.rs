@@ -1,0 +1,712 @@
+//! `mats daemon`: queues campaigns, runs them, and shares the GPUs among them.
+//!
+//! - `protocol`: line-delimited JSON requests and replies, bounded and strictly parsed.
+//! - `queue`: the queue in its own SQLite file; what survives kill -9 and reboots.
+//! - `progress`: trials done, best so far and ETA, read from a campaign's store.
+//! - `server` (this file): the Unix socket (0600, in a 0700 folder, peers of another uid
+//!   refused), the optional TCP listener (token), the scheduler and the children.
+//! - `client`: `mats submit | status | cancel | logs`.
+//!
+//! Each campaign runs as a child `mats tune CAMPAIGN --out OUT --resume --quiet` rather than
+//! as a task inside the daemon: the tuner is synchronous and keeps process-wide state (its
+//! Ctrl-C flag, the folder lock, GPU worker processes), a campaign that fails or aborts cannot
+//! take the daemon or the other campaigns with it, cancel is a signal, the log is the child's
+//! output, and a restart resumes through exactly the path a user's `--resume` takes, so
+//! nothing finished is measured twice. GPUs are shared through the per-device lock
+//! ([`measure::device_lock`]) that every measuring process takes trial by trial: the
+//! daemon's campaigns and any plain `mats tune` take turns, one trial per GPU at a time.
+//! Priority orders the queue; `--jobs` campaigns run at once.
+
+pub mod client;
+mod progress;
+pub mod protocol;
+mod queue;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+
+use protocol::{error_reply, parse_request, Request, LOG_CHUNK_BYTES, MAX_REQUEST_BYTES};
+use queue::{NewEntry, Queue};
+
+/// The default socket: `$MATS_DAEMON_SOCKET`, else `RUNTIME/daemon.sock`.
+pub fn default_socket() -> PathBuf {
+    match std::env::var_os("MATS_DAEMON_SOCKET").filter(|s| !s.is_empty()) {
+        Some(s) => PathBuf::from(s),
+        None => measure::user_dirs::runtime_dir().join("daemon.sock"),
+    }
+}
+
+/// Connections served at once; more wait in the listener's backlog.
+const MAX_CONNECTIONS: usize = 64;
+/// A connection idle this long is closed.
+const IDLE: Duration = Duration::from_secs(600);
+
+struct Daemon {
+    queue: Mutex<Queue>,
+    state_dir: PathBuf,
+    exe: PathBuf,
+    jobs: usize,
+    /// Running children: campaign id -> pid.
+    running: Mutex<HashMap<i64, u32>>,
+    wake: tokio::sync::Notify,
+    stopping: AtomicBool,
+    token: Option<String>,
+}
+
+impl Daemon {
+    fn log_path(&self, id: i64) -> PathBuf {
+        self.state_dir.join("logs").join(format!("{id}.log"))
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        // A panic while holding the lock leaves a usable connection; keep serving.
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<i64, u32>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Whether a peer of the Unix socket may talk to the daemon: only the daemon's own user.
+pub fn peer_allowed(peer_uid: u32, daemon_uid: u32) -> bool {
+    peer_uid == daemon_uid
+}
+
+/// Equal-time comparison of tokens, so that response timing does not reveal a prefix.
+fn token_matches(given: &str, expected: &str) -> bool {
+    let (a, b) = (given.as_bytes(), expected.as_bytes());
+    let mut diff = a.len() ^ b.len();
+    for (i, x) in b.iter().enumerate() {
+        diff |= usize::from(a.get(i).copied().unwrap_or(0) ^ x);
+    }
+    diff == 0
+}
+
+/// Reads the TCP token: at least 16 characters, in a file only its owner can read.
+fn read_token(path: &Path) -> Result<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("cannot read the token file {}", path.display()))?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        bail!(
+            "the token file {} is readable by other users; chmod 600 it",
+            path.display()
+        );
+    }
+    let token = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the token file {}", path.display()))?
+        .trim()
+        .to_string();
+    if token.chars().count() < 16 {
+        bail!(
+            "the token in {} is shorter than 16 characters",
+            path.display()
+        );
+    }
+    Ok(token)
+}
+
+/// Runs the daemon until SIGINT or SIGTERM.
+/// What `mats daemon` was asked for: where to listen, where to keep the queue and logs, how
+/// many campaigns at once.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The Unix socket (the default one when `None`).
+    pub socket: Option<std::path::PathBuf>,
+    /// The queue's and logs' folder (the user's state folder when `None`).
+    pub state_dir: Option<std::path::PathBuf>,
+    /// Campaigns run at once.
+    pub jobs: usize,
+    /// A TCP address to listen on too (requires `token_file`).
+    pub listen: Option<String>,
+    pub token_file: Option<std::path::PathBuf>,
+}
+
+pub fn serve(args: &ServeOptions) -> Result<()> {
+    let state_dir = args
+        .state_dir
+        .clone()
+        .unwrap_or_else(measure::user_dirs::state_dir);
+    measure::user_dirs::create_private_dir(&state_dir.join("logs"))
+        .with_context(|| format!("cannot create the state folder {}", state_dir.display()))?;
+    measure::user_dirs::create_private_dir(&state_dir)
+        .with_context(|| format!("cannot create the state folder {}", state_dir.display()))?;
+    // One daemon per state folder (the lock names the holder's pid).
+    let _lock = results::FolderLock::acquire(&state_dir)?;
+    let socket = args.socket.clone().unwrap_or_else(default_socket);
+    let token = args.token_file.as_deref().map(read_token).transpose()?;
+    let queue = Queue::open(&state_dir.join("queue.sqlite"))?;
+    for (id, pid) in queue.requeue_running()? {
+        eprintln!(
+            "campaign {id} was running under the last daemon{}; it resumes",
+            pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+        );
+        if let Some(pid) = pid {
+            wait_gone(pid);
+        }
+    }
+    let daemon = Arc::new(Daemon {
+        queue: Mutex::new(queue),
+        state_dir,
+        exe: std::env::current_exe().context("cannot find the mats executable")?,
+        jobs: args.jobs,
+        running: Mutex::new(HashMap::new()),
+        wake: tokio::sync::Notify::new(),
+        stopping: AtomicBool::new(false),
+        token,
+    });
+    // One thread: the children's parent-death signal follows the thread that spawned them,
+    // and the daemon's work is I/O and short queries.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the daemon's runtime")?;
+    rt.block_on(run(daemon, socket, args.listen.clone()))
+}
+
+/// A child of a killed daemon dies with it (parent-death signal), but not instantly; resuming
+/// while it still holds its folder lock would fail, so wait for it (at most 10 s).
+fn wait_gone(pid: i64) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    for _ in 0..100 {
+        // SAFETY: kill with signal 0 only checks for existence.
+        if unsafe { libc::kill(pid, 0) } != 0 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn bind_socket(path: &Path) -> Result<tokio::net::UnixListener> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.exists() {
+        measure::user_dirs::create_private_dir(parent)
+            .with_context(|| format!("cannot create the socket folder {}", parent.display()))?;
+    }
+    if path.exists() {
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            bail!(
+                "another daemon listens on {}; stop it first or use --socket",
+                path.display()
+            );
+        }
+        std::fs::remove_file(path)
+            .with_context(|| format!("cannot remove the stale socket {}", path.display()))?;
+    }
+    // SAFETY: umask only changes this process's file creation mask; the socket is created
+    // 0600 from the start (no window in which others could connect), then the mask returns.
+    let old = unsafe { libc::umask(0o177) };
+    let listener = tokio::net::UnixListener::bind(path);
+    unsafe { libc::umask(old) };
+    let listener = listener.with_context(|| format!("cannot listen on {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot restrict {}", path.display()))?;
+    Ok(listener)
+}
+
+async fn run(daemon: Arc<Daemon>, socket: PathBuf, listen: Option<String>) -> Result<()> {
+    let unix = bind_socket(&socket)?;
+    let tcp = match &listen {
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr}"))?,
+        ),
+        None => None,
+    };
+    eprintln!(
+        "mats daemon (pid {}) listening on {}{}; queue in {}",
+        std::process::id(),
+        socket.display(),
+        listen
+            .as_ref()
+            .map(|a| format!(" and tcp {a} (token)"))
+            .unwrap_or_default(),
+        daemon.state_dir.join("queue.sqlite").display()
+    );
+    let limit = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let me = unsafe { libc::geteuid() };
+
+    let scheduler = tokio::spawn(schedule(daemon.clone()));
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot watch SIGTERM")?;
+    loop {
+        tokio::select! {
+            accepted = unix.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let allowed = stream.peer_cred().map(|c| peer_allowed(c.uid(), me));
+                let Ok(permit) = limit.clone().acquire_owned().await else { continue };
+                let d = daemon.clone();
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    match allowed {
+                        Ok(true) => serve_connection(d, stream, false).await,
+                        Ok(false) | Err(_) => {
+                            let mut s = stream;
+                            let reply = error_reply(
+                                "refused: this daemon serves only its own user (peer \
+                                 credentials of another uid)",
+                            );
+                            let _ = s.write_all(format!("{reply}\n").as_bytes()).await;
+                        }
+                    }
+                });
+            }
+            accepted = async { match &tcp { Some(l) => l.accept().await, None => std::future::pending().await } } => {
+                let Ok((stream, _)) = accepted else { continue };
+                let Ok(permit) = limit.clone().acquire_owned().await else { continue };
+                let d = daemon.clone();
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    serve_connection(d, stream, true).await;
+                });
+            }
+            _ = tokio::signal::ctrl_c() => break,
+            _ = term.recv() => break,
+        }
+    }
+    eprintln!(
+        "mats daemon stopping: running campaigns are interrupted and resume at the next start"
+    );
+    daemon.stopping.store(true, Ordering::SeqCst);
+    let pids: Vec<u32> = daemon.running().values().copied().collect();
+    for pid in pids {
+        interrupt(pid, libc::SIGINT);
+    }
+    // The children stop after their current trial; the waiters put them back in the queue.
+    for _ in 0..600 {
+        if daemon.running().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    scheduler.abort();
+    let _ = std::fs::remove_file(&socket);
+    Ok(())
+}
+
+fn interrupt(pid: u32, signal: libc::c_int) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: sends a signal to our own child.
+        unsafe { libc::kill(pid, signal) };
+    }
+}
+
+/// Reads request lines and answers each; a line over the limit gets an error reply and ends
+/// the connection (its end cannot be found without reading it all).
+async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(d: Arc<Daemon>, stream: S, tcp: bool) {
+    let (read, mut write) = tokio::io::split(stream);
+    let mut reader = BufReader::new(read);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = tokio::time::timeout(
+            IDLE,
+            (&mut reader)
+                .take(MAX_REQUEST_BYTES as u64 + 1)
+                .read_until(b'\n', &mut line),
+        )
+        .await;
+        let n = match read {
+            Ok(Ok(n)) => n,
+            _ => return, // idle, or the client went away
+        };
+        if n == 0 {
+            return;
+        }
+        let complete = line.last() == Some(&b'\n');
+        if complete {
+            line.pop();
+        } else if line.len() > MAX_REQUEST_BYTES {
+            let reply = error_reply(&format!(
+                "request longer than the limit of {MAX_REQUEST_BYTES} bytes"
+            ));
+            let _ = write.write_all(format!("{reply}\n").as_bytes()).await;
+            return;
+        }
+        let reply = match parse_request(&line) {
+            Err(e) => error_reply(&e),
+            Ok(p) => match (&d.token, tcp) {
+                (Some(expected), true)
+                    if !p
+                        .token
+                        .as_deref()
+                        .is_some_and(|t| token_matches(t, expected)) =>
+                {
+                    error_reply("refused: missing or wrong token")
+                }
+                (None, true) => error_reply("refused: no token configured"),
+                _ => answer(&d, p.request).await,
+            },
+        };
+        if write
+            .write_all(format!("{reply}\n").as_bytes())
+            .await
+            .is_err()
+        {
+            return;
+        }
+        if !complete {
+            return; // the client closed after an unterminated request
+        }
+    }
+}
+
+async fn answer(d: &Arc<Daemon>, request: Request) -> serde_json::Value {
+    let result = match request {
+        Request::Ping => Ok(serde_json::json!({
+            "ok": true,
+            "pid": std::process::id(),
+            "version": env!("CARGO_PKG_VERSION"),
+        })),
+        Request::Submit {
+            campaign,
+            out,
+            priority,
+            cwd,
+        } => {
+            // Validation reads the campaign, its space and instances: off the I/O thread.
+            let d2 = d.clone();
+            match tokio::task::spawn_blocking(move || submit(&d2, &campaign, out, priority, &cwd))
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => Err(anyhow::anyhow!("validation failed: {e}")),
+            }
+        }
+        Request::Status { id } => status(d, id),
+        Request::Cancel { id } => cancel(d, id),
+        Request::Logs { id, offset } => logs(d, id, offset),
+    };
+    match result {
+        Ok(v) => v,
+        Err(e) => error_reply(&search::errors::one_line(&e)),
+    }
+}
+
+fn submit(
+    d: &Daemon,
+    campaign: &Path,
+    out: Option<PathBuf>,
+    priority: i64,
+    cwd: &Path,
+) -> Result<serde_json::Value> {
+    if !campaign.is_absolute() || !cwd.is_absolute() {
+        bail!("the campaign and working folder must be absolute paths");
+    }
+    let file = engine::campaign::CampaignFile::read(campaign)?;
+    engine::tune::check(&file)?;
+    let out_dir = engine::tune::output_dir(&file, out.as_deref());
+    let out_dir = if out_dir.is_absolute() {
+        out_dir
+    } else {
+        cwd.join(out_dir)
+    };
+    if out_dir.join(engine::tune::STORE_FILE).exists() {
+        bail!(
+            "{} already holds results; submit with another --out, or continue it with \
+             `mats tune {} --out {0} --resume`",
+            out_dir.display(),
+            campaign.display()
+        );
+    }
+    let q = d.queue();
+    if let Some(other) = q.active_in(&out_dir)? {
+        bail!(
+            "campaign {other} of the queue already writes into {}; use another --out",
+            out_dir.display()
+        );
+    }
+    let id = q.add(&NewEntry {
+        name: &file.config.name,
+        campaign,
+        out_dir: &out_dir,
+        cwd,
+        priority,
+        max_trials: file.config.budget.trials,
+        wall_s: file.config.budget.wall_s,
+    })?;
+    drop(q);
+    d.wake.notify_one();
+    Ok(serde_json::json!({"ok": true, "id": id, "name": file.config.name, "out": out_dir}))
+}
+
+fn describe(d: &Daemon, e: &queue::Entry) -> serde_json::Value {
+    let p = progress::read(e);
+    let mut v = serde_json::to_value(e).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        map.insert(
+            "progress".into(),
+            serde_json::to_value(p).unwrap_or_default(),
+        );
+        map.insert("log".into(), d.log_path(e.id).display().to_string().into());
+    }
+    v
+}
+
+fn status(d: &Daemon, id: Option<i64>) -> Result<serde_json::Value> {
+    let q = d.queue();
+    match id {
+        Some(id) => {
+            let e = q
+                .get(id)?
+                .with_context(|| format!("no campaign {id} in the queue"))?;
+            drop(q);
+            Ok(serde_json::json!({"ok": true, "campaign": describe(d, &e)}))
+        }
+        None => {
+            let all = q.all()?;
+            drop(q);
+            // Finished campaigns' stores are not read: status stays fast with a long history.
+            let list: Vec<serde_json::Value> = all
+                .iter()
+                .map(|e| {
+                    if e.state == "running" {
+                        describe(d, e)
+                    } else {
+                        serde_json::to_value(e).unwrap_or_default()
+                    }
+                })
+                .collect();
+            Ok(serde_json::json!({
+                "ok": true,
+                "jobs": d.jobs,
+                "campaigns": list,
+            }))
+        }
+    }
+}
+
+fn cancel(d: &Daemon, id: i64) -> Result<serde_json::Value> {
+    let q = d.queue();
+    let e = q
+        .get(id)?
+        .with_context(|| format!("no campaign {id} in the queue"))?;
+    match e.state.as_str() {
+        "queued" => {
+            q.finish(id, "cancelled", Some("cancelled before it started"))?;
+            Ok(serde_json::json!({"ok": true, "id": id, "state": "cancelled"}))
+        }
+        "running" => {
+            q.request_cancel(id)?;
+            drop(q);
+            if let Some(pid) = d.running().get(&id).copied() {
+                // The first cancel lets the current trial finish; a second one does not wait.
+                interrupt(
+                    pid,
+                    if e.cancel {
+                        libc::SIGKILL
+                    } else {
+                        libc::SIGINT
+                    },
+                );
+            }
+            Ok(serde_json::json!({"ok": true, "id": id, "state": "cancelling"}))
+        }
+        other => bail!("campaign {id} is already {other}"),
+    }
+}
+
+fn logs(d: &Daemon, id: i64, offset: u64) -> Result<serde_json::Value> {
+    use std::io::{Read as _, Seek as _};
+    let e = d
+        .queue()
+        .get(id)?
+        .with_context(|| format!("no campaign {id} in the queue"))?;
+    let path = d.log_path(id);
+    let mut text = Vec::new();
+    let mut next = offset;
+    if let Ok(mut f) = std::fs::File::open(&path) {
+        f.seek(std::io::SeekFrom::Start(offset))
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        f.take(LOG_CHUNK_BYTES as u64)
+            .read_to_end(&mut text)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        next += text.len() as u64;
+    }
+    let ended = !matches!(e.state.as_str(), "queued" | "running");
+    Ok(serde_json::json!({
+        "ok": true,
+        "text": String::from_utf8_lossy(&text),
+        "offset": next,
+        "state": e.state,
+        "ended": ended,
+    }))
+}
+
+/// Starts queued campaigns while fewer than `jobs` run; woken by submits and ends.
+async fn schedule(d: Arc<Daemon>) {
+    loop {
+        while !d.stopping.load(Ordering::SeqCst) && d.running().len() < d.jobs {
+            let next = d.queue().next_queued();
+            match next {
+                Ok(Some(e)) => start(&d, e),
+                Ok(None) => break,
+                Err(err) => {
+                    eprintln!("queue: {err:#}");
+                    break;
+                }
+            }
+        }
+        tokio::select! {
+            _ = d.wake.notified() => {}
+            _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+        }
+    }
+}
+
+fn start(d: &Arc<Daemon>, e: queue::Entry) {
+    let log_path = d.log_path(e.id);
+    let spawned = (|| -> Result<tokio::process::Child> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .with_context(|| format!("cannot open the log {}", log_path.display()))?;
+        let mut cmd = tokio::process::Command::new(&d.exe);
+        cmd.arg("tune")
+            .arg(&e.campaign)
+            .arg("--out")
+            .arg(&e.out_dir)
+            // Always --resume: a fresh folder starts, a restarted one continues, and
+            // nothing finished is measured again.
+            .arg("--resume")
+            .arg("--quiet")
+            .current_dir(if e.cwd.is_dir() {
+                &e.cwd
+            } else {
+                Path::new("/")
+            })
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone().context("cannot share the log")?)
+            .stderr(log)
+            .kill_on_drop(false);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                // Its own process group: a Ctrl-C meant for the daemon's terminal reaches the
+                // daemon, which decides; and the child dies with the daemon (kill -9
+                // included), so a restarted daemon never races an orphan.
+                libc::setpgid(0, 0);
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        cmd.spawn()
+            .with_context(|| format!("cannot start {}", d.exe.display()))
+    })();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(err) => {
+            let _ = d
+                .queue()
+                .finish(e.id, "failed", Some(&search::errors::one_line(&err)));
+            return;
+        }
+    };
+    let pid = child.id().unwrap_or(0);
+    if let Err(err) = d.queue().mark_running(e.id, pid) {
+        eprintln!("queue: {err:#}");
+    }
+    d.running().insert(e.id, pid);
+    eprintln!(
+        "campaign {} ({}) started{}: mats tune pid {pid}, log {}",
+        e.id,
+        e.name,
+        if e.starts > 0 { " again (resume)" } else { "" },
+        log_path.display()
+    );
+    let d = d.clone();
+    tokio::spawn(async move {
+        let status = child.wait().await;
+        d.running().remove(&e.id);
+        let cancelled = d.queue().get(e.id).ok().flatten().is_some_and(|x| x.cancel);
+        let (state, reason) = if d.stopping.load(Ordering::SeqCst) && !cancelled {
+            (
+                "queued",
+                Some("interrupted by the daemon's stop; resumes".to_string()),
+            )
+        } else if cancelled {
+            ("cancelled", Some("cancelled".to_string()))
+        } else {
+            match status {
+                Ok(s) if s.success() => ("done", None),
+                Ok(s) => ("failed", Some(failure_reason(&d.log_path(e.id), s))),
+                Err(err) => ("failed", Some(format!("cannot wait for mats tune: {err}"))),
+            }
+        };
+        let progress = serde_json::to_value(progress::read(&e)).unwrap_or_default();
+        let q = d.queue();
+        if let Err(err) = q
+            .set_progress(e.id, &progress)
+            .and_then(|()| q.finish(e.id, state, reason.as_deref()))
+        {
+            eprintln!("queue: {err:#}");
+        }
+        drop(q);
+        eprintln!(
+            "campaign {} ({}) {state}{}: {} trials in its store",
+            e.id,
+            e.name,
+            reason.map(|r| format!(" ({r})")).unwrap_or_default(),
+            progress["trials_done"]
+        );
+        d.wake.notify_one();
+    });
+}
+
+/// The last line of the child's log (its error), or how it died.
+fn failure_reason(log: &Path, status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    let tail = std::fs::read(log)
+        .ok()
+        .map(|b| {
+            let start = b.len().saturating_sub(4096);
+            String::from_utf8_lossy(&b[start..]).to_string()
+        })
+        .and_then(|t| {
+            t.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| l.trim().chars().take(500).collect::<String>())
+        });
+    match (status.signal(), tail) {
+        (Some(sig), _) => format!("mats tune was killed by signal {sig}"),
+        (None, Some(line)) => line,
+        (None, None) => format!("mats tune exited with {status}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_daemons_own_user_is_served() {
+        assert!(peer_allowed(1000, 1000));
+        assert!(!peer_allowed(0, 1000));
+        assert!(!peer_allowed(1001, 1000));
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(token_matches("0123456789abcdef", "0123456789abcdef"));
+        assert!(!token_matches("0123456789abcde", "0123456789abcdef"));
+        assert!(!token_matches("0123456789abcdefg", "0123456789abcdef"));
+        assert!(!token_matches("", "0123456789abcdef"));
+        assert!(!token_matches("x123456789abcdef", "0123456789abcdef"));
+    }
+}

@@ -1,0 +1,115 @@
+//! A campaign's progress, read from its store while its `mats tune` writes it (WAL: readers
+//! never block the writer): trials done, the best value so far, and an ETA from the budget.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use serde::Serialize;
+
+use super::queue::{now, Entry};
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Progress {
+    /// Finished trials (any outcome) in the campaign's store.
+    pub trials_done: i64,
+    /// Unix seconds of the first trial's start, if any.
+    pub first_trial_at: Option<f64>,
+    /// The latest search's best evaluation: its class, objective and value.
+    pub best: Option<Best>,
+    /// Seconds left by the trial or wall-time budget at the pace so far (None when the
+    /// campaign has neither or has not started).
+    pub eta_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Best {
+    pub class: String,
+    pub objective: String,
+    pub value: f64,
+}
+
+/// Reads what the store holds; a store that does not exist yet (or cannot be read) gives an
+/// empty progress, never an error: status must answer whatever the campaign's state.
+pub fn read(entry: &Entry) -> Progress {
+    let path = entry.out_dir.join(engine::tune::STORE_FILE);
+    let mut p = read_store(&path).unwrap_or_default();
+    if entry.state == "running" {
+        p.eta_s = eta(entry, p.trials_done);
+    }
+    p
+}
+
+fn read_store(path: &Path) -> Option<Progress> {
+    if !path.is_file() {
+        return None;
+    }
+    // Never create, and never wait long behind a writer: status answers at once.
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .ok()?;
+    conn.busy_timeout(Duration::from_millis(200)).ok()?;
+    let (done, first): (i64, Option<f64>) = conn
+        .query_row(
+            "SELECT COUNT(*) FILTER (WHERE status != 'started'),
+                    (julianday(MIN(started_at)) - 2440587.5) * 86400.0
+             FROM trials",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .ok()?;
+    let best = conn
+        .query_row(
+            "SELECT r.class, r.objective,
+                    MIN(CASE WHEN r.objective LIKE 'gap%' THEN e.gap_percent
+                             WHEN r.objective LIKE 'energy%' THEN e.energy_j
+                             WHEN r.objective LIKE 'power%' THEN e.power_w
+                             ELSE e.time_s END)
+             FROM evaluations e JOIN runs r ON r.id = e.run_id
+             WHERE e.status = 'ok'
+               AND r.id = (SELECT MAX(run_id) FROM evaluations WHERE status = 'ok')",
+            [],
+            |r| {
+                Ok(
+                    match (r.get::<_, Option<String>>(0)?, r.get(1)?, r.get(2)?) {
+                        (Some(class), Some(objective), Some(value)) => Some(Best {
+                            class,
+                            objective,
+                            value,
+                        }),
+                        _ => None,
+                    },
+                )
+            },
+        )
+        .optional()
+        .ok()
+        .flatten()
+        .flatten();
+    Some(Progress {
+        trials_done: done,
+        first_trial_at: first,
+        best,
+        eta_s: None,
+    })
+}
+
+/// Seconds left: the trial budget at the pace since the first start, capped by what is left
+/// of the wall-time budget. Trials of earlier runs of a resumed campaign count as done, so the
+/// pace is a rough one after a restart.
+fn eta(entry: &Entry, done: i64) -> Option<f64> {
+    let elapsed = now() - entry.started_at?;
+    let by_trials = match entry.max_trials {
+        Some(max) if done > 0 && elapsed > 0.0 => {
+            Some((max - done).max(0) as f64 * elapsed / done as f64)
+        }
+        _ => None,
+    };
+    let by_wall = entry.wall_s.map(|w| (w - elapsed).max(0.0));
+    match (by_trials, by_wall) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}

@@ -1,0 +1,342 @@
+//! Tuned bundles: what `mats export` writes (`index.json`, one `manifest.json` per bundle)
+//! and `mats solve --tuned` reads, and the choice of a class for an instance, in one place.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use results::Point;
+use serde::{Deserialize, Serialize};
+
+/// An index or a manifest is a few KB per class; this bounds a hostile or wrong file.
+pub const MAX_BUNDLE_FILE_BYTES: u64 = 16 << 20;
+
+/// Beyond this normalised feature distance (see [`nearest_class`]) an instance is too unlike
+/// every tuned class, and `solve --tuned` runs the family's default instead.
+pub const DEFAULT_MAX_CLASS_DISTANCE: f64 = 0.25;
+
+/// `index.json` of an export.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Index {
+    pub campaign: String,
+    pub family: String,
+    pub backend: String,
+    pub device: String,
+    /// GPU exports: the compute capability the kernels were built for (e.g. 90).
+    pub arch: Option<u32>,
+    pub driver: Option<String>,
+    pub nvrtc: Option<String>,
+    pub classes: BTreeMap<String, ClassEntry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClassEntry {
+    /// Bundle folder per preference ("time", "energy", "power"); power and energy only where
+    /// they were measured.
+    pub bundles: BTreeMap<String, String>,
+    /// The class's non-dominated points (time vs energy, or time alone on the CPU).
+    pub pareto: Vec<Measured>,
+    /// The range of each numeric feature over the class's instances (nested features
+    /// flattened to `a.density`), for choosing the nearest class of an untuned instance.
+    /// Absent in exports written before it was recorded.
+    #[serde(default)]
+    pub features: BTreeMap<String, FeatureRange>,
+}
+
+/// The smallest and largest value of one feature over a class's instances.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FeatureRange {
+    pub min: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measured {
+    pub point: Point,
+    pub time_s: f64,
+    pub power_w: Option<f64>,
+    pub energy_j: Option<f64>,
+    pub gap_percent: Option<f64>,
+}
+
+/// `manifest.json` of one bundle.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub point: Point,
+    pub flags: Vec<String>,
+    pub values: BTreeMap<String, results::Value>,
+    pub backend: String,
+    pub device: String,
+    pub arch: Option<u32>,
+    pub driver: Option<String>,
+    pub nvrtc: Option<String>,
+    /// Classes this bundle serves, with what was measured there.
+    pub measured: BTreeMap<String, Measured>,
+    /// GPU: kernel per problem size.
+    pub kernels: Vec<KernelFile>,
+    /// What the campaign tuned for: its objective and what a production run was (a budget,
+    /// a target with its cap, or fixed work). `solve --tuned` runs at that budget.
+    #[serde(default)]
+    pub objective: Option<String>,
+    #[serde(default)]
+    pub run: Option<results::RunMode>,
+    /// Why this point was chosen over the search's best, if it was (the default or the
+    /// baseline won the final re-measure).
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KernelFile {
+    /// The first instance it was built for (instances of one size and shape share a kernel).
+    pub instance: String,
+    pub source: String,
+    pub source_sha256: String,
+    pub options: Vec<String>,
+    /// The kernel cache key (source, headers, options, NVRTC version).
+    pub cache_key: String,
+}
+
+impl Index {
+    /// Reads `DIR/index.json`.
+    pub fn read(dir: &Path) -> Result<Index> {
+        read_json(&dir.join("index.json"), dir, "a mats export index")
+    }
+}
+
+impl Manifest {
+    /// Reads a bundle folder's `manifest.json`; `dir` is the export it belongs to.
+    pub fn read(folder: &Path, dir: &Path) -> Result<Manifest> {
+        read_json(&folder.join("manifest.json"), dir, "a mats bundle manifest")
+    }
+
+    /// The bundle's point as the runners read it.
+    pub fn realised(&self) -> crate::runner::Realised {
+        crate::runner::Realised {
+            flags: self.flags.clone(),
+            defines: Vec::new(),
+            values: self.values.clone(),
+        }
+    }
+
+    /// The GPU configuration of a GPU bundle of `family`.
+    pub fn gpu_config(&self, family: solvers::family::Family) -> Result<solvers::gpu::GpuConfig> {
+        crate::runner::gpu::config(family, &self.realised()).map_err(anyhow::Error::msg)
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, dir: &Path, what: &str) -> Result<T> {
+    let text = search::errors::read_text_capped(path, MAX_BUNDLE_FILE_BYTES, "bundle file")
+        .with_context(|| format!("is {} a folder written by `mats export`?", dir.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not {what}", path.display()))
+}
+
+/// Numeric leaves of a features value, nested objects joined with `.` (`a.density`).
+pub fn flatten_features(features: &serde_json::Value) -> BTreeMap<String, f64> {
+    fn walk(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, f64>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&key, v, out);
+                }
+            }
+            serde_json::Value::Number(n) => {
+                if let Some(x) = n.as_f64().filter(|x| x.is_finite()) {
+                    out.insert(prefix.to_string(), x);
+                }
+            }
+            serde_json::Value::Bool(b) => {
+                out.insert(prefix.to_string(), f64::from(u8::from(*b)));
+            }
+            _ => {}
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk("", features, &mut out);
+    out
+}
+
+/// The ranges of each feature over a set of instances' features.
+pub fn feature_ranges<'a>(
+    features: impl IntoIterator<Item = &'a serde_json::Value>,
+) -> BTreeMap<String, FeatureRange> {
+    let mut ranges: BTreeMap<String, FeatureRange> = BTreeMap::new();
+    for f in features {
+        for (k, x) in flatten_features(f) {
+            ranges
+                .entry(k)
+                .and_modify(|r| {
+                    r.min = r.min.min(x);
+                    r.max = r.max.max(x);
+                })
+                .or_insert(FeatureRange { min: x, max: x });
+        }
+    }
+    ranges
+}
+
+/// The class chosen for an instance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClassChoice {
+    pub class: String,
+    /// 0 inside the class's feature ranges (or the same class label); else how far outside,
+    /// as a root-mean-square over features of the distance to the class's range, each in
+    /// units of that feature's span over all tuned classes.
+    pub distance: f64,
+    /// Whether the instance's own class label is a tuned class.
+    pub exact: bool,
+}
+
+/// The tuned class nearest an instance: its own class when tuned, else the class whose
+/// feature ranges are nearest. `None` when the index has no classes.
+pub fn nearest_class(
+    index: &Index,
+    class: &str,
+    features: &serde_json::Value,
+) -> Option<ClassChoice> {
+    let own = flatten_features(features);
+    // A feature's span over every tuned class: distances are in units of it, so a size in
+    // the hundreds and a density in [0, 1] weigh alike.
+    let mut span: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for entry in index.classes.values() {
+        for (k, r) in &entry.features {
+            let s = span.entry(k.as_str()).or_insert((r.min, r.max));
+            s.0 = s.0.min(r.min);
+            s.1 = s.1.max(r.max);
+        }
+    }
+    let distance = |entry: &ClassEntry| -> f64 {
+        let mut sum = 0.0;
+        let mut count = 0usize;
+        for (k, r) in &entry.features {
+            let Some(&x) = own.get(k) else { continue };
+            let (lo, hi) = span[k.as_str()];
+            let width = if hi > lo { hi - lo } else { lo.abs().max(1.0) };
+            let outside = (r.min - x).max(x - r.max).max(0.0) / width;
+            sum += outside * outside;
+            count += 1;
+        }
+        if count == 0 {
+            f64::INFINITY
+        } else {
+            (sum / count as f64).sqrt()
+        }
+    };
+    if index.classes.contains_key(class) {
+        let d = distance(&index.classes[class]);
+        return Some(ClassChoice {
+            class: class.to_string(),
+            distance: if d.is_finite() { d } else { 0.0 },
+            exact: true,
+        });
+    }
+    index
+        .classes
+        .iter()
+        .map(|(name, entry)| (name, distance(entry)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(name, d)| ClassChoice {
+            class: name.clone(),
+            distance: d,
+            exact: false,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(ranges: &[(&str, f64, f64)]) -> ClassEntry {
+        ClassEntry {
+            bundles: BTreeMap::new(),
+            pareto: Vec::new(),
+            features: ranges
+                .iter()
+                .map(|&(k, min, max)| (k.to_string(), FeatureRange { min, max }))
+                .collect(),
+        }
+    }
+
+    fn index(classes: Vec<(&str, ClassEntry)>) -> Index {
+        Index {
+            campaign: "c".into(),
+            family: "qap".into(),
+            backend: "cpu".into(),
+            device: "cpu".into(),
+            arch: None,
+            driver: None,
+            nvrtc: None,
+            classes: classes
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn features_flatten_and_ranges_cover_every_instance() {
+        let a = json!({"n": 20, "a": {"density": 0.5, "zero": true}, "name": "x"});
+        let b = json!({"n": 40, "a": {"density": 0.25, "zero": false}});
+        assert_eq!(
+            flatten_features(&a).keys().cloned().collect::<Vec<_>>(),
+            ["a.density", "a.zero", "n"]
+        );
+        let r = feature_ranges([&a, &b]);
+        assert_eq!(
+            r["n"],
+            FeatureRange {
+                min: 20.0,
+                max: 40.0
+            }
+        );
+        assert_eq!(
+            r["a.density"],
+            FeatureRange {
+                min: 0.25,
+                max: 0.5
+            }
+        );
+    }
+
+    #[test]
+    fn the_own_class_wins_and_others_go_to_the_nearest_range() {
+        let idx = index(vec![
+            ("small", entry(&[("n", 10.0, 30.0), ("density", 0.9, 1.0)])),
+            ("large", entry(&[("n", 60.0, 100.0), ("density", 0.9, 1.0)])),
+        ]);
+        let own = nearest_class(&idx, "large", &json!({"n": 20, "density": 0.95})).unwrap();
+        assert_eq!((own.class.as_str(), own.exact), ("large", true));
+        assert!(own.distance > 0.0, "n = 20 is outside large's range");
+
+        let near_small = nearest_class(&idx, "medium", &json!({"n": 40, "density": 0.95}));
+        let c = near_small.unwrap();
+        assert_eq!((c.class.as_str(), c.exact), ("small", false));
+        // 10 outside small's range, in units of the span 90 of n, over two features.
+        let expected = ((10.0f64 / 90.0).powi(2) / 2.0).sqrt();
+        assert!((c.distance - expected).abs() < 1e-12, "{}", c.distance);
+
+        let inside = nearest_class(&idx, "other", &json!({"n": 70, "density": 0.95})).unwrap();
+        assert_eq!((inside.class.as_str(), inside.distance), ("large", 0.0));
+        let far = nearest_class(&idx, "other", &json!({"n": 1000, "density": 0.1})).unwrap();
+        assert!(
+            far.distance > DEFAULT_MAX_CLASS_DISTANCE,
+            "{}",
+            far.distance
+        );
+    }
+
+    #[test]
+    fn an_index_without_features_still_names_a_class_but_at_infinite_distance() {
+        let idx = index(vec![("only", entry(&[]))]);
+        let c = nearest_class(&idx, "other", &json!({"n": 5})).unwrap();
+        assert_eq!(c.class, "only");
+        assert!(c.distance.is_infinite());
+        assert!(nearest_class(&index(vec![]), "x", &json!({})).is_none());
+    }
+}

@@ -1,0 +1,1313 @@
+//! `mats tune`: runs a campaign. For each class: the baseline point, then the strategy's
+//! search, then (with several classes) every class's best point on every other class. Trials
+//! go to the store as they happen, so an interrupted campaign resumes where it stopped.
+
+pub mod budget;
+mod compile;
+pub mod evaluator;
+mod pipeline;
+mod progress;
+pub mod settings;
+
+use search::MetricValue as _;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use results::{Point, Store, TrialRow};
+use serde::Serialize;
+
+use crate::campaign::config::{
+    point_from_table, BackendChoice, RacingConfig, RunMode, SetupConfig,
+};
+use crate::campaign::instances::{self, CampaignInstance};
+use crate::campaign::{CampaignFile, Objective};
+use crate::runner::cpu::CpuSettings;
+use crate::runner::gpu::{GpuSettings, GpuWorker};
+use crate::runner::{Realised, TrialResult};
+use budget::Budget;
+use evaluator::{Baseline, ClassEvaluator, TrialClock};
+use measure::device_lock::{self, DeviceLock};
+use search::space::Space;
+
+/// The store's file name inside a campaign's output folder.
+pub const STORE_FILE: &str = "results.sqlite";
+
+/// How `mats tune` was asked to treat an existing output folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartMode {
+    /// Refuse when the folder already holds results of this campaign.
+    New,
+    /// Continue: trials still `started` become `crashed`, finished ones are reused.
+    Resume,
+    /// Delete the old store first.
+    Fresh,
+}
+
+/// Where measurements happen.
+pub enum Backend {
+    Cpu(CpuSettings),
+    Gpu {
+        workers: Vec<GpuWorker>,
+        settings: GpuSettings,
+        /// NVRTC compiles ahead of the GPUs; it knows their architecture.
+        compiles: Box<compile::CompilePool>,
+    },
+}
+
+impl Backend {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Cpu(_) => "cpu",
+            Backend::Gpu { .. } => "gpu",
+        }
+    }
+}
+
+/// A trial to run: a point realised for one instance.
+#[derive(Debug, Clone)]
+pub struct TrialJob {
+    pub point_id: i64,
+    pub instance_id: i64,
+    /// Index into the campaign's instances.
+    pub instance: usize,
+    /// The production run's seed.
+    pub seed: u64,
+    pub realised: Result<Realised, String>,
+}
+
+/// Campaign-wide state shared by the class evaluators.
+pub struct Tuning {
+    pub store: Store,
+    pub campaign_id: i64,
+    pub name: String,
+    pub instances: Vec<CampaignInstance>,
+    pub instance_ids: Vec<i64>,
+    pub space: Arc<Space>,
+    pub backend: Backend,
+    pub budget: Budget,
+    pub margin_percent: f64,
+    pub max_attempts: u32,
+    pub devices: Vec<String>,
+    pub clock: TrialClock,
+    /// What a production run is, and the seeds of every (point, instance).
+    pub mode: RunMode,
+    pub seeds: Vec<u64>,
+    /// Racing: drop a candidate once it is clearly worse than the incumbent on the pairs
+    /// measured so far.
+    pub racing: RacingConfig,
+    progress: progress::Progress,
+    /// The (fake) device lock CPU trials take when `MATS_CPU_DEVICE_LOCK` asks for one.
+    pub cpu_lock: Option<DeviceLock>,
+}
+
+impl Tuning {
+    /// The finished trial of this point on this instance on any of the campaign's devices.
+    pub fn cached(&self, point_id: i64, instance_id: i64, seed: u64) -> Result<Option<TrialRow>> {
+        for device in &self.devices {
+            if let Some(row) = self.store.cached(
+                self.campaign_id,
+                point_id,
+                instance_id,
+                seed,
+                device,
+                self.max_attempts,
+            )? {
+                return Ok(Some(row));
+            }
+        }
+        Ok(None)
+    }
+
+    pub fn realise(&self, point: &Point) -> Result<Realised, String> {
+        self.space
+            .realise(point)
+            .map(Realised::from)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Runs trials in order (the GPU pipeline compiles ahead); `None` for trials not started
+    /// because the budget ran out or the user stopped.
+    pub fn run_trials(
+        &mut self,
+        jobs: &[TrialJob],
+        label: &str,
+    ) -> Result<Vec<Option<TrialResult>>> {
+        pipeline::run(self, jobs, label)
+    }
+
+    /// The GPU compile pool (None on the CPU).
+    fn compiles(&mut self) -> Option<&mut compile::CompilePool> {
+        match &mut self.backend {
+            Backend::Gpu { compiles, .. } => Some(compiles),
+            Backend::Cpu(_) => None,
+        }
+    }
+
+    /// Starts compiling the kernels of the incumbent's neighbours: a local search asks for
+    /// them next.
+    pub fn speculate_around(&mut self, point: &Point, members: &[usize]) {
+        if !matches!(self.backend, Backend::Gpu { .. }) {
+            return;
+        }
+        let neighbours = search::SearchSpace::neighbours(self.space.as_ref(), point, &[]);
+        pipeline::speculate(self, &neighbours, members);
+    }
+
+    pub fn progress_note(&self, class: &str, best: Option<f64>, baseline: Option<&Baseline>) {
+        self.progress
+            .note(class, best, baseline, self.budget.new_trials);
+    }
+}
+
+/// Options of `mats tune`.
+#[derive(Debug, Clone)]
+pub struct TuneOptions {
+    pub mode: StartMode,
+    /// Overrides the campaign's output folder.
+    pub out: Option<PathBuf>,
+    /// The `mats` executable that serves as the measuring worker.
+    pub worker_exe: PathBuf,
+    /// Show a progress bar (off in tests and when stderr is not a terminal).
+    pub progress: bool,
+    /// Fail at the start when another process holds one of the campaign's devices, instead
+    /// of taking turns with it trial by trial.
+    pub no_wait: bool,
+    /// Run only this share of the campaign's classes (`--shard K/N`).
+    pub shard: Option<Shard>,
+}
+
+/// A deterministic share of a campaign: shard `index` (1-based) of `count` takes the classes
+/// whose position in name order is `index - 1` modulo `count`. Every process computes the same
+/// classes from the same campaign, so the shards cover each class exactly once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("expected K/N with 1 <= K <= N <= 10000 (e.g. 2/3), found {s:?}");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (usize, usize) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if index == 0 || index > count || count > 10_000 {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl Shard {
+    /// Whether the class at `position` (in name order) belongs to this shard.
+    pub fn takes(&self, position: usize) -> bool {
+        position % self.count == self.index - 1
+    }
+}
+
+pub use results::{ClassSummary, TuneSummary};
+
+/// The space a stored campaign searched (its file and overrides), rebuilt from the campaign
+/// TOML the store keeps, for commands that read a campaign after the fact.
+pub fn stored_space(campaign: &results::CampaignRow) -> Result<Space> {
+    let settings = results::CampaignSettings::from_json(&campaign.settings);
+    let origin = settings
+        .campaign_file
+        .as_deref()
+        .context("the campaign's settings do not record its file")?;
+    let file = CampaignFile::parse(Path::new(origin), campaign.config_toml.clone())?;
+    let setup = match settings.backend.as_deref() {
+        Some("gpu") => file.config.gpu.clone(),
+        _ => file.config.cpu.clone(),
+    }
+    .context("the campaign has no setup for its backend")?;
+    let mut space = Space::load(&file.resolve(&setup.space))?;
+    if let Some(o) = &setup.overrides {
+        space = space.with_overrides(o)?;
+    }
+    Ok(space)
+}
+
+/// Which setup (space, baseline) and backend a campaign runs with here.
+fn choose_backend(file: &CampaignFile) -> Result<(BackendChoice, SetupConfig)> {
+    let c = &file.config;
+    let gpu_present = kernels::gpu::driver_available()
+        && kernels::gpu::device_count().map(|n| n > 0).unwrap_or(false);
+    let choice = match c.backend {
+        BackendChoice::Auto if gpu_present && c.gpu.is_some() => BackendChoice::Gpu,
+        BackendChoice::Auto if c.cpu.is_some() => BackendChoice::Cpu,
+        BackendChoice::Auto => bail!(
+            "campaign {} has only a [gpu] setup, and this machine has no usable NVIDIA GPU \
+             (no CUDA driver or no device); add a [cpu] table to tune the CPU solvers",
+            file.path.display()
+        ),
+        BackendChoice::Gpu if !gpu_present => bail!(
+            "campaign {} asks for backend \"gpu\", but this machine has no usable NVIDIA GPU \
+             (no CUDA driver or no device)",
+            file.path.display()
+        ),
+        other => other,
+    };
+    let setup = match choice {
+        BackendChoice::Gpu => c.gpu.clone(),
+        _ => c.cpu.clone(),
+    }
+    .context("the chosen backend has no setup table")?;
+    Ok((choice, setup))
+}
+
+/// The output folder: `--out`, else the campaign's `output` (relative to its file), else
+/// `runs/<name>`.
+pub fn output_dir(file: &CampaignFile, out: Option<&Path>) -> PathBuf {
+    match (out, &file.config.output) {
+        (Some(o), _) => o.to_path_buf(),
+        (None, Some(o)) => file.resolve(o),
+        (None, None) => PathBuf::from("runs").join(&file.config.name),
+    }
+}
+
+/// A shard's output folder: `--out`, else `shard-K-of-N` inside the campaign's folder (which
+/// `mats merge` can then take as its output).
+pub fn shard_output_dir(file: &CampaignFile, out: Option<&Path>, shard: Option<Shard>) -> PathBuf {
+    match (out, shard) {
+        (None, Some(s)) => output_dir(file, None).join(format!("shard-{}-of-{}", s.index, s.count)),
+        _ => output_dir(file, out),
+    }
+}
+
+/// A campaign's settings, checked before anything is written.
+struct Validated {
+    searches: Vec<(search::Strategy, search::Objective)>,
+    mode: RunMode,
+    seeds: Vec<u64>,
+    choice: BackendChoice,
+    setup: SetupConfig,
+    space_path: PathBuf,
+    space: Space,
+    baseline: Point,
+    default_point: Option<Point>,
+}
+
+/// Checks a campaign as `mats tune` would before touching its folder: objectives, run mode,
+/// backend, space, baseline and default points, and (unless it generates them) its instances
+/// and classes. The daemon calls it before queueing, so errors reach the submitter at once.
+pub fn check(file: &CampaignFile) -> Result<()> {
+    validate(file)?;
+    if !instances::generates(file) {
+        let bks = solvers::bks::BestKnown::embedded();
+        // The folder is only written when the campaign generates instances.
+        let instances = instances::resolve(file, Path::new("."), &bks)?;
+        instances::classes(file, &instances)?;
+        instances::resolve_holdouts(file, &instances, Path::new("."), &bks)?;
+    }
+    Ok(())
+}
+
+fn validate(file: &CampaignFile) -> Result<Validated> {
+    let searches = file.searches()?;
+    let mode = file.run_mode()?;
+    let seeds = file.run_seeds()?;
+    let (choice, setup) = choose_backend(file)?;
+    let space_path = file.resolve(&setup.space);
+    let mut space = Space::load(&space_path)?;
+    if let Some(overrides) = &setup.overrides {
+        space = space
+            .with_overrides(overrides)
+            .map_err(|e| file.error_at("overrides", format!("{e:#}")))?;
+    }
+    let table_name = match choice {
+        BackendChoice::Gpu => "gpu",
+        _ => "cpu",
+    };
+    // The baseline and the default must be points of the space; errors name their key.
+    let space_point = |key: &str, table: &toml::Table| -> Result<Point> {
+        let key = format!("{table_name}.{key}");
+        let p = point_from_table(table).map_err(|e| file.error_at(&key, e))?;
+        if !search::SearchSpace::is_valid(&space, &p) {
+            let why = space
+                .why_invalid(&p)
+                .unwrap_or_else(|| "it is not a point of the space".into());
+            return Err(file.error_at(
+                &key,
+                format!(
+                    "{p} is not a valid point of {}: {why}",
+                    space_path.display()
+                ),
+            ));
+        }
+        Ok(p)
+    };
+    let baseline = space_point("baseline", &setup.baseline)?;
+    let default_point = setup
+        .default
+        .as_ref()
+        .map(|t| space_point("default", t))
+        .transpose()?;
+    if choice == BackendChoice::Cpu
+        && searches.iter().any(|(_, o)| {
+            crate::campaign::metrics(*o).iter().any(|m| {
+                !matches!(
+                    m,
+                    crate::campaign::Metric::Time | crate::campaign::Metric::Gap
+                )
+            })
+        })
+    {
+        return Err(file.error_at(
+            "objective",
+            "power and energy are measured on GPUs only; a CPU campaign optimises time, \
+             gap@budget or time-to-target",
+        ));
+    }
+    if mode == RunMode::FixedWork {
+        check_same_work(&space).map_err(|e| file.error_at("objective", e))?;
+    }
+    Ok(Validated {
+        searches,
+        mode,
+        seeds,
+        choice,
+        setup,
+        space_path,
+        space,
+        baseline,
+        default_point,
+    })
+}
+
+/// Runs a campaign.
+pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
+    let Validated {
+        searches,
+        mode,
+        seeds,
+        choice,
+        setup,
+        space_path,
+        space,
+        baseline,
+        default_point,
+    } = validate(&file)?;
+    let out_dir = shard_output_dir(&file, options.out.as_deref(), options.shard);
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
+    // One writer per folder, taken before --fresh may delete anything; held until we return.
+    let _folder_lock = results::FolderLock::acquire(&out_dir)?;
+
+    let bks = solvers::bks::BestKnown::embedded();
+    let (instances, classes, holdouts) = campaign_instances(&file, &out_dir, &bks, options.shard)?;
+    let (store, existing) = open_store(&file, &out_dir, options.mode)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    install_ctrl_c(stop.clone());
+    let budget = Budget::new(&file.config.budget, stop);
+    let seed = file.config.seed;
+    let (backend, device_names, device_label) = match choice {
+        BackendChoice::Gpu => open_gpus(&file, &setup, options, mode, &out_dir)?,
+        _ => {
+            let m = file.config.measurement.clone().unwrap_or_default();
+            let name = crate::runner::cpu::device_name();
+            (
+                Backend::Cpu(CpuSettings {
+                    warmup_runs: m.warmup_runs.min(1),
+                    timed_runs: m.timed_runs.clamp(1, 5),
+                    iterations: setup.iterations,
+                    mode,
+                }),
+                vec![name.clone()],
+                name,
+            )
+        }
+    };
+
+    let arch = match &backend {
+        Backend::Gpu { compiles, .. } => Some(compiles.target().arch.0),
+        Backend::Cpu(_) => None,
+    };
+    let nvrtc = (backend.name() == "gpu")
+        .then(kernels::nvrtc::version)
+        .and_then(Result::ok)
+        .map(|(a, b)| format!("{a}.{b}"));
+    let objectives = searches
+        .iter()
+        .map(|(_, o)| crate::campaign::objective_label(*o))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let measured_under = settings::fingerprint(&settings::Inputs {
+        file: &file,
+        objectives: objectives.clone(),
+        mode,
+        seeds: &seeds,
+        backend: backend.name(),
+        arch,
+        nvrtc: nvrtc.clone(),
+        space: &space,
+        setup_table: match choice {
+            BackendChoice::Gpu => "gpu",
+            _ => "cpu",
+        },
+        iterations: setup.iterations,
+        baseline: &baseline,
+        default_point: default_point.as_ref(),
+        instances: &instances,
+    })?;
+    if let (Some(existing), StartMode::Resume) = (&existing, options.mode) {
+        let changes = settings::changes(&existing.settings, &measured_under);
+        if !changes.is_empty() {
+            let trials = store.trials(existing.id)?.len();
+            bail!(settings::refusal(&file, &out_dir, trials, &changes));
+        }
+    }
+    let settings = results::CampaignSettings {
+        measured_under: Some(measured_under),
+        family: instances::family_of(&instances).map(|f| f.name().to_string()),
+        backend: Some(backend.name().to_string()),
+        device: Some(device_label.clone()),
+        objectives: Some(objectives),
+        production_runs: Some(file.config.budget.production_runs),
+        run: Some(mode),
+        seeds: Some(seeds.clone()),
+        baseline: Some(baseline.clone()),
+        default: default_point.clone(),
+        parameters: Some(
+            search::SearchSpace::parameters(&space)
+                .into_iter()
+                .map(|(name, kind)| results::Parameter {
+                    name,
+                    kind: serde_json::to_value(kind)
+                        .ok()
+                        .and_then(|k| k.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                })
+                .collect(),
+        ),
+        quality_margin_percent: Some(file.config.quality.margin_percent),
+        measurement: serde_json::to_value(file.config.measurement.clone().unwrap_or_default()).ok(),
+        seed: Some(seed),
+        space: Some(space_path.display().to_string()),
+        campaign_file: Some(
+            std::fs::canonicalize(&file.path)
+                .unwrap_or_else(|_| file.path.clone())
+                .display()
+                .to_string(),
+        ),
+        iterations: setup.iterations.map(|i| i as i64),
+        arch,
+        driver: (backend.name() == "gpu")
+            .then(kernels::gpu::driver_version)
+            .and_then(Result::ok)
+            .map(|(a, b)| format!("{a}.{b}")),
+        nvrtc,
+        optin_shared: match &backend {
+            Backend::Gpu { compiles, .. } => Some(compiles.target().optin_shared as u64),
+            Backend::Cpu(_) => None,
+        },
+        strategy: Some(
+            searches
+                .iter()
+                .map(|(s, _)| s.name())
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        shard: options.shard.map(|s| s.to_string()),
+    }
+    .to_json();
+    let campaign = store.campaign(&file.config.name, &file.text, &settings)?;
+    store.update_campaign_settings(campaign.id, &settings)?;
+    if options.mode == StartMode::Resume {
+        let crashed = store.recover(campaign.id)?;
+        if crashed > 0 {
+            eprintln!(
+                "resume: {crashed} trial(s) interrupted by the last run are recorded as crashed"
+            );
+        }
+    }
+    let mut instance_ids = Vec::with_capacity(instances.len());
+    for inst in &instances {
+        instance_ids.push(store.instance(campaign.id, &inst.record)?);
+    }
+
+    let mut cpu_lock = match &backend {
+        Backend::Cpu(_) => device_lock::cpu_lock(&lock_note(&file, &out_dir))?,
+        Backend::Gpu { .. } => None,
+    };
+    if let (Some(lock), true) = (&mut cpu_lock, options.no_wait) {
+        lock.check_free()?;
+    }
+    let progress = progress::Progress::new(options.progress, budget.max_trials());
+    let mut t = Tuning {
+        store,
+        campaign_id: campaign.id,
+        margin_percent: file.config.quality.margin_percent,
+        max_attempts: file.config.budget.max_attempts,
+        name: file.config.name.clone(),
+        instances,
+        instance_ids,
+        space: Arc::new(space),
+        backend,
+        budget,
+        devices: device_names,
+        clock: TrialClock::default(),
+        mode,
+        seeds,
+        racing: file.config.racing.clone(),
+        progress,
+        cpu_lock,
+    };
+
+    let mut summaries = Vec::new();
+    let mut bests: BTreeMap<String, Point> = BTreeMap::new();
+    let mut baselines: BTreeMap<String, Baseline> = BTreeMap::new();
+    for (class, members) in &classes {
+        let (s, base) = tune_class(&mut t, class, members, &baseline, &searches, seed)?;
+        if let Some(b) = base {
+            baselines.insert(class.clone(), b);
+        }
+        if let Some(p) = &s.best_point {
+            bests.insert(class.clone(), p.clone());
+        }
+        summaries.push(s);
+        if t.budget.exhausted() {
+            break;
+        }
+    }
+    // A shard sees only its classes' winners; the cross-class step needs all of them.
+    if classes.len() > 1 && !t.budget.exhausted() && options.shard.is_none() {
+        let metric = searches
+            .first()
+            .map(|(_, o)| crate::campaign::metrics(*o)[0])
+            .unwrap_or(crate::campaign::Metric::Time);
+        cross_class(&mut t, &classes, &bests, &baselines, metric)?;
+    }
+    if !t.budget.stopped_by_user() {
+        t.budget.verifying = true;
+        verify(
+            &mut t,
+            &classes,
+            &holdouts,
+            &mut summaries,
+            &baseline,
+            default_point.as_ref(),
+            &baselines,
+            seed,
+        )?;
+        t.budget.verifying = false;
+    }
+    t.progress.finish();
+
+    let wall_s = t.budget.elapsed().as_secs_f64();
+    let busy: f64 = match &t.backend {
+        Backend::Gpu { workers, .. } => workers.iter().map(|w| w.busy_s).sum(),
+        Backend::Cpu(_) => 0.0,
+    };
+    let summary = TuneSummary {
+        campaign: t.name.clone(),
+        output: out_dir.clone(),
+        backend: t.backend.name().into(),
+        device: device_label,
+        classes: summaries,
+        new_trials: t.budget.new_trials,
+        wall_s,
+        device_seconds: t.clock.busy.iter().map(|d| d.as_secs_f64()).sum(),
+        production_runs: {
+            let busy: f64 = t.clock.busy.iter().map(|d| d.as_secs_f64()).sum();
+            // A budgeted production run lasts its budget; a fixed-work one the baseline's time.
+            let runs: Vec<f64> = baselines.values().map(|b| b.time_s).collect();
+            t.mode
+                .limit_s()
+                .or_else(|| {
+                    (!runs.is_empty()).then(|| runs.iter().sum::<f64>() / runs.len() as f64)
+                })
+                .map(|run| busy / run.max(1e-9))
+        },
+        // Per GPU: the busy seconds of all GPUs over wall time times their number.
+        gpu_busy_share: match &t.backend {
+            Backend::Gpu { workers, .. } => Some(busy / (wall_s * workers.len() as f64).max(1e-9)),
+            Backend::Cpu(_) => None,
+        },
+        median_trial_overhead_s: t.clock.median_overhead_s(),
+        stopped: t.budget.reason().map(str::to_string),
+        merged_from: Vec::new(),
+    };
+    let text = serde_json::to_string_pretty(&summary)?;
+    std::fs::write(out_dir.join("summary.json"), text)
+        .with_context(|| format!("cannot write {}", out_dir.join("summary.json").display()))?;
+    Ok(summary)
+}
+
+/// Fixed-work objectives compare the time of the same work: refused when the space mixes
+/// algorithm variants, whose iterations are different work.
+fn check_same_work(space: &Space) -> Result<(), String> {
+    for p in space.param_info() {
+        if p.kind == search::ParamKind::Variant && p.domain.len() > 1 {
+            let values: Vec<String> = p.domain.iter().map(ToString::to_string).collect();
+            return Err(format!(
+                "time, power and energy compare a fixed amount of work, but parameter `{}` \
+                 mixes variants ({}) whose iterations are different work; use objective \
+                 \"gap@budget\" (with [run] budget_s) or \"time-to-target\", or fix `{}` to \
+                 one value in the space's overrides",
+                p.name,
+                values.join(", "),
+                p.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Instance indices per class name.
+type ClassMembers = BTreeMap<String, Vec<usize>>;
+
+/// The campaign's instances (searched ones first, then holdouts), its classes (members by
+/// index; a shard keeps only its classes) and each class's holdouts (indices into the same
+/// list). Holdouts enter the store too (their trials are recorded), but no class's search sees
+/// them: they join their class only for the comparison after the search.
+fn campaign_instances(
+    file: &CampaignFile,
+    out_dir: &Path,
+    bks: &solvers::bks::BestKnown,
+    shard: Option<Shard>,
+) -> Result<(Vec<CampaignInstance>, ClassMembers, ClassMembers)> {
+    let instances = instances::resolve(file, out_dir, bks)?;
+    let classes = instances::classes(file, &instances)?;
+    // Only the instances the classes keep (per_class may drop some) enter the store.
+    let (mut instances, mut classes) = keep_members(instances, classes);
+    if let Some(shard) = shard {
+        // Every shard stores every instance (merge checks they agree); it searches its classes.
+        let mut position = 0;
+        classes.retain(|_, _| {
+            position += 1;
+            shard.takes(position - 1)
+        });
+        if classes.is_empty() {
+            bail!(
+                "shard {shard} of campaign {} has no class to tune (the campaign has fewer \
+                 classes than shards); use at most as many shards as classes",
+                file.path.display()
+            );
+        }
+    }
+    let mut holdouts = ClassMembers::new();
+    for h in instances::resolve_holdouts(file, &instances, out_dir, bks)? {
+        holdouts
+            .entry(h.record.class.clone())
+            .or_default()
+            .push(instances.len());
+        instances.push(h);
+    }
+    Ok((instances, classes, holdouts))
+}
+
+/// Opens the folder's store: `--fresh` deletes it first; a new run refuses a folder that
+/// holds this campaign, `--resume` one that holds another (a renamed campaign). Returns the
+/// store and this campaign's row where it exists.
+fn open_store(
+    file: &CampaignFile,
+    out_dir: &Path,
+    mode: StartMode,
+) -> Result<(Store, Option<results::CampaignRow>)> {
+    let store_path = out_dir.join(STORE_FILE);
+    if mode == StartMode::Fresh && store_path.exists() {
+        for suffix in ["", "-wal", "-shm"] {
+            let p = PathBuf::from(format!("{}{suffix}", store_path.display()));
+            if p.exists() {
+                std::fs::remove_file(&p)
+                    .with_context(|| format!("cannot remove {}", p.display()))?;
+            }
+        }
+    }
+    let store = Store::open(&store_path)?;
+    let existing = store
+        .campaigns()?
+        .into_iter()
+        .find(|c| c.name == file.config.name);
+    if mode == StartMode::Resume && existing.is_none() {
+        // A renamed campaign would otherwise start a second campaign beside the first.
+        if let Some(other) = store.campaigns()?.first() {
+            bail!(
+                "cannot resume campaign {:?} in {}: the folder holds campaign {:?} (was the \
+                 campaign renamed?); rename it back in {}, or start a new store: `--fresh` \
+                 (deletes the folder's results) or `--out NEW_FOLDER`",
+                file.config.name,
+                out_dir.display(),
+                other.name,
+                file.path.display()
+            );
+        }
+    }
+    if let Some(existing) = &existing {
+        if mode == StartMode::New {
+            let trials = store.trials(existing.id)?.len();
+            bail!(
+                "{} already holds campaign {:?} ({trials} trials); run `mats tune {} --resume` to \
+                 continue it, or --fresh to start over",
+                out_dir.display(),
+                file.config.name,
+                file.path.display()
+            );
+        }
+    }
+
+    Ok((store, existing))
+}
+
+fn keep_members(
+    instances: Vec<CampaignInstance>,
+    classes: BTreeMap<String, Vec<usize>>,
+) -> (Vec<CampaignInstance>, BTreeMap<String, Vec<usize>>) {
+    let mut used: Vec<usize> = classes.values().flatten().copied().collect();
+    used.sort_unstable();
+    let new_index = |old: usize| used.binary_search(&old).expect("a member is used");
+    let classes = classes
+        .into_iter()
+        .map(|(c, members)| (c, members.into_iter().map(new_index).collect()))
+        .collect();
+    let instances = instances
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| used.binary_search(i).is_ok())
+        .map(|(_, inst)| inst)
+        .collect();
+    (instances, classes)
+}
+
+/// The run of `strategy` on a class, reusing an unfinished run of the same name on resume.
+fn open_run(t: &Tuning, class: &str, strategy: &str, objective: &str) -> Result<(i64, u32, bool)> {
+    let runs = t.store.runs(t.campaign_id)?;
+    if let Some(run) = runs
+        .iter()
+        .rev()
+        .find(|r| r.class == class && r.strategy == strategy && r.objective == objective)
+    {
+        let recorded = t.store.evaluations_of_run(run.id)?.len() as u32;
+        return Ok((run.id, recorded, run.ended_at.is_some()));
+    }
+    let run = t.store.begin_run(
+        t.campaign_id,
+        class,
+        strategy,
+        objective,
+        &serde_json::json!({}),
+    )?;
+    Ok((run.id, 0, false))
+}
+
+/// A comparison's figures: shared with results and reports (typed, not JSON keys).
+pub use results::{Comparison, MeanSd};
+
+fn tune_class(
+    t: &mut Tuning,
+    class: &str,
+    members: &[usize],
+    baseline_point: &Point,
+    searches: &[(search::Strategy, Objective)],
+    seed: u64,
+) -> Result<(ClassSummary, Option<Baseline>)> {
+    let names: Vec<String> = members
+        .iter()
+        .map(|&i| t.instances[i].record.name.clone())
+        .collect();
+    let metric = searches
+        .first()
+        .map(|(_, o)| crate::campaign::metrics(*o)[0])
+        .unwrap_or(crate::campaign::Metric::Time);
+    let label = t.mode.metric_label(metric);
+    let empty = |names: Vec<String>| ClassSummary {
+        class: class.into(),
+        instances: names,
+        metric: label.clone(),
+        baseline_value: None,
+        best_value: None,
+        baseline_time_s: None,
+        best_point: None,
+        best_time_s: None,
+        speedup: None,
+        evaluations: 0,
+        raced: 0,
+        saved_trials: 0,
+        final_check: None,
+        holdout: None,
+    };
+    // The baseline first: the guard, racing and every improvement refer to it.
+    let (run_id, recorded, _) = open_run(t, class, "baseline", metric.name())?;
+    let mut ev = ClassEvaluator::new(
+        t,
+        class,
+        members.to_vec(),
+        run_id,
+        recorded,
+        None,
+        Some(metric),
+    );
+    let base = ev.evaluate_point(baseline_point)?;
+    drop(ev);
+    t.store.end_run(run_id)?;
+    let Some(objectives) = base.objectives else {
+        if t.budget.exhausted() {
+            return Ok((empty(names), None));
+        }
+        let logs: Vec<String> = t
+            .store
+            .trials(t.campaign_id)?
+            .into_iter()
+            .filter(|r| r.class == class && &r.point == baseline_point)
+            .map(|r| format!("{} [{}]: {}", r.instance, r.status.as_str(), r.log))
+            .collect();
+        bail!(
+            "the baseline point {baseline_point} failed on class {class}, so nothing can be \
+             compared with it:\n  {}",
+            logs.join("\n  ")
+        );
+    };
+    let baseline = Baseline {
+        time_s: objectives.time_s,
+        gap_percent: base.gap_percent.unwrap_or(0.0),
+        objectives: base.instance_objectives,
+        measured: objectives,
+        pairs: base.pairs,
+    };
+
+    // The summary's best point is the first search's; later searches are for comparison.
+    let mut first: Option<SearchResult> = None;
+    for (strategy, objective) in searches {
+        let found = search_class(
+            t,
+            class,
+            members,
+            baseline_point,
+            &baseline,
+            strategy,
+            *objective,
+            seed,
+        )?;
+        first.get_or_insert(found);
+        if t.budget.exhausted() {
+            break;
+        }
+    }
+    let found = first.unwrap_or_default();
+    let baseline_value = metric.of(&baseline.measured);
+    let best_value = found.best.as_ref().and_then(|(_, o)| metric.of(o));
+    Ok((
+        ClassSummary {
+            baseline_value,
+            best_value,
+            baseline_time_s: Some(baseline.time_s),
+            speedup: found
+                .best
+                .as_ref()
+                .map(|(_, o)| baseline.time_s / o.time_s.max(1e-12)),
+            best_time_s: found.best.as_ref().map(|(_, o)| o.time_s),
+            best_point: found.best.map(|(p, _)| p),
+            evaluations: found.evaluations,
+            raced: found.raced,
+            saved_trials: found.saved_trials,
+            ..empty(names)
+        },
+        Some(baseline),
+    ))
+}
+
+/// What one search of a class found.
+#[derive(Debug, Default)]
+struct SearchResult {
+    best: Option<(Point, search::Objectives)>,
+    evaluations: u32,
+    raced: u32,
+    saved_trials: u32,
+}
+
+/// Measures `points` (role, point) interleaved on `members` with `seeds`, as a run named
+/// `label` of the class, and returns the metric's mean and spread per role.
+#[allow(clippy::too_many_arguments)]
+fn compare(
+    t: &mut Tuning,
+    class: &str,
+    label: &str,
+    members: &[usize],
+    points: &[(String, Point)],
+    seeds: Vec<u64>,
+    metric: crate::campaign::Metric,
+    baseline: Option<Baseline>,
+) -> Result<Option<Comparison>> {
+    if members.is_empty() || points.is_empty() {
+        return Ok(None);
+    }
+    let saved = std::mem::replace(&mut t.seeds, seeds.clone());
+    let result = (|| -> Result<Option<Comparison>> {
+        let (run_id, recorded, _) = open_run(t, class, label, metric.name())?;
+        let mut distinct: Vec<Point> = Vec::new();
+        for (_, p) in points {
+            if !distinct.contains(p) {
+                distinct.push(p.clone());
+            }
+        }
+        let mut ev = ClassEvaluator::new(
+            t,
+            class,
+            members.to_vec(),
+            run_id,
+            recorded,
+            baseline,
+            Some(metric),
+        );
+        let evaluated = ev.evaluate_interleaved(&distinct)?;
+        let incomplete = ev.incomplete;
+        drop(ev);
+        if incomplete {
+            return Ok(None);
+        }
+        t.store.end_run(run_id)?;
+        let mut values = BTreeMap::new();
+        for (role, p) in points {
+            let k = distinct.iter().position(|d| d == p).expect("listed");
+            let e = &evaluated[k];
+            let v: Option<Vec<f64>> = e.pairs.iter().map(|v| v.metric(metric)).collect();
+            let complete = e.objectives.is_some() && !e.pairs.is_empty();
+            values.insert(
+                role.clone(),
+                v.filter(|_| complete).and_then(|v| MeanSd::of(&v)),
+            );
+        }
+        let lowest = values
+            .values()
+            .filter_map(|v| v.map(|v| v.mean))
+            .min_by(f64::total_cmp);
+        let winner = lowest.and_then(|low| {
+            let at_lowest = |r: &str| {
+                values
+                    .get(r)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|v| v.mean <= low + 1e-12)
+            };
+            if at_lowest("tuned") {
+                Some("tuned".to_string())
+            } else {
+                values.keys().find(|r| at_lowest(r)).cloned()
+            }
+        });
+        let comparison = Comparison {
+            instances: members
+                .iter()
+                .map(|&i| t.instances[i].record.name.clone())
+                .collect(),
+            seeds,
+            values,
+            points: points.iter().cloned().collect(),
+            winner,
+        };
+        // The report reads the verdict from the store (a merged or copied folder may have no
+        // summary.json).
+        t.store.set_run_options(
+            run_id,
+            &serde_json::json!({ "comparison": comparison, "metric": metric.name() }),
+        )?;
+        Ok(Some(comparison))
+    })();
+    t.seeds = saved;
+    result
+}
+
+/// One search of a class; returns its best point, that point's time and the evaluations made.
+#[allow(clippy::too_many_arguments)]
+fn search_class(
+    t: &mut Tuning,
+    class: &str,
+    members: &[usize],
+    baseline_point: &Point,
+    baseline: &Baseline,
+    strategy: &search::Strategy,
+    objective: Objective,
+    seed: u64,
+) -> Result<SearchResult> {
+    let objective_name = crate::campaign::objective_label(objective);
+    let label = strategy.label();
+    let (run_id, recorded, _) = open_run(t, class, &label, &objective_name)?;
+    let mut ev = ClassEvaluator::new(
+        t,
+        class,
+        members.to_vec(),
+        run_id,
+        recorded,
+        Some(baseline.clone()),
+        Some(crate::campaign::metrics(objective)[0]),
+    );
+    let mut rng =
+        <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ fxhash(class));
+    let space = ev.t.space.clone();
+    let outcome = strategy.run(
+        space.as_ref(),
+        &mut ev,
+        objective,
+        Some(baseline_point.clone()),
+        &mut rng,
+    )?;
+    let found = SearchResult {
+        best: outcome.best,
+        evaluations: ev.seq,
+        raced: ev.raced,
+        saved_trials: ev.saved_trials,
+    };
+    let complete = !ev.t.budget.exhausted() && !ev.incomplete;
+    drop(ev);
+    if complete || t.budget.reason().is_none() {
+        t.store.end_run(run_id)?;
+    }
+    Ok(found)
+}
+
+/// After the searches: each class's winner and the baseline re-measured interleaved on fresh
+/// seeds (so the improvement reported is not the search's own luck), and the winner, the
+/// default solver and the baseline on the class's held-out instances.
+#[allow(clippy::too_many_arguments)]
+fn verify(
+    t: &mut Tuning,
+    classes: &BTreeMap<String, Vec<usize>>,
+    holdouts: &BTreeMap<String, Vec<usize>>,
+    summaries: &mut [ClassSummary],
+    baseline_point: &Point,
+    default_point: Option<&Point>,
+    baselines: &BTreeMap<String, Baseline>,
+    seed: u64,
+) -> Result<()> {
+    let n = t.seeds.len() as u64;
+    // Far from the search's seeds (seed, seed + 1, ...), so no trial is reused.
+    let fresh: Vec<u64> = (0..n).map(|k| seed.wrapping_add(1_000_000 + k)).collect();
+    for summary in summaries.iter_mut() {
+        let Some(members) = classes.get(&summary.class) else {
+            continue;
+        };
+        let metric = metric_of_label(&summary.metric);
+        let tuned = summary
+            .best_point
+            .clone()
+            .unwrap_or_else(|| baseline_point.clone());
+        if summary
+            .best_point
+            .as_ref()
+            .is_some_and(|b| b != baseline_point)
+        {
+            let mut points = vec![
+                ("tuned".to_string(), tuned.clone()),
+                ("baseline".to_string(), baseline_point.clone()),
+            ];
+            if let Some(d) = default_point.filter(|d| **d != tuned && *d != baseline_point) {
+                points.push(("default".into(), d.clone()));
+            }
+            summary.final_check = compare(
+                t,
+                &summary.class,
+                "final",
+                members,
+                &points,
+                fresh.clone(),
+                metric,
+                baselines.get(&summary.class).cloned(),
+            )?;
+        }
+        if let Some(h) = holdouts.get(&summary.class) {
+            let mut points = vec![
+                ("tuned".to_string(), tuned.clone()),
+                ("baseline".to_string(), baseline_point.clone()),
+            ];
+            if let Some(d) = default_point {
+                points.push(("default".into(), d.clone()));
+            }
+            summary.holdout = compare(
+                t,
+                &summary.class,
+                "holdout",
+                h,
+                &points,
+                t.seeds.clone(),
+                metric,
+                None,
+            )?;
+        }
+        if t.budget.stopped_by_user() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The metric of a summary's label (`gap@budget` -> gap, `time-to-target` -> time, ...).
+fn metric_of_label(label: &str) -> crate::campaign::Metric {
+    use crate::campaign::Metric;
+    let head = label.split(['@', '-']).next().unwrap_or(label);
+    match head {
+        "gap" => Metric::Gap,
+        "energy" => Metric::Energy,
+        "power" => Metric::Power,
+        _ => Metric::Time,
+    }
+}
+
+/// Each class's best point measured on every other class: the data of "one point for all
+/// classes" against "a point per class".
+fn cross_class(
+    t: &mut Tuning,
+    classes: &BTreeMap<String, Vec<usize>>,
+    bests: &BTreeMap<String, Point>,
+    baselines: &BTreeMap<String, Baseline>,
+    metric: crate::campaign::Metric,
+) -> Result<()> {
+    for (class, members) in classes {
+        let (run_id, recorded, ended) = open_run(t, class, "cross-class", metric.name())?;
+        if ended {
+            continue;
+        }
+        // Two classes may have tuned the same point: it is evaluated here once.
+        let mut points: Vec<Point> = Vec::new();
+        for (_, p) in bests.iter().filter(|(c, _)| *c != class) {
+            if !points.contains(p) {
+                points.push(p.clone());
+            }
+        }
+        let mut ev = ClassEvaluator::new(
+            t,
+            class,
+            members.clone(),
+            run_id,
+            recorded,
+            // The class's own guard: a point tuned elsewhere must not win here with worse
+            // solutions.
+            baselines.get(class).cloned(),
+            Some(metric),
+        );
+        use search::Evaluator;
+        ev.evaluate(&points)?;
+        let done = !ev.incomplete;
+        drop(ev);
+        if done {
+            t.store.end_run(run_id)?;
+        }
+    }
+    Ok(())
+}
+
+/// A stable small hash of a class name (so each class's search has its own random stream).
+fn fxhash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn open_gpus(
+    file: &CampaignFile,
+    setup: &SetupConfig,
+    options: &TuneOptions,
+    mode: RunMode,
+    out_dir: &Path,
+) -> Result<(Backend, Vec<String>, String)> {
+    let mut workers = Vec::new();
+    let mut names = Vec::new();
+    let mut arch = None;
+    let mut optin_shared = usize::MAX;
+    let mut label = Vec::new();
+    for &ordinal in &file.config.devices {
+        // Opening the device here only reads what it is; the worker owns it for measuring.
+        let gpu = kernels::gpu::Gpu::open(ordinal)
+            .map_err(|e| file.error_at("devices", format!("GPU {ordinal}: {e}")))?;
+        let name = format!("{} #{ordinal}", gpu.info.name);
+        if arch.is_some_and(|a| a != gpu.info.arch) {
+            return Err(file.error_at(
+                "devices",
+                "all devices of a campaign must have the same architecture",
+            ));
+        }
+        arch = Some(gpu.info.arch);
+        optin_shared = optin_shared.min(gpu.info.max_shared_bytes_per_block_optin as usize);
+        label.push(format!("{} ({})", gpu.info.name, gpu.info.arch));
+        names.push(name.clone());
+        // The lock is keyed by UUID: CUDA ordinals differ between processes that see
+        // different CUDA_VISIBLE_DEVICES.
+        let key = gpu
+            .context()
+            .uuid()
+            .map(|u| measure::worker::format_uuid(&u.bytes))
+            .unwrap_or_else(|_| format!("index-{ordinal}"));
+        let mut lock = DeviceLock::open(&device_lock::lock_dir(), &key, &lock_note(file, out_dir))?;
+        if options.no_wait {
+            lock.check_free()
+                .map_err(|e| file.error_at("devices", format!("GPU {ordinal}: {e:#}")))?;
+        }
+        workers.push(GpuWorker::new(
+            options.worker_exe.clone(),
+            ordinal,
+            name,
+            Some(lock),
+        ));
+    }
+    let (major, minor) = kernels::gpu::driver_version().unwrap_or((0, 0));
+    let settings = GpuSettings {
+        measure: file.config.measurement.clone().unwrap_or_default(),
+        iterations: setup.iterations,
+        mode,
+        cache_dir: kernels::KernelCache::default_dir(),
+        timeout: std::time::Duration::from_secs(300),
+    };
+    let compiles = Box::new(compile::CompilePool::new(
+        solvers::gpu::CompileTarget {
+            arch: arch.context("no devices")?,
+            optin_shared,
+        },
+        settings.cache_dir.clone(),
+    )?);
+    Ok((
+        Backend::Gpu {
+            workers,
+            settings,
+            compiles,
+        },
+        names,
+        format!("{}, CUDA driver {major}.{minor}", label.join(", ")),
+    ))
+}
+
+/// What a device lock's holder is, for the messages of processes that wait for it.
+fn lock_note(file: &CampaignFile, out_dir: &Path) -> String {
+    format!(
+        "mats tune {:?} into {}",
+        file.config.name,
+        out_dir.display()
+    )
+}
+
+/// Ctrl-C sets the stop flag; the campaign stops after the current trial. A second Ctrl-C
+/// ends the process at once (the store stays consistent: every write is its own transaction).
+fn install_ctrl_c(stop: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\nstopping after the current trial (Ctrl-C again to abort)");
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        });
+    });
+}
+
+#[cfg(test)]
+mod tests;

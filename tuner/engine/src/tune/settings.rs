@@ -1,0 +1,278 @@
+//! What decides a trial's value, recorded with the campaign so that `--resume` can refuse a
+//! campaign whose measurement settings changed since its trials were measured.
+//!
+//! The store is the cache: a resumed campaign reuses every finished trial of a (point,
+//! instance, seed, device). That is only sound while a trial would be measured the same way
+//! now, so everything that decides its value (or how trials combine into an evaluation) is
+//! kept, key by key, in the campaign's settings under [`KEY`]. The budget, the strategy and
+//! racing decide only which points are measured and may change between runs. Shards of a
+//! campaign record the same settings, so `mats merge` accepts them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::campaign::config::RunMode;
+use crate::campaign::instances::CampaignInstance;
+use crate::campaign::CampaignFile;
+use search::space::Space;
+
+/// The key of the campaign's settings JSON that holds the measurement settings.
+pub const KEY: &str = "measured_under";
+
+/// What the fingerprint is made of (borrowed from the tuner's validated campaign).
+pub struct Inputs<'a> {
+    pub file: &'a CampaignFile,
+    pub objectives: String,
+    pub mode: RunMode,
+    pub seeds: &'a [u64],
+    pub backend: &'a str,
+    /// The kernels' architecture and NVRTC version. The device itself is part of a trial's
+    /// identity (a trial is only reused on its own device), and shards of one campaign run on
+    /// different machines, so it is not compared here.
+    pub arch: Option<u32>,
+    pub nvrtc: Option<String>,
+    pub space: &'a Space,
+    /// `gpu` or `cpu`: the campaign table whose overrides and iterations apply.
+    pub setup_table: &'a str,
+    pub iterations: Option<u64>,
+    pub baseline: &'a results::Point,
+    pub default_point: Option<&'a results::Point>,
+    /// Searched instances and holdouts, each with its class.
+    pub instances: &'a [CampaignInstance],
+}
+
+/// The measurement settings as a flat map of dotted keys (`run.budget_s`,
+/// `instances.tai12a.sha256`, ...), so a change is named by the key a user edits.
+pub fn fingerprint(i: &Inputs) -> Result<BTreeMap<String, Value>> {
+    let mut nested = serde_json::Map::new();
+    let c = &i.file.config;
+    nested.insert("objective".into(), json!(i.objectives));
+    nested.insert("run".into(), serde_json::to_value(i.mode)?);
+    nested.insert("seeds".into(), json!(i.seeds));
+    nested.insert("backend".into(), json!(i.backend));
+    nested.insert("arch".into(), json!(i.arch));
+    nested.insert("nvrtc".into(), json!(i.nvrtc));
+    nested.insert(
+        "measurement".into(),
+        serde_json::to_value(c.measurement.clone().unwrap_or_default())?,
+    );
+    nested.insert(format!("{}.iterations", i.setup_table), json!(i.iterations));
+    nested.insert(
+        "space".into(),
+        json!({
+            "file_sha256": short_sha(i.space.text().as_bytes()),
+            "family": i.space.family(),
+        }),
+    );
+    // The overrides as the campaign wrote them (constants, domains, constraints): they change
+    // what a point realises to.
+    let overrides = toml::from_str::<toml::Table>(&i.file.text)
+        .ok()
+        .and_then(|t| t.get(i.setup_table)?.get("overrides").cloned())
+        .map(|o| serde_json::to_value(o).unwrap_or(Value::Null))
+        .unwrap_or(Value::Null);
+    nested.insert(format!("{}.overrides", i.setup_table), overrides);
+    nested.insert(
+        format!("{}.baseline", i.setup_table),
+        json!(i.baseline.to_string()),
+    );
+    nested.insert(
+        format!("{}.default", i.setup_table),
+        json!(i.default_point.map(ToString::to_string)),
+    );
+    nested.insert(
+        "quality.margin_percent".into(),
+        json!(c.quality.margin_percent),
+    );
+    let mut instances = serde_json::Map::new();
+    for inst in i.instances {
+        instances.insert(
+            inst.record.name.clone(),
+            json!({
+                "class": inst.record.class,
+                "best_known": inst.record.best_known,
+                "sha256": file_sha(&inst.path)?,
+            }),
+        );
+    }
+    nested.insert("instances".into(), Value::Object(instances));
+    let mut flat = BTreeMap::new();
+    flatten("", &Value::Object(nested), &mut flat);
+    Ok(flat)
+}
+
+fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, Value>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, out);
+            }
+        }
+        other => {
+            out.insert(prefix.to_string(), other.clone());
+        }
+    }
+}
+
+/// The first 16 hex digits of a SHA-256: enough to tell two versions of a file apart.
+fn short_sha(bytes: &[u8]) -> String {
+    let digest = format!("{:x}", Sha256::digest(bytes));
+    digest[..16].to_string()
+}
+
+fn file_sha(path: &Path) -> Result<String> {
+    // The instance was read (within the input cap) a moment ago, so this read is bounded too.
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read instance {} to fingerprint it", path.display()))?;
+    Ok(short_sha(&bytes))
+}
+
+/// One measurement setting that differs from what the stored trials were measured under.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub key: String,
+    pub was: Option<Value>,
+    pub now: Option<Value>,
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let show = |v: &Option<Value>| match v {
+            None => "(absent)".to_string(),
+            Some(v) => cut(&v.to_string()),
+        };
+        write!(
+            f,
+            "{} ({} -> {})",
+            self.key,
+            show(&self.was),
+            show(&self.now)
+        )
+    }
+}
+
+/// A value as shown in a message, long ones cut (an override table can be long).
+fn cut(text: &str) -> String {
+    if text.chars().count() <= 80 {
+        text.to_string()
+    } else {
+        let head: String = text.chars().take(77).collect();
+        format!("{head}...")
+    }
+}
+
+/// The keys whose value differs between the stored settings and now. A store written before
+/// the settings were recorded has nothing to compare with, and passes.
+pub fn changes(stored: &Value, now: &BTreeMap<String, Value>) -> Vec<Change> {
+    let Some(was) = results::CampaignSettings::from_json(stored).measured_under else {
+        return Vec::new();
+    };
+    let mut keys: Vec<&String> = was.keys().chain(now.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|k| {
+            let (a, b) = (was.get(k), now.get(k));
+            (!same(a, b)).then(|| Change {
+                key: k.clone(),
+                was: a.cloned(),
+                now: b.cloned(),
+            })
+        })
+        .collect()
+}
+
+/// Equal values; numbers compare as numbers (a float read back as 1 equals 1.0).
+fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (Some(Value::Number(x)), Some(Value::Number(y))) => x.as_f64() == y.as_f64(),
+        (a, b) => a == b,
+    }
+}
+
+/// The refusal of `--resume` after a change: names the changed keys and the two ways out.
+pub fn refusal(file: &CampaignFile, out_dir: &Path, trials: usize, changes: &[Change]) -> String {
+    let listed: Vec<String> = changes.iter().take(8).map(ToString::to_string).collect();
+    let more = changes.len().saturating_sub(listed.len());
+    format!(
+        "cannot resume campaign {:?} in {}: its {trials} trial(s) were measured under other \
+         settings, and reusing them would mix unlike measurements; changed: {}{}. Revert \
+         these settings in {}, or start a new store: `--fresh` (deletes the folder's results) \
+         or `--out NEW_FOLDER`",
+        file.config.name,
+        out_dir.display(),
+        listed.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        },
+        file.path.display()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn changes_name_every_differing_key_and_only_those() {
+        let was = map(&[
+            ("run.budget_s", json!(0.2)),
+            ("seeds", json!([1, 2, 3])),
+            ("instances.a.sha256", json!("aa")),
+            ("measurement.timed_runs", json!(5)),
+        ]);
+        let stored = json!({ KEY: was, "strategy": "hill-climbing" });
+        let now = map(&[
+            ("run.budget_s", json!(0.5)),
+            ("seeds", json!([1, 2, 3])),
+            ("instances.b.sha256", json!("bb")),
+            ("measurement.timed_runs", json!(5.0)),
+        ]);
+        let keys: Vec<String> = changes(&stored, &now).into_iter().map(|c| c.key).collect();
+        assert_eq!(
+            keys,
+            ["instances.a.sha256", "instances.b.sha256", "run.budget_s"]
+        );
+        // Nothing recorded (an older store): nothing to compare, nothing refused.
+        assert!(changes(&json!({"seed": 1}), &now).is_empty());
+        // Identical: no change.
+        assert!(changes(&json!({ KEY: now.clone() }), &now).is_empty());
+        let shown = Change {
+            key: "run.budget_s".into(),
+            was: Some(json!(0.2)),
+            now: None,
+        }
+        .to_string();
+        assert_eq!(shown, "run.budget_s (0.2 -> (absent))");
+    }
+
+    #[test]
+    fn nested_settings_flatten_to_dotted_keys() {
+        let mut out = BTreeMap::new();
+        flatten(
+            "",
+            &json!({"run": {"mode": "budget", "budget_s": 1.0}, "seeds": [1], "x": {}}),
+            &mut out,
+        );
+        let keys: Vec<&str> = out.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["run.budget_s", "run.mode", "seeds", "x"]);
+    }
+}

@@ -1,0 +1,184 @@
+//! The tuning loop's cache on a real store with CPU trials: a point asked twice in a batch,
+//! and the cross-class step, reuse what is measured instead of measuring it again.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use results::{Point, Store, TrialStatus};
+
+use super::evaluator::ClassEvaluator;
+use super::*;
+use crate::campaign::config::{BudgetConfig, RacingConfig, RunMode};
+use crate::campaign::Metric;
+use search::Evaluator;
+
+fn repo(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
+/// A campaign's state with three QAP instances, each its own class, measured on the CPU
+/// with a fixed amount of work (so trials are quick and deterministic in their objective).
+fn tuning(dir: &Path) -> (Tuning, BTreeMap<String, Vec<usize>>) {
+    let store = Store::open(dir.join(STORE_FILE)).unwrap();
+    let campaign = store.campaign("cache", "", &serde_json::json!({})).unwrap();
+    let bks = solvers::bks::BestKnown::embedded();
+    let mut instances = Vec::new();
+    let mut classes: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (k, name) in ["chr12a", "nug12", "tai12a"].into_iter().enumerate() {
+        let path = repo(&format!("data/qap/{name}.dat"));
+        let instance = solvers::family::load(&path, None, None).unwrap();
+        let record = results::InstanceRecord {
+            name: name.into(),
+            source: path.display().to_string(),
+            family: "qap".into(),
+            class: format!("c{k}"),
+            features: serde_json::json!({}),
+            best_known: bks.get(name).map(|e| e.value),
+        };
+        classes.insert(record.class.clone(), vec![k]);
+        instances.push(CampaignInstance {
+            record,
+            path,
+            instance,
+        });
+    }
+    let instance_ids = instances
+        .iter()
+        .map(|i| store.instance(campaign.id, &i.record).unwrap())
+        .collect();
+    let mode = RunMode::FixedWork;
+    let t = Tuning {
+        store,
+        campaign_id: campaign.id,
+        name: "cache".into(),
+        instances,
+        instance_ids,
+        space: Arc::new(Space::load(&repo("spaces/qap-cpu.toml")).unwrap()),
+        backend: Backend::Cpu(CpuSettings {
+            warmup_runs: 0,
+            timed_runs: 1,
+            iterations: Some(50),
+            mode,
+        }),
+        budget: Budget::new(&BudgetConfig::default(), Arc::new(AtomicBool::new(false))),
+        margin_percent: 100.0,
+        max_attempts: 2,
+        devices: vec![crate::runner::cpu::device_name()],
+        clock: TrialClock::default(),
+        mode,
+        seeds: vec![1, 2],
+        racing: RacingConfig::default(),
+        progress: progress::Progress::new(false, None),
+        cpu_lock: None,
+    };
+    (t, classes)
+}
+
+fn tabu(starts: i64) -> Point {
+    let mut p = Point::new();
+    p.set("algorithm", "tabu");
+    p.set("threads", 1i64);
+    p.set("starts", starts);
+    p
+}
+
+/// Finished trials per (point, instance, seed, device): each must be measured at most once.
+fn assert_nothing_measured_twice(t: &Tuning) {
+    let mut seen = std::collections::HashMap::new();
+    for row in t.store.trials(t.campaign_id).unwrap() {
+        assert_ne!(row.status, TrialStatus::Started);
+        let key = (row.point.key(), row.instance.clone(), row.seed, row.device);
+        *seen.entry(key).or_insert(0) += 1;
+    }
+    for (key, n) in seen {
+        assert_eq!(n, 1, "{key:?} measured {n} times");
+    }
+}
+
+#[test]
+fn a_point_asked_twice_in_one_batch_is_measured_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut t, _) = tuning(tmp.path());
+    let run = t
+        .store
+        .begin_run(t.campaign_id, "c0", "test", "time", &serde_json::json!({}))
+        .unwrap();
+    let mut ev = ClassEvaluator::new(&mut t, "c0", vec![0], run.id, 0, None, Some(Metric::Time));
+    let out = ev.evaluate(&[tabu(1), tabu(2), tabu(1)]).unwrap();
+    assert!(out.iter().all(Option::is_some), "{out:?}");
+    assert_eq!(out[0], out[2]);
+    drop(ev);
+    // Two points x one instance x two seeds.
+    assert_eq!(t.budget.new_trials, 4);
+    assert_nothing_measured_twice(&t);
+}
+
+#[test]
+fn the_cross_class_step_reuses_the_stores_trials() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut t, classes) = tuning(tmp.path());
+    // Each class measured its own point (as its search would have), and c0 also measured
+    // c1's point: the cross-class step must take those trials from the store.
+    let own = [tabu(1), tabu(2), tabu(2)];
+    for (class, members) in &classes {
+        let k = members[0];
+        let run = t
+            .store
+            .begin_run(
+                t.campaign_id,
+                class,
+                "search",
+                "time",
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        let mut ev = ClassEvaluator::new(
+            &mut t,
+            class,
+            members.clone(),
+            run.id,
+            0,
+            None,
+            Some(Metric::Time),
+        );
+        let mut points = vec![own[k].clone()];
+        if class == "c0" {
+            points.push(own[1].clone());
+        }
+        ev.evaluate(&points).unwrap();
+    }
+    let before = t.budget.new_trials;
+    assert_eq!(before, 2 * 4);
+    let bests: BTreeMap<String, Point> = classes
+        .keys()
+        .zip(own.iter().cloned())
+        .map(|(c, p)| (c.clone(), p))
+        .collect();
+    cross_class(&mut t, &classes, &bests, &BTreeMap::new(), Metric::Time).unwrap();
+    // c0: tabu(2) (c1's and c2's best, asked once) is in the store: nothing new.
+    // c1: tabu(1) is new (2 seeds), tabu(2) is its own. c2: tabu(1) new, tabu(2) its own.
+    assert_eq!(t.budget.new_trials - before, 2 + 2);
+    assert_nothing_measured_twice(&t);
+    let cross: Vec<_> = t
+        .store
+        .runs(t.campaign_id)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.strategy == "cross-class")
+        .collect();
+    assert_eq!(cross.len(), 3);
+    for run in &cross {
+        assert!(run.ended_at.is_some(), "{run:?}");
+        let evaluations = t.store.evaluations_of_run(run.id).unwrap();
+        let new: u32 = evaluations.iter().map(|e| e.new_trials).sum();
+        assert_eq!(new, if run.class == "c0" { 0 } else { 2 }, "{run:?}");
+    }
+    // Run again (a resume): every cross-class run is finished, nothing is measured.
+    let again = t.budget.new_trials;
+    cross_class(&mut t, &classes, &bests, &BTreeMap::new(), Metric::Time).unwrap();
+    assert_eq!(t.budget.new_trials, again);
+}

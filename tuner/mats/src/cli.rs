@@ -1,0 +1,773 @@
+//! The command line: what users can type, with its help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use solvers::family::Family;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mats",
+    version,
+    about = "Autotuning of GPU metaheuristic solvers (QAP, flowshop, ...)",
+    long_about = "mats solves combinatorial benchmark instances with CPU reference solvers \
+                  (and, as the GPU work lands, tuned CUDA kernels), and describes instances by \
+                  the features and dataset classes the tuner tunes for."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
+pub enum Command {
+    /// Solve one instance and print the objective, gap to the best known value, time and solution.
+    Solve(SolveArgs),
+    /// Inspect or generate instances.
+    #[command(subcommand)]
+    Instance(InstanceCommand),
+    /// List the GPUs: name, architecture, memory, driver/CUDA/NVRTC versions, power sensors.
+    Devices(DevicesArgs),
+    /// Benchmarks that print ratios measured side by side in one run.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// Run a tuning campaign (TOML): search the space per dataset class, measure, store trials.
+    Tune(TuneArgs),
+    /// Write one tuned bundle per dataset class (kernels + manifest) and an index.
+    Export(ExportArgs),
+    /// Export a campaign's trials as CSV or JSON.
+    Results(ResultsArgs),
+    /// Draw a campaign's Pareto fronts, convergence and the paper's figures into an HTML page.
+    Report(ReportArgs),
+    /// Inspect search spaces (TOML files under spaces/).
+    #[command(subcommand)]
+    Space(SpaceCommand),
+    /// Measuring worker process (JSON lines on stdin/stdout); started by mats itself.
+    #[command(hide = true)]
+    Worker,
+    // ---- campaigns beyond one process: shards, the daemon and its clients (docs/daemon.md)
+    /// Merge the stores of a campaign's shards (`mats tune --shard K/N`) into one folder.
+    Merge(MergeArgs),
+    /// Run the tuner daemon: queue campaigns, run them, share the GPUs among them.
+    Daemon(DaemonArgs),
+    /// Queue a campaign with the daemon (validated first; prints its id).
+    Submit(SubmitArgs),
+    /// The daemon's queue, or one campaign: state, trials done, best so far, ETA.
+    Status(StatusArgs),
+    /// Cancel a queued or running campaign of the daemon.
+    Cancel(CancelArgs),
+    /// Print a daemon campaign's log (its `mats tune` output).
+    Logs(LogsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Campaign file (e.g. campaigns/quickstart.toml; format in campaigns/README.md).
+    pub campaign: PathBuf,
+    /// Continue an interrupted campaign: finished trials are reused, interrupted ones are
+    /// recorded as crashed and measured again (up to the campaign's max_attempts).
+    #[arg(long, conflicts_with = "fresh")]
+    pub resume: bool,
+    /// Delete the output folder's results of earlier runs and start over.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Output folder (default: the campaign's `output`, else runs/<name>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Fail at once when another process (a `mats tune`, the daemon) holds one of the
+    /// campaign's GPUs, instead of taking turns with it trial by trial.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Tune only a deterministic share of the classes: K of N (1-based; class i in name
+    /// order goes to shard i mod N + 1), into its own folder (default OUT/shard-K-of-N);
+    /// `mats merge` joins the shards. The cross-class step is left out.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<engine::tune::Shard>,
+}
+
+/// A campaign's output folder, and which campaign of its store.
+#[derive(Debug, Args)]
+pub struct CampaignDir {
+    /// Campaign output folder (holds results.sqlite).
+    pub dir: PathBuf,
+    /// Campaign name, when the folder's store holds several.
+    #[arg(long)]
+    pub campaign: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub source: CampaignDir,
+    /// Where the bundles go.
+    #[arg(long, value_name = "DIR", default_value = "tuned")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    #[command(flatten)]
+    pub source: CampaignDir,
+    /// One row per trial, CSV (the default).
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Everything (campaign, instances, runs, trials, evaluations, exports) as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write to a file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub source: CampaignDir,
+    /// Report folder (default DIR/report).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Image format of the figures.
+    #[arg(long, value_enum, default_value_t = ImageFormatArg::Svg)]
+    pub format: ImageFormatArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImageFormatArg {
+    Svg,
+    Png,
+}
+
+/// Which of a tuned class's bundles `solve --tuned` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Prefer {
+    /// The bundle of the campaign's own objective (the default): the best gap at the budget
+    /// for quality campaigns, the fastest for fixed-work ones.
+    Tuned,
+    Quality,
+    Time,
+    Energy,
+    Power,
+}
+
+impl Prefer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Prefer::Tuned => "tuned",
+            Prefer::Quality => "quality",
+            Prefer::Time => "time",
+            Prefer::Energy => "energy",
+            Prefer::Power => "power",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct DevicesArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// The GPU runtime: compile times (cold, warm, disk cache), repeatability of time and
+    /// power, the kernel's share of the energy window, and fault isolation.
+    Measure(BenchMeasureArgs),
+    /// QAP: moves evaluated per second for every GPU variant against the CPU reference on all
+    /// cores, the paper's baseline configuration against hand-tuned ones, the 2opt kernel's
+    /// share of the chip's integer peak, and (with --quality) rots-block's gap after 1 s and 10 s.
+    Qap(BenchQapArgs),
+    /// PFSP: swap neighbours evaluated per second by tabu-full, tabu-prefix and the CPU tabu
+    /// (all cores, one core) at the paper's Table 2 sizes, with the prefix/full ratio; and (with
+    /// --quality) ig-block against the CPU iterated greedy on all cores at equal wall time on
+    /// Taillard's instances.
+    Pfsp(BenchPfspArgs),
+    /// HW/SW partitioning: time per iteration and for 2000 iterations of the GPTS variants
+    /// (separate, compact, fused; zero-copy and device tabu status) and the CPU `sts` (one core,
+    /// all cores) on generated graphs of the paper's sizes in the six CCR x R cases, with the
+    /// mean hardware cost; and (with --quality) gpts-multi against GPTS at equal wall time.
+    Hwsw(BenchHwswArgs),
+    /// TSP: milliseconds per Ant System iteration (m = n ants: construction, pheromone update,
+    /// choice information) of the GPU construction variants (task, data, data-compressed) and
+    /// pheromone updates (atomic, gather) against the CPU `as` on all cores, with the pheromone
+    /// stage's share of the DRAM bandwidth.
+    Tsp(BenchTspArgs),
+    /// Strategies replayed on brute-forced spaces (Kernel Tuner cache files of the FAIR
+    /// benchmark hub, or campaigns measured exhaustively): the community's score against random
+    /// search and the optimum at budgets from 2% to 50% of each space, one table per space and
+    /// an aggregate.
+    Strategies(BenchStrategiesArgs),
+    /// The daemon (CPU campaigns, no GPU needed): submit-to-first-trial, `status` latency
+    /// with many campaigns queued, and a fake device's busy share with one and two campaigns.
+    Daemon(BenchDaemonArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchStrategiesArgs {
+    /// Campaign folders (a store with an exhaustive run), Kernel Tuner cache files (.json or
+    /// .json.gz), or folders of cache files.
+    #[arg(required = true)]
+    pub sources: Vec<PathBuf>,
+    /// Campaign name, when a folder's store holds several.
+    #[arg(long)]
+    pub campaign: Option<String>,
+    /// The class searched exhaustively (when there are several).
+    #[arg(long)]
+    pub class: Option<String>,
+    /// Seeds per strategy.
+    #[arg(long, default_value_t = 10)]
+    pub seeds: u64,
+    /// Budgets as percentages of each space; the aggregate score averages every budget from
+    /// the smallest to the largest.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![2.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0])]
+    pub budgets: Vec<f64>,
+    /// Only these strategies (labels as printed; default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub strategies: Vec<String>,
+    /// Curves of another tool's strategies on the same spaces (scripts/kt-strategies.py),
+    /// scored the same way and printed beside mats' own.
+    #[arg(long, value_name = "FILE")]
+    pub external: Option<PathBuf>,
+    /// Also write the study as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchQapArgs {
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Instance sizes for the throughput table (uniform random instances like Taillard's taiXXa).
+    #[arg(long, value_delimiter = ',', default_values_t = vec![50usize, 100])]
+    pub sizes: Vec<usize>,
+    /// Also run rots-block on tai20a..tai100a for 1 s and 10 s each and report the gaps.
+    #[arg(long)]
+    pub quality: bool,
+    /// Folder with the QAPLIB .dat files for --quality.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "../shared/data/qaplib/instances"
+    )]
+    pub qaplib: PathBuf,
+    /// Write the full results as JSON to this file as well.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchPfspArgs {
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Sizes of the throughput table as MACHINESxJOBS (default: the paper's Table 2, 15x100 ..
+    /// 40x900); random instances from Taillard's generator.
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<String>,
+    /// Timed GPU runs per size (mean and spread are printed).
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Skip the throughput table (with --quality).
+    #[arg(long)]
+    pub no_throughput: bool,
+    /// Also compare ig-block with the CPU iterated greedy on all cores on Taillard's instances.
+    #[arg(long)]
+    pub quality: bool,
+    /// Folder with Taillard's bks.csv and the instance files it names.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "../shared/data/taillard-pfsp"
+    )]
+    pub taillard: PathBuf,
+    /// Instances for --quality, e.g. ta051-ta060,ta081.
+    #[arg(long, default_value = "ta001-ta120")]
+    pub instances: String,
+    /// Wall time per instance is n m / 2 x this many milliseconds (the literature's 30).
+    #[arg(long, default_value_t = 30.0)]
+    pub time_factor: f64,
+    /// Seeds per instance (1..=SEEDS) for --quality.
+    #[arg(long, default_value_t = 1)]
+    pub seeds: u64,
+    /// Write the full results as JSON to this file as well.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchTspArgs {
+    /// TSPLIB files, or folders holding d198, pcb442, rat783, pr2392, rl11849 (default: those
+    /// in ../shared/data/tsplib/instances).
+    pub instances: Vec<PathBuf>,
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Seeds per configuration (mean and spread are printed).
+    #[arg(long, default_value_t = 3)]
+    pub seeds: u64,
+    /// GPU iterations per seed (fewer where one iteration takes more than a second).
+    #[arg(long, default_value_t = 20)]
+    pub iterations: u64,
+    /// CPU `as` iterations per seed.
+    #[arg(long, default_value_t = 2)]
+    pub cpu_iterations: u64,
+    /// Skip the CPU `as`.
+    #[arg(long)]
+    pub no_cpu: bool,
+    /// Instead of the iteration times: solution quality at equal wall time of the GPU MAX-MIN
+    /// Ant System with 2-opt (`mats solve --backend gpu --algo mmas` defaults) against the CPU
+    /// `mmas` on all cores, gap to the best known value per seed (default instances rat783,
+    /// pr2392, rl11849).
+    #[arg(long)]
+    pub quality: bool,
+    /// Wall-time budget per run of --quality, seconds.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub time_limit: f64,
+    /// Write the full results as JSON to this file as well.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchHwswArgs {
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Graph sizes as NODESxEDGES (default: the paper's Tables 1-2, 25x34 .. 2000x6000).
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<String>,
+    /// Graphs per size and CCR x R case (the paper: 30), seeds 1..=K.
+    #[arg(long, default_value_t = 30)]
+    pub graphs: u64,
+    /// Iterations of every run (the paper's M; no early stop, so all run equal work).
+    #[arg(long, default_value_t = 2000)]
+    pub iterations: u64,
+    /// CPU `sts` iterations per graph where fewer than --iterations suffice to time one
+    /// iteration (its totals are then per-iteration time x --iterations, marked `*`).
+    #[arg(long)]
+    pub cpu_iterations: Option<u64>,
+    /// Skip the CPU `sts` on all cores.
+    #[arg(long)]
+    pub no_cpu_parallel: bool,
+    /// Skip the timing table (with --quality).
+    #[arg(long)]
+    pub no_timing: bool,
+    /// Also compare gpts-multi with GPTS (fused) at equal wall time in every CCR x R case.
+    #[arg(long)]
+    pub quality: bool,
+    /// Sizes for --quality (default 1000x3000,2000x6000).
+    #[arg(long, value_delimiter = ',')]
+    pub quality_sizes: Vec<String>,
+    /// Write the full results as JSON to this file as well.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchMeasureArgs {
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Measurements of the same kernel in one worker, for the repeatability figure.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: u32,
+    /// Energy window per measurement, seconds (at least 1 s gives stable energy readings).
+    #[arg(long, default_value_t = 1.0)]
+    pub window: f64,
+    /// Iterations of the busy probe per thread (sets the kernel's run time).
+    #[arg(long, default_value_t = 20000)]
+    pub iterations: u32,
+    /// Write the full results as JSON to this file as well.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// Which file, and which instance in it.
+#[derive(Debug, Args)]
+pub struct InstanceSource {
+    /// Instance file (QAPLIB .dat; Taillard, plain `n m` or VRF flowshop file; TSPLIB .tsp;
+    /// HW/SW task graph).
+    pub file: PathBuf,
+    /// Problem family; detected from the file when omitted.
+    #[arg(long)]
+    pub family: Option<Family>,
+    /// Which instance of a multi-instance Taillard file (1-based).
+    #[arg(long, value_name = "K")]
+    pub index: Option<usize>,
+    /// Extra best-known table(s), CSV with columns `name` and `bks` (e.g. ../shared/data/qaplib/bks.csv).
+    #[arg(long, value_name = "FILE")]
+    pub bks: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    pub source: InstanceSource,
+    /// Algorithm. CPU: qap `tabu` (robust tabu search, default) or `2opt`; pfsp `ig` (iterated
+    /// greedy, default) or `tabu`; tsp `as` (Ant System) or `mmas` (MAX-MIN AS with 2-opt);
+    /// hwsw `sts` (tabu search). GPU (qap):
+    /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default); GPU (pfsp):
+    /// `ig-block` (default; tabu-prefix where a walk does not fit), `tabu-full`, `tabu-prefix`;
+    /// GPU (tsp): `mmas` (default) or `as`.
+    #[arg(long, value_name = "NAME")]
+    pub algo: Option<String>,
+    /// Run the tuned configuration for this instance's class from an export folder
+    /// (`mats export`); --backend, --algo and the tuning parameters then come from the bundle.
+    #[arg(long, value_name = "DIR")]
+    pub tuned: Option<PathBuf>,
+    /// With --tuned: the bundle of the campaign's objective (default), or the one tuned for
+    /// quality (gap at the budget), time, energy or power.
+    #[arg(long, value_enum, default_value_t = Prefer::Tuned, requires = "tuned")]
+    pub prefer: Prefer,
+    /// With --tuned: an instance of an untuned class runs the nearest tuned class's bundle
+    /// when its normalised feature distance is at most this, else the family's default
+    /// (0 = only the instance's own class; docs/json.md defines the distance).
+    #[arg(long, value_name = "D", default_value_t = engine::bundle::DEFAULT_MAX_CLASS_DISTANCE, requires = "tuned")]
+    pub max_class_distance: f64,
+    /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP, PFSP, HW/SW).
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    pub backend: Backend,
+    /// GPU ordinal (with --backend gpu).
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// GPU: start solutions per launch (blocks for rots-block; walks for pfsp ig-block;
+    /// searches for hwsw gpts-multi; default as many as are resident at once).
+    #[arg(long, value_name = "P")]
+    pub solutions: Option<u32>,
+    /// GPU 2opt-dyn: threads of each child grid.
+    #[arg(long, value_name = "N")]
+    pub child_threads: Option<u32>,
+    /// GPU rots-block: at most this many iterations x n per launch (restart checks run between
+    /// launches; default 10). GPU pfsp ig-block, hwsw gpts-multi: at most this many iterations
+    /// per launch (gpts-multi: per search, default 1000).
+    #[arg(long, value_name = "K")]
+    pub launch_iterations: Option<u32>,
+    /// GPU rots-block: restart a block whose best has not improved for this many launches
+    /// (0 never; default 5). GPU pfsp ig-block: likewise from an elite walk (default 20);
+    /// hwsw gpts-multi: from an elite search (default 3).
+    #[arg(long, value_name = "L")]
+    pub restart_stall: Option<u32>,
+    /// GPU rots-block: random swaps applied to a restarted block's best, as a factor of n
+    /// (default 0.25).
+    #[arg(long, value_name = "F")]
+    pub perturbation: Option<f64>,
+    /// GPU rots-block: tabu tenure range as factors of n, MIN,MAX (default 0.4,0.8).
+    #[arg(long, value_name = "MIN,MAX", value_delimiter = ',')]
+    pub tenure_range: Option<Vec<f64>>,
+    /// GPU rots-block: long-term aspiration as a factor of n^2 (Taillard: 2; default 0, off).
+    #[arg(long, value_name = "F")]
+    pub aspiration: Option<f64>,
+    /// GPU: extra NVRTC/ptxas flag, repeatable (e.g. -maxrregcount=32, --ptxas-options=-O2).
+    #[arg(long = "nvrtc-flag", value_name = "FLAG", allow_hyphen_values = true)]
+    pub nvrtc_flags: Vec<String>,
+    /// Iteration budget (per start for multistart algorithms); default depends on the algorithm.
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u64>,
+    /// Wall-clock limit in seconds; with --iterations, whichever ends first.
+    #[arg(long, value_name = "S")]
+    pub time_limit: Option<f64>,
+    /// Random seed; the same seed gives the same result when no time limit is set.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// CPU: worker threads (0 = all cores; does not change the result). GPU: threads per block
+    /// (default 128, or 512 for rots-block).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub threads: usize,
+    /// Independent starts (qap `2opt` default 64, qap `tabu` default 1).
+    #[arg(long, value_name = "N")]
+    pub starts: Option<usize>,
+    /// Tabu tenure in iterations (pfsp `tabu`; qap GPU `tabu`); tabu list length (hwsw `sts`,
+    /// default 20).
+    #[arg(long, value_name = "N")]
+    pub tenure: Option<usize>,
+    /// Jobs removed per destruction step (pfsp `ig`, default 4).
+    #[arg(long, value_name = "D")]
+    pub destruction: Option<usize>,
+    /// Temperature factor T of the acceptance rule (pfsp `ig`, default 0.4).
+    #[arg(long, value_name = "T")]
+    pub temperature: Option<f64>,
+    /// Ants per iteration (tsp `as`, default one per city; `mmas` 25 on the CPU, 256 on the GPU).
+    #[arg(long, value_name = "M")]
+    pub ants: Option<usize>,
+    /// Pheromone exponent alpha (tsp `as`/`mmas`, default 1).
+    #[arg(long, value_name = "A")]
+    pub alpha: Option<f64>,
+    /// Heuristic exponent beta (tsp `as`/`mmas`, default 2).
+    #[arg(long, value_name = "B")]
+    pub beta: Option<f64>,
+    /// Evaporation rate rho (tsp `as` default 0.5, `mmas` 0.2).
+    #[arg(long, value_name = "R")]
+    pub rho: Option<f64>,
+    /// Candidate list length (tsp `as` default 32, `mmas` 20).
+    #[arg(long, value_name = "K")]
+    pub candidates: Option<usize>,
+    /// Tour construction on the GPU (tsp `as` with --backend gpu): task (one ant per
+    /// thread), data (one ant per warp; default) or data-compressed.
+    #[arg(long, value_name = "VARIANT")]
+    pub construction: Option<String>,
+    /// Pheromone update on the GPU (tsp `as` with --backend gpu): atomic (default) or gather.
+    #[arg(long, value_name = "VARIANT")]
+    pub pheromone: Option<String>,
+    /// Print one JSON object instead of text (fields documented in docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where `mats solve` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    Cpu,
+    Gpu,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InstanceCommand {
+    /// Print an instance's family, size, features, dataset class and best-known value.
+    Info(InfoArgs),
+    /// Generate an instance (Taillard's 1993 flowshop generator; Hou et al.'s HW/SW task graphs).
+    #[command(subcommand)]
+    Generate(GenerateCommand),
+    /// Reference values (best-known costs) of HW/SW task graphs, which have no published ones:
+    /// the best over seeds of a long 1-flip and swap tabu search, as a best-known table (CSV).
+    Reference(ReferenceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReferenceArgs {
+    /// HW/SW instance files.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Also every HW/SW graph a campaign generates (`generate`, `holdout_generate`) or lists.
+    #[arg(long, value_name = "CAMPAIGN")]
+    pub campaign: Option<PathBuf>,
+    /// Independent searches per graph (seeds 1..=K); the best counts.
+    #[arg(long, default_value_t = 4, value_name = "K")]
+    pub seeds: u64,
+    /// Iterations of each search.
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub iterations: u64,
+    /// Write the table to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    pub source: InstanceSource,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GenerateCommand {
+    /// A flowshop instance in Taillard's format; seeds of ta001-ta120 reproduce them exactly.
+    Pfsp(GeneratePfspArgs),
+    /// A synthetic HW/SW partitioning task graph (Hou et al., after Arato et al.).
+    Hwsw(GenerateHwswArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateHwswArgs {
+    /// Number of nodes n (at least 2).
+    #[arg(long, value_name = "N")]
+    pub nodes: usize,
+    /// Number of edges m (at most n (n - 1) / 2).
+    #[arg(long, value_name = "M")]
+    pub edges: usize,
+    /// Communication-to-computation ratio rho (the paper: 0.1, 1, 10).
+    #[arg(long, value_name = "R")]
+    pub ccr: f64,
+    /// Constraint level: `low` (R in [0, sum s / 2]) or `high` (R in [sum s / 2, sum s]).
+    #[arg(long, value_name = "LEVEL")]
+    pub r_level: solvers::hwsw::RLevel,
+    /// Random seed.
+    #[arg(long, value_name = "S")]
+    pub seed: u64,
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct GeneratePfspArgs {
+    /// Number of jobs.
+    #[arg(long, value_name = "N")]
+    pub jobs: usize,
+    /// Number of machines.
+    #[arg(long, value_name = "M")]
+    pub machines: usize,
+    /// Taillard time seed (1 ..= 2^31-2), e.g. 873654221 for ta001.
+    #[arg(long, value_name = "S")]
+    pub seed: i64,
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SpaceCommand {
+    /// Print a space's parameters, constants, constraints and number of valid points.
+    Show(SpaceShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SpaceShowArgs {
+    /// Space file (e.g. spaces/qap.toml).
+    pub file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+// ---- shards, the daemon and its clients
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Output campaign folder (created; may already hold results of the same campaign).
+    pub out: PathBuf,
+    /// Shard folders (each holds results.sqlite).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Print what was merged as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How a client reaches the daemon.
+#[derive(Debug, Clone, Args)]
+pub struct DaemonAddress {
+    /// The daemon's Unix socket (default: $MATS_DAEMON_SOCKET, else
+    /// $XDG_RUNTIME_DIR/mats/daemon.sock, else ~/.cache/mats/daemon.sock).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Reach a daemon started with `--listen` at HOST:PORT instead (needs --token-file).
+    #[arg(long, value_name = "HOST:PORT", requires = "token_file")]
+    pub connect: Option<String>,
+    /// File holding the daemon's token (with --connect).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+impl DaemonAddress {
+    pub fn to_address(&self) -> daemon::client::DaemonAddress {
+        daemon::client::DaemonAddress {
+            socket: self.socket.clone(),
+            connect: self.connect.clone(),
+            token_file: self.token_file.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// Unix socket to listen on (default as for the clients' --socket).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Folder of the queue (queue.sqlite) and the campaigns' logs (default: $MATS_STATE_DIR,
+    /// else ~/.cache/mats/daemon).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Campaigns run at once; they share the GPUs trial by trial.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: u32,
+    /// Also listen on TCP (e.g. 127.0.0.1:7878); every request must carry the token.
+    #[arg(long, value_name = "ADDR", requires = "token_file")]
+    pub listen: Option<String>,
+    /// File holding the token for --listen (at least 16 characters).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+impl DaemonArgs {
+    pub fn to_options(&self) -> daemon::ServeOptions {
+        daemon::ServeOptions {
+            socket: self.socket.clone(),
+            state_dir: self.state_dir.clone(),
+            jobs: self.jobs as usize,
+            listen: self.listen.clone(),
+            token_file: self.token_file.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// Campaign file.
+    pub campaign: PathBuf,
+    /// Output folder (default: the campaign's `output`, else runs/<name>, relative to here).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Higher runs first (ties: first submitted first).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub priority: i64,
+    #[command(flatten)]
+    pub daemon: DaemonAddress,
+    /// Print the reply as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// One campaign's id (default: the whole queue).
+    pub id: Option<i64>,
+    /// Print again every second until interrupted (or the campaign ends).
+    #[arg(long)]
+    pub watch: bool,
+    #[command(flatten)]
+    pub daemon: DaemonAddress,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// The campaign's id.
+    pub id: i64,
+    #[command(flatten)]
+    pub daemon: DaemonAddress,
+    /// Print the reply as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// The campaign's id.
+    pub id: i64,
+    /// Keep printing as the campaign writes, until it ends.
+    #[arg(long)]
+    pub follow: bool,
+    #[command(flatten)]
+    pub daemon: DaemonAddress,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchDaemonArgs {
+    /// Submissions timed for submit-to-first-trial.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeats: u32,
+    /// Campaigns queued while `status` is timed.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub queued: u32,
+    /// `status` requests timed.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100000))]
+    pub requests: u32,
+    /// The repository (its data/qap instances and spaces/qap-cpu.toml).
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// Write every figure as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}

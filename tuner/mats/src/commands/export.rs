@@ -1,0 +1,325 @@
+//! `mats export DIR --out tuned/`: one tuned bundle per distinct best point, an index from
+//! class to bundle (per preference: time, energy, power), and each class's Pareto set.
+//!
+//! A GPU bundle holds the kernels (CUBIN + metadata, in the kernel cache's own layout, one per
+//! problem size the class's instances have) and a manifest; a CPU bundle holds the manifest
+//! alone. Classes whose best point is the same share one bundle.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use results::{EvaluationStatus, ExportRow, Point};
+use sha2::{Digest, Sha256};
+
+use crate::cli::ExportArgs;
+
+pub use engine::bundle::{ClassEntry, Index, KernelFile, Manifest, Measured};
+
+pub fn run(args: &ExportArgs) -> Result<()> {
+    let (store, campaign) = super::results::open(&args.source)?;
+    let settings = results::CampaignSettings::from_json(&campaign.settings);
+    let backend = settings.backend.clone().unwrap_or_else(|| "cpu".into());
+    let family = settings.family.clone().unwrap_or_default();
+    let device = settings.device.clone().unwrap_or_default();
+    let arch = settings.arch;
+
+    // Class -> point -> the latest ok evaluation of it on that class.
+    let runs = store.runs(campaign.id)?;
+    let class_of: BTreeMap<i64, String> = runs.iter().map(|r| (r.id, r.class.clone())).collect();
+    // The verification runs measure other seeds or other instances: not search results.
+    let verification: std::collections::BTreeSet<i64> = runs
+        .iter()
+        .filter(|r| matches!(r.strategy.as_str(), "final" | "holdout" | "cross-class"))
+        .map(|r| r.id)
+        .collect();
+    let run_mode = settings.run;
+    let quality = matches!(
+        run_mode,
+        Some(results::RunMode::Budget { .. }) | Some(results::RunMode::Target { .. })
+    );
+    // The campaign's own verdict per class: where the final re-measure found the baseline
+    // or the default better than the search's winner, that point is exported instead.
+    let summary = results::TuneSummary::read(&args.source.dir.join("summary.json")).ok();
+    let mut by_class: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
+    for e in store.evaluations(campaign.id)? {
+        if e.status != EvaluationStatus::Ok || verification.contains(&e.run_id) {
+            continue;
+        }
+        let (Some(class), Some(time_s)) = (class_of.get(&e.run_id), e.time_s) else {
+            continue;
+        };
+        by_class.entry(class.clone()).or_default().insert(
+            e.point.clone(),
+            Measured {
+                point: e.point,
+                time_s,
+                power_w: e.power_w,
+                energy_j: e.energy_j,
+                gap_percent: e.gap_percent,
+            },
+        );
+    }
+    if by_class.is_empty() {
+        bail!(
+            "campaign {:?} in {} has no successful evaluations to export",
+            campaign.name,
+            args.source.dir.display()
+        );
+    }
+
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let space = engine::tune::stored_space(&campaign)
+        .context("the campaign's space (file and overrides) is needed to export")?;
+    let instances = store.instances(campaign.id)?;
+    // The driver the measurements were taken under (a bundle's timings belong to it); the
+    // NVRTC that builds the kernels now.
+    let driver = settings.driver.clone();
+    let nvrtc = if backend == "gpu" {
+        kernels::nvrtc::version()
+            .ok()
+            .map(|(a, b)| format!("{a}.{b}"))
+    } else {
+        None
+    };
+
+    let mut bundles: BTreeMap<Point, (String, Manifest)> = BTreeMap::new();
+    let mut index = Index {
+        campaign: campaign.name.clone(),
+        family: family.clone(),
+        backend: backend.clone(),
+        device: device.clone(),
+        arch,
+        driver: driver.clone(),
+        nvrtc: nvrtc.clone(),
+        classes: BTreeMap::new(),
+    };
+    for (class, points) in &by_class {
+        let measured: Vec<&Measured> = points.values().collect();
+        let mut entry = ClassEntry {
+            bundles: BTreeMap::new(),
+            pareto: pareto(&measured),
+            features: engine::bundle::feature_ranges(
+                instances
+                    .iter()
+                    .filter(|i| &i.record.class == class)
+                    .map(|i| &i.record.features),
+            ),
+        };
+        let prefers: &[&str] = if quality {
+            &["quality", "energy"]
+        } else {
+            &["time", "energy", "power"]
+        };
+        let verdict = summary.as_ref().and_then(|s| s.verdict(class));
+        for &prefer in prefers {
+            let key = |m: &&Measured| match prefer {
+                "time" => Some(m.time_s),
+                // The objective itself in target mode (PAR-k time); the gap at the budget.
+                "quality"
+                    if matches!(
+                        run_mode,
+                        Some(engine::campaign::config::RunMode::Target { .. })
+                    ) =>
+                {
+                    Some(m.time_s)
+                }
+                "quality" => m.gap_percent,
+                "energy" => m.energy_j,
+                _ => m.power_w,
+            };
+            let searched = measured.iter().filter(|m| key(m).is_some()).min_by(|a, b| {
+                key(a)
+                    .unwrap_or(f64::MAX)
+                    .total_cmp(&key(b).unwrap_or(f64::MAX))
+            });
+            let Some(searched) = searched else {
+                continue;
+            };
+            let mut note = None;
+            let best: &Measured = match (&verdict, prefer) {
+                (Some((role, point)), "quality" | "time") if *point != searched.point => {
+                    match points.get(point) {
+                        Some(m) => {
+                            note = Some(format!(
+                                "the {role} won the final re-measure on fresh seeds against the \
+                                 search's best ({}), so the {role} is exported",
+                                searched.point
+                            ));
+                            m
+                        }
+                        None => searched,
+                    }
+                }
+                _ => searched,
+            };
+            let next = bundles.len();
+            let (name, manifest) = bundles.entry(best.point.clone()).or_insert_with(|| {
+                let name = format!("bundle-{next:02}-{}", &short_hash(&best.point.key()));
+                let manifest = Manifest {
+                    point: best.point.clone(),
+                    flags: Vec::new(),
+                    values: BTreeMap::new(),
+                    backend: backend.clone(),
+                    device: device.clone(),
+                    arch,
+                    driver: driver.clone(),
+                    nvrtc: nvrtc.clone(),
+                    measured: BTreeMap::new(),
+                    kernels: Vec::new(),
+                    objective: settings.objectives.clone(),
+                    run: run_mode,
+                    note: note.clone(),
+                };
+                (name, manifest)
+            });
+            if let Some(n) = &note {
+                println!("  {class}: {n}");
+            }
+            manifest.measured.insert(class.clone(), (*best).clone());
+            entry.bundles.insert(prefer.to_string(), name.clone());
+            let point_id = store.point(campaign.id, &best.point)?;
+            store.set_export(
+                campaign.id,
+                &ExportRow {
+                    class: class.clone(),
+                    prefer: prefer.to_string(),
+                    point_id,
+                    point: best.point.clone(),
+                    bundle: name.clone(),
+                },
+            )?;
+        }
+        index.classes.insert(class.clone(), entry);
+    }
+
+    for (point, (name, manifest)) in &mut bundles {
+        let folder = args.out.join(&*name);
+        std::fs::create_dir_all(&folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+        let r = engine::runner::Realised::from(
+            space
+                .realise(point)
+                .map_err(|e| anyhow::anyhow!("bundle {name}: {e}"))?,
+        );
+        manifest.flags = r.flags;
+        manifest.values = r.values;
+        // A production run's length is part of what was tuned: `solve --tuned` repeats it.
+        if let (false, Some(i)) = (quality, settings.iterations) {
+            manifest
+                .values
+                .entry("iterations".into())
+                .or_insert(results::Value::Int(i));
+        }
+        if backend == "gpu" {
+            let sources: Vec<PathBuf> = instances
+                .iter()
+                .filter(|i| manifest.measured.contains_key(&i.record.class))
+                .map(|i| PathBuf::from(&i.record.source))
+                .collect();
+            let optin = settings.optin_shared.unwrap_or(227 * 1024) as usize;
+            manifest.kernels = build_kernels(&family, &folder, manifest, &sources, optin)?;
+        }
+        let text = serde_json::to_string_pretty(&*manifest)?;
+        std::fs::write(folder.join("manifest.json"), text)
+            .with_context(|| format!("cannot write {}", folder.join("manifest.json").display()))?;
+    }
+    let text = serde_json::to_string_pretty(&index)?;
+    std::fs::write(args.out.join("index.json"), text)
+        .with_context(|| format!("cannot write {}", args.out.join("index.json").display()))?;
+    println!(
+        "exported {} classes into {} bundle(s) in {}",
+        index.classes.len(),
+        bundles.len(),
+        args.out.display()
+    );
+    for (class, entry) in &index.classes {
+        let chosen: Vec<String> = entry
+            .bundles
+            .iter()
+            .map(|(prefer, bundle)| format!("{prefer}: {bundle}"))
+            .collect();
+        println!(
+            "  {class:<24} {}  ({} Pareto points)",
+            chosen.join(", "),
+            entry.pareto.len()
+        );
+    }
+    Ok(())
+}
+
+/// Non-dominated points, time against energy where energy exists, else the fastest alone.
+fn pareto(points: &[&Measured]) -> Vec<Measured> {
+    let with_energy: Vec<&&Measured> = points.iter().filter(|m| m.energy_j.is_some()).collect();
+    if with_energy.is_empty() {
+        return points
+            .iter()
+            .min_by(|a, b| a.time_s.total_cmp(&b.time_s))
+            .map(|m| vec![(*m).clone()])
+            .unwrap_or_default();
+    }
+    let values: Vec<[f64; 2]> = with_energy
+        .iter()
+        .map(|m| [m.time_s, m.energy_j.unwrap_or(f64::MAX)])
+        .collect();
+    results::pareto::pareto_front(&values)
+        .into_iter()
+        .map(|i| (**with_energy[i]).clone())
+        .collect()
+}
+
+fn short_hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Compiles the bundle's kernels into its own `kernels/` folder (the kernel cache layout, so
+/// `solve --tuned` loads them as cache hits).
+fn build_kernels(
+    family: &str,
+    folder: &Path,
+    manifest: &Manifest,
+    sources: &[PathBuf],
+    optin_shared: usize,
+) -> Result<Vec<KernelFile>> {
+    let arch = kernels::Arch(
+        manifest
+            .arch
+            .context("the campaign recorded no GPU architecture")?,
+    );
+    if !kernels::nvrtc::available() {
+        bail!("exporting GPU bundles needs NVRTC (libnvrtc) to build the kernels; none was found");
+    }
+    let nvrtc = kernels::nvrtc::version()?;
+    let cache = kernels::KernelCache::new(folder.join("kernels"));
+    let family: solvers::family::Family = family
+        .parse()
+        .map_err(|e| anyhow::anyhow!("the campaign's family {family:?}: {e}"))?;
+    let config = manifest.gpu_config(family)?;
+    let target = solvers::gpu::CompileTarget { arch, optin_shared };
+    let mut out = Vec::new();
+    for source in sources {
+        let inst = solvers::family::load(source, Some(config.family()), None)
+            .with_context(|| format!("the bundle's instance {}", source.display()))?;
+        let variant = config
+            .kernel_variant(&inst, target)
+            .map_err(anyhow::Error::msg)?;
+        let cache_key = kernels::KernelCache::key(&variant, nvrtc)?;
+        if out.iter().any(|k: &KernelFile| k.cache_key == cache_key) {
+            continue;
+        }
+        cache
+            .get_or_compile(&variant)
+            .with_context(|| format!("building {} for {}", variant.source, inst.name()))?;
+        let source = variant.kernel_source().map_err(anyhow::Error::msg)?;
+        out.push(KernelFile {
+            instance: inst.name().to_string(),
+            source: source.id.to_string(),
+            source_sha256: format!("{:x}", Sha256::digest(source.text.as_bytes())),
+            options: variant.nvrtc_options().map_err(anyhow::Error::msg)?,
+            cache_key,
+        });
+    }
+    Ok(out)
+}

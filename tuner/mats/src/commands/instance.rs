@@ -1,0 +1,206 @@
+//! `mats instance info` and `mats instance generate`.
+
+use anyhow::Result;
+use serde::Serialize;
+use solvers::bks::BestKnownEntry;
+use solvers::family::{self, FeaturesView};
+use solvers::{hwsw, pfsp};
+
+use crate::cli::{GenerateCommand, InfoArgs, ReferenceArgs};
+
+#[derive(Serialize)]
+struct Info<'a> {
+    file: String,
+    family: &'a str,
+    instance: &'a str,
+    size: String,
+    class: String,
+    features: FeaturesView,
+    best_known: Option<BestKnownEntry>,
+}
+
+pub fn info(args: &InfoArgs) -> Result<()> {
+    let src = &args.source;
+    let bks = super::best_known(&src.bks)?;
+    let instance = family::load(&src.file, src.family, src.index)?;
+    let info = Info {
+        file: src.file.display().to_string(),
+        family: instance.family().name(),
+        instance: instance.name(),
+        size: instance.size(),
+        class: instance.class(),
+        features: instance.features(),
+        best_known: bks.get(instance.name()),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+        return Ok(());
+    }
+    println!("instance   {} ({})", info.instance, info.file);
+    println!("family     {}", info.family);
+    println!("size       {}", info.size);
+    println!("class      {}", info.class);
+    match &info.features {
+        FeaturesView::Qap(f) => {
+            println!(
+                "features   combined: density {:.3}, symmetry {:.3}, dominance {:.1}",
+                f.density, f.symmetry, f.dominance
+            );
+            for (name, m) in [("A", &f.a), ("B", &f.b)] {
+                println!(
+                    "           matrix {name}: density {:.3}, symmetry {:.3}, dominance {:.1}, {} diagonal",
+                    m.density,
+                    m.symmetry,
+                    m.dominance,
+                    if m.zero_diagonal { "zero" } else { "nonzero" }
+                );
+            }
+        }
+        FeaturesView::Pfsp(f) => {
+            println!(
+                "features   jobs x machines = {}, total processing time {}",
+                f.cells, f.total_time
+            );
+        }
+        FeaturesView::Tsp(f) => {
+            println!(
+                "features   {} cities, {}, nearest-neighbour distance mean {:.1}, cv {:.3}",
+                f.n,
+                f.edge_weight_type.name(),
+                f.nn_mean,
+                f.nn_cv
+            );
+        }
+        FeaturesView::Hwsw(f) => {
+            println!(
+                "features   {} nodes, {} edges (size {}), R = {} ({:.3} of sum s = {}), CCR {:.3}",
+                f.nodes, f.edges, f.size, f.r, f.r_ratio, f.total_software, f.ccr
+            );
+        }
+    }
+    match info.best_known {
+        Some(e) => println!("best known {}{}", e.value, optimal_note(e)),
+        None => println!("best known unknown (add a table with --bks FILE)"),
+    }
+    Ok(())
+}
+
+pub(super) fn optimal_note(entry: BestKnownEntry) -> &'static str {
+    match entry.optimal {
+        Some(true) => " (optimal)",
+        Some(false) => " (not proven optimal)",
+        None => "",
+    }
+}
+
+pub fn generate(command: &GenerateCommand) -> Result<()> {
+    match command {
+        GenerateCommand::Pfsp(args) => {
+            anyhow::ensure!(args.jobs >= 1, "--jobs must be at least 1");
+            anyhow::ensure!(args.machines >= 1, "--machines must be at least 1");
+            anyhow::ensure!(
+                args.jobs.saturating_mul(args.machines) <= 100_000_000,
+                "--jobs x --machines must be at most 10^8"
+            );
+            anyhow::ensure!(
+                (1..2_147_483_647).contains(&args.seed),
+                "--seed must be between 1 and 2147483646 (Taillard's generator), found {}",
+                args.seed
+            );
+            let instance = pfsp::generate(args.jobs, args.machines, args.seed);
+            let text = pfsp::to_taillard_text(&instance);
+            super::write_output(args.output.as_deref(), &text)
+        }
+        GenerateCommand::Hwsw(args) => {
+            let spec =
+                hwsw::GeneratorSpec::new(args.nodes, args.edges, args.ccr, args.r_level, args.seed);
+            let instance = hwsw::generate(&spec).map_err(anyhow::Error::msg)?;
+            let text = instance.to_text();
+            super::write_output(args.output.as_deref(), &text)
+        }
+    }
+}
+
+/// `mats instance reference`: the table `data/hwsw/synthetic-bks.csv` is made by this (see
+/// `scripts/hwsw-references.sh`).
+pub fn reference(args: &ReferenceArgs) -> Result<()> {
+    use anyhow::{bail, Context};
+    use rayon::prelude::*;
+    use std::fmt::Write as _;
+
+    if args.seeds == 0 || args.seeds > 1000 {
+        bail!("--seeds must be in 1..=1000, found {}", args.seeds);
+    }
+    if args.iterations == 0 || args.iterations > 1_000_000_000 {
+        bail!(
+            "--iterations must be in 1..=10^9, found {}",
+            args.iterations
+        );
+    }
+    let mut paths = args.files.clone();
+    // A campaign's generated graphs are written to a scratch folder, exactly as `mats tune`
+    // writes them into its output folder.
+    let scratch = std::env::temp_dir().join(format!("mats-reference-{}", std::process::id()));
+    if let Some(c) = &args.campaign {
+        let file = engine::campaign::CampaignFile::read(c)?;
+        let bks = solvers::bks::BestKnown::default();
+        let tuned = engine::campaign::instances::resolve(&file, &scratch, &bks)?;
+        let held = engine::campaign::instances::resolve_holdouts(&file, &tuned, &scratch, &bks)?;
+        paths.extend(tuned.into_iter().chain(held).map(|i| i.path));
+    }
+    if paths.is_empty() {
+        bail!("give HW/SW instance files or --campaign");
+    }
+    let mut graphs = Vec::new();
+    for path in &paths {
+        match family::load(path, None, None)? {
+            family::Instance::Hwsw(inst) => graphs.push(inst),
+            other => bail!(
+                "{} is a {} instance; reference values are computed for hwsw graphs only \
+                 (the other families have published best-known tables)",
+                path.display(),
+                other.family()
+            ),
+        }
+    }
+    let params = hwsw::reference::ReferenceParams {
+        iterations: args.iterations,
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    let rows: Vec<(String, i64)> = graphs
+        .par_iter()
+        .map(|g| {
+            (
+                g.name.clone(),
+                hwsw::reference::reference(g, &params, args.seeds).0,
+            )
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut text = String::from("name,family,bks,optimal,method\n");
+    let mut sorted = rows;
+    sorted.sort();
+    sorted.dedup();
+    for (name, h) in &sorted {
+        writeln!(
+            text,
+            "{name},hwsw,{h},no,best of {} x {} iterations (mats instance reference)",
+            args.seeds, args.iterations
+        )?;
+    }
+    match &args.output {
+        Some(out) => {
+            std::fs::write(out, &text)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            eprintln!(
+                "{} reference values in {:.1} s -> {}",
+                sorted.len(),
+                started.elapsed().as_secs_f64(),
+                out.display()
+            );
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}

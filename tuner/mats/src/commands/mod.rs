@@ -1,0 +1,83 @@
+//! One module per subcommand.
+
+mod bench;
+mod bench_hwsw;
+mod bench_pfsp;
+mod bench_qap;
+mod bench_strategies;
+mod bench_tsp;
+mod devices;
+pub mod export;
+mod instance;
+mod report;
+pub mod results;
+pub mod solve;
+pub mod space;
+mod tune;
+// Shards, the daemon and its clients.
+mod bench_daemon;
+mod daemon_client;
+mod merge;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use solvers::bks::BestKnown;
+
+use crate::cli::{BenchCommand, Command, InstanceCommand, SpaceCommand};
+
+/// Runs one command.
+pub fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Solve(args) => solve::run(&args),
+        Command::Instance(InstanceCommand::Info(args)) => instance::info(&args),
+        Command::Instance(InstanceCommand::Generate(args)) => instance::generate(&args),
+        Command::Instance(InstanceCommand::Reference(args)) => instance::reference(&args),
+        Command::Devices(args) => devices::run(&args),
+        Command::Bench(BenchCommand::Measure(args)) => bench::measure(&args),
+        Command::Bench(BenchCommand::Qap(args)) => bench_qap::run(&args),
+        Command::Bench(BenchCommand::Pfsp(args)) => bench_pfsp::run(&args),
+        Command::Bench(BenchCommand::Hwsw(args)) => bench_hwsw::run(&args),
+        Command::Bench(BenchCommand::Tsp(args)) => bench_tsp::run(&args),
+        Command::Bench(BenchCommand::Strategies(args)) => bench_strategies::run(&args),
+        Command::Tune(args) => tune::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Results(args) => results::run(&args),
+        Command::Report(args) => report::run(&args),
+        Command::Space(SpaceCommand::Show(args)) => space::show(&args),
+        Command::Worker => measure::worker::serve(),
+        Command::Merge(args) => merge::run(&args),
+        Command::Bench(BenchCommand::Daemon(args)) => bench_daemon::run(&args),
+        Command::Daemon(args) => daemon::serve(&args.to_options()),
+        Command::Submit(args) => daemon_client::submit(&args),
+        Command::Status(args) => daemon_client::status(&args),
+        Command::Cancel(args) => daemon_client::cancel(&args),
+        Command::Logs(args) => daemon_client::logs(&args),
+    }
+}
+
+/// The embedded best-known table plus the user's tables, later ones winning.
+fn best_known(extra: &[PathBuf]) -> Result<BestKnown> {
+    let mut table = BestKnown::embedded();
+    for path in extra {
+        table.add_file(path)?;
+    }
+    Ok(table)
+}
+
+/// Writes `text` to `path`, or to standard output when there is none.
+fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    match path {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+        }
+        None => Ok(std::io::stdout().write_all(text.as_bytes())?),
+    }
+}
+
+/// Writes a benchmark's full results as pretty JSON.
+fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
+    write_output(Some(path), &serde_json::to_string_pretty(value)?)
+}

@@ -1,0 +1,66 @@
+//! `mats results DIR [--csv|--json]`.
+
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use results::{CampaignRow, Store};
+
+use crate::cli::{CampaignDir, ResultsArgs};
+use engine::tune::STORE_FILE;
+
+/// Opens a campaign folder's store and picks its campaign.
+pub fn open(source: &CampaignDir) -> Result<(Store, CampaignRow)> {
+    let store = open_store(&source.dir)?;
+    let campaign = pick_campaign(&store, source.campaign.as_deref(), &source.dir)?;
+    Ok((store, campaign))
+}
+
+/// Opens a campaign folder's store.
+fn open_store(dir: &Path) -> Result<Store> {
+    let path = dir.join(STORE_FILE);
+    if !path.is_file() {
+        bail!(
+            "{} is not a campaign folder: {} not found (run `mats tune CAMPAIGN.toml` first)",
+            dir.display(),
+            path.display()
+        );
+    }
+    Ok(Store::open(&path)?)
+}
+
+/// The campaign to show: the named one, or the only one.
+fn pick_campaign(store: &Store, name: Option<&str>, dir: &Path) -> Result<CampaignRow> {
+    let campaigns = store.campaigns()?;
+    match name {
+        Some(name) => campaigns
+            .into_iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| anyhow::anyhow!("{} holds no campaign named {name:?}", dir.display())),
+        None => match campaigns.len() {
+            0 => bail!("{} holds no campaign yet", dir.display()),
+            1 => Ok(campaigns.into_iter().next().expect("one")),
+            _ => bail!(
+                "{} holds several campaigns ({}); pick one with --campaign",
+                dir.display(),
+                campaigns
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+    }
+}
+
+pub fn run(args: &ResultsArgs) -> Result<()> {
+    let (store, campaign) = open(&args.source)?;
+    let mut out: Vec<u8> = Vec::new();
+    if args.json {
+        let dump = results::StoreDump::load(&store, &campaign)?;
+        results::write_json(&dump, &mut out)?;
+    } else {
+        let trials = store.trials(campaign.id)?;
+        results::export::write_csv(&trials, &mut out)?;
+    }
+    super::write_output(args.output.as_deref(), &String::from_utf8_lossy(&out))
+}

@@ -1,0 +1,130 @@
+//! `mats tune CAMPAIGN.toml`.
+
+use std::io::IsTerminal;
+
+use anyhow::{Context, Result};
+
+use crate::cli::TuneArgs;
+use engine::campaign::CampaignFile;
+use engine::tune::{self, StartMode, TuneOptions};
+
+pub fn run(args: &TuneArgs) -> Result<()> {
+    let file = CampaignFile::read(&args.campaign)?;
+    let options = TuneOptions {
+        mode: if args.resume {
+            StartMode::Resume
+        } else if args.fresh {
+            StartMode::Fresh
+        } else {
+            StartMode::New
+        },
+        out: args.out.clone(),
+        worker_exe: std::env::current_exe().context("cannot find the mats executable")?,
+        progress: !args.quiet && std::io::stderr().is_terminal(),
+        no_wait: args.no_wait,
+        shard: args.shard,
+    };
+    let summary = tune::run(file, &options)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+        return Ok(());
+    }
+    println!(
+        "campaign {} on {} ({}): {} new trials in {:.1} s{}",
+        summary.campaign,
+        summary.device,
+        summary.backend,
+        summary.new_trials,
+        summary.wall_s,
+        summary
+            .stopped
+            .as_ref()
+            .map(|s| format!(" — {s}; continue with --resume"))
+            .unwrap_or_default()
+    );
+    let w = summary
+        .classes
+        .iter()
+        .map(|c| c.class.len())
+        .max()
+        .unwrap_or(5)
+        // A longer class name only pushes its row out; a width above 65,535 would panic.
+        .clamp(5, 60);
+    let value = |metric: &str, v: Option<f64>| match v {
+        None => "-".to_string(),
+        Some(v) if metric.starts_with("gap") => format!("{v:.3}%"),
+        Some(v) if metric.starts_with("energy") => format!("{v:.2} J"),
+        Some(v) if metric.starts_with("power") => format!("{v:.1} W"),
+        Some(v) if metric == "time" => format!("{:.3} ms", v * 1e3),
+        Some(v) => format!("{v:.3} s"),
+    };
+    println!(
+        "{:<w$} {:>16} {:>12} {:>12} {:>6} {:>6}  best point",
+        "class", "objective", "baseline", "best", "evals", "raced"
+    );
+    for c in &summary.classes {
+        println!(
+            "{:<w$} {:>16} {:>12} {:>12} {:>6} {:>6}  {}",
+            c.class,
+            c.metric,
+            value(&c.metric, c.baseline_value),
+            value(&c.metric, c.best_value),
+            c.evaluations,
+            c.raced,
+            c.best_point.as_ref().map_or("-".into(), |p| p.key())
+        );
+    }
+    let show = |title: &str, class: &str, metric: &str, cmp: &tune::Comparison| {
+        let parts: Vec<String> = cmp
+            .values
+            .iter()
+            .map(|(role, v)| match v {
+                Some(v) => format!(
+                    "{role} {} ± {}",
+                    value(metric, Some(v.mean)),
+                    value(metric, Some(v.sd)).trim_end_matches(['%', ' ', 'J', 'W', 's', 'm'])
+                ),
+                None => format!("{role} failed"),
+            })
+            .collect();
+        println!(
+            "  {class} {title} ({} instances x {} seeds): {}; best: {}",
+            cmp.instances.len(),
+            cmp.seeds.len(),
+            parts.join(", "),
+            cmp.winner.as_deref().unwrap_or("-")
+        );
+    };
+    for c in &summary.classes {
+        if let Some(f) = &c.final_check {
+            show("re-measured on fresh seeds", &c.class, &c.metric, f);
+        }
+        if let Some(h) = &c.holdout {
+            show("on held-out instances", &c.class, &c.metric, h);
+        }
+    }
+    println!(
+        "cost: {:.1} device-seconds of measurement ({} trials){}",
+        summary.device_seconds,
+        summary.new_trials,
+        summary
+            .production_runs
+            .map(|r| format!(", {r:.1} production-run equivalents"))
+            .unwrap_or_default()
+    );
+    if let Some(share) = summary.gpu_busy_share {
+        println!("GPU busy {:.1}% of the wall time", share * 100.0);
+    }
+    if let Some(o) = summary.median_trial_overhead_s {
+        println!(
+            "median per-trial overhead outside the measurement: {:.0} ms",
+            o * 1e3
+        );
+    }
+    println!(
+        "results: {}/{} (next: mats report {0}, mats export {0} --out tuned/)",
+        summary.output.display(),
+        tune::STORE_FILE
+    );
+    Ok(())
+}

@@ -1,0 +1,590 @@
+//! The `mats` binary end to end: commands, JSON output, and one clear error for bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn data(rel: &str) -> String {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data"))
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn mats(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(args)
+        .output()
+        .expect("the mats binary runs")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = mats(args);
+    assert!(
+        out.status.success(),
+        "mats {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
+}
+
+/// Runs a command that must fail and returns its single error line.
+fn error_of(args: &[&str]) -> String {
+    let out = mats(args);
+    assert!(!out.status.success(), "mats {args:?} should fail");
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line expected: {stderr}");
+    stderr
+}
+
+fn solution_of(report: &serde_json::Value) -> Vec<usize> {
+    report["solution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize - 1)
+        .collect()
+}
+
+#[test]
+fn solve_qap_json_reports_a_rescored_optimum() {
+    let file = data("qap/tai12a.dat");
+    let r = json(&["solve", &file, "--json", "--seed", "3"]);
+    for field in [
+        "family",
+        "instance",
+        "algorithm",
+        "backend",
+        "objective",
+        "best_known",
+        "gap_percent",
+        "seconds",
+        "solution",
+    ] {
+        assert!(r.get(field).is_some(), "missing field {field}");
+    }
+    assert_eq!(r["family"], "qap");
+    assert_eq!(r["algorithm"], "tabu");
+    assert_eq!(r["backend"], "cpu");
+    assert_eq!(r["best_known"], 224416);
+    let inst = solvers::qap::read(file.as_ref()).unwrap();
+    assert_eq!(
+        inst.cost(&solution_of(&r)),
+        r["objective"].as_i64().unwrap()
+    );
+    assert_eq!(
+        r["objective"], 224416,
+        "Ro-TS finds tai12a's optimum with its default budget"
+    );
+    assert_eq!(r["gap_percent"], 0.0);
+}
+
+#[test]
+fn solve_is_deterministic_for_a_seed_and_thread_count_does_not_matter() {
+    let file = data("qap/chr12a.dat");
+    let a = json(&[
+        "solve",
+        &file,
+        "--algo",
+        "2opt",
+        "--json",
+        "--seed",
+        "5",
+        "--threads",
+        "1",
+    ]);
+    let b = json(&[
+        "solve",
+        &file,
+        "--algo",
+        "2opt",
+        "--json",
+        "--seed",
+        "5",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(a["solution"], b["solution"]);
+    assert_eq!(a["objective"], b["objective"]);
+}
+
+#[test]
+fn solve_text_output_names_the_gap() {
+    let out = mats(&["solve", &data("qap/nug12.dat"), "--iterations", "2000"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("best known 578 (optimal), gap"), "{text}");
+    assert!(text.contains("objective"), "{text}");
+}
+
+#[test]
+fn instance_info_json_has_class_and_features() {
+    let r = json(&["instance", "info", &data("qap/bur26a.dat"), "--json"]);
+    assert_eq!(r["family"], "qap");
+    assert_eq!(r["class"], "qap:density=normal,symmetry=low,dominance=high");
+    assert_eq!(r["features"]["a"]["zero_diagonal"], false);
+    assert_eq!(r["best_known"]["value"], 5426670);
+}
+
+#[test]
+fn malformed_instance_gives_one_error_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.dat");
+    std::fs::write(&path, "2\n1 2\n3 oops\n5 6\n7 8\n").unwrap();
+    let e = error_of(&["solve", path.to_str().unwrap(), "--family", "qap"]);
+    assert!(e.contains("broken.dat:3:") && e.contains("oops"), "{e}");
+}
+
+#[test]
+fn unknown_family_content_asks_for_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mystery.txt");
+    std::fs::write(&path, "hello world\n").unwrap();
+    let e = error_of(&["instance", "info", path.to_str().unwrap()]);
+    assert!(e.contains("mystery.txt") && e.contains("--family"), "{e}");
+}
+
+#[test]
+fn missing_file_unknown_algorithm_and_misplaced_parameters_are_errors() {
+    let e = error_of(&["solve", "/no/such/file.dat"]);
+    assert!(e.contains("/no/such/file.dat: cannot read"), "{e}");
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--algo", "anneal"]);
+    assert!(
+        e.contains("unknown qap algorithm \"anneal\"") && e.contains("2opt"),
+        "{e}"
+    );
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--tenure", "5"]);
+    assert!(e.contains("`tenure` does not apply to qap tabu"), "{e}");
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--time-limit", "0"]);
+    assert!(e.contains("--time-limit"), "{e}");
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--starts", "0"]);
+    assert!(e.contains("`starts` must be at least 1"), "{e}");
+}
+
+#[test]
+fn rots_block_parameters_are_checked_before_any_gpu_is_needed() {
+    let tai12a = data("qap/tai12a.dat");
+    let gpu = |extra: &[&str]| {
+        let mut args = vec!["solve", tai12a.as_str(), "--backend", "gpu"];
+        args.extend_from_slice(extra);
+        error_of(&args)
+    };
+    let e = gpu(&["--tenure-range", "0.8,0.4"]);
+    assert!(e.contains("--tenure-range takes MIN,MAX"), "{e}");
+    let e = gpu(&["--tenure-range", "0.4"]);
+    assert!(e.contains("--tenure-range takes MIN,MAX"), "{e}");
+    let e = gpu(&["--aspiration=-1"]);
+    assert!(
+        e.contains("--aspiration must be a factor of n^2 >= 0"),
+        "{e}"
+    );
+    let e = gpu(&["--algo", "2opt", "--aspiration", "2"]);
+    assert!(
+        e.contains("--aspiration applies to `rots-block` only"),
+        "{e}"
+    );
+    let e = error_of(&["solve", &tai12a, "--tenure-range", "0.4,0.8"]);
+    assert!(
+        e.contains("--tenure-range applies to --backend gpu only"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_best_known_table_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bks.csv");
+    std::fs::write(&path, "name,bks\ntai12a,12\nnug12,x\n").unwrap();
+    let e = error_of(&[
+        "instance",
+        "info",
+        &data("qap/tai12a.dat"),
+        "--bks",
+        path.to_str().unwrap(),
+    ]);
+    assert!(e.contains("bks.csv:3:"), "{e}");
+}
+
+#[test]
+fn user_best_known_table_overrides_the_embedded_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bks.csv");
+    std::fs::write(&path, "name,bks\ntai12a,200000\n").unwrap();
+    let r = json(&[
+        "instance",
+        "info",
+        &data("qap/tai12a.dat"),
+        "--bks",
+        path.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(r["best_known"]["value"], 200000);
+}
+
+// ---- flowshop ----
+
+#[test]
+fn generate_reproduces_ta001_and_solve_reads_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gen.txt");
+    let out = mats(&[
+        "instance",
+        "generate",
+        "pfsp",
+        "--jobs",
+        "20",
+        "--machines",
+        "5",
+        "--seed",
+        "873654221",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let generated = solvers::pfsp::read(&path, None).unwrap();
+    let shipped = solvers::pfsp::read(data("pfsp/tai20_5.txt").as_ref(), Some(1)).unwrap();
+    for m in 0..5 {
+        for j in 0..20 {
+            assert_eq!(generated.time(m, j), shipped.time(m, j));
+        }
+    }
+    let r = json(&[
+        "solve",
+        path.to_str().unwrap(),
+        "--json",
+        "--iterations",
+        "50",
+    ]);
+    assert_eq!(r["family"], "pfsp");
+    assert_eq!(r["algorithm"], "ig");
+    assert_eq!(
+        generated.makespan(&solution_of(&r)),
+        r["objective"].as_i64().unwrap()
+    );
+}
+
+#[test]
+fn taillard_file_needs_an_index_and_names_ta_instances() {
+    let file = data("pfsp/tai20_10.txt");
+    let e = error_of(&["solve", &file]);
+    assert!(e.contains("--index"), "{e}");
+    let r = json(&[
+        "solve",
+        &file,
+        "--index",
+        "1",
+        "--algo",
+        "tabu",
+        "--iterations",
+        "100",
+        "--json",
+    ]);
+    assert_eq!(r["instance"], "ta011");
+    assert_eq!(r["best_known"], 1582);
+    assert_eq!(r["class"], "pfsp:size=small");
+}
+
+#[test]
+fn generate_rejects_bad_arguments() {
+    let e = error_of(&[
+        "instance",
+        "generate",
+        "pfsp",
+        "--jobs",
+        "0",
+        "--machines",
+        "5",
+        "--seed",
+        "1",
+    ]);
+    assert!(e.contains("--jobs"), "{e}");
+    let e = error_of(&[
+        "instance",
+        "generate",
+        "pfsp",
+        "--jobs",
+        "5",
+        "--machines",
+        "5",
+        "--seed",
+        "0",
+    ]);
+    assert!(e.contains("--seed"), "{e}");
+}
+
+// ---- TSP and HW/SW partitioning ----
+
+#[test]
+fn solve_tsp_with_ant_system_json_is_rescored_and_deterministic() {
+    let file = data("tsp/eil51.tsp");
+    let args = [
+        "solve",
+        &file,
+        "--algo",
+        "as",
+        "--iterations",
+        "30",
+        "--json",
+        "--seed",
+        "2",
+    ];
+    let r = json(&args);
+    assert_eq!(r["family"], "tsp");
+    assert_eq!(r["algorithm"], "as");
+    assert_eq!(r["best_known"], 426);
+    let tour = solution_of(&r);
+    let mut sorted = tour.clone();
+    sorted.sort();
+    assert_eq!(sorted, (0..51).collect::<Vec<_>>());
+    assert!(r["objective"].as_i64().unwrap() >= 426);
+    let one_thread = json(&[&args[..], &["--threads", "1"]].concat());
+    assert_eq!(one_thread["objective"], r["objective"]);
+    assert_eq!(one_thread["solution"], r["solution"]);
+    assert!(r["class"].as_str().unwrap().starts_with("tsp:size=small"));
+}
+
+#[test]
+fn solve_tsp_with_mmas_and_two_opt_reaches_the_optimum_of_eil51() {
+    let file = data("tsp/eil51.tsp");
+    let r = json(&[
+        "solve",
+        &file,
+        "--algo",
+        "mmas",
+        "--iterations",
+        "100",
+        "--json",
+    ]);
+    assert_eq!(r["algorithm"], "mmas");
+    let tour = solution_of(&r);
+    let mut sorted = tour.clone();
+    sorted.sort();
+    assert_eq!(sorted, (0..51).collect::<Vec<_>>());
+    // AS alone ends up to 10% above on eil51; with 2-opt MMAS reaches the optimum.
+    assert_eq!(r["objective"], 426, "{r}");
+}
+
+#[test]
+fn tsp_info_and_parameter_errors() {
+    let info = json(&["instance", "info", &data("tsp/burma14.tsp"), "--json"]);
+    assert_eq!(info["family"], "tsp");
+    assert_eq!(info["size"], "n=14");
+    assert_eq!(info["features"]["edge_weight_type"], "GEO");
+    assert!(info["features"]["nn_cv"].as_f64().unwrap() > 0.0);
+    assert_eq!(info["best_known"]["value"], 3323);
+    let e = error_of(&["solve", &data("tsp/gr17.tsp"), "--rho", "1.5"]);
+    assert!(e.contains("rho"), "{e}");
+    let e = error_of(&["solve", &data("tsp/gr17.tsp"), "--tenure", "3"]);
+    assert!(e.contains("does not apply"), "{e}");
+    let e = error_of(&["solve", &data("tsp/gr17.tsp"), "--algo", "sts"]);
+    assert!(e.contains("unknown tsp algorithm"), "{e}");
+}
+
+#[test]
+fn malformed_tsp_file_gives_one_error_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.tsp");
+    std::fs::write(
+        &file,
+        "NAME: bad\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 x 0\n3 1 1\n",
+    )
+    .unwrap();
+    let e = error_of(&["instance", "info", file.to_str().unwrap()]);
+    assert!(e.contains("bad.tsp:7:"), "{e}");
+}
+
+#[test]
+fn generate_hwsw_then_solve_and_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("g.hwsw");
+    let f = file.to_str().unwrap();
+    let out = mats(&[
+        "instance",
+        "generate",
+        "hwsw",
+        "--nodes",
+        "30",
+        "--edges",
+        "60",
+        "--ccr",
+        "10",
+        "--r-level",
+        "high",
+        "--seed",
+        "4",
+        "-o",
+        f,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("# SYNTHETIC"));
+    // The same command to stdout gives the same file.
+    let again = mats(&[
+        "instance",
+        "generate",
+        "hwsw",
+        "--nodes",
+        "30",
+        "--edges",
+        "60",
+        "--ccr",
+        "10",
+        "--r-level",
+        "high",
+        "--seed",
+        "4",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&again.stdout), text);
+    let info = json(&["instance", "info", f, "--json"]);
+    assert_eq!(info["family"], "hwsw");
+    assert_eq!(info["class"], "hwsw:ccr=10,r=high,size=small");
+    assert_eq!(info["features"]["nodes"], 30);
+    let r = json(&["solve", f, "--json", "--seed", "3"]);
+    assert_eq!(r["algorithm"], "sts");
+    let x: Vec<u64> = r["solution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(x.len(), 30);
+    assert!(x.iter().all(|&v| v <= 1), "a 0/1 vector, not 1-based");
+    assert!(r["best_known"].is_null());
+    let shipped = json(&[
+        "solve",
+        &data("hwsw/crc32-synthetic.hwsw"),
+        "--json",
+        "--tenure",
+        "10",
+    ]);
+    assert_eq!(shipped["family"], "hwsw");
+}
+
+#[test]
+fn generate_hwsw_rejects_bad_arguments() {
+    let base = ["instance", "generate", "hwsw", "--seed", "1"];
+    let e = error_of(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "1",
+                "--edges",
+                "0",
+                "--ccr",
+                "1",
+                "--r-level",
+                "low",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(e.contains("--nodes"), "{e}");
+    let e = error_of(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "4",
+                "--edges",
+                "7",
+                "--ccr",
+                "1",
+                "--r-level",
+                "low",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(e.contains("--edges"), "{e}");
+    let e = error_of(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "4",
+                "--edges",
+                "3",
+                "--ccr=-1",
+                "--r-level",
+                "low",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(e.contains("--ccr"), "{e}");
+    let out = mats(
+        &[
+            &base[..],
+            &[
+                "--nodes",
+                "4",
+                "--edges",
+                "3",
+                "--ccr",
+                "1",
+                "--r-level",
+                "medium",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("low, high"));
+}
+
+#[test]
+fn infeasible_hwsw_file_is_detected_and_bad_lines_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.hwsw");
+    std::fs::write(&file, "HWSW 2 1 10\n1 2\n3 4\n1 3 5\n").unwrap();
+    let e = error_of(&["instance", "info", file.to_str().unwrap()]);
+    assert!(
+        e.contains("bad.hwsw:4:") && e.contains("outside 1..=2"),
+        "{e}"
+    );
+}
+
+#[test]
+fn hwsw_gpu_arguments_are_checked_before_the_gpu() {
+    let file = data("hwsw/crc32-synthetic.hwsw");
+    let e = error_of(&["solve", &file, "--backend", "gpu", "--algo", "nope"]);
+    assert!(e.contains("separate, compact, fused, gpts-multi"), "{e}");
+    let e = error_of(&[
+        "solve",
+        &file,
+        "--backend",
+        "gpu",
+        "--algo",
+        "fused",
+        "--solutions",
+        "8",
+    ]);
+    assert!(
+        e.contains("--solutions does not apply to hwsw `fused`"),
+        "{e}"
+    );
+    let e = error_of(&["solve", &file, "--backend", "gpu", "--ants", "8"]);
+    assert!(e.contains("--ants"), "{e}");
+    let e = error_of(&[
+        "solve",
+        &file,
+        "--backend",
+        "gpu",
+        "--algo",
+        "compact",
+        "--restart-stall",
+        "2",
+    ]);
+    assert!(e.contains("--restart-stall does not apply"), "{e}");
+    let e = error_of(&["solve", &file, "--backend", "gpu", "--perturbation", "0.5"]);
+    assert!(e.contains("--perturbation does not apply"), "{e}");
+}
