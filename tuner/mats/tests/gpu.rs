@@ -26,6 +26,7 @@ fn job(info: &kernels::gpu::DeviceInfo, workload: WorkloadSpec, cache: &std::pat
             timed_runs: 5,
             energy_window_s: 0.3,
             power_sample_hz: 50.0,
+            ..MeasureSettings::default()
         },
         cache_dir: Some(cache.to_path_buf()),
     })

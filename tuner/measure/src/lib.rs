@@ -9,6 +9,7 @@
 
 pub mod client;
 pub mod device_lock;
+pub mod observer;
 pub mod power;
 pub mod protocol;
 pub mod user_dirs;
@@ -22,6 +23,7 @@ use kernels::gpu::Gpu;
 use kernels::KernelError;
 use serde::{Deserialize, Serialize};
 
+use observer::EnergySpan;
 use power::{GpuState, PowerMeter, PowerSamples};
 use workload::Workload;
 
@@ -40,6 +42,15 @@ pub struct MeasureSettings {
     pub energy_window_s: f64,
     /// Instantaneous power samples per second during the window.
     pub power_sample_hz: f64,
+    /// What is read around each span besides its CUDA events ([`observer`]).
+    #[serde(skip_serializing_if = "is_default_observers")]
+    pub observers: Vec<observer::ObserverKind>,
+}
+
+// Stores written before observers could be chosen hold no such key; leaving the default
+// unwritten keeps their `--resume` fingerprint unchanged.
+fn is_default_observers(kinds: &[observer::ObserverKind]) -> bool {
+    kinds == observer::DEFAULT_OBSERVERS
 }
 
 impl Default for MeasureSettings {
@@ -50,6 +61,7 @@ impl Default for MeasureSettings {
             timed_runs: 10,
             energy_window_s: 1.0,
             power_sample_hz: 50.0,
+            observers: observer::DEFAULT_OBSERVERS.to_vec(),
         }
     }
 }
@@ -212,23 +224,26 @@ pub fn measure(
     }
     let timing = Timing::from_runs(runs_ms);
 
-    let before = meter.map(PowerMeter::state);
+    let sample_period = Duration::from_secs_f64(1.0 / settings.power_sample_hz);
+    let mut observers = observer::observers(
+        &settings.observers,
+        meter,
+        EnergySpan::Window,
+        sample_period,
+    );
+    observer::begin(&mut observers);
     let energy = if settings.energy_window_s > 0.0 {
         let window = Duration::from_secs_f64(settings.energy_window_s);
-        let sampler =
-            meter.map(|m| m.sample(Duration::from_secs_f64(1.0 / settings.power_sample_hz)));
         // The energy counter only moves every ~100 ms, so a window read at arbitrary moments is
-        // off by up to a tick at each end (10% of a 1 s window). The counter is therefore
-        // polled while the runs go on, and the energy window runs from one tick to the first
-        // tick after `window` has passed; power = energy between ticks / time between ticks.
-        let watch = meter.and_then(PowerMeter::watch_energy);
+        // off by up to a tick at each end (10% of a 1 s window). The observers therefore poll
+        // while the runs go on, and the window runs until each has a complete reading (the
+        // energy observer: from one tick to the first tick after `window` has passed).
         let started = Instant::now();
         // Pairs of events around every run measure the kernel's share of the window without
         // synchronising between runs, so the window stays back to back.
         let mut pairs = Vec::new();
         // Without ticks (no counter, or it stalls) the window ends on time, with 2 s of grace.
         let give_up = window + Duration::from_secs(2);
-        let mut ticks = None;
         loop {
             let (s, e) = (event()?, event()?);
             s.record(&stream)
@@ -245,28 +260,15 @@ pub fn measure(
                     .map_err(KernelError::driver("energy window"))?;
             }
             let elapsed = started.elapsed();
-            let done = match &watch {
-                Some(w) if elapsed >= window => {
-                    ticks = w.window(window);
-                    ticks.is_some() || elapsed >= give_up
-                }
-                Some(_) => false,
-                None => elapsed >= window,
-            };
-            if done {
+            if elapsed >= window
+                && (observer::complete(&mut observers, window) || elapsed >= give_up)
+            {
                 break;
             }
         }
-        if let Some(w) = watch {
-            w.stop();
-        }
-        let (tick_start, tick_end) = match ticks {
-            Some((first, last)) => (Some(first), Some(last)),
-            None => (None, None),
-        };
         sync("energy window")?;
         let wall_s = started.elapsed().as_secs_f64();
-        let samples = sampler.map(|s| s.stop()).unwrap_or_default();
+        let observed = observer::finish(&mut observers, wall_s);
         let mut kernel_s = 0.0;
         for (s, e) in &pairs {
             kernel_s += f64::from(
@@ -274,47 +276,34 @@ pub fn measure(
                     .map_err(KernelError::driver("reading an event"))?,
             ) / 1000.0;
         }
-        let (energy_j, energy_source, power_w) = match (tick_start, tick_end) {
-            (Some((e0, t0)), Some((e1, t1))) => {
-                let seconds = (t1 - t0).as_secs_f64();
-                let joules = (e1 - e0) as f64 / 1000.0;
-                // Energy of the whole window at the power measured between ticks.
-                (
-                    Some(joules / seconds * wall_s),
-                    Some(EnergySource::Counter),
-                    Some(joules / seconds),
-                )
-            }
-            _ => match samples.mean_w {
-                Some(w) => (Some(w * wall_s), Some(EnergySource::PowerSamples), Some(w)),
-                None => (None, None, None),
+        let average_power_w = observed.power.map(|(w, _)| w);
+        Some((
+            EnergyWindow {
+                runs: pairs.len() as u32,
+                wall_s,
+                kernel_s,
+                kernel_share: kernel_s / wall_s,
+                energy_j: average_power_w.map(|w| w * wall_s),
+                average_power_w,
+                energy_per_run_j: average_power_w.map(|w| w * timing.median_ms / 1000.0),
+                energy_source: observed.power.map(|(_, source)| source),
+                samples: observed.samples.clone(),
             },
-        };
-        let average_power_w = power_w;
-        Some(EnergyWindow {
-            runs: pairs.len() as u32,
-            wall_s,
-            kernel_s,
-            kernel_share: kernel_s / wall_s,
-            energy_j,
-            average_power_w,
-            energy_per_run_j: average_power_w.map(|w| w * timing.median_ms / 1000.0),
-            energy_source,
-            samples,
-        })
+            observed,
+        ))
     } else {
         None
     };
-    let after = meter.map(PowerMeter::state);
-    let throttled = before.as_ref().is_some_and(|s| s.throttled)
-        || after.as_ref().is_some_and(|s| s.throttled)
-        || energy.as_ref().is_some_and(|e| e.samples.throttled);
+    let (energy, observed) = match energy {
+        Some((window, observed)) => (Some(window), observed),
+        None => (None, observer::finish(&mut observers, 0.0)),
+    };
     Ok(Measurement {
         timing,
         energy,
-        before,
-        after,
-        throttled,
+        throttled: observed.throttled(),
+        before: observed.before,
+        after: observed.after,
         power_note: None,
     })
 }
@@ -338,58 +327,39 @@ pub struct BudgetRun {
 /// Runs `run` once (it synchronises before it returns) and measures its energy.
 pub fn budget_run<T>(
     meter: Option<&PowerMeter>,
+    kinds: &[observer::ObserverKind],
     run: impl FnOnce() -> Result<T, KernelError>,
 ) -> Result<(T, BudgetRun), KernelError> {
-    let before = meter.map(PowerMeter::state);
-    let counter_before = meter.and_then(PowerMeter::energy_mj);
-    let watch = meter.and_then(PowerMeter::watch_energy);
-    let sampler = meter.map(|m| m.sample(Duration::from_millis(20)));
+    let mut observers = observer::observers(
+        kinds,
+        meter,
+        EnergySpan::WholeRun,
+        Duration::from_millis(20),
+    );
+    observer::begin(&mut observers);
     let started = Instant::now();
     let out = run();
     let wall_s = started.elapsed().as_secs_f64();
-    let span = watch.as_ref().and_then(|w| w.span());
-    if let Some(w) = watch {
-        w.stop();
-    }
-    let samples = sampler.map(|s| s.stop()).unwrap_or_default();
+    let observed = observer::finish(&mut observers, wall_s);
     let out = out?;
-    let counter_after = meter.and_then(PowerMeter::energy_mj);
-    let after = meter.map(PowerMeter::state);
-    let (power_w, energy_source) = match span {
-        Some(((e0, t0), (e1, t1))) => (
-            Some(e1.saturating_sub(e0) as f64 / 1000.0 / (t1 - t0).as_secs_f64()),
-            Some(EnergySource::Counter),
-        ),
-        None => match (counter_before, counter_after, samples.mean_w) {
-            // A run too short for two ticks: the counter's difference (coarse), else samples.
-            (Some(a), Some(b), _) if b > a && wall_s > 0.0 => (
-                Some((b - a) as f64 / 1000.0 / wall_s),
-                Some(EnergySource::Counter),
-            ),
-            (_, _, Some(w)) => (Some(w), Some(EnergySource::PowerSamples)),
-            _ => (None, None),
-        },
-    };
     let mut throttle_reasons: Vec<String> = Vec::new();
-    for s in [&before, &after].into_iter().flatten() {
+    for s in [&observed.before, &observed.after].into_iter().flatten() {
         throttle_reasons.extend(s.throttle_reasons.iter().cloned());
     }
-    throttle_reasons.extend(samples.throttle_reasons.iter().cloned());
+    throttle_reasons.extend(observed.samples.throttle_reasons.iter().cloned());
     throttle_reasons.sort();
     throttle_reasons.dedup();
-    let throttled = before.as_ref().is_some_and(|s| s.throttled)
-        || after.as_ref().is_some_and(|s| s.throttled)
-        || samples.throttled;
+    let power_w = observed.power.map(|(w, _)| w);
     Ok((
         out,
         BudgetRun {
             wall_s,
             energy_j: power_w.map(|w| w * wall_s),
             power_w,
-            energy_source,
-            before,
-            after,
-            throttled,
+            energy_source: observed.power.map(|(_, source)| source),
+            throttled: observed.throttled(),
+            before: observed.before,
+            after: observed.after,
             throttle_reasons,
         },
     ))

@@ -161,7 +161,9 @@ fn budget_run(
         budget: job.limit.budget(),
     };
     let started = std::time::Instant::now();
-    let (run, budget) = super::budget_run(meter.ok(), || prepared.run(gpu, &options))?;
+    let (run, budget) = super::budget_run(meter.ok(), &job.settings.observers, || {
+        prepared.run(gpu, &options)
+    })?;
     let measure_s = started.elapsed().as_secs_f64();
     let measurement = super::Measurement {
         timing: super::Timing::from_runs(vec![budget.wall_s * 1000.0]),

@@ -763,6 +763,25 @@ mod tests {
     }
 
     #[test]
+    fn a_campaign_chooses_its_observers_and_an_unknown_one_names_the_file_and_line() {
+        use measure::observer::{ObserverKind, DEFAULT_OBSERVERS};
+        let f = campaign("\"time\"", "[measurement]\nobservers = [\"nvml-energy\"]").unwrap();
+        let m = f.config.measurement.clone().unwrap();
+        assert_eq!(m.observers, [ObserverKind::NvmlEnergy]);
+        let f = campaign("\"time\"", "").unwrap();
+        assert_eq!(
+            f.config.measurement.clone().unwrap_or_default().observers,
+            DEFAULT_OBSERVERS
+        );
+        let e = campaign("\"time\"", "[measurement]\nobservers = [\"rapl\"]").unwrap_err();
+        let e = format!("{e:#}");
+        assert!(
+            e.contains("c.toml") && e.contains("line 4") && e.contains("rapl"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn lines_of_plain_and_dotted_keys() {
         let text = "name = \"x\"\n[gpu]\nbaseline = 1\n\n[cpu]\nspace = \"s\"\nbaseline = 2\n[cpu.overrides]\n";
         assert_eq!(line_of(text, "name"), Some(1));
