@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root, with the bundle of scripts/pfsp-gpu-bundle.sh
-# in BUNDLE: the ig-warp work's runs. Usage: bash BUNDLE/igw.sh probe|final. Logs go to $OUT.
-#   probe: the GPU tests of ig-warp and ig-block, ig-warp's walks per block and walk counts on
-#          ta081, Nsight Compute on pfsp_ig_warp and pfsp_ig_block (100 x 20), a short quality
-#          run of both variants beside the CPU.
-#   final: mats bench pfsp --quality on ta051-053, ta081-083, ta101-103, ta111-113 and
-#          VFR800_60_1 (ig-warp against 15 CPU IG processes, one per core, at the same limit).
+# in BUNDLE: the ig-warp runs of docs/pfsp-gpu.md. Logs go to $OUT.
+# Usage: bash BUNDLE/igw.sh probe|final|vrf [BENCH ARGS...]
+#   probe: the ig-warp GPU tests, ig-warp's configurations on ta081 (an ignored test), Nsight
+#          Compute on pfsp_ig_warp (ta081), a short quality run of ig-warp and ig-block.
+#   final: the ig-warp GPU tests, mats bench pfsp --quality with BENCH ARGS (e.g. --instances
+#          ta051-ta053,ta081-ta083 --time-factor 30 --seeds 3), Nsight Compute on pfsp_ig_warp,
+#          then vrf.
+#   vrf:   VFR800_60_1 for VRF_LIMIT seconds (default 60): mats solve --backend gpu on core 0
+#          beside 15 CPU IG processes (cores 1..15, seeds 1..15); the best of the 15.
 set -u
 what=${1:-probe}
 shift || true
