@@ -53,6 +53,15 @@ const PFSP_IG_DEFINES: &[(&str, &str)] = &[
     ("IG_THREADS", "64"),
 ];
 
+/// `ig-warp` is also specialised to its walks per block and where their tables live.
+const PFSP_IGW_DEFINES: &[(&str, &str)] = &[
+    ("PFSP_N", "100"),
+    ("PFSP_M", "20"),
+    ("PFSP_WIDE", "0"),
+    ("IGW_WARPS", "4"),
+    ("IGW_SHARED_TABLES", "1"),
+];
+
 /// The header shared by the HW/SW partitioning kernels.
 const HWSW_HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../hwsw/common.cuh"))];
 /// The HW/SW kernels take n at run time; block size, items per thread and the zero-copy
@@ -198,6 +207,15 @@ static SOURCES: &[KernelSource] = &[
         test_only = false,
         headers = PFSP_HEADERS,
         defines = PFSP_IG_DEFINES
+    ),
+    source!(
+        "pfsp/ig-warp",
+        "pfsp/ig-warp.cu",
+        ["pfsp_ig_warp"],
+        relocatable = false,
+        test_only = false,
+        headers = PFSP_HEADERS,
+        defines = PFSP_IGW_DEFINES
     ),
     source!(
         "hwsw/separate",

@@ -1,6 +1,7 @@
 //! The flowshop GPU variants on a real GPU, checked on the CPU: `tabu-full` and `tabu-prefix`
 //! take exactly the CPU tabu's moves from NEH (move by move, every makespan re-scored from
-//! scratch), and `ig-block` returns a permutation whose CPU makespan equals the GPU's. Skipped
+//! scratch), `ig-block` returns a permutation whose CPU makespan equals the GPU's, and `ig-warp`'s
+//! walks equal the CPU reference's (`solvers::pfsp::ig_warp`) step for step. Skipped
 //! with a message on a machine without a GPU, unless MATS_REQUIRE_GPU=1, where it fails.
 
 use std::path::Path;
@@ -9,7 +10,8 @@ use std::time::Duration;
 use kernels::gpu::{self, Gpu};
 use kernels::KernelCache;
 use solvers::permutation;
-use solvers::pfsp::gpu::{self as pfsp_gpu, GpuAlgorithm, GpuParams};
+use solvers::pfsp::gpu::{self as pfsp_gpu, GpuAlgorithm, GpuParams, IgwTables};
+use solvers::pfsp::ig_warp::{WalkParams, Walker};
 use solvers::pfsp::{self, Instance, TabuParams};
 use solvers::run::{Budget, RunOptions};
 
@@ -274,5 +276,227 @@ fn heap(p: &mut Vec<usize>, k: usize, out: &mut Vec<Vec<usize>>) {
         heap(p, k - 1, out);
         let j = if k % 2 == 0 { i } else { 0 };
         p.swap(j, k - 1);
+    }
+}
+
+/// ig-warp's walks take exactly the CPU reference's steps (`solvers::pfsp::ig_warp`): after
+/// several launches every walk's current and best sequences, makespans, draw counter,
+/// destruction size and evaluation count equal the reference's, with the tables in shared and
+/// in global memory, with and without tie moves, m above one warp (chunks) and int64 times.
+#[test]
+fn ig_warp_walks_equal_the_cpu_reference() {
+    let Some(gpu) = gpu_or_skip("ig_warp_walks_equal_the_cpu_reference") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    for inst in instances() {
+        for (tables, ties, warps) in [
+            (IgwTables::Shared, true, 2u32),
+            (IgwTables::Global, false, 3),
+        ] {
+            let params = GpuParams {
+                blocks: 5,
+                warps,
+                tables,
+                ties,
+                destruction: 2.min(inst.jobs - 1),
+                destruction_max: 5.min(inst.jobs - 1),
+                launch_iterations: 4,
+                trace: true,
+                ..GpuParams::new(GpuAlgorithm::IgWarp)
+            };
+            let iterations = 10;
+            let run = pfsp_gpu::solve(
+                &gpu,
+                &cache,
+                &inst,
+                &params,
+                &RunOptions {
+                    seed: 17,
+                    budget: Budget::iterations(iterations),
+                    ..Default::default()
+                },
+            )
+            .unwrap_or_else(|e| panic!("{} ig-warp: {e}", inst.name));
+            let what = format!("{} ig-warp {tables:?} ties {ties}", inst.name);
+            assert!(run.launches >= 3, "{what}: {} launches", run.launches);
+            assert_eq!(run.walks.len(), 5, "{what}");
+            let walk_params = WalkParams {
+                d_min: params.destruction,
+                d_max: params.destruction_max,
+                temperature: params.temperature,
+                ties,
+            };
+            let mut walker = Walker::new(&inst, &walk_params, 17);
+            let start = pfsp::neh(&inst);
+            let start_value = inst.makespan(&start);
+            for (w, g) in run.walks.iter().enumerate() {
+                let mut walk = walker.start(w as u64, &start, start_value);
+                walker.run(&mut walk, iterations);
+                assert_eq!(Some(g.cur_value), walk.cur_value, "{what} walk {w}");
+                assert_eq!(g.best_value, walk.best_value, "{what} walk {w}");
+                assert_eq!(g.counter, walk.counter, "{what} walk {w}");
+                assert_eq!(g.d, walk.d, "{what} walk {w}");
+                assert_eq!(g.evaluated, walk.evaluated, "{what} walk {w}");
+                assert_eq!(g.cur, walk.cur, "{what} walk {w}");
+                assert_eq!(g.best, walk.best, "{what} walk {w}");
+                assert_eq!(inst.makespan(&g.best), g.best_value, "{what} walk {w}");
+                assert_eq!(inst.makespan(&g.cur), g.cur_value, "{what} walk {w}");
+            }
+            assert_eq!(
+                run.outcome.objective,
+                run.walks.iter().map(|w| w.best_value).min().unwrap()
+            );
+            assert_eq!(inst.makespan(&run.outcome.solution), run.outcome.objective);
+            println!(
+                "{what}: 5 walks equal the CPU reference, best {}, {} launches",
+                run.outcome.objective, run.launches
+            );
+        }
+    }
+}
+
+/// ig-warp with its defaults under a time limit (restarts on), re-scored on the CPU; and on
+/// 800 x 60, which ig-block cannot hold, with its tables in global memory.
+#[test]
+fn ig_warp_time_limit_and_800x60() {
+    let Some(gpu) = gpu_or_skip("ig_warp_time_limit_and_800x60") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    for inst in [pfsp::generate(100, 20, 77), pfsp::generate(800, 60, 1)] {
+        let params = GpuParams::new(GpuAlgorithm::IgWarp);
+        let started = std::time::Instant::now();
+        let run = pfsp_gpu::solve(
+            &gpu,
+            &cache,
+            &inst,
+            &params,
+            &RunOptions {
+                budget: Budget::time_limit(Duration::from_secs(3)),
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{} ig-warp: {e}", inst.name));
+        let wall = started.elapsed().as_secs_f64();
+        permutation::check(&run.outcome.solution, inst.jobs).unwrap();
+        assert_eq!(inst.makespan(&run.outcome.solution), run.outcome.objective);
+        let neh = inst.makespan(&pfsp::neh(&inst));
+        assert!(
+            run.outcome.objective <= neh,
+            "{}: worse than NEH",
+            inst.name
+        );
+        println!(
+            "{} ig-warp: {} (NEH {neh}) in {wall:.2} s, {} walks of {} launches, {} iterations, \
+             {} regs, kernel {:.3} s",
+            inst.name,
+            run.outcome.objective,
+            run.launch.grid.0 * params.warps,
+            run.launches,
+            run.outcome.iterations,
+            run.attributes.registers,
+            run.kernel_seconds
+        );
+        // The run's time includes the host's local search of the start (several seconds at
+        // 800 x 60); walks abandon an iteration at the deadline, so the limit holds within one
+        // insertion.
+        assert!(wall < 15.0, "{}: ran {wall:.1} s for 3 s", inst.name);
+        if inst.jobs <= 100 {
+            assert!(run.outcome.iterations > 0, "{}: no iteration", inst.name);
+        }
+    }
+}
+
+/// Not a check: ig-warp's configurations side by side on ta081 (Taillard's generator reproduces
+/// it from its seed) for 3 s each, for the figures in docs/pfsp-gpu.md. Run with --ignored.
+#[test]
+#[ignore]
+fn ig_warp_configurations_on_ta081() {
+    let Some(gpu) = gpu_or_skip("ig_warp_configurations_on_ta081") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let inst = pfsp::generate(100, 20, 450_926_852);
+    let base = GpuParams::new(GpuAlgorithm::IgWarp);
+    let configurations = [
+        ("defaults", base.clone()),
+        (
+            "tables global",
+            GpuParams {
+                tables: IgwTables::Global,
+                ..base.clone()
+            },
+        ),
+        (
+            "global, 8 warps/block",
+            GpuParams {
+                tables: IgwTables::Global,
+                warps: 8,
+                ..base.clone()
+            },
+        ),
+        (
+            "global, 1056 walks",
+            GpuParams {
+                tables: IgwTables::Global,
+                blocks: 1056,
+                ..base.clone()
+            },
+        ),
+        (
+            "fixed d = 4, no ties",
+            GpuParams {
+                destruction: 4,
+                destruction_max: 4,
+                ties: false,
+                ..base.clone()
+            },
+        ),
+        (
+            "d 2..6, no ties",
+            GpuParams {
+                ties: false,
+                ..base.clone()
+            },
+        ),
+        (
+            "d 2..10",
+            GpuParams {
+                destruction_max: 10,
+                ..base.clone()
+            },
+        ),
+        ("ig-block", GpuParams::new(GpuAlgorithm::IgBlock)),
+    ];
+    for (what, params) in configurations {
+        let seed = 1u64;
+        let run = pfsp_gpu::solve(
+            &gpu,
+            &cache,
+            &inst,
+            &params,
+            &RunOptions {
+                seed,
+                budget: Budget::time_limit(Duration::from_secs(3)),
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(inst.makespan(&run.outcome.solution), run.outcome.objective);
+        let walks = if params.algorithm == GpuAlgorithm::IgWarp {
+            run.launch.grid.0 * params.warps
+        } else {
+            run.launch.grid.0
+        };
+        println!(
+            "ta081 3 s {what:<24} seed {seed}: {} ({:.3}% above 6134), {walks} walks, {:.0} it/walk, \
+             {} regs, kernel {:.2} s",
+            run.outcome.objective,
+            100.0 * (run.outcome.objective - 6134) as f64 / 6134.0,
+            run.outcome.iterations as f64 / f64::from(walks.max(1)),
+            run.attributes.registers,
+            run.kernel_seconds
+        );
     }
 }

@@ -177,3 +177,138 @@ fn ig_block_shared_memory_figures() {
     assert_eq!(pfsp_gpu::ig_shared_bytes(800, 60, true), 404712);
     assert!(pfsp_gpu::ig_shared_bytes(500, 20, false) > pfsp_gpu::ig_shared_bytes(500, 20, true));
 }
+
+#[test]
+fn ig_warp_holds_every_size_and_says_where_its_tables_live() {
+    let device = h100();
+    let warp = GpuParams::new(GpuAlgorithm::IgWarp);
+    assert_eq!((warp.destruction, warp.destruction_max), (2, 6));
+    assert!(warp.ties);
+    // Taillard's sizes, VRF's largest and the paper's 900 x 40: all pass; small tables go to
+    // shared memory, large ones to global memory.
+    for (n, m, shared) in [
+        (20, 5, "1"),
+        (50, 20, "1"),
+        (100, 20, "1"),
+        (200, 20, "1"),
+        (500, 20, "0"),
+        (800, 60, "0"),
+        (900, 40, "0"),
+    ] {
+        let inst = pfsp::generate(n, m, 1);
+        warp.check(&inst, &device)
+            .unwrap_or_else(|e| panic!("{n}x{m}: {e}"));
+        let v = warp.variant_for(&inst, Arch::SM90);
+        assert_eq!(v.source, "pfsp/ig-warp");
+        assert_eq!(v.defines["IGW_WARPS"], "4");
+        assert_eq!(v.defines["IGW_SHARED_TABLES"], shared, "{n}x{m}");
+    }
+    // Sizes mirror the kernel: (n + m + 1) m + 3 (n + 1) table values, 3 n + 64 ints.
+    assert_eq!(
+        pfsp_gpu::ig_warp_bytes(100, 20, true),
+        ((121 * 20 + 303) * 4, (300 + 64) * 4)
+    );
+    assert_eq!(pfsp_gpu::ig_warp_bytes(10, 3, false).0, (14 * 3 + 33) * 8);
+    // Forced shared tables on 800 x 60 do not fit: one message with the figure.
+    let err = GpuParams {
+        tables: pfsp_gpu::IgwTables::Shared,
+        ..warp.clone()
+    }
+    .check(&pfsp::generate(800, 60, 1), &device)
+    .unwrap_err();
+    assert!(
+        err.contains("bytes of shared memory") && err.contains("global"),
+        "{err}"
+    );
+    for warps in [0, 33] {
+        let err = GpuParams {
+            warps,
+            ..warp.clone()
+        }
+        .check(&pfsp::generate(20, 5, 1), &device)
+        .unwrap_err();
+        assert!(err.contains("1..=32 warps"), "{err}");
+    }
+    let err = GpuParams {
+        destruction: 4,
+        destruction_max: 3,
+        ..warp.clone()
+    }
+    .check(&pfsp::generate(20, 5, 1), &device)
+    .unwrap_err();
+    assert!(err.contains("largest destruction"), "{err}");
+    let err = GpuParams {
+        temperature: f64::NAN,
+        ..warp.clone()
+    }
+    .check(&pfsp::generate(20, 5, 1), &device)
+    .unwrap_err();
+    assert!(err.contains("temperature"), "{err}");
+    // The name round-trips (the tuner's `variant`, serde).
+    assert_eq!(
+        GpuAlgorithm::from_name("ig-warp").unwrap(),
+        GpuAlgorithm::IgWarp
+    );
+    assert_eq!(String::from(GpuAlgorithm::IgWarp), "ig-warp");
+}
+
+/// A point as the tuner hands it over, for `from_point`.
+struct Point(Vec<(&'static str, &'static str)>);
+
+impl solvers::gpu::PointValues for Point {
+    fn int(&self, name: &str) -> Result<Option<i64>, String> {
+        self.text(name)
+            .map(|v| v.parse::<i64>().map_err(|e| format!("{name}: {e}")))
+            .transpose()
+    }
+    fn float(&self, name: &str) -> Result<Option<f64>, String> {
+        self.text(name)
+            .map(|v| v.parse::<f64>().map_err(|e| format!("{name}: {e}")))
+            .transpose()
+    }
+    fn text(&self, name: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string())
+    }
+    fn flags(&self) -> &[String] {
+        &[]
+    }
+    fn defines(&self) -> &[(String, String)] {
+        &[]
+    }
+}
+
+#[test]
+fn ig_warp_points_of_the_space_become_parameters() {
+    use solvers::gpu::GpuWorkload;
+    let point = Point(vec![
+        ("variant", "ig-warp"),
+        ("threads", "256"),
+        ("blocks", "1056"),
+        ("destruction", "3"),
+        ("destruction_max", "8"),
+        ("ties", "0"),
+        ("tables", "global"),
+        ("temperature", "0.7"),
+        ("restart_stall", "10"),
+    ]);
+    let p = GpuParams::from_point(&point).unwrap();
+    assert_eq!(p.algorithm, GpuAlgorithm::IgWarp);
+    assert_eq!((p.warps, p.threads_per_block, p.blocks), (8, 256, 1056));
+    assert_eq!((p.destruction, p.destruction_max), (3, 8));
+    assert!(!p.ties);
+    assert_eq!(p.tables, pfsp_gpu::IgwTables::Global);
+    assert_eq!((p.temperature, p.restart_stall), (0.7, 10));
+    // destruction_max 0 (or below destruction) means a fixed d.
+    let fixed = Point(vec![
+        ("variant", "ig-warp"),
+        ("destruction", "6"),
+        ("destruction_max", "0"),
+    ]);
+    let p = GpuParams::from_point(&fixed).unwrap();
+    assert_eq!((p.destruction, p.destruction_max), (6, 6));
+    let bad = Point(vec![("variant", "ig-warp"), ("tables", "texture")]);
+    assert!(GpuParams::from_point(&bad).unwrap_err().contains("tables"));
+}

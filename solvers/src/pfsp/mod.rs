@@ -13,13 +13,15 @@
 //! - [`eval`]: heads/tails evaluation of insertions and swaps, shared by the solvers;
 //! - [`mod@neh`], [`mod@tabu`], [`ig`]: the CPU reference solvers (NEH, tabu search after Wu et
 //!   al., iterated greedy of Ruiz & Stützle);
+//! - [`ig_warp`]: the CPU reference of the GPU `ig-warp` walk (same draws and moves);
 //! - [`gpu`]: the host side of the CUDA variants in `kernels/pfsp/` (tabu-full, tabu-prefix,
-//!   ig-block).
+//!   ig-block, ig-warp).
 
 pub mod eval;
 pub mod generator;
 pub mod gpu;
 pub mod ig;
+pub mod ig_warp;
 pub mod instance;
 pub mod neh;
 pub mod parse;

@@ -278,7 +278,8 @@ pub struct BenchPfspArgs {
     /// Skip the throughput table (with --quality).
     #[arg(long)]
     pub no_throughput: bool,
-    /// Also compare ig-block with the CPU iterated greedy on all cores on Taillard's instances.
+    /// Also compare ig-warp and ig-block with the CPU iterated greedy on the other cores on
+    /// Taillard's instances.
     #[arg(long)]
     pub quality: bool,
     /// Folder with Taillard's bks.csv and the instance files it names.
@@ -297,6 +298,9 @@ pub struct BenchPfspArgs {
     /// Seeds per instance (1..=SEEDS) for --quality.
     #[arg(long, default_value_t = 1)]
     pub seeds: u64,
+    /// GPU variants for --quality (defaults of each), the first run beside the CPU.
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["ig-warp".to_string(), "ig-block".to_string()])]
+    pub variants: Vec<String>,
     /// Write the full results as JSON to this file as well.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -213,7 +213,7 @@ pub(super) fn run(
 /// Restarts walks whose best has not improved for `stall` launches from the best sequence of
 /// one of the four best walks (never the best walk itself).
 #[allow(clippy::too_many_arguments)]
-fn restart(
+pub(super) fn restart(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     n: usize,
     stall: u32,

@@ -12,6 +12,7 @@
 //! | `tabu-full` | thread per child of the swap neighbourhood, whole table | threads per block 32..1024 (multiple of 32; default 128, or 64/32 where 128 leaves SMs idle), tenure (default 200, as the CPU tabu) |
 //! | `tabu-prefix` | one block builds the parent's table along anti-diagonals; thread per child from its first changed position | as `tabu-full` |
 //! | `ig-block` | block per iterated-greedy walk | blocks (walks) 1..65535 (default: as many as are resident at once), threads per block 64..1024 (default 64), destruction d 1..64, at most n - 1 (default 4), temperature T (default 0.4) |
+//! | `ig-warp` | warp per iterated-greedy walk, `warps` walks per block | blocks = walks 1..2^24 (default: as many as are resident), warps per block 1..32 (default 4), destruction d_min..d_max (adaptive; default 2..6), temperature T, tie moves in the local search (default on), tables in shared or global memory (default: shared where 8 walks per SM fit) |
 //!
 //! Sizes: n in 2..=2048 (a move key holds the pair index in 22 bits), m in 1..=128 (a
 //! completion row lives in registers); processing times must fit int32 and their sum below
@@ -21,6 +22,7 @@
 //! instances do not fit.
 
 mod ig;
+mod ig_warp;
 mod tabu;
 
 pub use tabu::{table_entry, threads_for, TabuList};
@@ -35,6 +37,7 @@ use crate::gpu::workload::{CompileTarget, PointValues};
 use crate::run::{Outcome, RunOptions};
 
 pub use ig::{ig_shared_bytes, IG_MAX_DESTRUCTION, IG_MAX_THREADS, IG_MIN_THREADS};
+pub use ig_warp::{ig_warp_bytes, IgwTables, WalkState, IGW_MAX_WALKS, IGW_MAX_WARPS};
 
 /// The largest n: pair indices of the swap neighbourhood take 22 bits of a move key.
 pub const MAX_JOBS: usize = 2048;
@@ -50,13 +53,15 @@ pub enum GpuAlgorithm {
     TabuFull,
     TabuPrefix,
     IgBlock,
+    IgWarp,
 }
 
 impl GpuAlgorithm {
-    pub const ALL: [GpuAlgorithm; 3] = [
+    pub const ALL: [GpuAlgorithm; 4] = [
         GpuAlgorithm::TabuFull,
         GpuAlgorithm::TabuPrefix,
         GpuAlgorithm::IgBlock,
+        GpuAlgorithm::IgWarp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +69,7 @@ impl GpuAlgorithm {
             GpuAlgorithm::TabuFull => "tabu-full",
             GpuAlgorithm::TabuPrefix => "tabu-prefix",
             GpuAlgorithm::IgBlock => "ig-block",
+            GpuAlgorithm::IgWarp => "ig-warp",
         }
     }
 
@@ -86,7 +92,7 @@ impl GpuAlgorithm {
     }
 
     pub fn is_tabu(self) -> bool {
-        self != GpuAlgorithm::IgBlock
+        matches!(self, GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix)
     }
 }
 
@@ -115,6 +121,19 @@ pub struct GpuParams {
     pub restart_stall: u32,
     /// Extra NVRTC/ptxas flags (e.g. `-maxrregcount=64`, `--ptxas-options=-O2`).
     pub flags: Vec<String>,
+    /// ig-warp: the largest destruction size (adaptive d in destruction..=destruction_max;
+    /// equal to `destruction` for a fixed d).
+    #[serde(default)]
+    pub destruction_max: usize,
+    /// ig-warp: plateau moves in the local search (an equal makespan at another position).
+    #[serde(default)]
+    pub ties: bool,
+    /// ig-warp: walks (warps) per block.
+    #[serde(default)]
+    pub warps: u32,
+    /// ig-warp: where each walk's tables live.
+    #[serde(default)]
+    pub tables: IgwTables,
 }
 
 impl GpuParams {
@@ -134,7 +153,26 @@ impl GpuParams {
             launch_iterations: 0,
             restart_stall: 20,
             flags: Vec::new(),
+            destruction_max: 0,
+            ties: false,
+            warps: 0,
+            tables: IgwTables::Auto,
         }
+        .with_defaults()
+    }
+
+    /// The variant's own defaults for the fields other variants ignore.
+    fn with_defaults(mut self) -> GpuParams {
+        if self.algorithm == GpuAlgorithm::IgWarp {
+            let walk = crate::pfsp::ig_warp::WalkParams::default();
+            self.threads_per_block = 32 * 4;
+            self.warps = 4;
+            self.destruction = walk.d_min;
+            self.destruction_max = walk.d_max;
+            self.ties = walk.ties;
+            self.temperature = walk.temperature;
+        }
+        self
     }
 
     /// Checks the configuration against the instance and the device; the message names the
@@ -170,6 +208,9 @@ impl GpuParams {
                 inst.name
             ));
         }
+        if self.algorithm == GpuAlgorithm::IgWarp {
+            return ig_warp::check(self, inst, device);
+        }
         let t = self.threads_per_block;
         let auto = t == 0 && self.algorithm.is_tabu();
         if !auto && (t == 0 || t % 32 != 0 || t > 1024) {
@@ -183,6 +224,7 @@ impl GpuParams {
                     return Err(format!("tenure must be at most 2^20, got {}", self.tenure));
                 }
             }
+            GpuAlgorithm::IgWarp => {}
             GpuAlgorithm::IgBlock => {
                 if !(IG_MIN_THREADS..=IG_MAX_THREADS).contains(&t) {
                     return Err(format!(
@@ -214,8 +256,8 @@ impl GpuParams {
                 if shared > optin {
                     return Err(format!(
                         "ig-block keeps each walk in shared memory: {n} jobs x {m} machines need \
-                         {shared} bytes per block, but {} offers {optin}; use tabu-full or \
-                         tabu-prefix for this instance",
+                         {shared} bytes per block, but {} offers {optin}; use ig-warp (its \
+                         tables may live in global memory), tabu-full or tabu-prefix",
                         device.name
                     ));
                 }
@@ -233,6 +275,12 @@ impl GpuParams {
             .define("PFSP_WIDE", u32::from(!completion_fits_i32(inst)));
         if self.algorithm == GpuAlgorithm::IgBlock {
             v = v.define("IG_THREADS", self.threads_per_block);
+        }
+        if self.algorithm == GpuAlgorithm::IgWarp {
+            v = v.define("IGW_WARPS", self.warps).define(
+                "IGW_SHARED_TABLES",
+                u32::from(ig_warp::tables_in_shared(self, inst)),
+            );
         }
         self.flags.iter().fold(v, |v, f| v.flag(f))
     }
@@ -261,7 +309,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if !point.defines().is_empty() {
             return Err("the pfsp kernels take no #define parameters from a space".into());
         }
-        let algorithm = point.variant("pfsp: tabu-full, tabu-prefix, ig-block")?;
+        let algorithm = point.variant("pfsp: tabu-full, tabu-prefix, ig-block, ig-warp")?;
         let mut params = GpuParams::new(GpuAlgorithm::from_name(&algorithm)?);
         if let Some(t) = point.count("threads")? {
             params.threads_per_block = t;
@@ -283,6 +331,28 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         }
         if let Some(k) = point.count("restart_stall")? {
             params.restart_stall = k;
+        }
+        if let Some(d) = point.count("destruction_max")? {
+            params.destruction_max = d;
+        }
+        if params.algorithm == GpuAlgorithm::IgWarp {
+            // One walk per warp: `threads` (or `warps`) sets the walks per block.
+            if let Some(t) = point.count::<u32>("threads")? {
+                params.warps = t / 32;
+            }
+            if let Some(w) = point.count::<u32>("warps")? {
+                params.warps = w;
+            }
+            params.threads_per_block = 32 * params.warps;
+        }
+        if let Some(t) = point.count::<u32>("ties")? {
+            params.ties = t != 0;
+        }
+        if let Some(t) = point.text("tables") {
+            params.tables = IgwTables::from_name(&t)?;
+        }
+        if params.algorithm == GpuAlgorithm::IgWarp && params.destruction_max < params.destruction {
+            params.destruction_max = params.destruction;
         }
         params.flags = point.flags().to_vec();
         Ok(params)
@@ -380,6 +450,9 @@ pub struct GpuRun {
     pub launches: u32,
     /// Tabu with `trace`: every move taken.
     pub moves: Vec<TabuMove>,
+    /// ig-warp with `trace`: every walk's final state (the tests compare it with the CPU
+    /// reference `solvers::pfsp::ig_warp`).
+    pub walks: Vec<WalkState>,
     pub cache: CacheStatus,
     pub compile_seconds: f64,
     pub resources: Vec<Resources>,
@@ -434,6 +507,7 @@ pub fn prepare(
             tabu::kernels(&module, gpu, inst, params)?
         }
         GpuAlgorithm::IgBlock => ig::kernels(&module, gpu, inst, params)?,
+        GpuAlgorithm::IgWarp => ig_warp::kernels(&module, gpu, inst, params)?,
     };
     let times = gpu
         .stream()
@@ -469,11 +543,17 @@ impl Prepared {
     /// or a time limit) from NEH (tabu) or seeded walks (ig-block).
     pub fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<GpuRun, KernelError> {
         let mut timer = KernelClock::new(gpu)?;
+        let mut walk_states = Vec::new();
         let (outcome, moves) = match self.params.algorithm {
             GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
                 tabu::run(self, gpu, &mut timer, options)?
             }
             GpuAlgorithm::IgBlock => (ig::run(self, gpu, &mut timer, options)?, Vec::new()),
+            GpuAlgorithm::IgWarp => {
+                let (outcome, walks) = ig_warp::run(self, gpu, &mut timer, options)?;
+                walk_states = walks;
+                (outcome, Vec::new())
+            }
         };
         Ok(GpuRun {
             outcome,
@@ -481,6 +561,7 @@ impl Prepared {
             search_seconds: timer.search_seconds,
             launches: u32::try_from(timer.launches).unwrap_or(u32::MAX),
             moves,
+            walks: walk_states,
             cache: self.cache,
             compile_seconds: self.compile_seconds,
             resources: self.resources.clone(),

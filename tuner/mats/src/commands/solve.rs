@@ -366,8 +366,8 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     )
 }
 
-/// PFSP on the GPU: tabu-full, tabu-prefix or ig-block (the default where a walk fits in
-/// shared memory, else tabu-prefix).
+/// PFSP on the GPU: tabu-full, tabu-prefix, ig-block or ig-warp (the default is ig-block where
+/// its walk fits in shared memory, else ig-warp, whose tables may live in global memory).
 fn solve_gpu_pfsp(
     args: &SolveArgs,
     instance: &family::Instance,
@@ -388,7 +388,7 @@ fn solve_gpu_pfsp(
         ("--candidates", args.candidates.is_some()),
     ] {
         if given {
-            bail!("{flag} does not apply to pfsp on the GPU (tabu-full, tabu-prefix, ig-block)");
+            bail!("{flag} does not apply to pfsp on the GPU (tabu-full, tabu-prefix, ig-block, ig-warp)");
         }
     }
     let chosen = match &args.algo {
@@ -407,7 +407,7 @@ fn solve_gpu_pfsp(
         for (flag, given) in ig_only {
             if given {
                 bail!(
-                    "{flag} applies to pfsp `ig-block` only, not `{}`",
+                    "{flag} applies to pfsp `ig-block` and `ig-warp` only, not `{}`",
                     algorithm.name()
                 );
             }
@@ -418,6 +418,14 @@ fn solve_gpu_pfsp(
     let mut params = GpuParams::new(algorithm);
     if args.threads != 0 {
         params.threads_per_block = u32::try_from(args.threads).context("--threads is too large")?;
+        if algorithm == GpuAlgorithm::IgWarp {
+            // ig-warp runs a walk per warp: --threads sets the block, so the walks per block.
+            anyhow::ensure!(
+                params.threads_per_block % 32 == 0,
+                "--threads for ig-warp must be a multiple of 32 (one walk per warp)"
+            );
+            params.warps = params.threads_per_block / 32;
+        }
     }
     if let Some(t) = args.tenure {
         params.tenure = t;
@@ -427,6 +435,8 @@ fn solve_gpu_pfsp(
     }
     if let Some(d) = args.destruction {
         params.destruction = d;
+        // ig-warp: --destruction fixes d (the adaptive range is a tuner parameter).
+        params.destruction_max = d;
     }
     if let Some(t) = args.temperature {
         params.temperature = t;
@@ -443,22 +453,26 @@ fn solve_gpu_pfsp(
     }
     let gpu = kernels::gpu::Gpu::open(args.gpu)?;
     if let Err(why) = params.check(inst, &gpu.info) {
-        // The default falls back to tabu-prefix where a walk does not fit; a named variant
+        // The default falls back to ig-warp where an ig-block walk does not fit; a named variant
         // fails with the reason.
         if chosen.is_some() || !why.contains("shared memory") {
             bail!("{why}");
         }
-        eprintln!("note: {why}; running tabu-prefix instead");
+        eprintln!("note: {why}; running ig-warp instead");
+        let block = params;
         params = GpuParams {
-            algorithm: GpuAlgorithm::TabuPrefix,
-            threads_per_block: if args.threads != 0 {
-                params.threads_per_block
-            } else {
-                0
-            },
-            ..GpuParams::new(GpuAlgorithm::TabuPrefix)
+            blocks: block.blocks,
+            temperature: block.temperature,
+            restart_stall: block.restart_stall,
+            launch_iterations: block.launch_iterations,
+            flags: block.flags,
+            ..GpuParams::new(GpuAlgorithm::IgWarp)
         };
-        params.flags = args.nvrtc_flags.clone();
+        if let Some(d) = args.destruction {
+            params.destruction = d;
+            params.destruction_max = d;
+        }
+        params.check(inst, &gpu.info).map_err(anyhow::Error::msg)?;
     }
     let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
     let options = RunOptions {
