@@ -351,6 +351,8 @@ impl crate::gpu::PreparedRun for Prepared {
             attributes: run.attributes,
             launch: run.launch,
             entry: crate::gpu::PreparedRun::kernel(self).entry().to_string(),
+            layout: None,
+            blocks_per_sm: None,
         })
     }
 

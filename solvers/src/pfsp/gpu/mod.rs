@@ -331,6 +331,8 @@ impl crate::gpu::PreparedRun for Prepared {
             attributes: run.attributes,
             launch: run.launch,
             entry: self.kernel.entry().to_string(),
+            layout: None,
+            blocks_per_sm: None,
         })
     }
 

@@ -17,7 +17,8 @@ pub(super) fn rots_block(
     params: &GpuParams,
     options: &RunOptions,
 ) -> Result<(Outcome, u64), KernelError> {
-    let p = params.solutions as usize;
+    // The launch's grid: `solutions`, or where that is 0 what prepare sized to the GPU.
+    let p = ctx.launch.grid.0 as usize;
     let n = ctx.n;
     let stream = ctx.gpu.stream().clone();
     let alloc_i32 = |len: usize| {
