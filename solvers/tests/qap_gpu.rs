@@ -442,3 +442,28 @@ fn rots_block_runs_every_qaplib_instance() {
         worst.1
     );
 }
+
+/// The adaptive (breakout) perturbation runs and its answers re-score on the CPU. (Its
+/// schedule is checked against the rule in qap_gpu_host.rs.)
+#[test]
+fn rots_block_adaptive_perturbation_runs() {
+    let Some(gpu) = gpu_or_skip("rots_block_adaptive_perturbation_runs") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let inst = load("tai40a");
+    let p = GpuParams {
+        perturbation_max: 0.5,
+        restart_stall: 1,
+        launch_iterations: 2,
+        ..GpuParams::new(GpuAlgorithm::RotsBlock)
+    };
+    let options = RunOptions {
+        seed: 4,
+        budget: Budget::time_limit(std::time::Duration::from_millis(500)),
+        ..Default::default()
+    };
+    let run = qap_gpu::solve(&gpu, &cache, &inst, &p, &options).unwrap();
+    permutation::check(&run.outcome.solution, inst.n()).unwrap();
+    assert_eq!(inst.cost(&run.outcome.solution), run.outcome.objective);
+}

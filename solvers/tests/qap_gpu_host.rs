@@ -259,3 +259,26 @@ fn rots_block_default_blocks() {
     assert_eq!(rots_default_blocks(0, 0, global), 1);
     assert_eq!(rots_default_blocks(100_000, 4, global), 65535);
 }
+
+/// The adaptive perturbation schedule against its rule written out (Benlic and Hao's
+/// breakout local search): back to the minimum after an improvement, one swap more after a
+/// restart without one, capped at the maximum; off (max <= min) it is the fixed strength.
+#[test]
+fn adaptive_perturbation_follows_the_breakout_rule() {
+    use solvers::qap::gpu::next_perturbation;
+    let (min, max) = (25, 28);
+    // improved flags of successive restarts of one block, and the swaps each must use.
+    let improved = [true, false, false, false, false, false, true, false];
+    let expected = [25, 26, 27, 28, 28, 28, 25, 26];
+    let mut last = min;
+    for (k, (&imp, &want)) in improved.iter().zip(&expected).enumerate() {
+        last = next_perturbation(last, imp, min, max);
+        assert_eq!(last, want, "restart {k}");
+    }
+    for imp in [true, false] {
+        assert_eq!(next_perturbation(25, imp, 25, 0), 25);
+        assert_eq!(next_perturbation(25, imp, 25, 25), 25);
+    }
+    // A strength below the minimum (a changed minimum) restarts from it.
+    assert_eq!(next_perturbation(3, false, 25, 40), 25);
+}

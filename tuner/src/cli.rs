@@ -468,6 +468,11 @@ pub struct SolveArgs {
     /// (default 0.25).
     #[arg(long, value_name = "F")]
     pub perturbation: Option<f64>,
+    /// GPU rots-block: adaptive (breakout) perturbation: a block that restarts without having
+    /// improved since its last restart takes one swap more each time, up to this factor of n
+    /// (default 0: fixed at --perturbation).
+    #[arg(long, value_name = "F")]
+    pub perturbation_max: Option<f64>,
     /// GPU rots-block: where a block keeps its working set: `auto` (default: the fastest that
     /// fits), `shared` (all in shared memory), `global-tabu` (deltas in shared memory, tabu
     /// and matrices in global), `global` (deltas too in global memory; any n <= 512).

@@ -155,8 +155,9 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
 }
 
 /// The flags only GPU `rots-block` takes, each with whether it was given.
-fn rots_block_flags(args: &SolveArgs) -> [(&'static str, bool); 6] {
+fn rots_block_flags(args: &SolveArgs) -> [(&'static str, bool); 7] {
     [
+        ("--perturbation-max", args.perturbation_max.is_some()),
         ("--layout", args.layout.is_some()),
         ("--launch-iterations", args.launch_iterations.is_some()),
         ("--restart-stall", args.restart_stall.is_some()),
@@ -314,6 +315,12 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
             bail!("--perturbation must be in (0, 1], found {f}");
         }
         params.perturbation = f;
+    }
+    if let Some(f) = args.perturbation_max {
+        if !(f.is_finite() && (0.0..=1.0).contains(&f)) {
+            bail!("--perturbation-max must be in [0, 1] (0 = fixed perturbation), found {f}");
+        }
+        params.perturbation_max = f;
     }
     if let Some(k) = args.launch_iterations {
         params.launch_iterations = k;

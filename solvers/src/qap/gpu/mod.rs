@@ -35,7 +35,7 @@ mod two_opt;
 use crate::run::{Outcome, RunOptions};
 use context::RunContext;
 use rots_block::rots_block;
-pub use rots_block::{needs_rebase, ROTS_REBASE_ITERATIONS};
+pub use rots_block::{needs_rebase, next_perturbation, ROTS_REBASE_ITERATIONS};
 use two_opt::{dynamic, thread_per_solution};
 
 /// The GPU variants; serialized by name (`"rots-block"`).
@@ -136,6 +136,12 @@ pub struct GpuParams {
     pub restart_stall: u32,
     /// `rots-block`: random swaps applied to that copy, as a factor of n.
     pub perturbation: f64,
+    /// `rots-block`: breakout-style adaptive perturbation: a block that restarts without
+    /// having improved since its last restart takes one swap more each time, up to this
+    /// factor of n ([`next_perturbation`]); 0 (or <= `perturbation`) keeps the strength fixed,
+    /// the default. A space dimension (`perturbation_max`); not yet measured on the GPU.
+    #[serde(default)]
+    pub perturbation_max: f64,
     /// `rots-block`: at most this many iterations per launch, as a factor of n (0 = no cap;
     /// launches otherwise last ~0.1 s). The restart test runs between launches, so this sets
     /// how long a block may stagnate (`restart_stall` launches) in iterations rather than time.
@@ -349,6 +355,7 @@ impl GpuParams {
             aspiration_factor: 0.0,
             restart_stall: 5,
             perturbation: 0.25,
+            perturbation_max: 0.0,
             rots_shared: true,
             layout: RotsLayout::Auto,
             narrow_matrices: true,
@@ -554,6 +561,15 @@ impl GpuParams {
                 self.perturbation
             ));
         }
+        if !(self.perturbation_max.is_finite()
+            && self.perturbation_max >= 0.0
+            && self.perturbation_max <= 1.0)
+        {
+            return Err(format!(
+                "perturbation_max must be in 0..=1 (a factor of n; 0 = fixed perturbation), got {}",
+                self.perturbation_max
+            ));
+        }
         if !(self.tenure_min_factor.is_finite()
             && self.tenure_max_factor.is_finite()
             && self.tenure_min_factor > 0.0
@@ -620,6 +636,9 @@ impl crate::gpu::GpuWorkload for GpuParams {
         }
         if let Some(f) = point.float("perturbation")? {
             params.perturbation = f;
+        }
+        if let Some(f) = point.float("perturbation_max")? {
+            params.perturbation_max = f;
         }
         if let Some(k) = point.count("restart_stall")? {
             params.restart_stall = k;

@@ -60,9 +60,13 @@ pub(super) fn rots_block(
     // short and measures the iteration rate, later ones aim at ~0.1 s.
     let mut chunk: u64 = 64;
     let mut spent = 0u64;
+    let swaps = (params.perturbation * n as f64).round() as usize;
     let mut restarts = Restarts {
         stall: params.restart_stall,
-        swaps: (params.perturbation * n as f64).round() as usize,
+        swaps,
+        max_swaps: ((params.perturbation_max * n as f64).round() as usize).max(swaps),
+        strength: vec![swaps; p],
+        improved: vec![false; p],
         best: vec![i64::MAX; p],
         stalled: vec![0; p],
         rng: crate::run::stream_rng(options.seed ^ 0x5eed_e11e, 0),
@@ -166,9 +170,27 @@ pub(super) fn rebase(ctx: &RunContext, done: &mut CudaSlice<i32>) -> Result<(), 
 }
 
 /// The host side of rots-block's restarts (iterated tabu search per block).
+/// Breakout-style adaptive perturbation (Benlic and Hao's BLS): the swaps of a block's next
+/// restart. A block whose best improved since its last restart starts again from `min`
+/// swaps; one that did not perturbs one swap more than last time, up to `max`, so a block
+/// stuck in one basin jumps further each time. `max <= min` keeps the fixed strength.
+pub fn next_perturbation(last: usize, improved: bool, min: usize, max: usize) -> usize {
+    if improved || max <= min || last < min {
+        min
+    } else {
+        (last + 1).min(max)
+    }
+}
+
 pub(super) struct Restarts {
     stall: u32,
+    /// Swaps of a restart (`perturbation` x n), and the most the adaptive schedule reaches
+    /// (`perturbation_max` x n; equal to `swaps` when off).
     swaps: usize,
+    max_swaps: usize,
+    /// Per block: the swaps of its last restart, and whether its best improved since.
+    strength: Vec<usize>,
+    improved: Vec<bool>,
     best: Vec<i64>,
     stalled: Vec<u32>,
     rng: crate::run::SolverRng,
@@ -212,6 +234,7 @@ impl Restarts {
             if c < self.best[i] {
                 self.best[i] = c;
                 self.stalled[i] = 0;
+                self.improved[i] = true;
             } else {
                 self.stalled[i] += 1;
             }
@@ -238,7 +261,15 @@ impl Restarts {
                 .iter()
                 .map(|&v| v.max(0) as usize)
                 .collect();
-            for _ in 0..self.swaps {
+            let swaps = next_perturbation(
+                self.strength[i],
+                self.improved[i],
+                self.swaps,
+                self.max_swaps,
+            );
+            self.strength[i] = swaps;
+            self.improved[i] = false;
+            for _ in 0..swaps {
                 let x = self.rng.random_range(0..n);
                 let y = self.rng.random_range(0..n);
                 q.swap(x, y);
