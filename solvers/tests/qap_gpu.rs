@@ -443,11 +443,12 @@ fn rots_block_runs_every_qaplib_instance() {
     );
 }
 
-/// The adaptive (breakout) perturbation runs and its answers re-score on the CPU. (Its
-/// schedule is checked against the rule in qap_gpu_host.rs.)
+/// The adaptive (breakout) perturbation and path relinking run and their answers re-score on
+/// the CPU. (The schedule is checked against its rule in qap_gpu_host.rs, the relinking walk
+/// against a from-scratch walk in solvers::qap::gpu::relink.)
 #[test]
-fn rots_block_adaptive_perturbation_runs() {
-    let Some(gpu) = gpu_or_skip("rots_block_adaptive_perturbation_runs") else {
+fn rots_block_adaptive_perturbation_and_relinking_run() {
+    let Some(gpu) = gpu_or_skip("rots_block_adaptive_perturbation_and_relinking_run") else {
         return;
     };
     let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
@@ -463,7 +464,15 @@ fn rots_block_adaptive_perturbation_runs() {
         budget: Budget::time_limit(std::time::Duration::from_millis(500)),
         ..Default::default()
     };
-    let run = qap_gpu::solve(&gpu, &cache, &inst, &p, &options).unwrap();
-    permutation::check(&run.outcome.solution, inst.n()).unwrap();
-    assert_eq!(inst.cost(&run.outcome.solution), run.outcome.objective);
+    for p in [
+        p.clone(),
+        GpuParams {
+            relink: true,
+            ..p.clone()
+        },
+    ] {
+        let run = qap_gpu::solve(&gpu, &cache, &inst, &p, &options).unwrap();
+        permutation::check(&run.outcome.solution, inst.n()).unwrap();
+        assert_eq!(inst.cost(&run.outcome.solution), run.outcome.objective);
+    }
 }

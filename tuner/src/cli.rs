@@ -473,6 +473,10 @@ pub struct SolveArgs {
     /// (default 0: fixed at --perturbation).
     #[arg(long, value_name = "F")]
     pub perturbation_max: Option<f64>,
+    /// GPU rots-block: restart a stalled block from the best point on the swap path from its
+    /// best toward the best block's best (path relinking) instead of random swaps.
+    #[arg(long)]
+    pub relink: bool,
     /// GPU rots-block: where a block keeps its working set: `auto` (default: the fastest that
     /// fits), `shared` (all in shared memory), `global-tabu` (deltas in shared memory, tabu
     /// and matrices in global), `global` (deltas too in global memory; any n <= 512).

@@ -155,8 +155,9 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
 }
 
 /// The flags only GPU `rots-block` takes, each with whether it was given.
-fn rots_block_flags(args: &SolveArgs) -> [(&'static str, bool); 7] {
+fn rots_block_flags(args: &SolveArgs) -> [(&'static str, bool); 8] {
     [
+        ("--relink", args.relink),
         ("--perturbation-max", args.perturbation_max.is_some()),
         ("--layout", args.layout.is_some()),
         ("--launch-iterations", args.launch_iterations.is_some()),
@@ -322,6 +323,7 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         }
         params.perturbation_max = f;
     }
+    params.relink = args.relink;
     if let Some(k) = args.launch_iterations {
         params.launch_iterations = k;
     }

@@ -29,6 +29,7 @@ use crate::gpu::{CompileTarget, PointValues};
 
 pub mod compare;
 mod context;
+pub mod relink;
 mod rots_block;
 mod two_opt;
 
@@ -142,6 +143,13 @@ pub struct GpuParams {
     /// the default. A space dimension (`perturbation_max`); not yet measured on the GPU.
     #[serde(default)]
     pub perturbation_max: f64,
+    /// `rots-block`: restart a stalled block from the best permutation on the swap path from
+    /// its own best toward the best block's best, at least `perturbation` n swaps from both
+    /// ([`relink::relink`]; path relinking between blocks), where the path is long enough;
+    /// else (and when off, the default) from its own best with random swaps. A space
+    /// dimension (`relink`, 0/1); not yet measured on the GPU.
+    #[serde(default)]
+    pub relink: bool,
     /// `rots-block`: at most this many iterations per launch, as a factor of n (0 = no cap;
     /// launches otherwise last ~0.1 s). The restart test runs between launches, so this sets
     /// how long a block may stagnate (`restart_stall` launches) in iterations rather than time.
@@ -356,6 +364,7 @@ impl GpuParams {
             restart_stall: 5,
             perturbation: 0.25,
             perturbation_max: 0.0,
+            relink: false,
             rots_shared: true,
             layout: RotsLayout::Auto,
             narrow_matrices: true,
@@ -640,6 +649,12 @@ impl crate::gpu::GpuWorkload for GpuParams {
         if let Some(f) = point.float("perturbation_max")? {
             params.perturbation_max = f;
         }
+        if let Some(r) = point.count::<u32>("relink")? {
+            if r > 1 {
+                return Err(format!("parameter `relink` is 0 or 1, got {r}"));
+            }
+            params.relink = r == 1;
+        }
         if let Some(k) = point.count("restart_stall")? {
             params.restart_stall = k;
         }
@@ -796,6 +811,8 @@ pub struct Prepared {
     /// The rots-block kernel and layout chosen (None for the other variants).
     rots_kernel: Option<RotsKernel>,
     blocks_per_sm: Option<u32>,
+    /// A host copy of the instance where restarts relink paths on the CPU.
+    inst: Option<Instance>,
 }
 
 /// Checks the configuration, compiles (through the cache), loads and uploads the matrices.
@@ -879,6 +896,7 @@ pub fn prepare(
         .map_err(driver("uploading B"))?;
     let blocks_per_sm = kernel.blocks_per_sm(params.threads_per_block, shared).ok();
     Ok(Prepared {
+        inst: (params.algorithm == GpuAlgorithm::RotsBlock && params.relink).then(|| inst.clone()),
         rots_kernel: (params.algorithm == GpuAlgorithm::RotsBlock).then_some(rots_kernel),
         blocks_per_sm,
         _module: module,
@@ -938,6 +956,7 @@ impl Prepared {
             started: Instant::now(),
             target: options.budget.target.clone(),
             clock: KernelClock::new(gpu)?,
+            inst: self.inst.as_ref(),
         };
         let (outcome, best_index) = match (params.algorithm, &self.child) {
             (GpuAlgorithm::TwoOpt | GpuAlgorithm::TwoOptShared | GpuAlgorithm::Tabu, _) => {

@@ -67,6 +67,7 @@ pub(super) fn rots_block(
         max_swaps: ((params.perturbation_max * n as f64).round() as usize).max(swaps),
         strength: vec![swaps; p],
         improved: vec![false; p],
+        relink: if params.relink { ctx.inst } else { None },
         best: vec![i64::MAX; p],
         stalled: vec![0; p],
         rng: crate::run::stream_rng(options.seed ^ 0x5eed_e11e, 0),
@@ -182,7 +183,7 @@ pub fn next_perturbation(last: usize, improved: bool, min: usize, max: usize) ->
     }
 }
 
-pub(super) struct Restarts {
+pub(super) struct Restarts<'a> {
     stall: u32,
     /// Swaps of a restart (`perturbation` x n), and the most the adaptive schedule reaches
     /// (`perturbation_max` x n; equal to `swaps` when off).
@@ -191,12 +192,14 @@ pub(super) struct Restarts {
     /// Per block: the swaps of its last restart, and whether its best improved since.
     strength: Vec<usize>,
     improved: Vec<bool>,
+    /// With `relink`: the instance, to walk from a stalled block's best toward the elite.
+    relink: Option<&'a crate::qap::Instance>,
     best: Vec<i64>,
     stalled: Vec<u32>,
     rng: crate::run::SolverRng,
 }
 
-impl Restarts {
+impl Restarts<'_> {
     /// Restarts every block whose best has not improved for `stall` launches from its own best
     /// with `swaps` random swaps (iterated tabu search per block); the kernel rebuilds the
     /// delta matrix and tabu list (done_iterations = -1) and keeps the block's best. Measured
@@ -256,11 +259,34 @@ impl Restarts {
         let mut host_done = stream
             .clone_dtoh(done)
             .map_err(driver("reading iteration counts"))?;
-        for &i in &stale {
-            let mut q: Vec<usize> = own_bests[i * n..(i + 1) * n]
+        let perm_of = |i: usize| -> Vec<usize> {
+            own_bests[i * n..(i + 1) * n]
                 .iter()
                 .map(|&v| v.max(0) as usize)
-                .collect();
+                .collect()
+        };
+        let elite = perm_of(best_index);
+        for &i in &stale {
+            let mut q = perm_of(i);
+            // Path relinking: the best point between this block's best and the elite, as far
+            // from both as a perturbation would move (the walk needs both to be permutations:
+            // the kernel writes them, the check guards against a fault's garbage).
+            if let Some(inst) = self.relink {
+                let valid = crate::permutation::check(&q, n).is_ok()
+                    && crate::permutation::check(&elite, n).is_ok();
+                if let Some((p, _)) = valid
+                    .then(|| super::relink::relink(inst, &q, &elite, self.swaps))
+                    .flatten()
+                {
+                    for (slot, &v) in host_perms[i * n..(i + 1) * n].iter_mut().zip(&p) {
+                        *slot = v as i32;
+                    }
+                    host_done[i] = -1;
+                    self.stalled[i] = 0;
+                    self.improved[i] = false;
+                    continue;
+                }
+            }
             let swaps = next_perturbation(
                 self.strength[i],
                 self.improved[i],
