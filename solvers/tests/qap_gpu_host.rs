@@ -282,3 +282,54 @@ fn adaptive_perturbation_follows_the_breakout_rule() {
     // A strength below the minimum (a changed minimum) restarts from it.
     assert_eq!(next_perturbation(3, false, 25, 40), 25);
 }
+
+/// `check` against an H100's limits without a GPU: tai256c-sized instances run by default
+/// (the `global` layout), a forced layout that does not fit is refused naming it, and n past
+/// 512 is refused naming the limit.
+#[test]
+fn rots_block_check_accepts_n_256_to_512_and_names_a_layout_that_does_not_fit() {
+    use solvers::qap::gpu::{GpuParams, RotsLayout};
+    let h100 = kernels::gpu::DeviceInfo {
+        ordinal: 0,
+        name: "H100".into(),
+        arch: kernels::Arch::SM90,
+        sm_count: 132,
+        total_memory_bytes: 80 << 30,
+        max_threads_per_block: 1024,
+        max_shared_bytes_per_block: 48 * 1024,
+        max_shared_bytes_per_block_optin: 232_448,
+        clock_khz: 1_980_000,
+    };
+    let params = GpuParams::new(GpuAlgorithm::RotsBlock);
+    for n in [256, 512] {
+        let inst = solvers::qap::generate(n, 1).unwrap();
+        params.check(&inst, &h100).unwrap();
+    }
+    let inst = solvers::qap::generate(256, 1).unwrap();
+    let e = GpuParams {
+        layout: RotsLayout::GlobalTabu,
+        ..params.clone()
+    }
+    .check(&inst, &h100)
+    .unwrap_err();
+    assert!(
+        e.contains("271360") && e.contains("`global-tabu`") && e.contains("--layout global"),
+        "{e}"
+    );
+    let e = GpuParams {
+        layout: RotsLayout::Shared,
+        ..params.clone()
+    }
+    .check(&inst, &h100)
+    .unwrap_err();
+    assert!(e.contains("layout `shared`"), "{e}");
+    let e = params
+        .check(&solvers::qap::generate(513, 1).unwrap(), &h100)
+        .unwrap_err();
+    assert!(e.contains("n <= 512"), "{e}");
+    // The thread-per-solution variants keep their n <= 256.
+    let e = GpuParams::new(GpuAlgorithm::TwoOpt)
+        .check(&solvers::qap::generate(300, 1).unwrap(), &h100)
+        .unwrap_err();
+    assert!(e.contains("n <= 256"), "{e}");
+}

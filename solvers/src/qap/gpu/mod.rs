@@ -533,8 +533,15 @@ impl GpuParams {
         let optin = device.max_shared_bytes_per_block_optin as usize;
         let shared = self.shared_bytes(inst, optin);
         if shared > optin {
+            let layout = match self.algorithm {
+                GpuAlgorithm::RotsBlock => format!(
+                    " in layout `{}` (`--layout global` keeps the deltas in global memory)",
+                    self.rots_kernel(inst, optin).layout().name()
+                ),
+                _ => String::new(),
+            };
             return Err(format!(
-                "{name} needs {shared} bytes of shared memory per block for n = {n}, but {} offers {optin}",
+                "{name} needs {shared} bytes of shared memory per block for n = {n}{layout}, but {} offers {optin}",
                 device.name
             ));
         }
