@@ -333,3 +333,55 @@ fn rots_block_check_accepts_n_256_to_512_and_names_a_layout_that_does_not_fit() 
         .unwrap_err();
     assert!(e.contains("n <= 256"), "{e}");
 }
+
+/// The variants the layouts choose compile with NVRTC (no GPU needed; skipped without NVRTC
+/// unless MATS_REQUIRE_NVRTC=1): int16 matrices with two blocks per SM at n = 100 within 64
+/// registers and no spills (what two resident blocks of 512 threads need), an asymmetric
+/// int16 one, and the `global` layout at n = 256 and 512, which leaves the shared-memory
+/// kernel out.
+#[test]
+fn rots_block_layout_variants_compile() {
+    use solvers::qap::gpu::{GpuParams, RotsKernel};
+    if !kernels::nvrtc::available() {
+        if std::env::var("MATS_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+            panic!("MATS_REQUIRE_NVRTC=1 but NVRTC cannot be loaded");
+        }
+        println!("rots_block_layout_variants_compile: skipped: NVRTC not available");
+        return;
+    }
+    let h100 = 232_448;
+    let params = GpuParams::new(GpuAlgorithm::RotsBlock);
+    let n = 26;
+    let a: Vec<i64> = (0..n * n).map(|k| ((k * 31) % 50) as i64).collect();
+    let b: Vec<i64> = (0..n * n).map(|k| ((k * 17) % 40) as i64).collect();
+    let asym = solvers::qap::Instance::new("asym", n, a, b).unwrap();
+    let cases = [
+        (
+            solvers::qap::generate(100, 1).unwrap(),
+            "qap_rots_block_fast",
+        ),
+        (asym, "qap_rots_block_fast"),
+        (solvers::qap::generate(256, 1).unwrap(), "qap_rots_block"),
+        (solvers::qap::generate(512, 1).unwrap(), "qap_rots_block"),
+    ];
+    for (inst, entry) in cases {
+        let kernel = params.rots_kernel(&inst, h100);
+        let variant = params.variant_for(&inst, kernels::Arch::SM90, h100);
+        let compiled = kernels::nvrtc::compile(&variant).unwrap_or_else(|e| panic!("{e}"));
+        let r = compiled
+            .resources_of(entry)
+            .unwrap_or_else(|| panic!("n = {}: no {entry} in\n{}", inst.n(), compiled.log));
+        println!(
+            "n = {:3} {kernel:?}: {entry} {} registers, {} B spilled",
+            inst.n(),
+            r.registers,
+            r.spill_store_bytes
+        );
+        if let RotsKernel::Shared { min_blocks: 2, .. } = kernel {
+            assert!(r.registers <= 64 && r.spill_store_bytes == 0, "{r:?}");
+        }
+        if entry == "qap_rots_block" {
+            assert!(compiled.resources_of("qap_rots_block_fast").is_none());
+        }
+    }
+}
