@@ -315,16 +315,20 @@ pub fn matrices_fit_i16(inst: &Instance) -> bool {
     fits(inst.a_matrix()) && fits(inst.b_matrix())
 }
 
-/// Static shared memory of `qap_rots_block_fast` (warp minima, costs) plus the 1 KiB the
-/// driver reserves per block, counted against the opt-in limit.
-const ROTS_STATIC_SHARED: usize = 1024 + 1024;
+/// An upper bound on `qap_rots_block_fast`'s static shared memory (warp minima and costs:
+/// 288 bytes on sm_90), which the opt-in limit counts beside the dynamic part.
+const ROTS_STATIC_SHARED: usize = 1024;
 
-/// Resident blocks of `qap_rots_block_fast` an SM's shared memory allows (1 or 2): an SM has
-/// the opt-in per-block limit plus the driver's 1 KiB reserve (sm_80: 164 + 0 KB... 228 KB on
-/// sm_90 = 227 KB opt-in + 1 KB), and each resident block also takes that reserve.
+/// Shared memory the driver reserves per resident block (1 KiB on sm_80 and later).
+const DRIVER_SHARED_PER_BLOCK: usize = 1024;
+
+/// Resident blocks of `qap_rots_block_fast` an SM's shared memory allows (1 or 2). An SM has
+/// the opt-in per-block limit plus one driver reserve (sm_90: 228 KB = 227 KB opt-in + 1 KB;
+/// sm_80: 164 KB = 163 + 1), and every resident block takes its static and dynamic part and a
+/// reserve. The kernel is compiled for that many (`__launch_bounds__`), which caps registers.
 pub fn rots_blocks_by_shared(dynamic: usize, threads: u32, optin_shared: usize) -> u32 {
-    let per_sm = optin_shared + 1024;
-    let per_block = dynamic + ROTS_STATIC_SHARED;
+    let per_sm = optin_shared + DRIVER_SHARED_PER_BLOCK;
+    let per_block = dynamic + ROTS_STATIC_SHARED + DRIVER_SHARED_PER_BLOCK;
     if 2 * per_block <= per_sm && 2 * threads <= 2048 {
         2
     } else {
@@ -403,7 +407,7 @@ impl GpuParams {
                 shared_deltas: false,
             },
             RotsLayout::Auto if self.rots_shared && self.fast_possible(inst) => {
-                if dynamic + ROTS_STATIC_SHARED - 1024 <= optin_shared {
+                if dynamic + ROTS_STATIC_SHARED <= optin_shared {
                     return shared;
                 }
                 self.auto_global(n, optin_shared)

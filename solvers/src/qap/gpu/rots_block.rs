@@ -170,7 +170,6 @@ pub(super) fn rebase(ctx: &RunContext, done: &mut CudaSlice<i32>) -> Result<(), 
         .map_err(driver("rebasing iteration counters"))
 }
 
-/// The host side of rots-block's restarts (iterated tabu search per block).
 /// Breakout-style adaptive perturbation (Benlic and Hao's BLS): the swaps of a block's next
 /// restart. A block whose best improved since its last restart starts again from `min`
 /// swaps; one that did not perturbs one swap more than last time, up to `max`, so a block
@@ -183,6 +182,7 @@ pub fn next_perturbation(last: usize, improved: bool, min: usize, max: usize) ->
     }
 }
 
+/// The host side of rots-block's restarts (iterated tabu search per block).
 pub(super) struct Restarts<'a> {
     stall: u32,
     /// Swaps of a restart (`perturbation` x n), and the most the adaptive schedule reaches
