@@ -24,8 +24,15 @@
 // Tunables: threads per block (32..1024, multiple of 32), solutions per launch (blocks),
 // iterations per launch, tenure_min/tenure_max (Taillard: 0.9 n .. 1.1 n; default 0.4 n ..
 // 0.8 n), aspiration (Taillard: 2 n^2; default off, a lag no entry reaches), maxrregcount and
-// flags. Shared memory: 8 n(n-1)/2 + 40 n bytes, so n <= 230 on H100.
+// flags. Shared memory: 8 n(n-1)/2 + 40 n bytes (n <= 240 on H100), or 40 n with the deltas in
+// global memory (QAP_DELTA_GLOBAL; n <= 512, the host's limit).
 #include "common.cuh"
+
+// QAP_DELTA_GLOBAL (qap_rots_block only): 1 keeps the delta matrix in global memory (layout
+// `global`), 0 in shared memory (layout `global-tabu`).
+#ifndef QAP_DELTA_GLOBAL
+#define QAP_DELTA_GLOBAL 0
+#endif
 
 struct Key {
     int cls;
@@ -67,8 +74,20 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
                                           int* __restrict__ done_iterations)
 {
     extern __shared__ unsigned char shared_bytes[];
+    const int sol = blockIdx.x;
+    i64* saved_delta = deltas + (size_t)sol * QAP_PAIRS;
+#if QAP_DELTA_GLOBAL
+    // Layout `global`: the delta matrix does not fit in shared memory (8 n(n-1)/2 bytes:
+    // n > ~240 on H100), so the block works on its slice of `deltas` in place. Each thread
+    // reads and writes the same pairs k = t, t + T, ... (coalesced), the touching-pairs pass
+    // writes other threads' pairs, and __syncthreads orders global memory within the block as
+    // it does shared memory; L2 keeps what the blocks' slices and tabu matrices leave room for.
+    i64* delta = saved_delta;
+    i64* x = (i64*)shared_bytes;                           // per-facility update terms
+#else
     i64* delta = (i64*)shared_bytes;                       // QAP_PAIRS
     i64* x = delta + QAP_PAIRS;                            // per-facility update terms
+#endif
     i64* y = x + QAP_N;
     i64* bs = y + QAP_N;
     i64* bt = bs + QAP_N;
@@ -78,11 +97,9 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
     __shared__ i64 cost, best_cost;
     __shared__ int move_r, move_s, improved;
 
-    const int sol = blockIdx.x;
     const int t = threadIdx.x;
     const int T = blockDim.x;
     int* tabu = tabu_all + (size_t)sol * QAP_N * QAP_N;
-    i64* saved_delta = deltas + (size_t)sol * QAP_PAIRS;
     const int start_iteration = done_iterations[sol] > 0 ? done_iterations[sol] : 0;
     const int start_mode = done_iterations[sol];
 
@@ -132,7 +149,9 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
             p[i] = perms[(size_t)sol * QAP_N + i];
             best_p[i] = best_perms[(size_t)sol * QAP_N + i];
         }
+#if !QAP_DELTA_GLOBAL
         for (int k = t; k < QAP_PAIRS; k += T) delta[k] = saved_delta[k];
+#endif
         if (t == 0) {
             cost = costs[sol];
             best_cost = best_costs[sol];
@@ -235,7 +254,9 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
         perms[(size_t)sol * QAP_N + i] = p[i];
         best_perms[(size_t)sol * QAP_N + i] = best_p[i];
     }
+#if !QAP_DELTA_GLOBAL
     for (int k = t; k < QAP_PAIRS; k += T) saved_delta[k] = delta[k];
+#endif
     if (t == 0) {
         costs[sol] = cost;
         best_costs[sol] = best_cost;
@@ -258,9 +279,12 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
 // second barrier, and cost/best cost live in registers: 3 barriers per iteration.
 // QAP_SYM (both matrices symmetric) halves the delta work: the two halves of every term agree.
 // Compile-time: ROTS_THREADS (block size, = the launch's), QAP_SYM (0/1), QAP_DELTA32 (0/1).
-// Shared memory: w P' + 16 h n (anchor columns) + 2 w h n (staged update terms) + 4 m n^2 + 8 n
-// bytes, w = 4 (QAP_DELTA32) or 8, P' = n(n-1)/2 rounded up to a multiple of 16 / w,
-// h = 1 (QAP_SYM) or 2, m = 3 (QAP_SYM) or 5.
+// Shared memory: w P' + 16 h n (anchor columns) + 2 w h n (staged update terms) + 4 n^2 (tabu)
+// + e (m - 1) n^2 (matrices) + 8 n bytes, w = 4 (QAP_DELTA32) or 8, P' = n(n-1)/2 rounded up
+// to a multiple of 16 / w, h = 1 (QAP_SYM) or 2, m = 3 (QAP_SYM) or 5, e = 2 (QAP_M16) or 4.
+// Not compiled beside the `global` layout (n up to 512), which never runs it: at n = 512 its
+// unrolled per-thread pair lists would spill and take NVRTC seconds.
+#if !QAP_DELTA_GLOBAL
 #ifndef ROTS_THREADS
 #define ROTS_THREADS 256
 #endif
@@ -269,6 +293,23 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
 #endif
 #ifndef QAP_DELTA32
 #define QAP_DELTA32 0
+#endif
+// QAP_M16: A, A^T, BP and BP^T in int16 (the host sets it only where every entry of both
+// matrices lies in -32768..=32767). Half the matrix bytes: at n = 100 (symmetric) the block
+// needs ~103 KB instead of ~143 KB, so two blocks fit on an SM. Every value is widened before
+// any arithmetic, so the deltas are the same.
+#ifndef QAP_M16
+#define QAP_M16 0
+#endif
+// ROTS_MIN_BLOCKS: the resident blocks per SM the host expects (its shared memory allows),
+// passed to __launch_bounds__ so ptxas keeps the registers within 65536 / (that x threads).
+#ifndef ROTS_MIN_BLOCKS
+#define ROTS_MIN_BLOCKS 1
+#endif
+#if QAP_M16
+typedef short mval;
+#else
+typedef int mval;
 #endif
 #define ROTS_PPT ((QAP_PAIRS + ROTS_THREADS - 1) / ROTS_THREADS)
 #define ROTS_SPLIT_RAW (ROTS_THREADS / QAP_N)
@@ -331,7 +372,7 @@ __device__ __forceinline__ rkey warp_min_all(rkey key)
     return key;
 }
 
-extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
+extern "C" __global__ void __launch_bounds__(ROTS_THREADS, ROTS_MIN_BLOCKS)
     qap_rots_block_fast(const int* __restrict__ a, const int* __restrict__ b, unsigned long long seed,
                         int first_solution, int iterations, int tenure_min, int tenure_max, int aspiration,
                         int* __restrict__ perms, int* __restrict__ best_perms, i64* __restrict__ costs,
@@ -346,14 +387,15 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
     int4* anc = (int4*)(delta + ROTS_PAIRS_PAD);
     dpair* st = (dpair*)(anc + ROTS_HALVES * N);
     int* tabu = (int*)(st + ROTS_HALVES * N);
-    int* A = tabu + NN;
-    int* BP = A + NN;
+    mval* A = (mval*)(tabu + NN);
+    mval* BP = A + NN;
+    // p follows the matrices: 2 or 4 arrays of n^2 int16 keep it 4-byte aligned.
 #if QAP_SYM
-    int* p = BP + NN;
+    int* p = (int*)(BP + NN);
 #else
-    int* AT = BP + NN;
-    int* BPT = AT + NN;
-    int* p = BPT + NN;
+    mval* AT = BP + NN;
+    mval* BPT = AT + NN;
+    int* p = (int*)(BPT + NN);
 #endif
     int* best_p = p + N;
     __shared__ rkey warp_best[32];
@@ -370,9 +412,9 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
 
     for (int i = t; i < NN; i += T) {
         const int v = __ldg(&a[i]);
-        A[i] = v;
+        A[i] = (mval)v;
 #if !QAP_SYM
-        AT[(i % N) * N + i / N] = v;
+        AT[(i % N) * N + i / N] = (mval)v;
 #endif
     }
     if (fresh) {
@@ -395,9 +437,9 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
     for (int i = t; i < NN; i += T) {
         const int x = i / N, y = i % N;
         const int v = __ldg(&b[p[x] * N + p[y]]);
-        BP[i] = v;
+        BP[i] = (mval)v;
 #if !QAP_SYM
-        BPT[y * N + x] = v;
+        BPT[y * N + x] = (mval)v;
 #endif
     }
     if (start_mode <= 0) {
@@ -614,3 +656,4 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS)
         done_iterations[sol] = start_iteration + iterations;
     }
 }
+#endif  // !QAP_DELTA_GLOBAL

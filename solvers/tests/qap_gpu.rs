@@ -7,7 +7,7 @@ mod common;
 use kernels::gpu::{self, Gpu};
 use kernels::KernelCache;
 use solvers::permutation;
-use solvers::qap::gpu::{self as qap_gpu, GpuAlgorithm, GpuParams};
+use solvers::qap::gpu::{self as qap_gpu, GpuAlgorithm, GpuParams, RotsLayout};
 use solvers::qap::{self, two_opt::local_search, Instance};
 use solvers::run::{Budget, RunOptions};
 
@@ -249,12 +249,14 @@ fn rots_block_shared_and_global_kernels_take_the_same_moves() {
         p.iterations = Some(2000);
         // Restarts depend on launch timing; the trajectories alone must agree.
         p.restart_stall = 0;
-        assert_eq!(
-            p.rots_kernel(&inst, optin),
-            qap_gpu::RotsKernel::Shared {
-                symmetric: !name.starts_with("bur") && !name.starts_with("lipa"),
-                narrow
-            },
+        let m16 = qap_gpu::matrices_fit_i16(&inst);
+        assert!(
+            matches!(
+                p.rots_kernel(&inst, optin),
+                qap_gpu::RotsKernel::Shared { symmetric, narrow: nw, m16: m, .. }
+                    if symmetric == (!name.starts_with("bur") && !name.starts_with("lipa"))
+                        && nw == narrow && m == m16
+            ),
             "{name} fits in shared memory"
         );
         let options = RunOptions {
@@ -262,26 +264,215 @@ fn rots_block_shared_and_global_kernels_take_the_same_moves() {
             ..Default::default()
         };
         let fast = qap_gpu::solve(&gpu, &cache, &inst, &p, &options).unwrap();
-        let global = qap_gpu::solve(
-            &gpu,
-            &cache,
-            &inst,
-            &GpuParams {
-                rots_shared: false,
-                ..p.clone()
-            },
-            &options,
-        )
-        .unwrap();
         assert_eq!(inst.cost(&fast.outcome.solution), fast.outcome.objective);
+        // The same search in every other layout: int32 matrices in shared memory, deltas in
+        // shared memory with the rest global (`rots_shared = false` and `global-tabu`), and
+        // everything in global memory (`global`, what n > ~240 runs).
+        let others = [
+            (
+                "shared int32",
+                GpuParams {
+                    narrow_matrices: false,
+                    ..p.clone()
+                },
+            ),
+            (
+                "global-tabu",
+                GpuParams {
+                    rots_shared: false,
+                    ..p.clone()
+                },
+            ),
+            (
+                "global-tabu",
+                GpuParams {
+                    layout: RotsLayout::GlobalTabu,
+                    ..p.clone()
+                },
+            ),
+            (
+                "global",
+                GpuParams {
+                    layout: RotsLayout::Global,
+                    ..p.clone()
+                },
+            ),
+        ];
+        let mut times = vec![("shared", fast.kernel_seconds)];
+        for (layout, other) in others {
+            let run = qap_gpu::solve(&gpu, &cache, &inst, &other, &options).unwrap();
+            assert_eq!(
+                (fast.outcome.objective, &fast.outcome.solution),
+                (run.outcome.objective, &run.outcome.solution),
+                "{name}, {threads} threads: layout {layout} diverged from shared (int16: {m16})"
+            );
+            times.push((layout, run.kernel_seconds));
+        }
+        println!(
+            "{name:8} {threads:4} threads: cost {} in every layout (int16 matrices: {m16}); kernel s {times:?}",
+            fast.outcome.objective
+        );
+    }
+}
+
+/// Sizes past shared memory run in the `global` layout: QAPLIB's largest (tai256c, n = 256)
+/// and generated instances up to n = 512, each answer re-scored on the CPU and no worse than
+/// its start.
+#[test]
+fn rots_block_runs_past_shared_memory_up_to_n_512() {
+    let Some(gpu) = gpu_or_skip("rots_block_runs_past_shared_memory_up_to_n_512") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+    let mut instances = vec![
+        qap::generate(300, 1).unwrap(),
+        qap::generate(512, 2).unwrap(),
+    ];
+    if let Some(data) = common::shared_data("rots_block_runs_past_shared_memory_up_to_n_512") {
+        instances.push(qap::read(&data.join("qaplib/instances/tai256c.dat")).unwrap());
+    }
+    for inst in instances {
+        let p = GpuParams::new(GpuAlgorithm::RotsBlock);
         assert_eq!(
-            (fast.outcome.objective, &fast.outcome.solution),
-            (global.outcome.objective, &global.outcome.solution),
-            "{name}, {threads} threads: the two kernels diverged"
+            p.rots_kernel(&inst, optin).layout(),
+            RotsLayout::Global,
+            "{}",
+            inst.name
+        );
+        let options = RunOptions {
+            seed: 3,
+            budget: Budget::time_limit(std::time::Duration::from_millis(1500)),
+            ..Default::default()
+        };
+        let run = qap_gpu::solve(&gpu, &cache, &inst, &p, &options).unwrap();
+        permutation::check(&run.outcome.solution, inst.n()).unwrap();
+        assert_eq!(inst.cost(&run.outcome.solution), run.outcome.objective);
+        let start = inst.cost(&qap_gpu::start_permutation(inst.n(), 3, 0));
+        assert!(
+            run.outcome.objective < start,
+            "{}: no improvement",
+            inst.name
         );
         println!(
-            "{name:8} {threads:4} threads: cost {} (both kernels); kernel {:.4} s shared, {:.4} s global",
-            fast.outcome.objective, fast.kernel_seconds, global.kernel_seconds
+            "{}: n = {}, layout global, {} blocks x {}, {} iterations per block, cost {} (start {start})",
+            inst.name,
+            inst.n(),
+            run.launch.grid.0,
+            run.launch.block.0,
+            run.outcome.iterations / u64::from(run.launch.grid.0),
+            run.outcome.objective
         );
+    }
+}
+
+/// Every QAPLIB instance (136, up to tai256c) runs with the default `mats solve --backend gpu`
+/// configuration under a short limit, and every answer is re-scored on the CPU and is at least
+/// the best-known value. Needs ../shared/data; the GPU machine's runner recreates it.
+#[test]
+fn rots_block_runs_every_qaplib_instance() {
+    let Some(gpu) = gpu_or_skip("rots_block_runs_every_qaplib_instance") else {
+        return;
+    };
+    let Some(data) = common::shared_data("rots_block_runs_every_qaplib_instance") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+    // name,family,n,bks,... (../shared/data/qaplib/bks.csv)
+    let table = std::fs::read_to_string(data.join("qaplib/bks.csv")).unwrap();
+    let bks: std::collections::HashMap<String, i64> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split(',').collect();
+            Some((cols.first()?.to_string(), cols.get(3)?.parse().ok()?))
+        })
+        .collect();
+    let mut names: Vec<_> = std::fs::read_dir(data.join("qaplib/instances"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "dat"))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 136, "QAPLIB has 136 instances");
+    let mut layouts = std::collections::BTreeMap::new();
+    let mut gaps = Vec::new();
+    for path in &names {
+        let inst = qap::read(path).unwrap();
+        let p = GpuParams::new(GpuAlgorithm::RotsBlock);
+        let options = RunOptions {
+            seed: 1,
+            budget: Budget::time_limit(std::time::Duration::from_millis(150)),
+            ..Default::default()
+        };
+        let run = qap_gpu::solve(&gpu, &cache, &inst, &p, &options)
+            .unwrap_or_else(|e| panic!("{}: {e}", inst.name));
+        permutation::check(&run.outcome.solution, inst.n()).unwrap();
+        let cost = inst.cost(&run.outcome.solution);
+        assert_eq!(
+            cost, run.outcome.objective,
+            "{}: GPU cost differs",
+            inst.name
+        );
+        let layout = p.rots_kernel(&inst, optin).layout();
+        *layouts.entry(layout.name()).or_insert(0) += 1;
+        let best = *bks
+            .get(&inst.name)
+            .unwrap_or_else(|| panic!("{} is not in bks.csv", inst.name));
+        assert!(
+            cost >= best,
+            "{}: {cost} below the best known {best}",
+            inst.name
+        );
+        gaps.push((
+            inst.name.clone(),
+            100.0 * (cost - best) as f64 / best.max(1) as f64,
+        ));
+    }
+    println!("136 QAPLIB instances solved and re-scored; layouts {layouts:?}");
+    let worst = gaps.iter().fold(
+        ("", 0.0f64),
+        |w, (n, g)| if *g > w.1 { (n.as_str(), *g) } else { w },
+    );
+    println!(
+        "gap after 0.15 s: mean {:.3}%, worst {} {:.3}%",
+        gaps.iter().map(|g| g.1).sum::<f64>() / gaps.len() as f64,
+        worst.0,
+        worst.1
+    );
+}
+
+/// The adaptive (breakout) perturbation and path relinking run and their answers re-score on
+/// the CPU. (The schedule is checked against its rule in qap_gpu_host.rs, the relinking walk
+/// against a from-scratch walk in solvers::qap::gpu::relink.)
+#[test]
+fn rots_block_adaptive_perturbation_and_relinking_run() {
+    let Some(gpu) = gpu_or_skip("rots_block_adaptive_perturbation_and_relinking_run") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let inst = load("tai40a");
+    let p = GpuParams {
+        perturbation_max: 0.5,
+        restart_stall: 1,
+        launch_iterations: 2,
+        ..GpuParams::new(GpuAlgorithm::RotsBlock)
+    };
+    let options = RunOptions {
+        seed: 4,
+        budget: Budget::time_limit(std::time::Duration::from_millis(500)),
+        ..Default::default()
+    };
+    for p in [
+        p.clone(),
+        GpuParams {
+            relink: true,
+            ..p.clone()
+        },
+    ] {
+        let run = qap_gpu::solve(&gpu, &cache, &inst, &p, &options).unwrap();
+        permutation::check(&run.outcome.solution, inst.n()).unwrap();
+        assert_eq!(inst.cost(&run.outcome.solution), run.outcome.objective);
     }
 }

@@ -55,7 +55,9 @@ fn rots_block_picks_the_delta_width_the_values_allow() {
         params.rots_kernel(&small, h100),
         RotsKernel::Shared {
             symmetric: true,
-            narrow: true
+            narrow: true,
+            m16: true,
+            min_blocks: 2,
         }
     );
     // 16 (n + 4) top^2 just past 2^31, then past 2^45.
@@ -65,23 +67,153 @@ fn rots_block_picks_the_delta_width_the_values_allow() {
         params.rots_kernel(&wide, h100),
         RotsKernel::Shared {
             symmetric: true,
-            narrow: false
+            narrow: false,
+            m16: true,
+            min_blocks: 2,
         }
     );
     let huge = instance(20, 1 << 20);
     assert!(rots_delta_bound(&huge) >= 1 << 45);
-    assert_eq!(params.rots_kernel(&huge, h100), RotsKernel::Global);
-    // n = 100: the int32 layout is the smaller one, and both fit an H100 but not a 100 KB limit.
-    let narrow = rots_fast_shared_bytes(100, true, true);
-    assert!(narrow < rots_fast_shared_bytes(100, true, false));
+    assert_eq!(
+        params.rots_kernel(&huge, h100),
+        RotsKernel::Global {
+            shared_deltas: true
+        }
+    );
+    // n = 100: the int32 deltas are the smaller layout, int16 matrices smaller still; all fit
+    // an H100 but not a 100 KB limit.
+    let narrow = rots_fast_shared_bytes(100, true, true, false);
+    assert!(narrow < rots_fast_shared_bytes(100, true, false, false));
     assert_eq!(
         narrow,
         4 * 4952 + 16 * 100 + 8 * 100 + 12 * 100 * 100 + 8 * 100
     );
     assert_eq!(
-        params.rots_kernel(&instance(100, 99), 100 * 1024),
-        RotsKernel::Global
+        rots_fast_shared_bytes(100, true, true, true),
+        narrow - 4 * 100 * 100
     );
+    assert_eq!(
+        params.rots_kernel(&instance(100, 99), 100 * 1024),
+        RotsKernel::Global {
+            shared_deltas: true
+        }
+    );
+}
+
+/// The int16 matrices are chosen exactly when every entry of both matrices lies in
+/// -32768..=32767, and refused (int32 kept) for one entry outside; switching them off keeps
+/// int32 too.
+#[test]
+fn rots_block_uses_int16_matrices_only_where_every_entry_fits() {
+    use solvers::qap::gpu::{matrices_fit_i16, GpuParams, RotsKernel};
+    use solvers::qap::Instance;
+    let h100 = 227 * 1024;
+    let n = 30;
+    let with = |a_extreme: i64, b_extreme: i64| {
+        let mut a: Vec<i64> = (0..n * n).map(|k| (k % 13) as i64).collect();
+        let mut b: Vec<i64> = (0..n * n).map(|k| (k % 7) as i64).collect();
+        a[n + 3] = a_extreme;
+        b[2 * n + 5] = b_extreme;
+        Instance::new("edge", n, a, b).unwrap()
+    };
+    let m16 = |inst: &Instance, params: &GpuParams| match params.rots_kernel(inst, h100) {
+        RotsKernel::Shared { m16, .. } => m16,
+        other => panic!("expected the shared-memory kernel, got {other:?}"),
+    };
+    let params = GpuParams::new(GpuAlgorithm::RotsBlock);
+    for (a, b, fits) in [
+        (32767, 1, true),
+        (-32768, 1, true),
+        (1, 32767, true),
+        (32768, 1, false),
+        (1, 32768, false),
+        (-32769, 1, false),
+        (1, -32769, false),
+        (1 << 20, 1, false),
+    ] {
+        let inst = with(a, b);
+        assert_eq!(matrices_fit_i16(&inst), fits, "a = {a}, b = {b}");
+        assert_eq!(m16(&inst, &params), fits, "a = {a}, b = {b}");
+    }
+    let off = GpuParams {
+        narrow_matrices: false,
+        ..params.clone()
+    };
+    assert!(!m16(&with(5, 5), &off));
+    // QAPLIB's tai12b has flows up to 58098: int32.
+    if let Some(data) = common_shared_data() {
+        let tai12b = solvers::qap::read(&data.join("qaplib/instances/tai12b.dat")).unwrap();
+        assert!(!matrices_fit_i16(&tai12b));
+        assert!(!m16(&tai12b, &params));
+    }
+}
+
+fn common_shared_data() -> Option<std::path::PathBuf> {
+    let dir = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data"));
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!("skipped the QAPLIB part: ../shared/data not found beside the repository");
+        None
+    }
+}
+
+/// tai100a (symmetric, entries <= 99) takes the int16 shared layout, which leaves room for two
+/// blocks per SM of an H100 (228 KB per SM, 227 KB opt-in per block); n = 256 and n = 512
+/// fall back to the global layouts, and a forced layout is kept and refused where it does
+/// not fit.
+#[test]
+fn rots_block_layouts_follow_the_size() {
+    use solvers::qap::gpu::{GpuParams, RotsKernel, RotsLayout};
+    let h100 = 227 * 1024;
+    let params = GpuParams::new(GpuAlgorithm::RotsBlock);
+    let tai = |n: usize| solvers::qap::generate(n, 1).unwrap();
+    assert_eq!(
+        params.rots_kernel(&tai(100), h100),
+        RotsKernel::Shared {
+            symmetric: true,
+            narrow: true,
+            m16: true,
+            min_blocks: 2
+        }
+    );
+    // int32 matrices at n = 100 need ~143 KB: one block per SM.
+    let wide = GpuParams {
+        narrow_matrices: false,
+        ..params.clone()
+    };
+    assert!(matches!(
+        wide.rots_kernel(&tai(100), h100),
+        RotsKernel::Shared { min_blocks: 1, .. }
+    ));
+    assert_eq!(
+        params.rots_kernel(&tai(200), h100).layout(),
+        RotsLayout::GlobalTabu
+    );
+    for n in [256, 300, 512] {
+        let kernel = params.rots_kernel(&tai(n), h100);
+        assert_eq!(kernel.layout(), RotsLayout::Global, "n = {n}");
+        assert_eq!(kernel.shared_bytes(n), 40 * n);
+        let variant = params.variant_for(&tai(n), kernels::Arch::SM90, h100);
+        assert_eq!(
+            variant.defines.get("QAP_DELTA_GLOBAL").map(String::as_str),
+            Some("1"),
+            "n = {n}"
+        );
+    }
+    let forced = GpuParams {
+        layout: RotsLayout::GlobalTabu,
+        ..params.clone()
+    };
+    assert_eq!(
+        forced.rots_kernel(&tai(20), h100).layout(),
+        RotsLayout::GlobalTabu
+    );
+    // The `layout` text of a space point reaches the parameters; unknown names are refused.
+    assert_eq!(RotsLayout::from_name("global").unwrap(), RotsLayout::Global);
+    assert!(RotsLayout::from_name("texture")
+        .unwrap_err()
+        .contains("global-tabu"));
 }
 
 /// A rots-block run rebases its int32 iteration counters before they pass 2^29, however the
@@ -105,4 +237,151 @@ fn rots_block_rebases_counters_before_they_overflow() {
     }
     assert!(peak <= LIMIT && LIMIT < i32::MAX as u64 / 2);
     assert_eq!(rebases, 2);
+}
+
+/// The default block count: one per SM in the shared layout (deeper trajectories), all
+/// resident blocks with the global layouts; never 0, never past the grid limit.
+#[test]
+fn rots_block_default_blocks() {
+    use solvers::qap::gpu::{rots_default_blocks, RotsKernel};
+    let shared = RotsKernel::Shared {
+        symmetric: true,
+        narrow: true,
+        m16: true,
+        min_blocks: 2,
+    };
+    let global = RotsKernel::Global {
+        shared_deltas: false,
+    };
+    assert_eq!(rots_default_blocks(132, 2, shared), 132);
+    assert_eq!(rots_default_blocks(132, 3, global), 396);
+    assert_eq!(rots_default_blocks(132, 0, global), 132);
+    assert_eq!(rots_default_blocks(0, 0, global), 1);
+    assert_eq!(rots_default_blocks(100_000, 4, global), 65535);
+}
+
+/// The adaptive perturbation schedule against its rule written out (Benlic and Hao's
+/// breakout local search): back to the minimum after an improvement, one swap more after a
+/// restart without one, capped at the maximum; off (max <= min) it is the fixed strength.
+#[test]
+fn adaptive_perturbation_follows_the_breakout_rule() {
+    use solvers::qap::gpu::next_perturbation;
+    let (min, max) = (25, 28);
+    // improved flags of successive restarts of one block, and the swaps each must use.
+    let improved = [true, false, false, false, false, false, true, false];
+    let expected = [25, 26, 27, 28, 28, 28, 25, 26];
+    let mut last = min;
+    for (k, (&imp, &want)) in improved.iter().zip(&expected).enumerate() {
+        last = next_perturbation(last, imp, min, max);
+        assert_eq!(last, want, "restart {k}");
+    }
+    for imp in [true, false] {
+        assert_eq!(next_perturbation(25, imp, 25, 0), 25);
+        assert_eq!(next_perturbation(25, imp, 25, 25), 25);
+    }
+    // A strength below the minimum (a changed minimum) restarts from it.
+    assert_eq!(next_perturbation(3, false, 25, 40), 25);
+}
+
+/// `check` against an H100's limits without a GPU: tai256c-sized instances run by default
+/// (the `global` layout), a forced layout that does not fit is refused naming it, and n past
+/// 512 is refused naming the limit.
+#[test]
+fn rots_block_check_accepts_n_256_to_512_and_names_a_layout_that_does_not_fit() {
+    use solvers::qap::gpu::{GpuParams, RotsLayout};
+    let h100 = kernels::gpu::DeviceInfo {
+        ordinal: 0,
+        name: "H100".into(),
+        arch: kernels::Arch::SM90,
+        sm_count: 132,
+        total_memory_bytes: 80 << 30,
+        max_threads_per_block: 1024,
+        max_shared_bytes_per_block: 48 * 1024,
+        max_shared_bytes_per_block_optin: 232_448,
+        clock_khz: 1_980_000,
+    };
+    let params = GpuParams::new(GpuAlgorithm::RotsBlock);
+    for n in [256, 512] {
+        let inst = solvers::qap::generate(n, 1).unwrap();
+        params.check(&inst, &h100).unwrap();
+    }
+    let inst = solvers::qap::generate(256, 1).unwrap();
+    let e = GpuParams {
+        layout: RotsLayout::GlobalTabu,
+        ..params.clone()
+    }
+    .check(&inst, &h100)
+    .unwrap_err();
+    assert!(
+        e.contains("271360") && e.contains("`global-tabu`") && e.contains("--layout global"),
+        "{e}"
+    );
+    let e = GpuParams {
+        layout: RotsLayout::Shared,
+        ..params.clone()
+    }
+    .check(&inst, &h100)
+    .unwrap_err();
+    assert!(e.contains("layout `shared`"), "{e}");
+    let e = params
+        .check(&solvers::qap::generate(513, 1).unwrap(), &h100)
+        .unwrap_err();
+    assert!(e.contains("n <= 512"), "{e}");
+    // The thread-per-solution variants keep their n <= 256.
+    let e = GpuParams::new(GpuAlgorithm::TwoOpt)
+        .check(&solvers::qap::generate(300, 1).unwrap(), &h100)
+        .unwrap_err();
+    assert!(e.contains("n <= 256"), "{e}");
+}
+
+/// The variants the layouts choose compile with NVRTC (no GPU needed; skipped without NVRTC
+/// unless MATS_REQUIRE_NVRTC=1): int16 matrices with two blocks per SM at n = 100 within 64
+/// registers and no spills (what two resident blocks of 512 threads need), an asymmetric
+/// int16 one, and the `global` layout at n = 256 and 512, which leaves the shared-memory
+/// kernel out.
+#[test]
+fn rots_block_layout_variants_compile() {
+    use solvers::qap::gpu::{GpuParams, RotsKernel};
+    if !kernels::nvrtc::available() {
+        if std::env::var("MATS_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+            panic!("MATS_REQUIRE_NVRTC=1 but NVRTC cannot be loaded");
+        }
+        println!("rots_block_layout_variants_compile: skipped: NVRTC not available");
+        return;
+    }
+    let h100 = 232_448;
+    let params = GpuParams::new(GpuAlgorithm::RotsBlock);
+    let n = 26;
+    let a: Vec<i64> = (0..n * n).map(|k| ((k * 31) % 50) as i64).collect();
+    let b: Vec<i64> = (0..n * n).map(|k| ((k * 17) % 40) as i64).collect();
+    let asym = solvers::qap::Instance::new("asym", n, a, b).unwrap();
+    let cases = [
+        (
+            solvers::qap::generate(100, 1).unwrap(),
+            "qap_rots_block_fast",
+        ),
+        (asym, "qap_rots_block_fast"),
+        (solvers::qap::generate(256, 1).unwrap(), "qap_rots_block"),
+        (solvers::qap::generate(512, 1).unwrap(), "qap_rots_block"),
+    ];
+    for (inst, entry) in cases {
+        let kernel = params.rots_kernel(&inst, h100);
+        let variant = params.variant_for(&inst, kernels::Arch::SM90, h100);
+        let compiled = kernels::nvrtc::compile(&variant).unwrap_or_else(|e| panic!("{e}"));
+        let r = compiled
+            .resources_of(entry)
+            .unwrap_or_else(|| panic!("n = {}: no {entry} in\n{}", inst.n(), compiled.log));
+        println!(
+            "n = {:3} {kernel:?}: {entry} {} registers, {} B spilled",
+            inst.n(),
+            r.registers,
+            r.spill_store_bytes
+        );
+        if let RotsKernel::Shared { min_blocks: 2, .. } = kernel {
+            assert!(r.registers <= 64 && r.spill_store_bytes == 0, "{r:?}");
+        }
+        if entry == "qap_rots_block" {
+            assert!(compiled.resources_of("qap_rots_block_fast").is_none());
+        }
+    }
 }

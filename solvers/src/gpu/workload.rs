@@ -84,6 +84,11 @@ pub struct GpuRun {
     pub launch: Launch,
     /// The main kernel's entry point (to pick its line of `resources`).
     pub entry: String,
+    /// Where the working set lives, for variants that choose (QAP rots-block: `shared`,
+    /// `global-tabu`, `global`), and the matrices' width there (`int16`/`int32`).
+    pub layout: Option<String>,
+    /// Resident blocks per SM of the main kernel at its launch (the occupancy API).
+    pub blocks_per_sm: Option<u32>,
 }
 
 /// A configuration compiled, loaded and given its instance: what repeated runs share.

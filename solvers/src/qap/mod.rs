@@ -4,6 +4,7 @@
 
 pub mod delta;
 pub mod features;
+pub mod generate;
 pub mod gpu;
 mod instance;
 pub mod solution;
@@ -11,6 +12,7 @@ pub mod tabu;
 pub mod two_opt;
 
 pub use features::{Class, Features, Level};
+pub use generate::{generate, to_dat_text};
 pub use instance::{looks_like_qap, parse, read, Instance, MAX_N};
 pub use solution::{parse_solution, read_solution, Convention, RawSolution, Solution};
 pub use tabu::{robust_tabu, RotsParams};

@@ -258,6 +258,20 @@ pub struct BenchQapArgs {
         default_value = "../shared/data/qaplib/instances"
     )]
     pub qaplib: PathBuf,
+    /// Compare rots-block (default configuration) with the CPU Ro-TS on all cores at equal
+    /// wall time on these QAPLIB instances (names in --qaplib, or .dat paths): gap mean ± sd
+    /// over --seeds seeds of --seconds each.
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub compare: Vec<String>,
+    /// --compare: seeds 1..=K (1..=100).
+    #[arg(long, default_value_t = 5, value_name = "K")]
+    pub seeds: u64,
+    /// --compare: wall seconds per run (0.1..=3600).
+    #[arg(long, default_value_t = 10.0, value_name = "S")]
+    pub seconds: f64,
+    /// --compare: skip the throughput and configuration tables.
+    #[arg(long)]
+    pub compare_only: bool,
     /// Write the full results as JSON to this file as well.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -463,6 +477,20 @@ pub struct SolveArgs {
     /// (default 0.25).
     #[arg(long, value_name = "F")]
     pub perturbation: Option<f64>,
+    /// GPU rots-block: adaptive (breakout) perturbation: a block that restarts without having
+    /// improved since its last restart takes one swap more each time, up to this factor of n
+    /// (default 0: fixed at --perturbation).
+    #[arg(long, value_name = "F")]
+    pub perturbation_max: Option<f64>,
+    /// GPU rots-block: restart a stalled block from the best point on the swap path from its
+    /// best toward the best block's best (path relinking) instead of random swaps.
+    #[arg(long)]
+    pub relink: bool,
+    /// GPU rots-block: where a block keeps its working set: `auto` (default: the fastest that
+    /// fits), `shared` (all in shared memory), `global-tabu` (deltas in shared memory, tabu
+    /// and matrices in global), `global` (deltas too in global memory; any n <= 512).
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<String>,
     /// GPU rots-block: tabu tenure range as factors of n, MIN,MAX (default 0.4,0.8).
     #[arg(long, value_name = "MIN,MAX", value_delimiter = ',')]
     pub tenure_range: Option<Vec<f64>>,
@@ -578,6 +606,22 @@ pub enum GenerateCommand {
     Pfsp(GeneratePfspArgs),
     /// A synthetic HW/SW partitioning task graph (Hou et al., after Arato et al.).
     Hwsw(GenerateHwswArgs),
+    /// A Taillard-style QAP instance (flows and distances uniform in 0..=99, symmetric, like
+    /// tai*a) in QAPLIB's .dat format; the same seed gives the same instance.
+    Qap(GenerateQapArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateQapArgs {
+    /// Instance size n (2..=4096; the GPU solves up to 512).
+    #[arg(long, value_name = "N")]
+    pub n: usize,
+    /// Random seed.
+    #[arg(long, value_name = "S")]
+    pub seed: u64,
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

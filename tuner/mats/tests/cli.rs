@@ -316,6 +316,62 @@ fn generate_rejects_bad_arguments() {
     assert!(e.contains("--seed"), "{e}");
 }
 
+// ---- QAP generator ----
+
+#[test]
+fn generate_qap_is_deterministic_per_seed_and_solvable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    for (file, seed) in [("a.dat", "7"), ("b.dat", "7"), ("c.dat", "8")] {
+        let out = mats(&[
+            "instance",
+            "generate",
+            "qap",
+            "--n",
+            "30",
+            "--seed",
+            seed,
+            "-o",
+            path(file).to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = |f: &str| std::fs::read_to_string(path(f)).unwrap();
+    assert_eq!(text("a.dat"), text("b.dat"));
+    assert_ne!(text("a.dat"), text("c.dat"));
+    let generated = solvers::qap::read(&path("a.dat")).unwrap();
+    let direct = solvers::qap::generate(30, 7).unwrap();
+    assert_eq!(generated.a_matrix(), direct.a_matrix());
+    assert_eq!(generated.b_matrix(), direct.b_matrix());
+    let r = json(&[
+        "solve",
+        path("a.dat").to_str().unwrap(),
+        "--json",
+        "--iterations",
+        "200",
+    ]);
+    assert_eq!(r["family"], "qap");
+    assert_eq!(
+        generated.cost(&solution_of(&r)),
+        r["objective"].as_i64().unwrap()
+    );
+    let e = error_of(&["instance", "generate", "qap", "--n", "1", "--seed", "1"]);
+    assert!(e.contains("--n"), "{e}");
+}
+
+#[test]
+fn qap_layout_flag_is_checked_before_any_gpu_is_needed() {
+    let file = data("qap/tai12a.dat");
+    let e = error_of(&["solve", &file, "--backend", "gpu", "--layout", "texture"]);
+    assert!(e.contains("--layout") && e.contains("global-tabu"), "{e}");
+    let e = error_of(&["solve", &file, "--layout", "global"]);
+    assert!(e.contains("--backend gpu"), "{e}");
+}
+
 // ---- TSP and HW/SW partitioning ----
 
 #[test]

@@ -361,6 +361,8 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             entry: crate::gpu::workload::PreparedRun::kernel(self)
                 .entry()
                 .to_string(),
+            layout: None,
+            blocks_per_sm: None,
         })
     }
 

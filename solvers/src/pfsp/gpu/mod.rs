@@ -405,6 +405,8 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             attributes: run.attributes,
             launch: run.launch,
             entry: self.kernel.entry().to_string(),
+            layout: None,
+            blocks_per_sm: None,
         })
     }
 

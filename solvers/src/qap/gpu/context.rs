@@ -25,6 +25,8 @@ pub(super) struct RunContext<'a> {
     /// Time-to-target runs stop once the best cost reaches it.
     pub(super) target: Option<crate::run::Target>,
     pub(super) clock: KernelClock,
+    /// The instance on the host, where a restart needs it (`relink`).
+    pub(super) inst: Option<&'a crate::qap::Instance>,
 }
 
 impl RunContext<'_> {

@@ -12,7 +12,7 @@
 //! | `2opt-shared` | thread per solution, matrices in shared memory | as `2opt`; needs 8 n^2 bytes of shared memory per block (n <= 170 on H100) |
 //! | `2opt-dyn` | parent thread per solution, child grid per scan | as `2opt`, plus child threads 32..1024 (chunks per neighbourhood) |
 //! | `tabu` | thread per solution | as `2opt`, tenure 1..n (default n/4), iterations (default 100 n) |
-//! | `rots-block` | block per solution | solutions = blocks 1..65535 (default 132), threads per block 32..1024 (default 512), iterations per solution (default 1000 n), tenure factors (0.4, 0.8), aspiration factor (0 = off, the default), at most 10 n iterations per launch (0 = ~0.1 s), restart after 5 launches without improvement (0 = never) from the block's own best with 0.25 n random swaps; kernel `qap_rots_block_fast` (all state in shared memory, symmetric specialisation, int32 deltas where 16 (n + 4) max|a| max|b| < 2^31) where w P + 16 h n + 2 w h n + 4 m n^2 + 8 n bytes (w = 4 or 8 per delta; h, m = 1, 3 symmetric, else 2, 5) fit, each thread owns <= 32 pairs and deltas stay below 2^45, else `qap_rots_block` (tabu matrix in global memory); `rots_shared = false` forces the latter |
+//! | `rots-block` | block per solution | solutions = blocks 1..65535 (default 0: one per SM in the `shared` layout, SMs x resident blocks in the global ones), threads per block 32..1024 (default 512), n <= 512, iterations per solution (default 1000 n), tenure factors (0.4, 0.8), aspiration factor (0 = off, the default), at most 10 n iterations per launch (0 = ~0.1 s), restart after 5 launches without improvement (0 = never) from the block's own best with 0.25 n random swaps; `layout` ([`RotsLayout`], default auto = the first that fits): `shared` = kernel `qap_rots_block_fast` (all state in shared memory, symmetric specialisation, int32 deltas where 16 (n + 4) max|a| max|b| < 2^31, int16 matrices where every entry fits) where w P + 16 h n + 2 w h n + 4 n^2 + e (m - 1) n^2 + 8 n bytes (w = 4 or 8 per delta; h, m = 1, 3 symmetric, else 2, 5; e = 2 or 4 per matrix entry) fit, each thread owns <= 32 pairs and deltas stay below 2^45; `global-tabu` = `qap_rots_block` (deltas in shared memory, 8 n(n-1)/2 + 40 n bytes; tabu matrix and matrices in global memory); `global` = `qap_rots_block` with the deltas in global memory too (40 n bytes; any n); `rots_shared = false` skips `shared` |
 //!
 //! A time limit repeats launches: new starts for the thread-per-solution variants (the best of
 //! all rounds is kept), continued trajectories for `rots-block`.
@@ -27,14 +27,16 @@ use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 use super::Instance;
 use crate::gpu::workload::{CompileTarget, PointValues};
 
+pub mod compare;
 mod context;
+pub mod relink;
 mod rots_block;
 mod two_opt;
 
 use crate::run::{Outcome, RunOptions};
 use context::RunContext;
 use rots_block::rots_block;
-pub use rots_block::{needs_rebase, ROTS_REBASE_ITERATIONS};
+pub use rots_block::{needs_rebase, next_perturbation, ROTS_REBASE_ITERATIONS};
 use two_opt::{dynamic, thread_per_solution};
 
 /// The GPU variants; serialized by name (`"rots-block"`).
@@ -135,6 +137,19 @@ pub struct GpuParams {
     pub restart_stall: u32,
     /// `rots-block`: random swaps applied to that copy, as a factor of n.
     pub perturbation: f64,
+    /// `rots-block`: breakout-style adaptive perturbation: a block that restarts without
+    /// having improved since its last restart takes one swap more each time, up to this
+    /// factor of n ([`next_perturbation`]); 0 (or <= `perturbation`) keeps the strength fixed,
+    /// the default. A space dimension (`perturbation_max`); not yet measured on the GPU.
+    #[serde(default)]
+    pub perturbation_max: f64,
+    /// `rots-block`: restart a stalled block from the best permutation on the swap path from
+    /// its own best toward the best block's best, at least `perturbation` n swaps from both
+    /// ([`relink::relink`]; path relinking between blocks), where the path is long enough;
+    /// else (and when off, the default) from its own best with random swaps. A space
+    /// dimension (`relink`, 0/1); not yet measured on the GPU.
+    #[serde(default)]
+    pub relink: bool,
     /// `rots-block`: at most this many iterations per launch, as a factor of n (0 = no cap;
     /// launches otherwise last ~0.1 s). The restart test runs between launches, so this sets
     /// how long a block may stagnate (`restart_stall` launches) in iterations rather than time.
@@ -143,30 +158,182 @@ pub struct GpuParams {
     /// fits; `false` forces the kernel that keeps the tabu matrix and the matrices in global
     /// memory (the same search, slower; tests compare the two).
     pub rots_shared: bool,
+    /// `rots-block`: where the block's working set lives ([`RotsLayout`]); `Auto` takes the
+    /// fastest that fits the instance and the device. A space dimension (`layout`).
+    #[serde(default)]
+    pub layout: RotsLayout,
+    /// `rots-block`: keep the matrices in int16 in shared memory where every entry fits
+    /// (checked per instance; `false` keeps int32).
+    #[serde(default = "yes")]
+    pub narrow_matrices: bool,
     /// Extra NVRTC/ptxas flags (e.g. `-maxrregcount=32`, `--ptxas-options=-O2`).
     pub flags: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Where a rots-block block keeps its working set (`--layout`, the space's `layout`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum RotsLayout {
+    /// The fastest layout that fits: `shared`, else `global-tabu`, else `global`.
+    #[default]
+    Auto,
+    /// `qap_rots_block_fast`: deltas, tabu matrix, A and B (in solution order) in shared memory.
+    Shared,
+    /// `qap_rots_block`: deltas in shared memory; tabu matrix and matrices in global memory.
+    GlobalTabu,
+    /// `qap_rots_block` with `QAP_DELTA_GLOBAL`: only the permutations and update terms in
+    /// shared memory (40 n bytes); deltas, tabu matrix and matrices in global memory (L2).
+    Global,
+}
+
+impl RotsLayout {
+    pub const ALL: [RotsLayout; 4] = [
+        RotsLayout::Auto,
+        RotsLayout::Shared,
+        RotsLayout::GlobalTabu,
+        RotsLayout::Global,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RotsLayout::Auto => "auto",
+            RotsLayout::Shared => "shared",
+            RotsLayout::GlobalTabu => "global-tabu",
+            RotsLayout::Global => "global",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<RotsLayout, String> {
+        RotsLayout::ALL
+            .into_iter()
+            .find(|l| l.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown rots-block layout {name:?}; known: auto, shared, global-tabu, global"
+                )
+            })
+    }
 }
 
 /// Which rots-block kernel runs and how it is specialised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RotsKernel {
-    /// `qap_rots_block`: delta matrix in shared memory, the rest in global memory.
-    Global,
+    /// `qap_rots_block`: tabu matrix and matrices in global memory; the delta matrix in
+    /// shared memory (`shared_deltas`, layout `global-tabu`) or in global memory (`global`).
+    Global { shared_deltas: bool },
     /// `qap_rots_block_fast`: everything in shared memory; `symmetric` (both matrices) halves
-    /// the delta work and the matrices stored; `narrow` keeps deltas in int32.
-    Shared { symmetric: bool, narrow: bool },
+    /// the delta work and the matrices stored; `narrow` keeps deltas in int32; `m16` the
+    /// matrices in int16; `min_blocks` resident blocks per SM the shared memory allows (1 or
+    /// 2), which bounds the registers.
+    Shared {
+        symmetric: bool,
+        narrow: bool,
+        m16: bool,
+        min_blocks: u32,
+    },
+}
+
+impl RotsKernel {
+    /// The layout's name, as `--json` and the log report it.
+    pub fn layout(self) -> RotsLayout {
+        match self {
+            RotsKernel::Shared { .. } => RotsLayout::Shared,
+            RotsKernel::Global {
+                shared_deltas: true,
+            } => RotsLayout::GlobalTabu,
+            RotsKernel::Global {
+                shared_deltas: false,
+            } => RotsLayout::Global,
+        }
+    }
+
+    /// Dynamic shared memory per block of this kernel at size n.
+    pub fn shared_bytes(self, n: usize) -> usize {
+        match self {
+            RotsKernel::Global { shared_deltas } => {
+                let deltas = if shared_deltas {
+                    8 * (n * (n - 1) / 2)
+                } else {
+                    0
+                };
+                deltas + 40 * n
+            }
+            RotsKernel::Shared {
+                symmetric,
+                narrow,
+                m16,
+                ..
+            } => rots_fast_shared_bytes(n, symmetric, narrow, m16),
+        }
+    }
 }
 
 /// Shared memory of `qap_rots_block_fast` (mirrors the layout in kernels/qap/rots-block.cu).
-pub fn rots_fast_shared_bytes(n: usize, symmetric: bool, narrow: bool) -> usize {
+pub fn rots_fast_shared_bytes(n: usize, symmetric: bool, narrow: bool, m16: bool) -> usize {
     let pairs = n * (n - 1) / 2;
-    let (halves, matrices) = if symmetric { (1, 3) } else { (2, 5) };
+    let (halves, matrices) = if symmetric { (1, 2) } else { (2, 4) };
     let (width, padded) = if narrow {
         (4, pairs.next_multiple_of(4))
     } else {
         (8, pairs.next_multiple_of(2))
     };
-    width * padded + 16 * halves * n + 2 * width * halves * n + 4 * matrices * n * n + 8 * n
+    let entry = if m16 { 2 } else { 4 };
+    width * padded
+        + 16 * halves * n
+        + 2 * width * halves * n
+        + 4 * n * n
+        + entry * matrices * n * n
+        + 8 * n
+}
+
+/// The blocks rots-block launches when `solutions` is 0 (the default): one per SM where the
+/// whole search lives in shared memory, and every block that is resident at once (the
+/// occupancy API's `resident_per_sm`) with the global layouts.
+///
+/// Why not fill the SMs in the shared layout too: two blocks per SM (int16 matrices at
+/// n <= ~100) do 21% more iterations in all, but each trajectory gets 39% fewer, and at 10 s
+/// depth wins. Measured on the H100, tai100a, 10 s: 132 blocks 0.395/0.430% (seeds 1/2)
+/// against 264 blocks 0.518/0.456% (docs/qap-gpu.md). The global layouts wait on L2, so
+/// their extra resident blocks hide latency instead (tai256c: 3 per SM, 0.098% at 60 s).
+pub fn rots_default_blocks(sm_count: u32, resident_per_sm: u32, kernel: RotsKernel) -> u32 {
+    let per_sm = match kernel {
+        RotsKernel::Shared { .. } => 1,
+        RotsKernel::Global { .. } => resident_per_sm.max(1),
+    };
+    (sm_count.max(1) * per_sm).clamp(1, 65535)
+}
+
+/// Whether every entry of both matrices fits in int16 (the `QAP_M16` path).
+pub fn matrices_fit_i16(inst: &Instance) -> bool {
+    let fits = |m: &[i64]| m.iter().all(|&x| i16::try_from(x).is_ok());
+    fits(inst.a_matrix()) && fits(inst.b_matrix())
+}
+
+/// An upper bound on `qap_rots_block_fast`'s static shared memory (warp minima and costs:
+/// 288 bytes on sm_90), which the opt-in limit counts beside the dynamic part.
+const ROTS_STATIC_SHARED: usize = 1024;
+
+/// Shared memory the driver reserves per resident block (1 KiB on sm_80 and later).
+const DRIVER_SHARED_PER_BLOCK: usize = 1024;
+
+/// Resident blocks of `qap_rots_block_fast` an SM's shared memory allows (1 or 2). An SM has
+/// the opt-in per-block limit plus one driver reserve (sm_90: 228 KB = 227 KB opt-in + 1 KB;
+/// sm_80: 164 KB = 163 + 1), and every resident block takes its static and dynamic part and a
+/// reserve. The kernel is compiled for that many (`__launch_bounds__`), which caps registers.
+pub fn rots_blocks_by_shared(dynamic: usize, threads: u32, optin_shared: usize) -> u32 {
+    let per_sm = optin_shared + DRIVER_SHARED_PER_BLOCK;
+    let per_block = dynamic + ROTS_STATIC_SHARED + DRIVER_SHARED_PER_BLOCK;
+    if 2 * per_block <= per_sm && 2 * threads <= 2048 {
+        2
+    } else {
+        1
+    }
 }
 
 /// A bound on every delta and partial sum `qap_rots_block_fast` forms: each term of a swap
@@ -183,13 +350,14 @@ fn symmetric(m: &[i64], n: usize) -> bool {
 
 impl GpuParams {
     /// Defaults that keep an H100 busy: 16384 solutions (the top of the paper's range) in
-    /// blocks of 128 threads, or for `rots-block` 132 blocks (one per SM: at n = 100 the
-    /// shared-memory kernel takes 165 KB per block) of 512 threads.
+    /// blocks of 128 threads, or for `rots-block` blocks of 512 threads, `solutions` 0: one
+    /// per SM in the shared layout, as many as are resident in the global ones
+    /// ([`rots_default_blocks`]; 132 for tai100a, 396 for tai256c on an H100).
     pub fn new(algorithm: GpuAlgorithm) -> GpuParams {
         let rots = algorithm == GpuAlgorithm::RotsBlock;
         GpuParams {
             algorithm,
-            solutions: if rots { 132 } else { 16384 },
+            solutions: if rots { 0 } else { 16384 },
             threads_per_block: if rots { 512 } else { 128 },
             iterations: None,
             tenure: None,
@@ -199,7 +367,11 @@ impl GpuParams {
             aspiration_factor: 0.0,
             restart_stall: 5,
             perturbation: 0.25,
+            perturbation_max: 0.0,
+            relink: false,
             rots_shared: true,
+            layout: RotsLayout::Auto,
+            narrow_matrices: true,
             launch_iterations: 10,
             flags: Vec::new(),
         }
@@ -209,26 +381,61 @@ impl GpuParams {
     /// block: the shared-memory one where its layout fits, each thread owns at most 32 pairs
     /// (kept in registers), n <= 256 (a pair packs into 16 bits) and deltas stay below 2^45
     /// (a move packs into one 64-bit key); int32 deltas where they provably fit.
+    ///
+    /// A forced layout (`layout` other than `Auto`) is returned even where it does not fit:
+    /// `check` then refuses it with the bytes it needs.
     pub fn rots_kernel(&self, inst: &Instance, optin_shared: usize) -> RotsKernel {
         let n = inst.n();
         let sym = symmetric(inst.a_matrix(), n) && symmetric(inst.b_matrix(), n);
-        let per_thread = (n * (n - 1) / 2).div_ceil(self.threads_per_block.max(1) as usize);
         let bound = rots_delta_bound(inst);
         let narrow = bound < 1 << 31;
-        // 1 KiB of static shared memory (warp minima, costs) beside the dynamic part.
-        if self.rots_shared
-            && n <= 256
-            && per_thread <= 32
-            && bound < 1 << 45
-            && rots_fast_shared_bytes(n, sym, narrow) + 1024 <= optin_shared
-        {
-            RotsKernel::Shared {
-                symmetric: sym,
-                narrow,
+        let m16 = self.narrow_matrices && matrices_fit_i16(inst);
+        let dynamic = rots_fast_shared_bytes(n, sym, narrow, m16);
+        let shared = RotsKernel::Shared {
+            symmetric: sym,
+            narrow,
+            m16,
+            min_blocks: rots_blocks_by_shared(dynamic, self.threads_per_block, optin_shared),
+        };
+        let tabu = RotsKernel::Global {
+            shared_deltas: true,
+        };
+        match self.layout {
+            RotsLayout::Shared => shared,
+            RotsLayout::GlobalTabu => tabu,
+            RotsLayout::Global => RotsKernel::Global {
+                shared_deltas: false,
+            },
+            RotsLayout::Auto if self.rots_shared && self.fast_possible(inst) => {
+                if dynamic + ROTS_STATIC_SHARED <= optin_shared {
+                    return shared;
+                }
+                self.auto_global(n, optin_shared)
             }
-        } else {
-            RotsKernel::Global
+            RotsLayout::Auto => self.auto_global(n, optin_shared),
         }
+    }
+
+    fn auto_global(&self, n: usize, optin_shared: usize) -> RotsKernel {
+        let tabu = RotsKernel::Global {
+            shared_deltas: true,
+        };
+        if tabu.shared_bytes(n) + 1024 <= optin_shared {
+            tabu
+        } else {
+            RotsKernel::Global {
+                shared_deltas: false,
+            }
+        }
+    }
+
+    /// What `qap_rots_block_fast` needs besides shared memory: each thread owns at most 32
+    /// pairs (kept in registers), n <= 256 (a pair packs into 16 bits) and deltas below 2^45
+    /// (a move packs into one 64-bit key).
+    fn fast_possible(&self, inst: &Instance) -> bool {
+        let n = inst.n();
+        let per_thread = (n * (n - 1) / 2).div_ceil(self.threads_per_block.max(1) as usize);
+        n <= 256 && per_thread <= 32 && rots_delta_bound(inst) < 1 << 45
     }
 
     /// The variant for an architecture and its opt-in shared memory per block, without a
@@ -245,11 +452,32 @@ impl GpuParams {
             v = v.define("DYN_CHILD_THREADS", self.child_threads);
         }
         if self.algorithm == GpuAlgorithm::RotsBlock {
-            if let RotsKernel::Shared { symmetric, narrow } = self.rots_kernel(inst, optin_shared) {
-                v = v
-                    .define("ROTS_THREADS", self.threads_per_block)
-                    .define("QAP_SYM", u32::from(symmetric))
-                    .define("QAP_DELTA32", u32::from(narrow));
+            match self.rots_kernel(inst, optin_shared) {
+                RotsKernel::Shared {
+                    symmetric,
+                    narrow,
+                    m16,
+                    min_blocks,
+                } => {
+                    v = v
+                        .define("ROTS_THREADS", self.threads_per_block)
+                        .define("QAP_SYM", u32::from(symmetric))
+                        .define("QAP_DELTA32", u32::from(narrow));
+                    // Defined only where they differ from the kernel's defaults, so the
+                    // variants (and cache keys) of earlier configurations stay as they were.
+                    if m16 {
+                        v = v.define("QAP_M16", 1);
+                    }
+                    if min_blocks > 1 {
+                        v = v.define("ROTS_MIN_BLOCKS", min_blocks);
+                    }
+                }
+                RotsKernel::Global {
+                    shared_deltas: false,
+                } => v = v.define("QAP_DELTA_GLOBAL", 1),
+                RotsKernel::Global {
+                    shared_deltas: true,
+                } => {}
             }
         }
         self.flags.iter().fold(v, |v, f| v.flag(f))
@@ -263,9 +491,13 @@ impl GpuParams {
         if n < 2 {
             return Err(format!("{name} needs n >= 2 (n = {n})"));
         }
-        if n > 256 {
+        if self.algorithm == GpuAlgorithm::RotsBlock {
+            if n > 512 {
+                return Err(format!("{name} supports n <= 512, got n = {n}"));
+            }
+        } else if n > 256 {
             return Err(format!(
-                "{name} supports n <= 256 (the largest QAPLIB size), got n = {n}"
+                "{name} supports n <= 256 (the largest QAPLIB size), got n = {n}; rots-block takes up to 512"
             ));
         }
         let t = self.threads_per_block;
@@ -287,17 +519,33 @@ impl GpuParams {
                     self.solutions
                 ));
             }
-        } else if self.solutions == 0 || self.solutions > 65535 {
+        } else if self.solutions > 65535 {
             return Err(format!(
-                "rots-block solutions (blocks) must be in 1..=65535, got {}",
+                "rots-block solutions (blocks) must be in 1..=65535 (or 0: SMs x resident blocks), got {}",
                 self.solutions
             ));
+        }
+        if self.algorithm == GpuAlgorithm::RotsBlock {
+            let kernel = self.rots_kernel(inst, device.max_shared_bytes_per_block_optin as usize);
+            if matches!(kernel, RotsKernel::Shared { .. }) && !self.fast_possible(inst) {
+                return Err(format!(
+                    "rots-block layout `shared` needs n <= 256, at most 32 pairs per thread and deltas below 2^45 (n = {n}, {} threads)",
+                    self.threads_per_block
+                ));
+            }
         }
         let optin = device.max_shared_bytes_per_block_optin as usize;
         let shared = self.shared_bytes(inst, optin);
         if shared > optin {
+            let layout = match self.algorithm {
+                GpuAlgorithm::RotsBlock => format!(
+                    " in layout `{}` (`--layout global` keeps the deltas in global memory)",
+                    self.rots_kernel(inst, optin).layout().name()
+                ),
+                _ => String::new(),
+            };
             return Err(format!(
-                "{name} needs {shared} bytes of shared memory per block for n = {n}, but {} offers {optin}",
+                "{name} needs {shared} bytes of shared memory per block for n = {n}{layout}, but {} offers {optin}",
                 device.name
             ));
         }
@@ -333,6 +581,15 @@ impl GpuParams {
                 self.perturbation
             ));
         }
+        if !(self.perturbation_max.is_finite()
+            && self.perturbation_max >= 0.0
+            && self.perturbation_max <= 1.0)
+        {
+            return Err(format!(
+                "perturbation_max must be in 0..=1 (a factor of n; 0 = fixed perturbation), got {}",
+                self.perturbation_max
+            ));
+        }
         if !(self.tenure_min_factor.is_finite()
             && self.tenure_max_factor.is_finite()
             && self.tenure_min_factor > 0.0
@@ -359,12 +616,7 @@ impl GpuParams {
         let n = inst.n();
         match self.algorithm {
             GpuAlgorithm::TwoOptShared => 8 * n * n,
-            GpuAlgorithm::RotsBlock => match self.rots_kernel(inst, optin_shared) {
-                RotsKernel::Global => 8 * (n * (n - 1) / 2) + 40 * n,
-                RotsKernel::Shared { symmetric, narrow } => {
-                    rots_fast_shared_bytes(n, symmetric, narrow)
-                }
-            },
+            GpuAlgorithm::RotsBlock => self.rots_kernel(inst, optin_shared).shared_bytes(n),
             _ => 0,
         }
     }
@@ -405,11 +657,23 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if let Some(f) = point.float("perturbation")? {
             params.perturbation = f;
         }
+        if let Some(f) = point.float("perturbation_max")? {
+            params.perturbation_max = f;
+        }
+        if let Some(r) = point.count::<u32>("relink")? {
+            if r > 1 {
+                return Err(format!("parameter `relink` is 0 or 1, got {r}"));
+            }
+            params.relink = r == 1;
+        }
         if let Some(k) = point.count("restart_stall")? {
             params.restart_stall = k;
         }
         if let Some(k) = point.count("launch_iterations")? {
             params.launch_iterations = k;
+        }
+        if let Some(layout) = point.text("layout") {
+            params.layout = RotsLayout::from_name(&layout)?;
         }
         params.check_search()?;
         params.flags = point.flags().to_vec();
@@ -472,6 +736,14 @@ impl crate::gpu::workload::PreparedRun for WithParams {
             attributes: run.attributes,
             launch: run.launch,
             entry: self.prepared.kernel.entry().to_string(),
+            layout: self.prepared.rots_kernel.map(|k| {
+                let width = match k {
+                    RotsKernel::Shared { m16: true, .. } => "int16",
+                    _ => "int32",
+                };
+                format!("{} ({width} matrices)", k.layout().name())
+            }),
+            blocks_per_sm: self.prepared.blocks_per_sm,
         })
     }
 
@@ -551,6 +823,11 @@ pub struct Prepared {
     cache: CacheStatus,
     compile_seconds: f64,
     resources: Vec<Resources>,
+    /// The rots-block kernel and layout chosen (None for the other variants).
+    rots_kernel: Option<RotsKernel>,
+    blocks_per_sm: Option<u32>,
+    /// A host copy of the instance where restarts relink paths on the CPU.
+    inst: Option<Instance>,
 }
 
 /// Checks the configuration, compiles (through the cache), loads and uploads the matrices.
@@ -575,28 +852,14 @@ pub fn prepare(
         GpuAlgorithm::TwoOptDyn => "qap_2opt_dyn_step",
         GpuAlgorithm::Tabu => "qap_tabu",
         GpuAlgorithm::RotsBlock => match rots_kernel {
-            RotsKernel::Global => "qap_rots_block",
+            RotsKernel::Global { .. } => "qap_rots_block",
             RotsKernel::Shared { .. } => "qap_rots_block_fast",
         },
     };
     let kernel = module.function(entry)?;
     let shared = params.shared_bytes(inst, optin) as u32;
-    let launch = if params.algorithm.thread_per_solution() {
-        Launch {
-            shared_bytes: shared,
-            ..Launch::linear(
-                params.solutions / params.threads_per_block,
-                params.threads_per_block,
-            )
-        }
-    } else {
-        Launch {
-            shared_bytes: shared,
-            ..Launch::linear(params.solutions, params.threads_per_block)
-        }
-    };
-    kernel.check_launch(&launch)?;
     if shared > 48 * 1024 {
+        // Before the occupancy query below, which counts the opt-in shared memory.
         kernel
             .function()
             .set_attribute(
@@ -608,6 +871,29 @@ pub fn prepare(
                 kernel.name
             )))?;
     }
+    let launch = if params.algorithm.thread_per_solution() {
+        Launch {
+            shared_bytes: shared,
+            ..Launch::linear(
+                params.solutions / params.threads_per_block,
+                params.threads_per_block,
+            )
+        }
+    } else {
+        let blocks = match params.solutions {
+            0 => rots_default_blocks(
+                gpu.info.sm_count,
+                kernel.blocks_per_sm(params.threads_per_block, shared)?,
+                rots_kernel,
+            ),
+            s => s,
+        };
+        Launch {
+            shared_bytes: shared,
+            ..Launch::linear(blocks, params.threads_per_block)
+        }
+    };
+    kernel.check_launch(&launch)?;
     let child = if params.algorithm == GpuAlgorithm::TwoOptDyn {
         let child = module.function("qap_2opt_dyn_child")?;
         child.check_launch(&Launch::linear(1, params.child_threads))?;
@@ -623,7 +909,11 @@ pub fn prepare(
     let b = stream
         .clone_htod(&to_i32(inst.b_matrix()))
         .map_err(driver("uploading B"))?;
+    let blocks_per_sm = kernel.blocks_per_sm(params.threads_per_block, shared).ok();
     Ok(Prepared {
+        inst: (params.algorithm == GpuAlgorithm::RotsBlock && params.relink).then(|| inst.clone()),
+        rots_kernel: (params.algorithm == GpuAlgorithm::RotsBlock).then_some(rots_kernel),
+        blocks_per_sm,
         _module: module,
         kernel,
         child,
@@ -646,6 +936,16 @@ impl Prepared {
     /// The main kernel (registers, local memory).
     pub fn kernel(&self) -> &Kernel {
         &self.kernel
+    }
+
+    /// The rots-block kernel and layout chosen (None for the other variants).
+    pub fn rots_kernel(&self) -> Option<RotsKernel> {
+        self.rots_kernel
+    }
+
+    /// Resident blocks per SM of the main kernel at its launch.
+    pub fn blocks_per_sm(&self) -> Option<u32> {
+        self.blocks_per_sm
     }
 
     /// One run from the start solutions `options.seed` draws; `params` must be the ones
@@ -671,6 +971,7 @@ impl Prepared {
             started: Instant::now(),
             target: options.budget.target.clone(),
             clock: KernelClock::new(gpu)?,
+            inst: self.inst.as_ref(),
         };
         let (outcome, best_index) = match (params.algorithm, &self.child) {
             (GpuAlgorithm::TwoOpt | GpuAlgorithm::TwoOptShared | GpuAlgorithm::Tabu, _) => {

@@ -17,7 +17,8 @@ pub(super) fn rots_block(
     params: &GpuParams,
     options: &RunOptions,
 ) -> Result<(Outcome, u64), KernelError> {
-    let p = params.solutions as usize;
+    // The launch's grid: `solutions`, or where that is 0 what prepare sized to the GPU.
+    let p = ctx.launch.grid.0 as usize;
     let n = ctx.n;
     let stream = ctx.gpu.stream().clone();
     let alloc_i32 = |len: usize| {
@@ -59,9 +60,14 @@ pub(super) fn rots_block(
     // short and measures the iteration rate, later ones aim at ~0.1 s.
     let mut chunk: u64 = 64;
     let mut spent = 0u64;
+    let swaps = (params.perturbation * n as f64).round() as usize;
     let mut restarts = Restarts {
         stall: params.restart_stall,
-        swaps: (params.perturbation * n as f64).round() as usize,
+        swaps,
+        max_swaps: ((params.perturbation_max * n as f64).round() as usize).max(swaps),
+        strength: vec![swaps; p],
+        improved: vec![false; p],
+        relink: if params.relink { ctx.inst } else { None },
         best: vec![i64::MAX; p],
         stalled: vec![0; p],
         rng: crate::run::stream_rng(options.seed ^ 0x5eed_e11e, 0),
@@ -164,16 +170,36 @@ pub(super) fn rebase(ctx: &RunContext, done: &mut CudaSlice<i32>) -> Result<(), 
         .map_err(driver("rebasing iteration counters"))
 }
 
+/// Breakout-style adaptive perturbation (Benlic and Hao's BLS): the swaps of a block's next
+/// restart. A block whose best improved since its last restart starts again from `min`
+/// swaps; one that did not perturbs one swap more than last time, up to `max`, so a block
+/// stuck in one basin jumps further each time. `max <= min` keeps the fixed strength.
+pub fn next_perturbation(last: usize, improved: bool, min: usize, max: usize) -> usize {
+    if improved || max <= min || last < min {
+        min
+    } else {
+        (last + 1).min(max)
+    }
+}
+
 /// The host side of rots-block's restarts (iterated tabu search per block).
-pub(super) struct Restarts {
+pub(super) struct Restarts<'a> {
     stall: u32,
+    /// Swaps of a restart (`perturbation` x n), and the most the adaptive schedule reaches
+    /// (`perturbation_max` x n; equal to `swaps` when off).
     swaps: usize,
+    max_swaps: usize,
+    /// Per block: the swaps of its last restart, and whether its best improved since.
+    strength: Vec<usize>,
+    improved: Vec<bool>,
+    /// With `relink`: the instance, to walk from a stalled block's best toward the elite.
+    relink: Option<&'a crate::qap::Instance>,
     best: Vec<i64>,
     stalled: Vec<u32>,
     rng: crate::run::SolverRng,
 }
 
-impl Restarts {
+impl Restarts<'_> {
     /// Restarts every block whose best has not improved for `stall` launches from its own best
     /// with `swaps` random swaps (iterated tabu search per block); the kernel rebuilds the
     /// delta matrix and tabu list (done_iterations = -1) and keeps the block's best. Measured
@@ -211,6 +237,7 @@ impl Restarts {
             if c < self.best[i] {
                 self.best[i] = c;
                 self.stalled[i] = 0;
+                self.improved[i] = true;
             } else {
                 self.stalled[i] += 1;
             }
@@ -232,12 +259,43 @@ impl Restarts {
         let mut host_done = stream
             .clone_dtoh(done)
             .map_err(driver("reading iteration counts"))?;
-        for &i in &stale {
-            let mut q: Vec<usize> = own_bests[i * n..(i + 1) * n]
+        let perm_of = |i: usize| -> Vec<usize> {
+            own_bests[i * n..(i + 1) * n]
                 .iter()
                 .map(|&v| v.max(0) as usize)
-                .collect();
-            for _ in 0..self.swaps {
+                .collect()
+        };
+        let elite = perm_of(best_index);
+        for &i in &stale {
+            let mut q = perm_of(i);
+            // Path relinking: the best point between this block's best and the elite, as far
+            // from both as a perturbation would move (the walk needs both to be permutations:
+            // the kernel writes them, the check guards against a fault's garbage).
+            if let Some(inst) = self.relink {
+                let valid = crate::permutation::check(&q, n).is_ok()
+                    && crate::permutation::check(&elite, n).is_ok();
+                if let Some((p, _)) = valid
+                    .then(|| super::relink::relink(inst, &q, &elite, self.swaps))
+                    .flatten()
+                {
+                    for (slot, &v) in host_perms[i * n..(i + 1) * n].iter_mut().zip(&p) {
+                        *slot = v as i32;
+                    }
+                    host_done[i] = -1;
+                    self.stalled[i] = 0;
+                    self.improved[i] = false;
+                    continue;
+                }
+            }
+            let swaps = next_perturbation(
+                self.strength[i],
+                self.improved[i],
+                self.swaps,
+                self.max_swaps,
+            );
+            self.strength[i] = swaps;
+            self.improved[i] = false;
+            for _ in 0..swaps {
                 let x = self.rng.random_range(0..n);
                 let y = self.rng.random_range(0..n);
                 q.swap(x, y);

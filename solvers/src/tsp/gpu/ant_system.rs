@@ -208,6 +208,8 @@ impl TspGpuRun {
             attributes: self.attributes,
             launch: self.launch,
             entry: construction.entry().to_string(),
+            layout: None,
+            blocks_per_sm: None,
         }
     }
 }

@@ -58,6 +58,8 @@ struct Report {
     int_peak_ops_per_s: f64,
     two_opt_int_ops_per_s: Vec<(usize, f64, f64)>,
     quality: Vec<Quality>,
+    /// `--compare`: rots-block against the CPU Ro-TS at equal wall time.
+    compare: Vec<qap_gpu::compare::EqualTime>,
 }
 
 /// A uniform random instance like Taillard's taiXXa (entries 0..99, zero diagonals).
@@ -118,10 +120,13 @@ fn describe(p: &GpuParams) -> String {
         p.threads_per_block
     );
     if p.algorithm == GpuAlgorithm::RotsBlock {
+        let blocks = match p.solutions {
+            0 => "auto".to_string(),
+            b => b.to_string(),
+        };
         text = format!(
-            "{} {} blocks x {}",
+            "{} {blocks} blocks x {}",
             p.algorithm.name(),
-            p.solutions,
             p.threads_per_block
         );
     }
@@ -133,6 +138,20 @@ fn describe(p: &GpuParams) -> String {
 }
 
 pub fn run(args: &BenchQapArgs) -> Result<()> {
+    anyhow::ensure!(
+        (1..=100).contains(&args.seeds),
+        "--seeds must be in 1..=100, found {}",
+        args.seeds
+    );
+    anyhow::ensure!(
+        args.seconds.is_finite() && (0.1..=3600.0).contains(&args.seconds),
+        "--seconds must be in 0.1..=3600, found {}",
+        args.seconds
+    );
+    anyhow::ensure!(
+        !args.compare_only || !args.compare.is_empty(),
+        "--compare-only needs --compare NAMES"
+    );
     if !gpu::driver_available() {
         bail!("mats bench qap needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
     }
@@ -146,6 +165,28 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
         gpu.info.sm_count,
         gpu.info.clock_khz / 1000
     );
+
+    let compare = if args.compare.is_empty() {
+        Vec::new()
+    } else {
+        equal_time_table(&gpu, &cache, args, threads)?
+    };
+    if args.compare_only {
+        if let Some(path) = &args.json {
+            let report = Report {
+                device: format!("{} ({})", gpu.info.name, gpu.info.arch),
+                cpu_threads: threads,
+                throughput: Vec::new(),
+                tuning: Vec::new(),
+                int_peak_ops_per_s: 0.0,
+                two_opt_int_ops_per_s: Vec::new(),
+                quality: Vec::new(),
+                compare,
+            };
+            super::write_json(path, &report)?;
+        }
+        return Ok(());
+    }
 
     // 1. Throughput of every variant against the CPU reference of its family.
     println!(
@@ -340,10 +381,87 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
             int_peak_ops_per_s: peak,
             two_opt_int_ops_per_s: int_ops,
             quality,
+            compare,
         };
         super::write_json(path, &report)?;
     }
     Ok(())
+}
+
+/// `--compare`: rots-block (default configuration) and the CPU Ro-TS on all cores, the same
+/// wall time, seeds 1..=K; gap mean ± sd per instance.
+fn equal_time_table(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    args: &BenchQapArgs,
+    threads: usize,
+) -> Result<Vec<qap_gpu::compare::EqualTime>> {
+    use qap_gpu::compare::{equal_time, mean_sd};
+    let mut bks = solvers::bks::BestKnown::embedded();
+    let table = args.qaplib.join("../bks.csv");
+    if table.is_file() {
+        bks.add_file(&table)?;
+    }
+    let seeds: Vec<u64> = (1..=args.seeds).collect();
+    println!(
+        "
+rots-block (default) against the CPU Ro-TS (Taillard's parameters, {threads} threads) at {} s wall each, seeds 1..={}: gap to best known, mean ± sd",
+        args.seconds, args.seeds
+    );
+    println!(
+        "{:<10} {:>4} {:<12} {:>7} {:>18} {:>18}",
+        "instance", "n", "layout", "blocks", "GPU", "CPU"
+    );
+    let mut rows = Vec::new();
+    for name in &args.compare {
+        let path = if name.ends_with(".dat") {
+            std::path::PathBuf::from(name)
+        } else {
+            args.qaplib.join(format!("{name}.dat"))
+        };
+        let inst = qap::read(&path)?;
+        let best = bks
+            .get(&inst.name)
+            .with_context(|| format!("--compare: no best-known value for {}", inst.name))?
+            .value;
+        let row = equal_time(
+            gpu,
+            cache,
+            &inst,
+            best,
+            &GpuParams::new(GpuAlgorithm::RotsBlock),
+            args.seconds,
+            &seeds,
+            threads,
+        )?;
+        let (gm, gs) = mean_sd(&row.gpu_gaps);
+        let (cm, cs) = mean_sd(&row.cpu_gaps);
+        let per_sm = row
+            .blocks_per_sm
+            .map(|b| format!(" ({b}/SM)"))
+            .unwrap_or_default();
+        println!(
+            "{:<10} {:>4} {:<12} {:>7} {:>9.3} ± {:.3}% {:>9.3} ± {:.3}%   GPU {:?} CPU {:?}",
+            row.instance,
+            row.n,
+            row.layout,
+            format!("{}{per_sm}", row.blocks),
+            gm,
+            gs,
+            cm,
+            cs,
+            row.gpu_gaps
+                .iter()
+                .map(|g| (g * 1000.0).round() / 1000.0)
+                .collect::<Vec<_>>(),
+            row.cpu_gaps
+                .iter()
+                .map(|g| (g * 1000.0).round() / 1000.0)
+                .collect::<Vec<_>>(),
+        );
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 /// Moves per second of a CPU solve (wall time).
@@ -355,7 +473,7 @@ fn cpu_rate(solve: impl Fn() -> solvers::Outcome) -> f64 {
 
 fn rots_quality(gpu: &Gpu, cache: &KernelCache, dir: &Path) -> Result<Vec<Quality>> {
     let bks = solvers::bks::BestKnown::embedded();
-    println!("\nrots-block (default: 132 blocks x 512 threads) gap to best known:");
+    println!("\nrots-block (default: SMs x resident blocks of 512 threads) gap to best known:");
     println!(
         "{:<9} {:>10} {:>10} {:>10}",
         "instance", "best", "1 s", "10 s"

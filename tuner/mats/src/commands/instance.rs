@@ -118,6 +118,13 @@ pub fn generate(command: &GenerateCommand) -> Result<()> {
             let text = instance.to_text();
             super::write_output(args.output.as_deref(), &text)
         }
+        GenerateCommand::Qap(args) => {
+            let instance = solvers::qap::generate(args.n, args.seed).map_err(anyhow::Error::msg)?;
+            super::write_output(
+                args.output.as_deref(),
+                &solvers::qap::to_dat_text(&instance),
+            )
+        }
     }
 }
 

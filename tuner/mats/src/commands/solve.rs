@@ -175,8 +175,11 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
 }
 
 /// The flags only GPU `rots-block` takes, each with whether it was given.
-fn rots_block_flags(args: &SolveArgs) -> [(&'static str, bool); 5] {
+fn rots_block_flags(args: &SolveArgs) -> [(&'static str, bool); 8] {
     [
+        ("--relink", args.relink),
+        ("--perturbation-max", args.perturbation_max.is_some()),
+        ("--layout", args.layout.is_some()),
         ("--launch-iterations", args.launch_iterations.is_some()),
         ("--restart-stall", args.restart_stall.is_some()),
         ("--perturbation", args.perturbation.is_some()),
@@ -336,11 +339,22 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         }
         params.perturbation = f;
     }
+    if let Some(f) = args.perturbation_max {
+        if !(f.is_finite() && (0.0..=1.0).contains(&f)) {
+            bail!("--perturbation-max must be in [0, 1] (0 = fixed perturbation), found {f}");
+        }
+        params.perturbation_max = f;
+    }
+    params.relink = args.relink;
     if let Some(k) = args.launch_iterations {
         params.launch_iterations = k;
     }
     if let Some(l) = args.restart_stall {
         params.restart_stall = l;
+    }
+    if let Some(layout) = &args.layout {
+        params.layout =
+            qap_gpu::RotsLayout::from_name(layout).map_err(|e| anyhow::anyhow!("--layout: {e}"))?;
     }
     params.tenure = args.tenure.map(|t| t as u32);
     params.flags = args.nvrtc_flags.clone();
@@ -863,6 +877,8 @@ fn run_gpu(
             local_bytes_per_thread: run.attributes.local_bytes_per_thread,
             cache: format!("{:?}", run.cache).to_lowercase(),
             flags: config.flags().to_vec(),
+            layout: run.layout.clone(),
+            blocks_per_sm: run.blocks_per_sm,
         }),
         outcome: run.outcome,
         algorithm,
@@ -884,6 +900,13 @@ pub struct GpuDetails {
     /// `hit` when the kernel came from the disk cache, `miss` when compiled now.
     pub cache: String,
     pub flags: Vec<String>,
+    /// QAP rots-block: where the working set lives (`shared`, `global-tabu`, `global`) and
+    /// the matrices' width, e.g. `shared (int16 matrices)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
+    /// Resident blocks per SM of the main kernel (occupancy API).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks_per_sm: Option<u32>,
 }
 
 fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
@@ -911,6 +934,13 @@ fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
             "gpu        {}: {} solutions x {} threads/block, {} launches, kernel {:.3} s, {} registers, kernel cache {}",
             g.device, g.solutions, g.threads_per_block, g.launches, g.kernel_seconds, g.registers, g.cache
         );
+        if let Some(layout) = &g.layout {
+            let resident = g
+                .blocks_per_sm
+                .map(|b| format!(", {b} blocks/SM"))
+                .unwrap_or_default();
+            println!("layout     {layout}{resident}");
+        }
     }
     let solution: Vec<String> = r.solution.iter().map(|v| v.to_string()).collect();
     println!("solution   {}", solution.join(" "));

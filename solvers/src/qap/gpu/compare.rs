@@ -1,0 +1,126 @@
+//! GPU rots-block against the CPU Ro-TS at equal wall time (`mats bench qap --compare`): per
+//! instance and seed, the gap to the best-known value of each, both answers re-scored on the
+//! CPU; the caller prints mean ± sd.
+
+use std::time::Duration;
+
+use kernels::gpu::Gpu;
+use kernels::{KernelCache, KernelError};
+
+use super::{prepare, GpuParams};
+use crate::qap::{robust_tabu, Instance, RotsParams};
+use crate::run::{Budget, RunOptions};
+
+/// One instance's figures: gaps in percent, one per seed, in seed order.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EqualTime {
+    pub instance: String,
+    pub n: usize,
+    pub best_known: i64,
+    pub seconds: f64,
+    pub seeds: Vec<u64>,
+    /// rots-block with `params` (default: the `mats solve --backend gpu` configuration).
+    pub gpu_gaps: Vec<f64>,
+    /// Taillard's Ro-TS (tenure 0.9-1.1 n, aspiration 2 n^2), one start per CPU thread, all
+    /// threads, the same wall time.
+    pub cpu_gaps: Vec<f64>,
+    pub cpu_threads: usize,
+    /// The rots-block kernel's layout and resident blocks per SM.
+    pub layout: String,
+    pub blocks: u32,
+    pub blocks_per_sm: Option<u32>,
+}
+
+/// Mean and sample standard deviation (0 for fewer than two values).
+pub fn mean_sd(values: &[f64]) -> (f64, f64) {
+    if values.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    if values.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (values.len() - 1) as f64;
+    (mean, var.sqrt())
+}
+
+fn gap(cost: i64, best: i64) -> f64 {
+    100.0 * (cost - best) as f64 / best.max(1) as f64
+}
+
+/// Runs both solvers for `seconds` of wall time per seed (GPU first, then CPU, never at once).
+#[allow(clippy::too_many_arguments)]
+pub fn equal_time(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    inst: &Instance,
+    best_known: i64,
+    params: &GpuParams,
+    seconds: f64,
+    seeds: &[u64],
+    cpu_threads: usize,
+) -> Result<EqualTime, KernelError> {
+    let limit = Duration::from_secs_f64(seconds);
+    let prepared = prepare(gpu, cache, inst, params)?;
+    let layout = prepared
+        .rots_kernel()
+        .map(|k| k.layout().name().to_string())
+        .unwrap_or_else(|| params.algorithm.name().to_string());
+    let mut out = EqualTime {
+        instance: inst.name.clone(),
+        n: inst.n(),
+        best_known,
+        seconds,
+        seeds: seeds.to_vec(),
+        gpu_gaps: Vec::new(),
+        cpu_gaps: Vec::new(),
+        cpu_threads,
+        layout,
+        blocks: prepared.launch().grid.0,
+        blocks_per_sm: prepared.blocks_per_sm(),
+    };
+    for &seed in seeds {
+        let options = RunOptions {
+            seed,
+            threads: 1,
+            budget: Budget::time_limit(limit),
+        };
+        let run = prepared.run(gpu, params, &options)?;
+        let cost = inst.cost(&run.outcome.solution);
+        if cost != run.outcome.objective {
+            return Err(KernelError::InvalidConfig(format!(
+                "{}: the GPU reported {} for a solution that costs {cost}",
+                inst.name, run.outcome.objective
+            )));
+        }
+        out.gpu_gaps.push(gap(cost, best_known));
+        let cpu = robust_tabu(
+            inst,
+            &RotsParams {
+                starts: cpu_threads,
+                ..Default::default()
+            },
+            &RunOptions {
+                seed,
+                threads: cpu_threads,
+                budget: Budget::time_limit(limit),
+            },
+        );
+        out.cpu_gaps.push(gap(inst.cost(&cpu.solution), best_known));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_and_sample_sd() {
+        let (m, s) = mean_sd(&[1.0, 2.0, 3.0, 4.0]);
+        assert!((m - 2.5).abs() < 1e-12);
+        assert!((s - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!(mean_sd(&[7.0]), (7.0, 0.0));
+        assert!(mean_sd(&[]).0.is_nan());
+    }
+}
