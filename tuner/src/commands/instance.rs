@@ -118,6 +118,16 @@ pub fn generate(command: &GenerateCommand) -> Result<()> {
             let text = instance.to_text();
             super::write_output(args.output.as_deref(), &text)
         }
+        GenerateCommand::Tsp(args) => {
+            let instance =
+                solvers::tsp::generate::uniform(args.n, args.seed).map_err(anyhow::Error::msg)?;
+            let comment = format!(
+                "mats instance generate tsp --n {} --seed {} (uniform, 10^6 square)",
+                args.n, args.seed
+            );
+            let text = solvers::tsp::generate::to_tsplib_text(&instance, &comment);
+            super::write_output(args.output.as_deref(), &text)
+        }
     }
 }
 
