@@ -218,6 +218,7 @@ fn shipped_spaces_load() {
         "qap-cpu.toml",
         "pfsp-cpu.toml",
         "tsp-cpu.toml",
+        "tsp-focused.toml",
         "hwsw-cpu.toml",
     ] {
         assert!(shipped(f).count() > 0);
@@ -254,6 +255,7 @@ fn cpu_space_names_match_solver_knobs() {
         Algorithm::PfspTabu,
         Algorithm::PfspIg,
         Algorithm::TspAs,
+        Algorithm::TspFocused,
         Algorithm::HwswSts,
     ]
     .iter()
@@ -264,6 +266,7 @@ fn cpu_space_names_match_solver_knobs() {
         "qap-cpu.toml",
         "pfsp-cpu.toml",
         "tsp-cpu.toml",
+        "tsp-focused.toml",
         "hwsw-cpu.toml",
     ] {
         for n in shipped(f).names() {
