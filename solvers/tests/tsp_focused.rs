@@ -348,3 +348,33 @@ fn same_seed_same_tour_whatever_the_thread_count() {
     };
     assert_eq!(run(1), run(3));
 }
+
+#[test]
+fn tiny_and_odd_instances_give_valid_tours() {
+    // Fewer cities than list entries, segments or new edges asked for; explicit and GEO
+    // distances (no coordinates for the Hilbert fall-back).
+    let mut instances: Vec<tsp::Instance> = (3..=9)
+        .map(|n| generate::uniform(n, n as u64).expect("valid size"))
+        .collect();
+    instances.extend(["gr17", "ulysses16", "burma14", "bayg29"].map(load));
+    for inst in &instances {
+        for or_opt in [true, false] {
+            let params = FocusedParams {
+                ants: 3,
+                min_new_edges: 40,
+                or_opt,
+                ..FocusedParams::default()
+            };
+            let options = RunOptions {
+                seed: 2,
+                threads: 2,
+                budget: Budget::iterations(20),
+            };
+            let out = focused::focused(inst, &params, &options).expect("runs");
+            let mut sorted = out.solution.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..inst.n()).collect::<Vec<_>>(), "{}", inst.name);
+            assert_eq!(out.objective, inst.tour_length(&out.solution));
+        }
+    }
+}

@@ -331,6 +331,17 @@ pub struct BenchTspArgs {
     /// Wall-time budget per run of --quality, seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub time_limit: f64,
+    /// --quality: a budget of its own for one instance, NAME=SECONDS (repeatable; e.g.
+    /// pla33810=60).
+    #[arg(long = "budget", value_name = "NAME=SECONDS")]
+    pub budgets: Vec<String>,
+    /// --quality: seeds of their own for one instance, NAME=K (repeatable; e.g. pr2392=5).
+    #[arg(long = "instance-seeds", value_name = "NAME=K")]
+    pub instance_seeds: Vec<String>,
+    /// --quality: the CPU side, `mmas` (MAX-MIN AS + 2-opt, default) or `focused` (focused
+    /// ACO), on all cores.
+    #[arg(long, default_value = "mmas", value_name = "ALGO")]
+    pub cpu_algo: String,
     /// Write the full results as JSON to this file as well.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
