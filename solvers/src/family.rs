@@ -39,7 +39,7 @@ impl Family {
         match self {
             Family::Qap => &[Algorithm::QapTabu, Algorithm::QapTwoOpt],
             Family::Pfsp => &[Algorithm::PfspIg, Algorithm::PfspTabu],
-            Family::Tsp => &[Algorithm::TspAs, Algorithm::TspMmas],
+            Family::Tsp => &[Algorithm::TspAs, Algorithm::TspMmas, Algorithm::TspFocused],
             Family::Hwsw => &[Algorithm::HwswSts],
         }
     }
@@ -86,6 +86,7 @@ pub enum Algorithm {
     PfspIg,
     TspAs,
     TspMmas,
+    TspFocused,
     HwswSts,
 }
 
@@ -97,6 +98,7 @@ impl Algorithm {
             Algorithm::PfspIg => "ig",
             Algorithm::TspAs => "as",
             Algorithm::TspMmas => "mmas",
+            Algorithm::TspFocused => "focused",
             Algorithm::HwswSts => "sts",
         }
     }
@@ -105,7 +107,7 @@ impl Algorithm {
         match self {
             Algorithm::QapTwoOpt | Algorithm::QapTabu => Family::Qap,
             Algorithm::PfspTabu | Algorithm::PfspIg => Family::Pfsp,
-            Algorithm::TspAs | Algorithm::TspMmas => Family::Tsp,
+            Algorithm::TspAs | Algorithm::TspMmas | Algorithm::TspFocused => Family::Tsp,
             Algorithm::HwswSts => Family::Hwsw,
         }
     }
@@ -118,6 +120,17 @@ impl Algorithm {
             Algorithm::TspAs | Algorithm::TspMmas => {
                 &["ants", "alpha", "beta", "rho", "candidates"]
             }
+            Algorithm::TspFocused => &[
+                "ants",
+                "alpha",
+                "beta",
+                "rho",
+                "candidates",
+                "ls_neighbours",
+                "min_new_edges",
+                "source",
+                "or_opt",
+            ],
             Algorithm::PfspIg => &["destruction", "temperature"],
         }
     }
@@ -150,6 +163,14 @@ pub struct AlgorithmParams {
     pub rho: Option<f64>,
     /// Candidate list length (TSP `as`, default 32).
     pub candidates: Option<usize>,
+    /// List entries the local search tries per city (TSP `focused`, default 10).
+    pub ls_neighbours: Option<usize>,
+    /// New edges per construction (TSP `focused`, default 8).
+    pub min_new_edges: Option<usize>,
+    /// Source tour rule (TSP `focused`: best or own, default best).
+    pub source: Option<tsp::SourceRule>,
+    /// Or-opt after 2-opt (TSP `focused`, default on).
+    pub or_opt: Option<bool>,
 }
 
 impl AlgorithmParams {
@@ -173,6 +194,10 @@ impl AlgorithmParams {
             ("beta", self.beta.is_some()),
             ("rho", self.rho.is_some()),
             ("candidates", self.candidates.is_some()),
+            ("ls_neighbours", self.ls_neighbours.is_some()),
+            ("min_new_edges", self.min_new_edges.is_some()),
+            ("source", self.source.is_some()),
+            ("or_opt", self.or_opt.is_some()),
         ] {
             if given_value {
                 given.push(name);
@@ -203,6 +228,8 @@ impl AlgorithmParams {
         positive("destruction", self.destruction)?;
         positive("ants", self.ants)?;
         positive("candidates", self.candidates)?;
+        positive("ls_neighbours", self.ls_neighbours)?;
+        positive("min_new_edges", self.min_new_edges)?;
         for (name, value) in [("alpha", self.alpha), ("beta", self.beta)] {
             if let Some(v) = value {
                 if !(v.is_finite() && v >= 0.0) {
@@ -367,6 +394,22 @@ impl Instance {
                 p.candidates = params.candidates.unwrap_or(p.candidates);
                 p.ls_neighbours = p.ls_neighbours.min(p.candidates);
                 tsp::mmas(i, &p, options)?
+            }
+            (Instance::Tsp(i), Algorithm::TspFocused) => {
+                let mut p = tsp::FocusedParams::default();
+                p.ants = params.ants.unwrap_or(p.ants);
+                p.alpha = params.alpha.unwrap_or(p.alpha);
+                p.beta = params.beta.unwrap_or(p.beta);
+                p.rho = params.rho.unwrap_or(p.rho);
+                p.candidates = params.candidates.unwrap_or(p.candidates);
+                // A shorter candidate list also shortens the default local search list.
+                p.ls_neighbours = params
+                    .ls_neighbours
+                    .unwrap_or(p.ls_neighbours.min(p.candidates));
+                p.min_new_edges = params.min_new_edges.unwrap_or(p.min_new_edges);
+                p.source = params.source.unwrap_or(p.source);
+                p.or_opt = params.or_opt.unwrap_or(p.or_opt);
+                tsp::focused(i, &p, options)?
             }
             (Instance::Hwsw(i), Algorithm::HwswSts) => {
                 let mut p = hwsw::StsParams::default();

@@ -7,6 +7,9 @@
 //! - [`candidates`], k-nearest-neighbour candidate lists;
 //! - [`ant_system`], the CPU Ant System;
 //! - [`local_search`], 2-opt on candidate lists with don't-look bits;
+//! - [`focused`], focused ACO: bounded changes of a source tour, O(n k) pheromone, 2-opt
+//!   and Or-opt around the changed edges;
+//! - [`generate`], uniform random EUC_2D instances;
 //! - [`mmas`], MAX-MIN Ant System with 2-opt (the CPU ACO with local search);
 //! - [`gpu`], the GPU kernels' host side;
 //! - [`features`], features and the size x layout class.
@@ -15,6 +18,8 @@ pub mod ant_system;
 pub mod candidates;
 pub mod distance;
 pub mod features;
+pub mod focused;
+pub mod generate;
 pub mod gpu;
 pub mod instance;
 pub mod local_search;
@@ -25,6 +30,7 @@ pub use ant_system::{ant_system, AntSystem, AsParams, InitialPheromone, DEFAULT_
 pub use candidates::CandidateLists;
 pub use distance::EdgeWeightType;
 pub use features::{Class, Features, Layout, SizeBand};
+pub use focused::{focused, FocusedParams, SourceRule, DEFAULT_FOCUSED_ITERATIONS};
 pub use instance::Instance;
 pub use mmas::{mmas, MmasParams, DEFAULT_MMAS_ITERATIONS};
 pub use parse::{looks_like_tsplib, parse, parse_tour, read, read_tour};

@@ -19,6 +19,7 @@ fn cpu_space_names_match_solver_knobs() {
         Algorithm::PfspTabu,
         Algorithm::PfspIg,
         Algorithm::TspAs,
+        Algorithm::TspFocused,
         Algorithm::HwswSts,
     ]
     .iter()
@@ -29,6 +30,7 @@ fn cpu_space_names_match_solver_knobs() {
         "qap-cpu.toml",
         "pfsp-cpu.toml",
         "tsp-cpu.toml",
+        "tsp-focused.toml",
         "hwsw-cpu.toml",
     ] {
         for n in shipped(f).names() {

@@ -349,6 +349,17 @@ pub struct BenchTspArgs {
     /// Wall-time budget per run of --quality, seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub time_limit: f64,
+    /// --quality: a budget of its own for one instance, NAME=SECONDS (repeatable; e.g.
+    /// pla33810=60).
+    #[arg(long = "budget", value_name = "NAME=SECONDS")]
+    pub budgets: Vec<String>,
+    /// --quality: seeds of their own for one instance, NAME=K (repeatable; e.g. pr2392=5).
+    #[arg(long = "instance-seeds", value_name = "NAME=K")]
+    pub instance_seeds: Vec<String>,
+    /// --quality: the CPU side, `mmas` (MAX-MIN AS + 2-opt, default) or `focused` (focused
+    /// ACO), on all cores.
+    #[arg(long, default_value = "mmas", value_name = "ALGO")]
+    pub cpu_algo: String,
     /// Write the full results as JSON to this file as well.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -430,7 +441,8 @@ pub struct SolveArgs {
     #[command(flatten)]
     pub source: InstanceSource,
     /// Algorithm. CPU: qap `tabu` (robust tabu search, default) or `2opt`; pfsp `ig` (iterated
-    /// greedy, default) or `tabu`; tsp `as` (Ant System) or `mmas` (MAX-MIN AS with 2-opt);
+    /// greedy, default) or `tabu`; tsp `as` (Ant System), `mmas` (MAX-MIN AS with 2-opt) or `focused` (focused ACO: bounded
+    /// changes of a source tour, 2-opt + Or-opt around them);
     /// hwsw `sts` (tabu search). GPU (qap):
     /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default); GPU (pfsp):
     /// `ig-block` (default; tabu-prefix where a walk does not fit), `tabu-full`, `tabu-prefix`;
@@ -541,6 +553,20 @@ pub struct SolveArgs {
     /// Candidate list length (tsp `as` default 32, `mmas` 20).
     #[arg(long, value_name = "K")]
     pub candidates: Option<usize>,
+    /// List entries the local search tries per city (tsp `focused`, default 10).
+    #[arg(long, value_name = "K")]
+    pub ls_neighbours: Option<usize>,
+    /// New edges each ant makes before it copies the rest of its source tour (tsp `focused`,
+    /// default 8).
+    #[arg(long, value_name = "E")]
+    pub min_new_edges: Option<usize>,
+    /// Each ant's source tour (tsp `focused`): `iteration` (the tour that deposited last,
+    /// default), `best` (the best so far) or `own` (the ant's previous tour).
+    #[arg(long, value_name = "RULE")]
+    pub source_tour: Option<String>,
+    /// Or-opt after 2-opt (tsp `focused`): `on` (default) or `off`.
+    #[arg(long, value_name = "on|off")]
+    pub or_opt: Option<String>,
     /// Tour construction on the GPU (tsp `as` with --backend gpu): task (one ant per
     /// thread), data (one ant per warp; default) or data-compressed.
     #[arg(long, value_name = "VARIANT")]
@@ -564,7 +590,8 @@ pub enum Backend {
 pub enum InstanceCommand {
     /// Print an instance's family, size, features, dataset class and best-known value.
     Info(InfoArgs),
-    /// Generate an instance (Taillard's 1993 flowshop generator; Hou et al.'s HW/SW task graphs).
+    /// Generate an instance (Taillard's 1993 flowshop generator; Hou et al.'s HW/SW task graphs;
+    /// uniform random TSP).
     #[command(subcommand)]
     Generate(GenerateCommand),
     /// Reference values (best-known costs) of HW/SW task graphs, which have no published ones:
@@ -609,6 +636,8 @@ pub enum GenerateCommand {
     /// A Taillard-style QAP instance (flows and distances uniform in 0..=99, symmetric, like
     /// tai*a) in QAPLIB's .dat format; the same seed gives the same instance.
     Qap(GenerateQapArgs),
+    /// A uniform random TSP (TSPLIB EUC_2D, integer coordinates in a 10^6 x 10^6 square).
+    Tsp(GenerateTspArgs),
 }
 
 #[derive(Debug, Args)]
@@ -617,6 +646,19 @@ pub struct GenerateQapArgs {
     #[arg(long, value_name = "N")]
     pub n: usize,
     /// Random seed.
+    #[arg(long, value_name = "S")]
+    pub seed: u64,
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateTspArgs {
+    /// Number of cities (3 ..= 1,000,000).
+    #[arg(long, value_name = "N")]
+    pub n: usize,
+    /// Random seed (the same seed gives the same file).
     #[arg(long, value_name = "S")]
     pub seed: u64,
     /// Write to this file instead of standard output.

@@ -644,3 +644,91 @@ fn hwsw_gpu_arguments_are_checked_before_the_gpu() {
     let e = error_of(&["solve", &file, "--backend", "gpu", "--perturbation", "0.5"]);
     assert!(e.contains("--perturbation does not apply"), "{e}");
 }
+
+#[test]
+fn generated_tsp_files_repeat_per_seed_and_focused_solves_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    for (file, seed) in [("a.tsp", "4"), ("b.tsp", "4"), ("c.tsp", "5")] {
+        let out = mats(&[
+            "instance",
+            "generate",
+            "tsp",
+            "--n",
+            "300",
+            "--seed",
+            seed,
+            "-o",
+            &path(file),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let read = |f: &str| std::fs::read_to_string(path(f)).expect("written");
+    assert_eq!(read("a.tsp"), read("b.tsp"), "the same seed, the same file");
+    assert_ne!(read("a.tsp"), read("c.tsp"));
+    let report = json(&[
+        "solve",
+        &path("a.tsp"),
+        "--algo",
+        "focused",
+        "--iterations",
+        "50",
+        "--ants",
+        "4",
+        "--candidates",
+        "12",
+        "--ls-neighbours",
+        "6",
+        "--min-new-edges",
+        "3",
+        "--source-tour",
+        "own",
+        "--or-opt",
+        "off",
+        "--json",
+    ]);
+    let tour = solution_of(&report);
+    let mut sorted = tour.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..300).collect::<Vec<_>>());
+    let e = error_of(&[
+        "solve",
+        &path("a.tsp"),
+        "--algo",
+        "focused",
+        "--or-opt",
+        "maybe",
+    ]);
+    assert!(e.contains("--or-opt takes on or off"), "{e}");
+    let e = error_of(&[
+        "solve",
+        &path("a.tsp"),
+        "--algo",
+        "focused",
+        "--source-tour",
+        "x",
+    ]);
+    assert!(e.contains("iteration, best, own"), "{e}");
+    let e = error_of(&[
+        "solve",
+        &path("a.tsp"),
+        "--algo",
+        "mmas",
+        "--min-new-edges",
+        "4",
+    ]);
+    assert!(e.contains("does not apply"), "{e}");
+    let e = error_of(&[
+        "solve",
+        &path("a.tsp"),
+        "--algo",
+        "focused",
+        "--ls-neighbours",
+        "20",
+    ]);
+    assert!(e.contains("must not exceed `candidates`"), "{e}");
+}

@@ -49,6 +49,13 @@ pub fn params(
         beta: r.float("beta")?,
         rho: r.float("rho")?,
         candidates: r.count("candidates")?,
+        ls_neighbours: r.count("ls_neighbours")?,
+        min_new_edges: r.count("min_new_edges")?,
+        source: r
+            .text("source")
+            .map(|s| solvers::tsp::SourceRule::from_name(&s))
+            .transpose()?,
+        or_opt: r.count::<u8>("or_opt")?.map(|v| v != 0),
     };
     params.check(algorithm)?;
     let threads = r.count::<usize>("threads")?.unwrap_or(1).max(1);

@@ -387,7 +387,28 @@ struct QualityRow {
     cpu: Option<QualitySide>,
 }
 
-/// `--quality`: GPU MMAS + 2-opt against the CPU `mmas` on all cores at the same wall time.
+/// `NAME=VALUE` pairs of a repeatable flag, by instance name.
+fn per_instance<T: std::str::FromStr>(
+    pairs: &[String],
+    flag: &str,
+) -> Result<std::collections::HashMap<String, T>> {
+    let mut map = std::collections::HashMap::new();
+    for pair in pairs {
+        let parsed = pair
+            .split_once('=')
+            .and_then(|(name, v)| Some((name.trim().to_string(), v.trim().parse::<T>().ok()?)));
+        match parsed {
+            Some((name, v)) if !name.is_empty() => {
+                map.insert(name, v);
+            }
+            _ => bail!("{flag} takes NAME=VALUE (e.g. pla33810=60), found {pair:?}"),
+        }
+    }
+    Ok(map)
+}
+
+/// `--quality`: GPU MMAS + 2-opt against the CPU `mmas` (or `focused`, `--cpu-algo`) on all
+/// cores at the same wall time.
 fn quality(
     gpu: &Gpu,
     cache: &KernelCache,
@@ -399,21 +420,38 @@ fn quality(
     if !(args.time_limit > 0.0 && args.time_limit.is_finite()) {
         bail!("--time-limit must be a positive number of seconds");
     }
+    let budgets: std::collections::HashMap<String, f64> = per_instance(&args.budgets, "--budget")?;
+    if let Some((name, t)) = budgets.iter().find(|(_, t)| !(**t > 0.0 && t.is_finite())) {
+        bail!("--budget {name}={t}: the budget must be a positive number of seconds");
+    }
+    let instance_seeds: std::collections::HashMap<String, u64> =
+        per_instance(&args.instance_seeds, "--instance-seeds")?;
+    let focused = match args.cpu_algo.as_str() {
+        "mmas" => false,
+        "focused" => true,
+        other => bail!("--cpu-algo takes mmas or focused, found {other:?}"),
+    };
     let seeds = args.seeds.max(1);
     let params = GpuParams::mmas();
     let cpu_params = solvers::tsp::MmasParams::default();
+    let focused_params = solvers::tsp::FocusedParams::default();
     println!(
-        "device: {} ({}); MAX-MIN AS + 2-opt at {} s per run, {seeds} seeds: GPU ({} ants, {} \
-         construction, 2-opt over {} candidates) vs CPU `mmas` on {threads} threads ({} ants, \
-         2-opt over {} candidates); gap to the best known value, mean ± sd [per seed]",
+        "device: {} ({}); MAX-MIN AS + 2-opt at {} s per run (unless --budget), {seeds} seeds \
+         (unless --instance-seeds): GPU ({} ants, {} construction, 2-opt over {} candidates) vs \
+         CPU `{}` on {threads} threads ({} ants); gap to the best known value, mean ± sd [per \
+         seed]",
         gpu.info.name,
         gpu.info.arch,
         args.time_limit,
         params.ants.unwrap_or(0),
         params.construction.name(),
         params.local_search.neighbours,
-        cpu_params.ants,
-        cpu_params.ls_neighbours,
+        args.cpu_algo,
+        if focused {
+            focused_params.ants
+        } else {
+            cpu_params.ants
+        },
     );
     let known = solvers::bks::BestKnown::embedded();
     let mut rows = Vec::new();
@@ -424,10 +462,16 @@ fn quality(
             continue;
         };
         let gap = |len: i64| 100.0 * (len - bks) as f64 / bks as f64;
+        let time_limit = budgets.get(&inst.name).copied().unwrap_or(args.time_limit);
+        let seeds = instance_seeds
+            .get(&inst.name)
+            .copied()
+            .unwrap_or(seeds)
+            .max(1);
         let options = |seed: u64, threads: usize| RunOptions {
             seed,
             threads,
-            budget: Budget::time_limit(std::time::Duration::from_secs_f64(args.time_limit)),
+            budget: Budget::time_limit(std::time::Duration::from_secs_f64(time_limit)),
         };
         let mut prepared = mmas::prepare(gpu, cache, &inst, &params)
             .with_context(|| format!("{}: preparing the GPU MMAS", inst.name))?;
@@ -445,13 +489,18 @@ fn quality(
         } else {
             let (mut gaps, mut iterations) = (Vec::new(), Vec::new());
             for seed in 1..=seeds {
-                match solvers::tsp::mmas(&inst, &cpu_params, &options(seed, threads)) {
+                let run = if focused {
+                    solvers::tsp::focused(&inst, &focused_params, &options(seed, threads))
+                } else {
+                    solvers::tsp::mmas(&inst, &cpu_params, &options(seed, threads))
+                };
+                match run {
                     Ok(out) => {
                         gaps.push(gap(out.objective));
                         iterations.push(out.iterations);
                     }
                     Err(why) => {
-                        println!("  CPU mmas: {why}");
+                        println!("  CPU {}: {why}", args.cpu_algo);
                         break;
                     }
                 }
@@ -469,10 +518,14 @@ fn quality(
                 its.join("/")
             )
         };
-        println!("\n{} (n = {}, best known {bks})", inst.name, inst.n());
+        println!(
+            "\n{} (n = {}, best known {bks}, {time_limit} s, {seeds} seeds)",
+            inst.name,
+            inst.n()
+        );
         println!("  GPU mmas        {}", show(&gpu_side));
         if let Some(c) = &cpu_side {
-            println!("  CPU mmas x{threads:<3}  {}", show(c));
+            println!("  CPU {} x{threads:<3}  {}", args.cpu_algo, show(c));
             println!(
                 "  GPU {} the CPU by {:.3} points of gap",
                 if gpu_side.mean < c.mean {
@@ -487,7 +540,7 @@ fn quality(
             instance: inst.name.clone(),
             n: inst.n(),
             best_known: bks,
-            time_limit_s: args.time_limit,
+            time_limit_s: time_limit,
             gpu: gpu_side,
             cpu: cpu_side,
         });

@@ -125,6 +125,16 @@ pub fn generate(command: &GenerateCommand) -> Result<()> {
                 &solvers::qap::to_dat_text(&instance),
             )
         }
+        GenerateCommand::Tsp(args) => {
+            let instance =
+                solvers::tsp::generate::uniform(args.n, args.seed).map_err(anyhow::Error::msg)?;
+            let comment = format!(
+                "mats instance generate tsp --n {} --seed {} (uniform, 10^6 square)",
+                args.n, args.seed
+            );
+            let text = solvers::tsp::generate::to_tsplib_text(&instance, &comment);
+            super::write_output(args.output.as_deref(), &text)
+        }
     }
 }
 

@@ -226,6 +226,15 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         beta: args.beta,
         rho: args.rho,
         candidates: args.candidates,
+        ls_neighbours: args.ls_neighbours,
+        min_new_edges: args.min_new_edges,
+        source: args
+            .source_tour
+            .as_deref()
+            .map(solvers::tsp::SourceRule::from_name)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
+        or_opt: args.or_opt.as_deref().map(on_off).transpose()?,
     };
     params.check(algorithm).map_err(anyhow::Error::msg)?;
     if args.threads > solvers::run::MAX_THREADS {
@@ -256,6 +265,15 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         gpu: None,
         tuned: None,
     })
+}
+
+/// `--or-opt on|off`.
+fn on_off(s: &str) -> Result<bool> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => bail!("--or-opt takes on or off, found {s:?}"),
+    }
 }
 
 fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> Result<Solved> {
@@ -595,6 +613,10 @@ fn solve_gpu_tsp(
     let mmas = match args.algo.as_deref() {
         Some("as") => false,
         None | Some("mmas") => true,
+        Some("focused") => bail!(
+            "`--algo focused` runs on the CPU only so far (--backend cpu); its GPU kernels are \
+             not written yet"
+        ),
         Some(name) => bail!(
             "tsp on the GPU runs `as` (Ant System) or `mmas` (MAX-MIN AS with 2-opt), not {name:?}"
         ),
@@ -606,6 +628,10 @@ fn solve_gpu_tsp(
         ("--destruction", args.destruction.is_some()),
         ("--temperature", args.temperature.is_some()),
         ("--solutions", args.solutions.is_some()),
+        ("--ls-neighbours", args.ls_neighbours.is_some()),
+        ("--min-new-edges", args.min_new_edges.is_some()),
+        ("--source-tour", args.source_tour.is_some()),
+        ("--or-opt", args.or_opt.is_some()),
     ];
     not_here.extend(rots_block_flags(args));
     for (flag, given) in not_here {

@@ -218,6 +218,7 @@ fn shipped_spaces_load() {
         "qap-cpu.toml",
         "pfsp-cpu.toml",
         "tsp-cpu.toml",
+        "tsp-focused.toml",
         "hwsw-cpu.toml",
     ] {
         assert!(shipped(f).count() > 0);
