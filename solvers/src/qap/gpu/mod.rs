@@ -521,7 +521,7 @@ impl GpuParams {
             }
         } else if self.solutions > 65535 {
             return Err(format!(
-                "rots-block solutions (blocks) must be in 1..=65535 (or 0: SMs x resident blocks), got {}",
+                "rots-block solutions (blocks) must be in 1..=65535 (or 0, the default: sized to the GPU), got {}",
                 self.solutions
             ));
         }
