@@ -384,6 +384,26 @@ impl Kernel {
         &self.function
     }
 
+    /// Lets launches use `bytes` of dynamic shared memory. Above 48 KiB the driver wants the
+    /// opt-in first, and the occupancy query counts it, so this comes before both.
+    pub fn allow_shared_bytes(&self, bytes: usize) -> Result<(), KernelError> {
+        if bytes <= 48 * 1024 {
+            return Ok(());
+        }
+        let value = i32::try_from(bytes).map_err(|_| {
+            KernelError::InvalidConfig(format!("{}: {bytes} bytes of shared memory", self.name))
+        })?;
+        self.function
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                value,
+            )
+            .map_err(KernelError::driver(format!(
+                "allowing {bytes} bytes of shared memory for {}",
+                self.name
+            )))
+    }
+
     /// Resident blocks per SM for a block size and dynamic shared memory.
     pub fn blocks_per_sm(
         &self,

@@ -129,16 +129,6 @@ impl CampaignSettings {
         // A struct of plain fields always serialises.
         serde_json::to_value(self).unwrap_or(Json::Null)
     }
-
-    /// Names of the parameters of the given kinds.
-    pub fn parameters_of_kind(&self, kinds: &[&str]) -> Option<Vec<String>> {
-        self.parameters.as_ref().map(|ps| {
-            ps.iter()
-                .filter(|p| kinds.contains(&p.kind.as_str()))
-                .map(|p| p.name.clone())
-                .collect()
-        })
-    }
 }
 
 /// A field that reads as `None` when it holds the wrong type.

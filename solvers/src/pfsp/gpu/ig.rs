@@ -7,9 +7,8 @@
 //! four best walks (drawn at random), so that the walks that found nothing follow the ones that
 //! did, while the best walks keep their own trajectories.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::PushKernelArg;
 use kernels::gpu::{Gpu, Kernel, Launch, Module};
 use kernels::KernelError;
@@ -46,18 +45,7 @@ pub(super) fn kernels(
     let kernel = module.function("pfsp_ig_block")?;
     let shared =
         ig_shared_bytes(inst.jobs, inst.machines, completion_fits_i32(inst)) - IG_STATIC_SHARED;
-    if shared > 48 * 1024 {
-        kernel
-            .function()
-            .set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared as i32,
-            )
-            .map_err(driver(&format!(
-                "allowing {shared} bytes of shared memory for {}",
-                kernel.name
-            )))?;
-    }
+    kernel.allow_shared_bytes(shared)?;
     let walks = if params.blocks == 0 {
         // As many walks as the GPU holds at once: more would only queue.
         kernel.blocks_per_sm(t, shared as u32)?.max(1) * gpu.info.sm_count.max(1)
@@ -173,18 +161,13 @@ pub(super) fn run(
                 &mut rng,
             )?;
         }
-        let seconds = (timer.seconds - before).max(1e-6);
-        let target = match deadline {
-            Some(d) => d
-                .saturating_duration_since(now)
-                .min(Duration::from_millis(100)),
-            None => Duration::from_millis(100),
-        };
-        let per_iteration = seconds / f64::from(this);
-        chunk = ((target.as_secs_f64() / per_iteration) as u64).clamp(1, 1 << 20);
-        if params.launch_iterations > 0 {
-            chunk = chunk.min(u64::from(params.launch_iterations));
-        }
+        chunk = super::next_chunk(
+            timer.seconds - before,
+            this,
+            deadline,
+            now,
+            params.launch_iterations,
+        );
     }
     timer.search_seconds = search_started.elapsed().as_secs_f64();
     let values = stream

@@ -9,7 +9,6 @@
 
 use std::time::{Duration, Instant};
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::PushKernelArg;
 use kernels::gpu::{DeviceInfo, Gpu, Kernel, KernelClock, Launch, Module};
 use kernels::KernelError;
@@ -153,18 +152,7 @@ pub(super) fn kernels(
     let threads = 32 * params.warps;
     let kernel = module.function("pfsp_ig_warp")?;
     let shared = shared_bytes(params, inst);
-    if shared > 48 * 1024 {
-        kernel
-            .function()
-            .set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared as i32,
-            )
-            .map_err(driver(&format!(
-                "allowing {shared} bytes of shared memory for {}",
-                kernel.name
-            )))?;
-    }
+    kernel.allow_shared_bytes(shared)?;
     let walks = if params.blocks == 0 {
         // As many walks as the GPU holds at once: more would only queue.
         kernel.blocks_per_sm(threads, shared as u32)?.max(1)
@@ -367,18 +355,13 @@ pub(super) fn run(
         if timed {
             continue;
         }
-        let seconds = (timer.seconds - before).max(1e-6);
-        let target = match deadline {
-            Some(d) => d
-                .saturating_duration_since(now)
-                .min(Duration::from_millis(100)),
-            None => Duration::from_millis(100),
-        };
-        let per_iteration = seconds / f64::from(this);
-        chunk = ((target.as_secs_f64() / per_iteration) as u64).clamp(1, 1 << 20);
-        if params.launch_iterations > 0 {
-            chunk = chunk.min(u64::from(params.launch_iterations));
-        }
+        chunk = super::next_chunk(
+            timer.seconds - before,
+            this,
+            deadline,
+            now,
+            params.launch_iterations,
+        );
     }
     timer.search_seconds = search_started.elapsed().as_secs_f64();
     let values = stream

@@ -573,6 +573,32 @@ impl Prepared {
     }
 }
 
+/// Iterations per walk for the next launch of an iterated-greedy driver: about 100 ms of work
+/// at the pace the last launch (`this` iterations in `seconds`) showed, never past the
+/// deadline, and at most `launch_iterations` where that is set.
+pub(crate) fn next_chunk(
+    seconds: f64,
+    this: i32,
+    deadline: Option<std::time::Instant>,
+    now: std::time::Instant,
+    launch_iterations: u32,
+) -> u64 {
+    use std::time::Duration;
+    let target = match deadline {
+        Some(d) => d
+            .saturating_duration_since(now)
+            .min(Duration::from_millis(100)),
+        None => Duration::from_millis(100),
+    };
+    let per_iteration = seconds.max(1e-6) / f64::from(this.max(1));
+    let chunk = ((target.as_secs_f64() / per_iteration) as u64).clamp(1, 1 << 20);
+    if launch_iterations > 0 {
+        chunk.min(u64::from(launch_iterations))
+    } else {
+        chunk
+    }
+}
+
 fn driver(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
     KernelError::driver(what.to_string())
 }

@@ -19,7 +19,6 @@
 
 use std::time::Instant;
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::CudaSlice;
 use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Kernel, KernelClock, Launch};
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
@@ -858,19 +857,7 @@ pub fn prepare(
     };
     let kernel = module.function(entry)?;
     let shared = params.shared_bytes(inst, optin) as u32;
-    if shared > 48 * 1024 {
-        // Before the occupancy query below, which counts the opt-in shared memory.
-        kernel
-            .function()
-            .set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared as i32,
-            )
-            .map_err(driver(&format!(
-                "allowing {shared} bytes of shared memory for {}",
-                kernel.name
-            )))?;
-    }
+    kernel.allow_shared_bytes(shared as usize)?;
     let launch = if params.algorithm.thread_per_solution() {
         Launch {
             shared_bytes: shared,

@@ -11,7 +11,6 @@
 //! Every stage is enqueued on the GPU's stream and returns at once; [`Colony::tours_to_host`],
 //! [`Colony::lengths_to_host`] and the kernel clocks synchronise.
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, PushKernelArg};
 use kernels::gpu::{Gpu, Kernel, Launch, Module};
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
@@ -158,17 +157,8 @@ impl Colony {
         // (none), else per ant in global memory.
         let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
         let in_shared = shared <= optin;
-        if in_shared && shared > 48 * 1024 {
-            construct
-                .function()
-                .set_attribute(
-                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared as i32,
-                )
-                .map_err(driver(format!(
-                    "allowing {shared} bytes of shared memory for {}",
-                    construct.name
-                )))?;
+        if in_shared {
+            construct.allow_shared_bytes(shared)?;
         }
         let construct_launch = Launch {
             grid: (m.div_ceil(per_block) as u32, 1, 1),

@@ -1,7 +1,6 @@
 //! The host side of `kernels/tsp/ls-2opt.cu`: 2-opt with don't-look bits on every tour of a
 //! colony, one warp per tour (see the kernel's header for what each warp owns).
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use kernels::gpu::{Gpu, Kernel, KernelClock, Launch, Module};
 use kernels::{KernelError, Variant};
@@ -101,18 +100,7 @@ impl LocalSearch {
         let shared = shared_bytes(n, params.warps);
         let in_shared = shared <= gpu.info.max_shared_bytes_per_block_optin as usize;
         if in_shared {
-            if shared > 48 * 1024 {
-                kernel
-                    .function()
-                    .set_attribute(
-                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        shared as i32,
-                    )
-                    .map_err(KernelError::driver(format!(
-                        "allowing {shared} bytes of shared memory for {}",
-                        kernel.name
-                    )))?;
-            }
+            kernel.allow_shared_bytes(shared)?;
             launch.shared_bytes = shared as u32;
         }
         kernel.check_launch(&launch)?;
