@@ -74,6 +74,22 @@ pub struct Manifest {
     pub note: Option<String>,
 }
 
+impl Manifest {
+    /// The wall-clock limit of one run the bundle was tuned for, range-checked as the
+    /// campaign's was (a hand-edited `budget_s` of -1 or 1e308 used to panic in the duration
+    /// conversion of `solve --tuned`).
+    pub fn tuned_limit(&self) -> Result<Option<std::time::Duration>, String> {
+        let key = match self.run {
+            Some(crate::campaign::config::RunMode::Target { .. }) => "run.cap_s",
+            _ => "run.budget_s",
+        };
+        self.run
+            .and_then(|r| r.limit_s())
+            .map(|s| crate::limits::seconds(s).map_err(|e| format!("`{key}`: {e}")))
+            .transpose()
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct KernelFile {
     /// The first instance it was built for (instances of one size and shape share a kernel).
@@ -111,10 +127,13 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     );
     // The campaign's own verdict per class: where the final re-measure found the baseline
     // or the default better than the search's winner, that point is exported instead.
-    let summary: Option<serde_json::Value> =
-        std::fs::read_to_string(args.source.dir.join("summary.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
+    let summary: Option<serde_json::Value> = solvers::error::read_kind(
+        &args.source.dir.join("summary.json"),
+        "a summary.json",
+        solvers::error::caps::SUMMARY,
+    )
+    .ok()
+    .and_then(|t| serde_json::from_str(&t).ok());
     let mut by_class: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
     for e in store.evaluations(campaign.id)? {
         if e.status != EvaluationStatus::Ok || verification.contains(&e.run_id) {

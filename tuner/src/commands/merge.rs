@@ -88,7 +88,9 @@ fn write_summary(out: &Path, dirs: &[std::path::PathBuf]) -> Result<()> {
     let (mut trials, mut device_s, mut wall_s) = (0u64, 0.0f64, 0.0f64);
     for dir in dirs {
         let path = dir.join("summary.json");
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) =
+            solvers::error::read_kind(&path, "a summary.json", solvers::error::caps::SUMMARY)
+        else {
             continue; // a shard stopped before its end has none; the store has everything
         };
         let s: serde_json::Value = serde_json::from_str(&text)

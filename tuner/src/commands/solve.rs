@@ -81,6 +81,15 @@ fn time_bar(limit: Option<f64>) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
+/// What is left of a time `limit` counted from process start, and whether nothing is left
+/// (setup took it all: the solver then returns its start solution).
+fn remaining(limit: Duration) -> (Duration, bool) {
+    match limit.checked_sub(solvers::run::since_process_start()) {
+        Some(left) if !left.is_zero() => (left, false),
+        _ => (Duration::ZERO, true),
+    }
+}
+
 /// Everything `mats solve` does but printing: checks the arguments, loads, solves, re-scores.
 pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::BestKnownEntry>)> {
     let src = &args.source;
@@ -100,6 +109,20 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
     if args.iterations == Some(0) {
         bail!("--iterations must be at least 1");
     }
+    // Counted from process start: reading and parsing the instance are part of the run a
+    // user times (rl11849 with --time-limit 10 used to return after 12 s).
+    let time_limit = time_limit.map(|limit| {
+        let (left, overran) = remaining(limit);
+        if overran {
+            eprintln!(
+                "mats: setup took {:.3} s, the whole --time-limit of {:.3} s; returning the \
+                 start solution",
+                solvers::run::since_process_start().as_secs_f64(),
+                limit.as_secs_f64()
+            );
+        }
+        left
+    });
     let budget = Budget {
         iterations: args.iterations,
         time_limit,
@@ -618,8 +641,9 @@ fn solve_tuned(
     budget: Budget,
 ) -> Result<Solved> {
     use super::export::{Index, Manifest};
-    let read = |path: std::path::PathBuf| -> Result<String> {
-        std::fs::read_to_string(&path).with_context(|| {
+    // Capped per kind: a /dev/zero index or manifest used to be read for 20 GB.
+    let read = |path: std::path::PathBuf, kind: &str, cap: u64| -> Result<String> {
+        solvers::error::read_kind(&path, kind, cap).with_context(|| {
             format!(
                 "cannot read {} (is {} a folder written by `mats export`?)",
                 path.display(),
@@ -628,8 +652,12 @@ fn solve_tuned(
         })
     };
     let index_path = dir.join("index.json");
-    let index: Index = serde_json::from_str(&read(index_path.clone())?)
-        .with_context(|| format!("{} is not a mats export index", index_path.display()))?;
+    let index: Index = serde_json::from_str(&read(
+        index_path.clone(),
+        "an export's index.json",
+        solvers::error::caps::INDEX,
+    )?)
+    .with_context(|| format!("{} is not a mats export index", index_path.display()))?;
     if index.family != instance.family().name() {
         bail!(
             "{} was tuned for {} instances; {} is {}",
@@ -663,14 +691,22 @@ fn solve_tuned(
     };
     let folder = dir.join(bundle);
     let manifest_path = folder.join("manifest.json");
-    let manifest: Manifest = serde_json::from_str(&read(manifest_path.clone())?)
-        .with_context(|| format!("{} is not a mats bundle manifest", manifest_path.display()))?;
+    let manifest: Manifest = serde_json::from_str(&read(
+        manifest_path.clone(),
+        "a bundle's manifest.json",
+        solvers::error::caps::MANIFEST,
+    )?)
+    .with_context(|| format!("{} is not a mats bundle manifest", manifest_path.display()))?;
     // A bundle runs at the budget it was tuned for unless --time-limit or --iterations says
     // otherwise; an explicit --time-limit is always honoured.
-    let tuned_limit = manifest.run.and_then(|r| r.limit_s());
+    // Range-checked (-1 and 1e308 used to panic in the duration conversion); the limit
+    // counts from process start like --time-limit.
+    let tuned_limit = manifest
+        .tuned_limit()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", manifest_path.display()))?;
     let budget = match (budget.time_limit, budget.iterations, tuned_limit) {
-        (None, None, Some(s)) => Budget {
-            time_limit: Some(Duration::from_secs_f64(s)),
+        (None, None, Some(limit)) => Budget {
+            time_limit: Some(remaining(limit).0),
             ..budget
         },
         (None, _, _) => Budget {
@@ -779,7 +815,22 @@ fn run_gpu(
     options: &RunOptions,
     algorithm: String,
 ) -> Result<Solved> {
-    let run = config.prepare(gpu, cache, instance)?.run(gpu, options)?;
+    // A cold NVRTC compile in `prepare` counts against the time limit as well.
+    let preparing = Instant::now();
+    let mut prepared = config.prepare(gpu, cache, instance)?;
+    let mut options = options.clone();
+    if let Some(limit) = options.budget.time_limit {
+        let left = limit.saturating_sub(preparing.elapsed());
+        if left.is_zero() {
+            eprintln!(
+                "mats: compiling and loading the kernel took {:.3} s, the whole time limit; \
+                 returning the start solution",
+                preparing.elapsed().as_secs_f64()
+            );
+        }
+        options.budget.time_limit = Some(left);
+    }
+    let run = prepared.run(gpu, &options)?;
     let (solutions, _) = config.shape();
     Ok(Solved {
         gpu: Some(GpuDetails {

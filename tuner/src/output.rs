@@ -1,0 +1,72 @@
+//! What happens when mats's own output cannot be written: a closed pipe (`mats ... | head`)
+//! ends the process quietly with the status a shell expects (killed by SIGPIPE, 141), and a
+//! full disk or `/dev/full` gives one error line and exit status 1, never a panic.
+//!
+//! Rust ignores SIGPIPE, so `println!` on a closed pipe panics ("failed printing to
+//! stdout"). Restoring SIGPIPE's default action for the whole process would also kill mats
+//! when a GPU worker or a daemon client disappears mid-write, which mats handles as an
+//! error; so the default action is restored only at the moment stdout is found closed: by the
+//! panic hook below for the `print!` family, and by [`exit_for`] for errors returned from
+//! explicit writes. Nothing recorded is lost either way: every store write is committed
+//! before the command prints about it.
+
+use std::io::ErrorKind;
+
+/// Whether the error chain holds an I/O error of `kind`.
+fn has_kind(error: &anyhow::Error, kind: ErrorKind) -> bool {
+    error
+        .chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|e| e.kind() == kind)
+        || error
+            .chain()
+            .filter_map(|c| c.downcast_ref::<serde_json::Error>())
+            .any(|e| e.io_error_kind() == Some(kind))
+}
+
+/// Dies as a process killed by SIGPIPE would, without a word.
+pub fn die_of_sigpipe() -> ! {
+    // SAFETY: restoring a signal's default action and raising it in this process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    // Unreachable unless SIGPIPE is blocked; 141 is what a shell reports for it.
+    std::process::exit(128 + libc::SIGPIPE)
+}
+
+/// For an error a command returned: a closed pipe ends quietly; `None` for anything else.
+pub fn exit_for(error: &anyhow::Error) -> Option<std::process::ExitCode> {
+    if has_kind(error, ErrorKind::BrokenPipe) {
+        die_of_sigpipe();
+    }
+    None
+}
+
+/// Installs the hook that turns `print!`'s panics on stdout into the endings above; other
+/// panics go to the hook that was there.
+pub fn install() {
+    // A file size limit (`ulimit -f`) would otherwise kill mats with SIGXFSZ at the write
+    // that crosses it; ignored, the write fails with EFBIG and is reported like a full disk.
+    // SAFETY: setting a signal's disposition to ignore at start-up, before any thread.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(reason) = message.strip_prefix("failed printing to stdout: ") {
+            if reason.contains("Broken pipe") || reason.contains("os error 32") {
+                die_of_sigpipe();
+            }
+            eprintln!("mats: error: cannot write to standard output: {reason}");
+            std::process::exit(1);
+        }
+        previous(info)
+    }));
+}
