@@ -12,16 +12,22 @@
 
 use std::io::ErrorKind;
 
-/// Whether the error chain holds an I/O error of `kind`.
-fn has_kind(error: &anyhow::Error, kind: ErrorKind) -> bool {
-    error
-        .chain()
-        .filter_map(|c| c.downcast_ref::<std::io::Error>())
-        .any(|e| e.kind() == kind)
-        || error
-            .chain()
-            .filter_map(|c| c.downcast_ref::<serde_json::Error>())
-            .any(|e| e.io_error_kind() == Some(kind))
+/// A failed write to standard output. Only these end quietly on a closed pipe: a broken
+/// pipe to a daemon or a worker is an error to report.
+#[derive(Debug)]
+pub struct StdoutError(pub std::io::Error);
+
+impl std::fmt::Display for StdoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write to standard output: {}", self.0)
+    }
+}
+
+impl std::error::Error for StdoutError {}
+
+/// Wraps an error of a write to standard output (see [`StdoutError`]).
+pub fn stdout_error(e: std::io::Error) -> anyhow::Error {
+    anyhow::Error::new(StdoutError(e))
 }
 
 /// Dies as a process killed by SIGPIPE would, without a word.
@@ -37,7 +43,11 @@ pub fn die_of_sigpipe() -> ! {
 
 /// For an error a command returned: a closed pipe ends quietly; `None` for anything else.
 pub fn exit_for(error: &anyhow::Error) -> Option<std::process::ExitCode> {
-    if has_kind(error, ErrorKind::BrokenPipe) {
+    let closed = error
+        .chain()
+        .filter_map(|c| c.downcast_ref::<StdoutError>())
+        .any(|e| e.0.kind() == ErrorKind::BrokenPipe);
+    if closed {
         die_of_sigpipe();
     }
     None

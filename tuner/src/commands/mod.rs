@@ -78,7 +78,7 @@ fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<()> {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())
                 .and_then(|()| out.flush())
-                .context("cannot write to standard output")
+                .map_err(crate::output::stdout_error)
         }
     }
 }
