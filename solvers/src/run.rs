@@ -244,6 +244,13 @@ pub fn since_process_start() -> Duration {
     PROCESS_START.get_or_init(Instant::now).elapsed()
 }
 
+/// When the process started, if its `main` said so ([`mark_process_start`]); `None` in a
+/// process that runs many solves (the fuzzer, tests), whose time limits count from each
+/// call instead.
+pub fn process_start() -> Option<Instant> {
+    PROCESS_START.get().copied()
+}
+
 /// Runs `starts` independent starts in parallel and keeps the best, reducing in start order.
 pub fn multistart<F>(starts: usize, threads: usize, start: F) -> Option<Outcome>
 where

@@ -81,10 +81,12 @@ fn time_bar(limit: Option<f64>) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// What is left of a time `limit` counted from process start, and whether nothing is left
-/// (setup took it all: the solver then returns its start solution).
-fn remaining(limit: Duration) -> (Duration, bool) {
-    match limit.checked_sub(solvers::run::since_process_start()) {
+/// What is left of a time `limit` counted from process start (from `since`, the call of
+/// [`solve`], where `main` did not mark the start: a library user running many solves), and
+/// whether nothing is left (setup took it all: the solver then returns its start solution).
+fn remaining(limit: Duration, since: Instant) -> (Duration, bool) {
+    let spent = solvers::run::process_start().unwrap_or(since).elapsed();
+    match limit.checked_sub(spent) {
         Some(left) if !left.is_zero() => (left, false),
         _ => (Duration::ZERO, true),
     }
@@ -92,6 +94,7 @@ fn remaining(limit: Duration) -> (Duration, bool) {
 
 /// Everything `mats solve` does but printing: checks the arguments, loads, solves, re-scores.
 pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::BestKnownEntry>)> {
+    let called = Instant::now();
     let src = &args.source;
     let bks = super::best_known(&src.bks)?;
     let instance = family::load(&src.file, src.family, src.index)?;
@@ -112,12 +115,15 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
     // Counted from process start: reading and parsing the instance are part of the run a
     // user times (rl11849 with --time-limit 10 used to return after 12 s).
     let time_limit = time_limit.map(|limit| {
-        let (left, overran) = remaining(limit);
+        let (left, overran) = remaining(limit, called);
         if overran {
             eprintln!(
                 "mats: setup took {:.3} s, the whole --time-limit of {:.3} s; returning the \
                  start solution",
-                solvers::run::since_process_start().as_secs_f64(),
+                solvers::run::process_start()
+                    .unwrap_or(called)
+                    .elapsed()
+                    .as_secs_f64(),
                 limit.as_secs_f64()
             );
         }
@@ -706,7 +712,7 @@ fn solve_tuned(
         .map_err(|e| anyhow::anyhow!("{}: {e}", manifest_path.display()))?;
     let budget = match (budget.time_limit, budget.iterations, tuned_limit) {
         (None, None, Some(limit)) => Budget {
-            time_limit: Some(remaining(limit).0),
+            time_limit: Some(remaining(limit, Instant::now()).0),
             ..budget
         },
         (None, _, _) => Budget {
