@@ -17,7 +17,7 @@ static ALLOC: fuzz::alloc::Counting = fuzz::alloc::Counting;
     about = "Fuzz the input formats of mats (stable Rust)"
 )]
 struct Args {
-    /// Formats: qap, pfsp, tsp, hwsw, campaign, space, bundle, cli (default: all).
+    /// Formats: qap, pfsp, tsp, hwsw, campaign, space, bundle, cli, request (default: all).
     #[arg(long, value_delimiter = ',')]
     target: Vec<String>,
     /// Seconds per format.

@@ -21,10 +21,12 @@ pub enum Target {
     Space,
     Bundle,
     Cli,
+    /// A request line of the daemon's protocol.
+    Request,
 }
 
 impl Target {
-    pub const ALL: [Target; 8] = [
+    pub const ALL: [Target; 9] = [
         Target::Qap,
         Target::Pfsp,
         Target::Tsp,
@@ -33,6 +35,7 @@ impl Target {
         Target::Space,
         Target::Bundle,
         Target::Cli,
+        Target::Request,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +48,7 @@ impl Target {
             Target::Space => "space",
             Target::Bundle => "bundle",
             Target::Cli => "cli",
+            Target::Request => "request",
         }
     }
 
@@ -171,6 +175,31 @@ impl Target {
                 "1e308",
                 "-1",
             ],
+            Target::Request => &[
+                "{",
+                "}",
+                "\"",
+                ":",
+                ",",
+                "\"op\"",
+                "\"ping\"",
+                "\"status\"",
+                "\"submit\"",
+                "\"cancel\"",
+                "\"logs\"",
+                "\"id\"",
+                "\"offset\"",
+                "\"campaign\"",
+                "\"out\"",
+                "\"cwd\"",
+                "\"priority\"",
+                "\"token\"",
+                "null",
+                "-1",
+                "18446744073709551616",
+                "1e308",
+                "\n",
+            ],
             Target::Cli => &[
                 " --time-limit ",
                 " --iterations ",
@@ -234,6 +263,17 @@ impl Target {
             Target::Campaign => files("campaigns", &[".toml"]),
             Target::Space => files("spaces", &[".toml"]),
             Target::Bundle => bundle_seeds(),
+            Target::Request => [
+                r#"{"op":"ping"}"#,
+                r#"{"op":"status"}"#,
+                r#"{"op":"status","id":12}"#,
+                r#"{"op":"submit","campaign":"/a/b.toml","out":"/tmp/o","cwd":"/","priority":-3}"#,
+                r#"{"op":"logs","id":1,"offset":99}"#,
+                r#"{"op":"cancel","id":7,"token":"0123456789abcdef"}"#,
+            ]
+            .iter()
+            .map(|r| r.as_bytes().to_vec())
+            .collect(),
             Target::Cli => [
                 "qap --algo 2opt --starts 8 --seed 3",
                 "qap --algo tabu --starts 2 --threads 2",
@@ -252,6 +292,13 @@ impl Target {
 
     /// Runs the target on one input.
     pub fn run(self, data: &[u8]) -> String {
+        if self == Target::Request {
+            // Bytes as the socket delivers them, UTF-8 or not.
+            return match daemon::protocol::parse_request(data) {
+                Ok(p) => format!("ok:{:?}", std::mem::discriminant(&p.request)),
+                Err(e) => format!("err:{}", normalise(&e)),
+            };
+        }
         let text = match std::str::from_utf8(data) {
             Ok(t) => t,
             Err(_) => return "err:not utf-8".into(),
@@ -265,6 +312,7 @@ impl Target {
             Target::Space => space_input(text),
             Target::Bundle => bundle_input(text),
             Target::Cli => cli_input(text),
+            Target::Request => unreachable!("handled above"),
         };
         match outcome {
             Ok(ok) => format!("ok:{ok}"),
@@ -394,7 +442,9 @@ fn campaign_input(text: &str) -> Result<String, String> {
         engine::campaign::CampaignFile::parse(Path::new("campaigns/fuzz.toml"), text.to_string())
             .map_err(|e| search::errors::one_line(&e))?;
     let searches = file.searches().map_err(|e| search::errors::one_line(&e))?;
-    Ok(searches.len().to_string())
+    // The seed list is allocated up front (2^31 seeds used to abort on 16 GiB).
+    let seeds = file.run_seeds().map_err(|e| search::errors::one_line(&e))?;
+    Ok(format!("{} {}", searches.len(), seeds.len().min(3)))
 }
 
 fn space_input(text: &str) -> Result<String, String> {
@@ -410,6 +460,7 @@ fn bundle_input(text: &str) -> Result<String, String> {
         return Ok(format!("index {}", bundles.min(3)));
     }
     let manifest: Manifest = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    manifest.tuned_limit()?;
     let realised = manifest.realised();
     let mut accepted = 0;
     for family in Family::ALL {

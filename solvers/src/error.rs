@@ -63,8 +63,44 @@ pub fn read_to_string(path: &std::path::Path) -> Result<String, InputError> {
     read_capped(path, max_input_bytes())
 }
 
+/// The most mats reads of each kind of file that is not an instance: each is far above what
+/// mats writes or users write by hand, and far below what would cost memory (`/dev/zero` as a
+/// campaign used to grow to 24 GB; as a bundle's index, to 20 GB).
+pub mod caps {
+    /// Campaign and space TOML.
+    pub const TOML: u64 = 16 << 20;
+    /// An export's `index.json`.
+    pub const INDEX: u64 = 16 << 20;
+    /// A bundle's `manifest.json`.
+    pub const MANIFEST: u64 = 4 << 20;
+    /// A campaign's `summary.json`.
+    pub const SUMMARY: u64 = 64 << 20;
+    /// The daemon's token file.
+    pub const TOKEN: u64 = 4 << 10;
+}
+
 /// [`read_to_string`] with an explicit cap.
 pub fn read_capped(path: &std::path::Path, cap: u64) -> Result<String, InputError> {
+    read_text(
+        path,
+        cap,
+        "the file",
+        "set MATS_MAX_INPUT_BYTES to raise it",
+    )
+}
+
+/// Reads a file of one `kind` (named in the error, e.g. "a campaign file") of at most `cap`
+/// bytes: the capped reader every file mats reads goes through.
+pub fn read_kind(path: &std::path::Path, kind: &str, cap: u64) -> Result<String, InputError> {
+    read_text(path, cap, kind, "the limit for this kind of file")
+}
+
+fn read_text(
+    path: &std::path::Path,
+    cap: u64,
+    kind: &str,
+    hint: &str,
+) -> Result<String, InputError> {
     use std::io::Read as _;
     let io = |source| InputError::Io {
         path: path.to_path_buf(),
@@ -103,10 +139,7 @@ pub fn read_capped(path: &std::path::Path, cap: u64) -> Result<String, InputErro
     if bytes.len() as u64 > cap {
         return Err(InputError::invalid(
             path,
-            format!(
-                "the file is larger than {cap} bytes, the most mats reads \
-                 (set MATS_MAX_INPUT_BYTES to raise it)"
-            ),
+            format!("{kind} is larger than {cap} bytes, the most mats reads ({hint})"),
         ));
     }
     String::from_utf8(bytes).map_err(|e| {

@@ -11,6 +11,8 @@ pub mod exact;
 pub mod family;
 pub mod gpu;
 pub mod hwsw;
+pub mod limits;
+pub mod memory;
 pub mod permutation;
 pub mod pfsp;
 pub mod qap;

@@ -203,6 +203,54 @@ pub fn with_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) ->
     }
 }
 
+/// [`multistart`] under a deadline: once the clock has run out, starts that have not begun
+/// are skipped (100 million starts used to run long past a 2 s limit, each drawing and scoring
+/// a start after the time was up). Start 0 always runs, so there is a solution to return.
+/// Without a time limit nothing is skipped and the result equals [`multistart`]'s.
+pub fn multistart_timed<F>(
+    starts: usize,
+    threads: usize,
+    deadline: &Deadline,
+    start: F,
+) -> Option<Outcome>
+where
+    F: Fn(usize) -> Outcome + Sync + Send,
+{
+    use rayon::prelude::*;
+    with_threads(threads, || {
+        let best = (0..starts)
+            .into_par_iter()
+            .map(|s| (s == 0 || !deadline.timed_out()).then(|| start(s)))
+            // Order-preserving: the reduction still combines starts in index order.
+            .while_some()
+            .reduce_with(Outcome::best_of);
+        // Another thread may have stopped the run before start 0 began.
+        best.or_else(|| (starts > 0).then(|| start(0)))
+    })
+}
+
+/// When this process started, for time limits that count from process start (reading,
+/// compiling and copying included). `main` calls [`mark_process_start`] first thing; a
+/// library user that never does counts from the first call here.
+static PROCESS_START: OnceLock<Instant> = OnceLock::new();
+
+/// Records the process's start; later calls change nothing.
+pub fn mark_process_start() {
+    PROCESS_START.get_or_init(Instant::now);
+}
+
+/// Time since [`mark_process_start`].
+pub fn since_process_start() -> Duration {
+    PROCESS_START.get_or_init(Instant::now).elapsed()
+}
+
+/// When the process started, if its `main` said so ([`mark_process_start`]); `None` in a
+/// process that runs many solves (the fuzzer, tests), whose time limits count from each
+/// call instead.
+pub fn process_start() -> Option<Instant> {
+    PROCESS_START.get().copied()
+}
+
 /// Runs `starts` independent starts in parallel and keeps the best, reducing in start order.
 pub fn multistart<F>(starts: usize, threads: usize, start: F) -> Option<Outcome>
 where

@@ -13,7 +13,7 @@ use rand::Rng;
 use super::delta::{apply_swap, delta_matrix};
 use super::two_opt::start_permutation;
 use super::Instance;
-use crate::run::{multistart, Deadline, Outcome, RunOptions, SolverRng};
+use crate::run::{multistart_timed, Deadline, Outcome, RunOptions, SolverRng};
 
 /// Parameters of robust tabu search.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,7 +47,7 @@ pub fn default_iterations(n: usize) -> u64 {
 /// Robust tabu search; the iteration budget applies to each start, the time limit to all.
 pub fn robust_tabu(inst: &Instance, params: &RotsParams, options: &RunOptions) -> Outcome {
     let deadline = options.budget.start(default_iterations(inst.n()));
-    multistart(params.starts.max(1), options.threads, |start| {
+    multistart_timed(params.starts.max(1), options.threads, &deadline, |start| {
         let p = start_permutation(inst.n(), options.seed, start);
         let mut rng = crate::run::stream_rng(options.seed ^ 0x7ab0_5eed, start as u64);
         search(inst, p, params, &deadline, &mut rng)

@@ -7,7 +7,7 @@
 
 use super::{delta::swap_delta, Instance};
 use crate::permutation;
-use crate::run::{multistart, stream_rng, Deadline, Outcome, RunOptions};
+use crate::run::{multistart_timed, stream_rng, Deadline, Outcome, RunOptions};
 
 /// Parameters of multistart 2-opt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +84,7 @@ pub fn two_opt(inst: &Instance, params: &TwoOptParams, options: &RunOptions) -> 
     // Without an explicit budget, each start runs to its local optimum.
     let deadline = options.budget.start(u64::MAX);
     let starts = params.starts.max(1);
-    let best = multistart(starts, options.threads, |start| {
+    let best = multistart_timed(starts, options.threads, &deadline, |start| {
         let mut p = start_permutation(inst.n(), options.seed, start);
         // A start that begins after the time is up still reports its start permutation, so
         // the solve always returns a valid solution.

@@ -34,7 +34,19 @@ use rayon::prelude::*;
 
 use super::candidates::CandidateLists;
 use super::instance::Instance;
-use crate::run::{stream_rng, with_threads, Outcome, RunOptions};
+use crate::run::{stream_rng, with_threads, Deadline, Outcome, RunOptions};
+
+/// The tour 0, 1, ..., n-1 as an outcome: what a run whose time ran out before it had any
+/// tour returns.
+pub fn identity_tour(inst: &Instance) -> Outcome {
+    let solution: Vec<usize> = (0..inst.n()).collect();
+    Outcome {
+        objective: inst.tour_length(&solution),
+        solution,
+        iterations: 0,
+        evaluations: 0,
+    }
+}
 
 /// Largest instance the n x n matrices (distance, pheromone, eta^beta, choice_info: 32 n^2
 /// bytes) are built for: 16 000 cities take 8.2 GB (rl11849, the TSPLIB instance above 10 000
@@ -169,10 +181,34 @@ pub struct AntSystem {
     pub best: Option<(i64, Vec<usize>)>,
     /// Length of the nearest-neighbour tour used for tau0.
     pub nn_length: i64,
+    /// That tour: the start solution a run cut short by its time limit returns.
+    nn_tour: Vec<usize>,
 }
 
 impl AntSystem {
     pub fn new(inst: &Instance, params: &AsParams, seed: u64) -> Result<Self, String> {
+        let never = crate::run::Budget::default().start(u64::MAX);
+        Ok(Self::new_within(inst, params, seed, &never)?
+            .expect("a deadline without a clock never runs out"))
+    }
+
+    /// The memory a colony of `m` ants on `n` cities with `k` candidates takes: the four
+    /// n x n matrices (distance, eta^beta, pheromone, choice info), one iteration's tours and
+    /// the candidate lists.
+    pub fn memory_bytes(n: usize, m: usize, k: usize) -> u128 {
+        let (n, m, k) = (n as u128, m as u128, k as u128);
+        32 * n * n + 8 * m * n + 8 * n * k
+    }
+
+    /// [`AntSystem::new`] that gives up between its phases once `deadline` has run out
+    /// (`Ok(None)`): building the matrices of a large instance takes seconds, which a time
+    /// limit counts. The memory it needs is checked before anything is allocated.
+    pub fn new_within(
+        inst: &Instance,
+        params: &AsParams,
+        seed: u64,
+        deadline: &Deadline,
+    ) -> Result<Option<Self>, String> {
         params.check()?;
         let n = inst.n();
         if n > MAX_AS_CITIES {
@@ -188,7 +224,17 @@ impl AntSystem {
                 MAX_TOUR_CELLS / n
             ));
         }
+        crate::memory::check(
+            Self::memory_bytes(n, m, params.candidates.min(n)),
+            &format!("the Ant System's n x n matrices for {n} cities and {m} ants"),
+        )?;
+        if deadline.timed_out() {
+            return Ok(None);
+        }
         let dist = inst.distance_matrix();
+        if deadline.timed_out() {
+            return Ok(None);
+        }
         // Coordinates: by k-d tree (the same lists in O(n log n)); else from the matrix.
         let candidates = match inst.edge_weight_type {
             super::distance::EdgeWeightType::Geo | super::distance::EdgeWeightType::Explicit => {
@@ -196,7 +242,14 @@ impl AntSystem {
             }
             _ => CandidateLists::from_instance(inst, params.candidates),
         };
-        let nn_length = length(&dist, n, &nearest_neighbour_tour(&dist, n, 0)).max(1);
+        if deadline.timed_out() {
+            return Ok(None);
+        }
+        let nn_tour = nearest_neighbour_tour(&dist, n, 0);
+        let nn_length = length(&dist, n, &nn_tour).max(1);
+        if deadline.timed_out() {
+            return Ok(None);
+        }
         let tau0 = match params.initial {
             InitialPheromone::Book => m as f64 / nn_length as f64,
             InitialPheromone::Acotsp => 1.0 / (params.rho * nn_length as f64),
@@ -228,9 +281,25 @@ impl AntSystem {
             lengths: Vec::new(),
             best: None,
             nn_length,
+            nn_tour,
         };
+        if deadline.timed_out() {
+            return Ok(None);
+        }
         state.compute_choice_info();
-        Ok(state)
+        Ok(Some(state))
+    }
+
+    /// The best tour so far, else the nearest-neighbour tour the trails started from: what a
+    /// run returns when its time ends before an iteration finishes.
+    pub fn best_or_start(&mut self) -> (i64, Vec<usize>) {
+        match self.best.take() {
+            Some(best) => best,
+            None => (
+                length(&self.dist, self.n, &self.nn_tour),
+                self.nn_tour.clone(),
+            ),
+        }
     }
 
     pub fn ants(&self) -> usize {
@@ -267,16 +336,31 @@ impl AntSystem {
 
     /// Phase 1: every ant builds a tour (in parallel on the current rayon pool).
     pub fn construct(&mut self) {
+        let never = crate::run::Budget::default().start(u64::MAX);
+        self.construct_within(&never);
+    }
+
+    /// [`AntSystem::construct`] under a deadline: ants that have not started when the clock
+    /// runs out build nothing, and the iteration is incomplete (false; `tours` is then
+    /// left empty). One ant's tour on 10,000 cities takes milliseconds; a whole iteration
+    /// of 10,000 ants takes seconds, which used to overrun time limits.
+    pub fn construct_within(&mut self, deadline: &Deadline) -> bool {
         let base = self.iteration * self.m as u64;
-        let tours: Vec<Vec<usize>> = (0..self.m)
+        let tours: Option<Vec<Vec<usize>>> = (0..self.m)
             .into_par_iter()
-            .map(|ant| self.construct_one(base + ant as u64))
+            .map(|ant| (!deadline.timed_out()).then(|| self.construct_one(base + ant as u64)))
             .collect();
+        let Some(tours) = tours else {
+            self.tours.clear();
+            self.lengths.clear();
+            return false;
+        };
         self.lengths = tours
             .iter()
             .map(|t| length(&self.dist, self.n, t))
             .collect();
         self.tours = tours;
+        true
     }
 
     fn construct_one(&self, stream: u64) -> Vec<usize> {
@@ -340,7 +424,17 @@ impl AntSystem {
 
     /// One full iteration; returns the best length of this iteration.
     pub fn iterate(&mut self) -> i64 {
-        self.construct();
+        let never = crate::run::Budget::default().start(u64::MAX);
+        self.iterate_within(&never)
+            .expect("a deadline without a clock never runs out")
+    }
+
+    /// [`AntSystem::iterate`], abandoned (`None`, nothing changed but the random streams
+    /// not drawn) when the deadline runs out during construction.
+    pub fn iterate_within(&mut self, deadline: &Deadline) -> Option<i64> {
+        if !self.construct_within(deadline) {
+            return None;
+        }
         let (k, &len) = self
             .lengths
             .iter()
@@ -353,7 +447,7 @@ impl AntSystem {
         self.update_pheromone();
         self.compute_choice_info();
         self.iteration += 1;
-        len
+        Some(len)
     }
 }
 
@@ -382,20 +476,21 @@ pub fn ant_system(
 ) -> Result<Outcome, String> {
     let deadline = options.budget.start(DEFAULT_AS_ITERATIONS);
     with_threads(options.threads, || {
-        let mut state = AntSystem::new(inst, params, options.seed)?;
+        let Some(mut state) = AntSystem::new_within(inst, params, options.seed, &deadline)? else {
+            // The time ran out while the matrices were built: the identity tour is a start.
+            return Ok(identity_tour(inst));
+        };
         let mut iterations = 0u64;
         while !deadline.reached(iterations) {
-            state.iterate();
+            if state.iterate_within(&deadline).is_none() {
+                break;
+            }
             iterations += 1;
             if let Some((length, _)) = &state.best {
                 deadline.offer(*length);
             }
         }
-        if iterations == 0 {
-            state.iterate();
-            iterations = 1;
-        }
-        let (objective, solution) = state.best.take().expect("one iteration ran");
+        let (objective, solution) = state.best_or_start();
         debug_assert_eq!(objective, inst.tour_length(&solution));
         Ok(Outcome {
             solution,

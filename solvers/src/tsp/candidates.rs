@@ -115,7 +115,14 @@ impl CandidateLists {
             // Every city at integer distance <= bound lies within this Euclidean radius.
             let radius = (bound as f64 + 1.0) * scale;
             let mut all = others(&tree.within::<kiddo::SquaredEuclidean>(here, radius * radius));
+            // Far from the origin (coordinates near 3e16) the radius loses its +1 to rounding
+            // and the query can miss cities at exactly the bound: the k nearest found above
+            // are always kept, so a list never runs short (a short list left city 0 in its
+            // own list, and 2-opt looped forever on the move from a city to itself).
+            all.extend_from_slice(&near);
             all.sort_unstable();
+            all.dedup();
+            debug_assert!(all.len() >= k && all.iter().all(|&(_, j)| j != i));
             for (slot, &(_, j)) in out.iter_mut().zip(&all) {
                 *slot = j;
             }
@@ -143,6 +150,31 @@ impl CandidateLists {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_far_from_the_origin_hold_k_other_cities() {
+        // Coordinates near 3e16: the within-radius query missed cities at the bound, and
+        // the list kept a 0 from its initialisation (city 0 as its own candidate).
+        let coords = vec![
+            (1.0000000000000006e16, -14.0),
+            (2.999999999999995e16, 21.0),
+            (31.0, 1.9999999999999984e16),
+            (-3.0000000000000004e16, 1.999999999999995e16),
+            (3.0000000000000044e16, 1.9999999999999948e16),
+        ];
+        let inst = Instance::from_coords("far", EdgeWeightType::Ceil2d, coords).unwrap();
+        let lists = CandidateLists::from_instance(&inst, 20);
+        assert_eq!(lists.k(), 4);
+        let matrix = CandidateLists::from_matrix(&inst.distance_matrix(), 5, 20);
+        for c in 0..5 {
+            let mut l = lists.of(c).to_vec();
+            assert!(!l.contains(&c), "city {c} in its own list {l:?}");
+            assert_eq!(lists.of(c), matrix.of(c), "city {c}");
+            l.sort_unstable();
+            l.dedup();
+            assert_eq!(l.len(), 4);
+        }
+    }
 
     #[test]
     fn nearest_first_ties_by_index() {

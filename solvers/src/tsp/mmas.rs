@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use super::ant_system::{AntSystem, AsParams, InitialPheromone};
 use super::instance::Instance;
-use super::local_search::two_opt;
+use super::local_search::two_opt_until;
 use crate::run::{stream_rng, with_threads, Outcome, RunOptions};
 
 /// Iterations when the budget names none.
@@ -105,7 +105,12 @@ pub fn mmas(inst: &Instance, params: &MmasParams, options: &RunOptions) -> Resul
     let deadline = options.budget.start(DEFAULT_MMAS_ITERATIONS);
     with_threads(options.threads, || {
         let n = inst.n();
-        let mut colony = AntSystem::new(inst, &params.as_params(), options.seed)?;
+        let Some(mut colony) =
+            AntSystem::new_within(inst, &params.as_params(), options.seed, &deadline)?
+        else {
+            // The time ran out while the matrices were built: the identity tour is a start.
+            return Ok(super::ant_system::identity_tour(inst));
+        };
         let depth = params.ls_neighbours;
         let (mut tau_min, mut tau_max) = trail_limits(params.rho, colony.nn_length, n);
         colony.pheromone.fill(tau_max);
@@ -114,8 +119,13 @@ pub fn mmas(inst: &Instance, params: &MmasParams, options: &RunOptions) -> Resul
         let mut restart_best = i64::MAX;
         let (mut iteration, mut restart_iteration, mut last_improvement) = (0u64, 0u64, 0u64);
         let mut moves = 0u64;
+        // An iteration cut short by the clock (construction abandoned, or 2-opt stopped
+        // early) still offers the tours it has, then the run ends.
+        let stop = || deadline.timed_out();
         while !deadline.reached(iteration) || iteration == 0 {
-            colony.construct();
+            if !colony.construct_within(&deadline) {
+                break;
+            }
             let seed = options.seed;
             let stream0 = (iteration + 1) << 32;
             let constructed = std::mem::take(&mut colony.tours);
@@ -125,7 +135,7 @@ pub fn mmas(inst: &Instance, params: &MmasParams, options: &RunOptions) -> Resul
                 .enumerate()
                 .map(|(a, mut tour)| {
                     let mut rng = stream_rng(seed, stream0 + a as u64);
-                    let m = two_opt(&mut tour, dist, lists, depth, &mut rng);
+                    let m = two_opt_until(&mut tour, dist, lists, depth, &mut rng, &stop);
                     (tour, m)
                 })
                 .unzip();
@@ -142,6 +152,10 @@ pub fn mmas(inst: &Instance, params: &MmasParams, options: &RunOptions) -> Resul
                 best = Some((ib_len, colony.tours[ib].clone()));
                 (tau_min, tau_max) = trail_limits(params.rho, ib_len, n);
                 deadline.offer(ib_len);
+            }
+            if deadline.timed_out() {
+                iteration += 1;
+                break;
             }
             if ib_len < restart_best {
                 restart_best = ib_len;
@@ -178,7 +192,10 @@ pub fn mmas(inst: &Instance, params: &MmasParams, options: &RunOptions) -> Resul
             colony.advance();
             iteration += 1;
         }
-        let (objective, solution) = best.expect("one iteration ran");
+        let (objective, solution) = match best {
+            Some(best) => best,
+            None => colony.best_or_start(),
+        };
         Ok(Outcome {
             solution,
             objective,

@@ -4,6 +4,7 @@
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
@@ -18,6 +19,18 @@ pub struct DaemonAddress {
     pub token_file: Option<PathBuf>,
 }
 
+/// How long a client waits for the daemon (connecting, sending, and the reply):
+/// `MATS_DAEMON_TIMEOUT` seconds, default 60 (a submit validates the campaign, reading its
+/// instances, before it answers). A daemon that accepts but never answers used to leave the
+/// client waiting forever.
+pub fn timeout() -> Duration {
+    std::env::var("MATS_DAEMON_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .and_then(|s| solvers::limits::seconds(s).ok())
+        .unwrap_or(Duration::from_secs(60))
+}
+
 /// Sends one request, returns the reply's object (an `ok: false` reply becomes the error).
 pub fn request(address: &DaemonAddress, request: &Request) -> Result<serde_json::Value> {
     let mut line = serde_json::to_value(request)?;
@@ -27,15 +40,17 @@ pub fn request(address: &DaemonAddress, request: &Request) -> Result<serde_json:
                 .token_file
                 .as_deref()
                 .context("--connect needs --token-file")?;
-            let token = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the token file {}", path.display()))?;
+            let token =
+                solvers::error::read_kind(path, "a token file", solvers::error::caps::TOKEN)
+                    .with_context(|| format!("cannot read the token file {}", path.display()))?;
             line["token"] = token.trim().into();
-            let stream = std::net::TcpStream::connect(addr)
-                .with_context(|| format!("cannot reach the daemon at {addr}"))?;
+            let stream = connect_tcp(addr)?;
+            stream.set_read_timeout(Some(timeout()))?;
+            stream.set_write_timeout(Some(timeout()))?;
             exchange(stream, &line)?
         }
         None => {
-            let socket = address.socket.clone().unwrap_or_else(super::default_socket);
+            let socket = address.socket.clone().unwrap_or_else(crate::default_socket);
             let stream = std::os::unix::net::UnixStream::connect(&socket).with_context(|| {
                 format!(
                     "cannot reach the mats daemon at {} (is `mats daemon` running? see \
@@ -43,6 +58,8 @@ pub fn request(address: &DaemonAddress, request: &Request) -> Result<serde_json:
                     socket.display()
                 )
             })?;
+            stream.set_read_timeout(Some(timeout()))?;
+            stream.set_write_timeout(Some(timeout()))?;
             exchange(stream, &line)?
         }
     };
@@ -58,18 +75,61 @@ pub fn request(address: &DaemonAddress, request: &Request) -> Result<serde_json:
     }
 }
 
+/// A TCP connection to `addr` within [`timeout`].
+fn connect_tcp(addr: &str) -> Result<std::net::TcpStream> {
+    use std::net::ToSocketAddrs as _;
+    let mut last = None;
+    for a in addr
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve the daemon's address {addr}"))?
+    {
+        match std::net::TcpStream::connect_timeout(&a, timeout()) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(e) => anyhow::Error::new(e),
+        None => anyhow::anyhow!("no address"),
+    })
+    .with_context(|| format!("cannot reach the daemon at {addr}"))
+}
+
+/// Whether an I/O error is a timeout of a socket with a read or write timeout.
+fn timed_out(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
 fn exchange<S: std::io::Read + std::io::Write>(
     mut stream: S,
     line: &serde_json::Value,
 ) -> Result<serde_json::Value> {
-    stream
-        .write_all(format!("{line}\n").as_bytes())
-        .context("cannot send the request to the daemon")?;
+    let waited = || {
+        anyhow::anyhow!(
+            "the daemon did not answer within {:.0} s (is it stuck? set MATS_DAEMON_TIMEOUT \
+             to wait longer)",
+            timeout().as_secs_f64()
+        )
+    };
+    if let Err(e) = stream.write_all(format!("{line}\n").as_bytes()) {
+        if timed_out(&e) {
+            return Err(waited());
+        }
+        return Err(anyhow::Error::new(e).context("cannot send the request to the daemon"));
+    }
     let mut reply = Vec::new();
-    BufReader::new(stream)
+    if let Err(e) = BufReader::new(stream)
         .take(MAX_REPLY_BYTES as u64)
         .read_until(b'\n', &mut reply)
-        .context("no reply from the daemon")?;
+    {
+        if timed_out(&e) {
+            return Err(waited());
+        }
+        return Err(anyhow::Error::new(e).context("no reply from the daemon"));
+    }
     if reply.is_empty() {
         bail!("the daemon closed the connection without a reply");
     }

@@ -42,10 +42,95 @@ pub fn default_socket() -> PathBuf {
     }
 }
 
-/// Connections served at once; more wait in the listener's backlog.
-const MAX_CONNECTIONS: usize = 64;
-/// A connection idle this long is closed.
+/// Connections kept open at once. At the cap, a new connection closes the oldest idle one
+/// (waiting for a request, or in the middle of sending one) instead of waiting: 64 idle
+/// connections used to lock every other client out.
+const MAX_CONNECTIONS: usize = 256;
+/// A connection idle this long (no request begun) is closed.
 const IDLE: Duration = Duration::from_secs(600);
+/// A request, once its first byte arrived, must arrive whole within this time, and a reply
+/// must be taken within it: slow clients cannot hold a connection for long.
+const SLOW: Duration = Duration::from_secs(10);
+
+/// The open connections, oldest first, and which of them are idle (evictable).
+#[derive(Default)]
+struct Connections {
+    next: u64,
+    /// id -> (busy answering a request, close signal).
+    open: std::collections::BTreeMap<u64, (bool, Arc<tokio::sync::Notify>)>,
+}
+
+/// One connection's entry; removed when the connection ends.
+struct Slot {
+    id: u64,
+    close: Arc<tokio::sync::Notify>,
+    all: Arc<Mutex<Connections>>,
+}
+
+impl Slot {
+    /// Registers a new connection; at the cap, the oldest idle one is told to close.
+    fn admit(all: &Arc<Mutex<Connections>>) -> Slot {
+        let mut c = all.lock().unwrap_or_else(|p| p.into_inner());
+        if c.open.len() >= MAX_CONNECTIONS {
+            // Ids grow with time, so the first idle entry is the oldest connection; an entry
+            // whose last request ended long ago is as idle as one that never sent any.
+            let oldest = c
+                .open
+                .iter()
+                .find(|(_, (busy, _))| !busy)
+                .map(|(id, _)| *id);
+            if let Some(id) = oldest {
+                if let Some((_, close)) = c.open.remove(&id) {
+                    close.notify_one();
+                }
+            }
+        }
+        let id = c.next;
+        c.next += 1;
+        let close = Arc::new(tokio::sync::Notify::new());
+        c.open.insert(id, (false, close.clone()));
+        Slot {
+            id,
+            close,
+            all: all.clone(),
+        }
+    }
+
+    /// Marks the connection busy (answering: not evictable) or idle again.
+    fn busy(&self, busy: bool) {
+        let mut c = self.all.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = c.open.get_mut(&self.id) {
+            entry.0 = busy;
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut c = self.all.lock().unwrap_or_else(|p| p.into_inner());
+        c.open.remove(&self.id);
+    }
+}
+
+/// Raises this process's open-file limit to its hard limit (at most 65,536): each connection
+/// is a descriptor, and the usual soft limit of 1,024 is below the connection cap plus the
+/// queue, logs and children.
+fn raise_descriptor_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit on a valid struct for this process.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            let want = limit.rlim_max.min(65_536);
+            if limit.rlim_cur < want {
+                limit.rlim_cur = want;
+                libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            }
+        }
+    }
+}
 
 struct Daemon {
     queue: Mutex<Queue>,
@@ -100,7 +185,7 @@ fn read_token(path: &Path) -> Result<String> {
             path.display()
         );
     }
-    let token = std::fs::read_to_string(path)
+    let token = solvers::error::read_kind(path, "a token file", solvers::error::caps::TOKEN)
         .with_context(|| format!("cannot read the token file {}", path.display()))?
         .trim()
         .to_string();
@@ -141,7 +226,15 @@ pub fn serve(args: &ServeOptions) -> Result<()> {
     // One daemon per state folder (the lock names the holder's pid).
     let _lock = results::FolderLock::acquire(&state_dir)?;
     let socket = args.socket.clone().unwrap_or_else(default_socket);
+    // A network listener without a token would serve anyone who can reach the port.
+    if args.listen.is_some() && args.token_file.is_none() {
+        bail!(
+            "--listen needs --token-file: every request over TCP must carry the token \
+             (see docs/daemon.md)"
+        );
+    }
     let token = args.token_file.as_deref().map(read_token).transpose()?;
+    raise_descriptor_limit();
     let queue = Queue::open(&state_dir.join("queue.sqlite"))?;
     for (id, pid) in queue.requeue_running()? {
         eprintln!(
@@ -237,7 +330,7 @@ async fn run(daemon: Arc<Daemon>, socket: PathBuf, listen: Option<String>) -> Re
             .unwrap_or_default(),
         daemon.state_dir.join("queue.sqlite").display()
     );
-    let limit = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let connections = Arc::new(Mutex::new(Connections::default()));
     let me = unsafe { libc::geteuid() };
 
     let scheduler = tokio::spawn(schedule(daemon.clone()));
@@ -246,14 +339,17 @@ async fn run(daemon: Arc<Daemon>, socket: PathBuf, listen: Option<String>) -> Re
     loop {
         tokio::select! {
             accepted = unix.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let Ok((stream, _)) = accepted else {
+                    // Out of descriptors, most likely: let connections close, then go on.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                };
                 let allowed = stream.peer_cred().map(|c| peer_allowed(c.uid(), me));
-                let Ok(permit) = limit.clone().acquire_owned().await else { continue };
+                let slot = Slot::admit(&connections);
                 let d = daemon.clone();
                 tokio::spawn(async move {
-                    let _permit = permit;
                     match allowed {
-                        Ok(true) => serve_connection(d, stream, false).await,
+                        Ok(true) => serve_connection(d, stream, false, slot).await,
                         Ok(false) | Err(_) => {
                             let mut s = stream;
                             let reply = error_reply(
@@ -266,12 +362,14 @@ async fn run(daemon: Arc<Daemon>, socket: PathBuf, listen: Option<String>) -> Re
                 });
             }
             accepted = async { match &tcp { Some(l) => l.accept().await, None => std::future::pending().await } } => {
-                let Ok((stream, _)) = accepted else { continue };
-                let Ok(permit) = limit.clone().acquire_owned().await else { continue };
+                let Ok((stream, _)) = accepted else {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                };
+                let slot = Slot::admit(&connections);
                 let d = daemon.clone();
                 tokio::spawn(async move {
-                    let _permit = permit;
-                    serve_connection(d, stream, true).await;
+                    serve_connection(d, stream, true, slot).await;
                 });
             }
             _ = tokio::signal::ctrl_c() => break,
@@ -307,22 +405,44 @@ fn interrupt(pid: u32, signal: libc::c_int) {
 
 /// Reads request lines and answers each; a line over the limit gets an error reply and ends
 /// the connection (its end cannot be found without reading it all).
-async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(d: Arc<Daemon>, stream: S, tcp: bool) {
+/// Timeouts: [`IDLE`] for a request to begin, [`SLOW`] for it to end and for the reply to be
+/// taken; the connection also ends when a newer one evicts it (see [`Slot::admit`]).
+async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
+    d: Arc<Daemon>,
+    stream: S,
+    tcp: bool,
+    slot: Slot,
+) {
     let (read, mut write) = tokio::io::split(stream);
     let mut reader = BufReader::new(read);
     let mut line = Vec::new();
     loop {
         line.clear();
-        let read = tokio::time::timeout(
-            IDLE,
-            (&mut reader)
-                .take(MAX_REQUEST_BYTES as u64 + 1)
-                .read_until(b'\n', &mut line),
-        )
-        .await;
-        let n = match read {
-            Ok(Ok(n)) => n,
-            _ => return, // idle, or the client went away
+        let read = async {
+            // The first byte may take IDLE; the rest of the line only SLOW.
+            match tokio::time::timeout(IDLE, reader.fill_buf()).await {
+                Ok(Ok([])) => return Some(0),
+                Ok(Ok(_)) => {}
+                _ => return None,
+            }
+            match tokio::time::timeout(
+                SLOW,
+                (&mut reader)
+                    .take(MAX_REQUEST_BYTES as u64 + 1)
+                    .read_until(b'\n', &mut line),
+            )
+            .await
+            {
+                Ok(Ok(n)) => Some(n),
+                _ => None,
+            }
+        };
+        let n = tokio::select! {
+            n = read => n,
+            _ = slot.close.notified() => None,
+        };
+        let Some(n) = n else {
+            return; // idle, too slow, evicted, or the client went away
         };
         if n == 0 {
             return;
@@ -337,6 +457,7 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(d: Arc<Daemon>, str
             let _ = write.write_all(format!("{reply}\n").as_bytes()).await;
             return;
         }
+        slot.busy(true);
         let reply = match parse_request(&line) {
             Err(e) => error_reply(&e),
             Ok(p) => match (&d.token, tcp) {
@@ -352,13 +473,12 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(d: Arc<Daemon>, str
                 _ => answer(&d, p.request).await,
             },
         };
-        if write
-            .write_all(format!("{reply}\n").as_bytes())
-            .await
-            .is_err()
-        {
+        let sent =
+            tokio::time::timeout(SLOW, write.write_all(format!("{reply}\n").as_bytes())).await;
+        if !matches!(sent, Ok(Ok(()))) {
             return;
         }
+        slot.busy(false);
         if !complete {
             return; // the client closed after an unterminated request
         }
@@ -415,6 +535,15 @@ fn submit(
     } else {
         cwd.join(out_dir)
     };
+    // An output that exists must be a folder (`--out /dev/null` used to be queued, and
+    // its campaign then failed in the child).
+    if out_dir.exists() && !out_dir.is_dir() {
+        bail!(
+            "the output {} exists and is not a folder; give --out a folder (new or one of \
+             results)",
+            solvers::limits::cut(&out_dir.display().to_string())
+        );
+    }
     if out_dir.join(engine::tune::STORE_FILE).exists() {
         bail!(
             "{} already holds results; submit with another --out, or continue it with \

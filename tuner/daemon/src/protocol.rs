@@ -77,6 +77,32 @@ pub fn parse_request(line: &[u8]) -> Result<Parsed, String> {
         Some(serde_json::Value::String(t)) => Some(t),
         Some(_) => return Err("\"token\" must be a string".into()),
     };
+    // serde's deny_unknown_fields does not reach the variants of an internally tagged enum
+    // (`{"op":"ping","x":1}` was accepted), so the fields are checked here, per op.
+    let op = object.get("op").and_then(|v| v.as_str()).unwrap_or("");
+    let allowed: &[&str] = match op {
+        "ping" => &[],
+        "submit" => &["campaign", "out", "priority", "cwd"],
+        "status" => &["id"],
+        "cancel" => &["id"],
+        "logs" => &["id", "offset"],
+        _ => &[], // serde names the unknown op below
+    };
+    if let Some(unknown) = object
+        .keys()
+        .find(|k| k.as_str() != "op" && !allowed.contains(&k.as_str()))
+    {
+        return Err(format!(
+            "bad request: unknown field {} for op {}{}",
+            solvers::limits::cut(&format!("{unknown:?}")),
+            solvers::limits::cut(&format!("{op:?}")),
+            if allowed.is_empty() {
+                String::new()
+            } else {
+                format!(" (fields: {})", allowed.join(", "))
+            }
+        ));
+    }
     let request = serde_json::from_value(value).map_err(|e| {
         let e = e.to_string();
         format!("bad request: {}", e.chars().take(300).collect::<String>())
@@ -86,6 +112,7 @@ pub fn parse_request(line: &[u8]) -> Result<Parsed, String> {
 
 /// An error reply.
 pub fn error_reply(message: &str) -> serde_json::Value {
+    let message = search::errors::cut_long_values(message);
     serde_json::json!({"ok": false, "error": message.chars().take(2000).collect::<String>()})
 }
 
@@ -106,6 +133,11 @@ mod tests {
             (br#"{"op":"explode"}"#, "bad request"),
             (br#"{"op":"cancel"}"#, "bad request"),
             (br#"{"op":"status","id":1,"extra":2}"#, "bad request"),
+            (br#"{"op":"ping","extra":2}"#, "unknown field \"extra\""),
+            (
+                br#"{"op":"logs","id":1,"offset":0,"x":0}"#,
+                "fields: id, offset",
+            ),
             (br#"{"op":"ping","token":5}"#, "token"),
             (b"\xff\xfe", "UTF-8"),
         ] {

@@ -8,9 +8,6 @@ use anyhow::{Context, Result};
 use results::Point;
 use serde::{Deserialize, Serialize};
 
-/// An index or a manifest is a few KB per class; this bounds a hostile or wrong file.
-pub const MAX_BUNDLE_FILE_BYTES: u64 = 16 << 20;
-
 /// Beyond this normalised feature distance (see [`nearest_class`]) an instance is too unlike
 /// every tuned class, and `solve --tuned` runs the family's default instead.
 pub const DEFAULT_MAX_CLASS_DISTANCE: f64 = 0.25;
@@ -100,14 +97,38 @@ pub struct KernelFile {
 impl Index {
     /// Reads `DIR/index.json`.
     pub fn read(dir: &Path) -> Result<Index> {
-        read_json(&dir.join("index.json"), dir, "a mats export index")
+        read_json(
+            &dir.join("index.json"),
+            dir,
+            "an export's index.json",
+            solvers::error::caps::INDEX,
+        )
     }
 }
 
 impl Manifest {
     /// Reads a bundle folder's `manifest.json`; `dir` is the export it belongs to.
     pub fn read(folder: &Path, dir: &Path) -> Result<Manifest> {
-        read_json(&folder.join("manifest.json"), dir, "a mats bundle manifest")
+        read_json(
+            &folder.join("manifest.json"),
+            dir,
+            "a bundle's manifest.json",
+            solvers::error::caps::MANIFEST,
+        )
+    }
+
+    /// The wall-clock limit of one run the bundle was tuned for, range-checked as the
+    /// campaign's was (a hand-edited `budget_s` of -1 or 1e308 used to panic in the duration
+    /// conversion of `solve --tuned`).
+    pub fn tuned_limit(&self) -> Result<Option<std::time::Duration>, String> {
+        let key = match self.run {
+            Some(results::RunMode::Target { .. }) => "run.cap_s",
+            _ => "run.budget_s",
+        };
+        self.run
+            .and_then(|r| r.limit_s())
+            .map(|s| solvers::limits::seconds(s).map_err(|e| format!("`{key}`: {e}")))
+            .transpose()
     }
 
     /// The bundle's point as the runners read it.
@@ -125,10 +146,21 @@ impl Manifest {
     }
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path, dir: &Path, what: &str) -> Result<T> {
-    let text = search::errors::read_text_capped(path, MAX_BUNDLE_FILE_BYTES, "bundle file")
-        .with_context(|| format!("is {} a folder written by `mats export`?", dir.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not {what}", path.display()))
+// Capped per kind: a /dev/zero index or manifest used to be read for 20 GB.
+fn read_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    dir: &Path,
+    kind: &str,
+    cap: u64,
+) -> Result<T> {
+    let text = solvers::error::read_kind(path, kind, cap).with_context(|| {
+        format!(
+            "cannot read {} (is {} a folder written by `mats export`?)",
+            path.display(),
+            dir.display()
+        )
+    })?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not {kind}", path.display()))
 }
 
 /// Numeric leaves of a features value, nested objects joined with `.` (`a.density`).

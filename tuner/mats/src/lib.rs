@@ -5,5 +5,6 @@
 
 pub mod cli;
 pub mod commands;
+pub mod output;
 
 pub use commands::run;

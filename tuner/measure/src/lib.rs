@@ -71,16 +71,26 @@ impl MeasureSettings {
         if self.timed_runs == 0 {
             return Err("measurement `timed_runs` must be at least 1".into());
         }
-        if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0) {
-            return Err(format!(
-                "measurement `warmup_s` must be >= 0, found {}",
-                self.warmup_s
+        // Bounded above too: 1e308 s used to panic in a duration conversion.
+        if !(self.warmup_s.is_finite()
+            && self.warmup_s >= 0.0
+            && self.warmup_s <= solvers::limits::MAX_SECONDS)
+        {
+            return Err(solvers::limits::out_of_range(
+                "warmup_s",
+                solvers::limits::number(self.warmup_s),
+                &format!("0 to {:e} seconds", solvers::limits::MAX_SECONDS),
             ));
         }
-        if !(self.energy_window_s.is_finite() && self.energy_window_s >= 0.0) {
-            return Err(format!(
-                "measurement `energy_window_s` must be >= 0, found {}",
-                self.energy_window_s
+        // Bounded above too: 1e308 s used to panic in a duration conversion.
+        if !(self.energy_window_s.is_finite()
+            && self.energy_window_s >= 0.0
+            && self.energy_window_s <= solvers::limits::MAX_SECONDS)
+        {
+            return Err(solvers::limits::out_of_range(
+                "energy_window_s",
+                solvers::limits::number(self.energy_window_s),
+                &format!("0 to {:e} seconds", solvers::limits::MAX_SECONDS),
             ));
         }
         if !(self.power_sample_hz.is_finite()

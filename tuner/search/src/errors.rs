@@ -16,7 +16,32 @@ pub fn one_line(error: &anyhow::Error) -> String {
         }
         line.push_str(&text);
     }
-    line
+    cut_long_values(&line)
+}
+
+/// The longest run of non-blank characters an error line quotes whole: paths and values
+/// are far shorter; a 100 KB value used to be echoed back whole (over the daemon's socket
+/// too).
+const LONGEST_WORD: usize = 200;
+
+/// `line` with every longer run of non-blank characters cut to its head and its length.
+pub fn cut_long_values(line: &str) -> String {
+    if line.len() <= LONGEST_WORD {
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len().min(4 * LONGEST_WORD));
+    for (i, word) in line.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if word.chars().count() > LONGEST_WORD {
+            out.extend(word.chars().take(60));
+            out.push_str(&format!("... ({} bytes)", word.len()));
+        } else {
+            out.push_str(word);
+        }
+    }
+    out
 }
 
 /// A TOML error as one line: `ORIGIN:LINE:COLUMN: message`.

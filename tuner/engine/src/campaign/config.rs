@@ -355,7 +355,7 @@ pub struct CampaignFile {
 
 impl CampaignFile {
     pub fn read(path: &Path) -> Result<CampaignFile> {
-        let text = std::fs::read_to_string(path)
+        let text = solvers::error::read_kind(path, "a campaign file", solvers::error::caps::TOML)
             .with_context(|| format!("cannot read campaign file {}", path.display()))?;
         Self::parse(path, text)
     }
@@ -431,11 +431,7 @@ impl CampaignFile {
             return Err(self.error_at("trials", "must be at least 1"));
         }
         if let Some(w) = b.wall_s {
-            if !(w.is_finite() && w > 0.0) {
-                return Err(
-                    self.error_at("wall_s", format!("must be a positive number, found {w}"))
-                );
-            }
+            solvers::limits::seconds(w).map_err(|e| self.error_at("wall_s", e))?;
         }
         if let Some(p) = b.cost_percent {
             if !(p.is_finite() && p > 0.0) {
@@ -523,17 +519,25 @@ impl CampaignFile {
         let r = &self.config.run;
         let positive = |key: &str, v: Option<f64>| -> Result<Option<f64>> {
             match v {
-                Some(x) if !(x.is_finite() && x > 0.0) => Err(self.error_at(
-                    &format!("run.{key}"),
-                    format!("must be a positive number of seconds, found {x}"),
-                )),
-                other => Ok(other),
+                Some(x) => match solvers::limits::seconds(x) {
+                    Ok(_) => Ok(Some(x)),
+                    Err(e) => Err(self.error_at(&format!("run.{key}"), e)),
+                },
+                None => Ok(None),
             }
         };
         let budget_s = positive("budget_s", r.budget_s)?;
         let cap_s = positive("cap_s", r.cap_s)?;
-        if r.seeds == Some(0) {
-            return Err(self.error_at("run.seeds", "must be at least 1"));
+        if let Some(seeds) = r.seeds {
+            if !(1..=solvers::limits::MAX_SEEDS).contains(&seeds) {
+                return Err(self.error_at(
+                    "run.seeds",
+                    solvers::limits::range_message(
+                        seeds,
+                        &format!("1 to {}", solvers::limits::MAX_SEEDS),
+                    ),
+                ));
+            }
         }
         Ok(match kind {
             ObjectiveKind::FixedWork => {

@@ -320,41 +320,19 @@ fn validate(file: &CampaignFile) -> Result<Validated> {
     let mode = file.run_mode()?;
     let seeds = file.run_seeds()?;
     let (choice, setup) = choose_backend(file)?;
-    let space_path = file.resolve(&setup.space);
-    let mut space = Space::load(&space_path)?;
-    if let Some(overrides) = &setup.overrides {
-        space = space
-            .with_overrides(overrides)
-            .map_err(|e| file.error_at("overrides", format!("{e:#}")))?;
-    }
     let table_name = match choice {
         BackendChoice::Gpu => "gpu",
         _ => "cpu",
     };
-    // The baseline and the default must be points of the space; errors name their key.
-    let space_point = |key: &str, table: &toml::Table| -> Result<Point> {
-        let key = format!("{table_name}.{key}");
-        let p = point_from_table(table).map_err(|e| file.error_at(&key, e))?;
-        if !search::SearchSpace::is_valid(&space, &p) {
-            let why = space
-                .why_invalid(&p)
-                .unwrap_or_else(|| "it is not a point of the space".into());
-            return Err(file.error_at(
-                &key,
-                format!(
-                    "{p} is not a valid point of {}: {why}",
-                    space_path.display()
-                ),
-            ));
+    // The table this machine does not use is checked too: a campaign whose `auto` backend
+    // resolved to the CPU here used to pass with a broken [gpu] table, which then failed on
+    // the GPU machine (or in the daemon's child) instead of at submit.
+    for (other, unused) in [("gpu", &file.config.gpu), ("cpu", &file.config.cpu)] {
+        if let Some(unused) = unused.as_ref().filter(|_| other != table_name) {
+            check_setup(file, other, unused)?;
         }
-        Ok(p)
-    };
-    let baseline = space_point("baseline", &setup.baseline)?;
-    let default_point = setup
-        .default
-        .as_ref()
-        .map(|t| space_point("default", t))
-        .transpose()?;
+    }
+    let (space_path, space, baseline, default_point) = check_setup(file, table_name, &setup)?;
     if choice == BackendChoice::Cpu
         && searches.iter().any(|(_, o)| {
             crate::campaign::metrics(*o).iter().any(|m| {
@@ -385,6 +363,47 @@ fn validate(file: &CampaignFile) -> Result<Validated> {
         baseline,
         default_point,
     })
+}
+
+/// One backend's table (`[gpu]` or `[cpu]`): its space loads with its overrides, and its
+/// baseline and default are points of that space; errors name the key.
+fn check_setup(
+    file: &CampaignFile,
+    table_name: &str,
+    setup: &SetupConfig,
+) -> Result<(PathBuf, Space, Point, Option<Point>)> {
+    let space_path = file.resolve(&setup.space);
+    let mut space = Space::load(&space_path)?;
+    if let Some(overrides) = &setup.overrides {
+        space = space
+            .with_overrides(overrides)
+            .map_err(|e| file.error_at("overrides", format!("{e:#}")))?;
+    }
+    // The baseline and the default must be points of the space; errors name their key.
+    let space_point = |key: &str, table: &toml::Table| -> Result<Point> {
+        let key = format!("{table_name}.{key}");
+        let p = point_from_table(table).map_err(|e| file.error_at(&key, e))?;
+        if !search::SearchSpace::is_valid(&space, &p) {
+            let why = space
+                .why_invalid(&p)
+                .unwrap_or_else(|| "it is not a point of the space".into());
+            return Err(file.error_at(
+                &key,
+                format!(
+                    "{p} is not a valid point of {}: {why}",
+                    space_path.display()
+                ),
+            ));
+        }
+        Ok(p)
+    };
+    let baseline = space_point("baseline", &setup.baseline)?;
+    let default_point = setup
+        .default
+        .as_ref()
+        .map(|t| space_point("default", t))
+        .transpose()?;
+    Ok((space_path, space, baseline, default_point))
 }
 
 /// Runs a campaign.

@@ -154,8 +154,9 @@ pub fn logs(args: &LogsArgs) -> Result<()> {
             },
         )?;
         let text = reply["text"].as_str().unwrap_or("");
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(crate::output::stdout_error)?;
         offset = reply["offset"].as_u64().unwrap_or(offset);
         if text.is_empty() {
             if !args.follow || reply["ended"] == true {

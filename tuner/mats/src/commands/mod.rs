@@ -73,7 +73,14 @@ fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<()> {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
         }
-        None => Ok(std::io::stdout().write_all(text.as_bytes())?),
+        // Flushed here, so that a full disk is reported (the flush at exit drops errors);
+        // a closed pipe ends quietly in main (`output::exit_for`).
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(crate::output::stdout_error)
+        }
     }
 }
 

@@ -100,8 +100,20 @@ fn time_bar(limit: Option<f64>) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
+/// What is left of a time `limit` counted from process start (from `since`, the call of
+/// [`solve`], where `main` did not mark the start: a library user running many solves), and
+/// whether nothing is left (setup took it all: the solver then returns its start solution).
+fn remaining(limit: Duration, since: Instant) -> (Duration, bool) {
+    let spent = solvers::run::process_start().unwrap_or(since).elapsed();
+    match limit.checked_sub(spent) {
+        Some(left) if !left.is_zero() => (left, false),
+        _ => (Duration::ZERO, true),
+    }
+}
+
 /// Everything `mats solve` does but printing: checks the arguments, loads, solves, re-scores.
 pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::BestKnownEntry>)> {
+    let called = Instant::now();
     let src = &args.source;
     let bks = super::best_known(&src.bks)?;
     let instance = family::load(&src.file, src.family, src.index)?;
@@ -119,6 +131,23 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
     if args.iterations == Some(0) {
         bail!("--iterations must be at least 1");
     }
+    // Counted from process start: reading and parsing the instance are part of the run a
+    // user times (rl11849 with --time-limit 10 used to return after 12 s).
+    let time_limit = time_limit.map(|limit| {
+        let (left, overran) = remaining(limit, called);
+        if overran {
+            eprintln!(
+                "mats: setup took {:.3} s, the whole --time-limit of {:.3} s; returning the \
+                 start solution",
+                solvers::run::process_start()
+                    .unwrap_or(called)
+                    .elapsed()
+                    .as_secs_f64(),
+                limit.as_secs_f64()
+            );
+        }
+        left
+    });
     let budget = Budget {
         iterations: args.iterations,
         time_limit,
@@ -769,10 +798,14 @@ fn solve_tuned(
     tuned.bundle = Some(bundle.clone());
     // A bundle runs at the budget it was tuned for unless --time-limit or --iterations says
     // otherwise; an explicit --time-limit is always honoured.
-    let tuned_limit = manifest.run.and_then(|r| r.limit_s());
+    // Range-checked (-1 and 1e308 used to panic in the duration conversion); the limit
+    // counts from process start like --time-limit.
+    let tuned_limit = manifest
+        .tuned_limit()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", folder.join("manifest.json").display()))?;
     let budget = match (budget.time_limit, budget.iterations, tuned_limit) {
-        (None, None, Some(s)) => Budget {
-            time_limit: Some(Duration::from_secs_f64(s)),
+        (None, None, Some(limit)) => Budget {
+            time_limit: Some(remaining(limit, Instant::now()).0),
             ..budget
         },
         (None, _, _) => Budget {
@@ -884,7 +917,22 @@ fn run_gpu(
     options: &RunOptions,
     algorithm: String,
 ) -> Result<Solved> {
-    let run = config.prepare(gpu, cache, instance)?.run(gpu, options)?;
+    // A cold NVRTC compile in `prepare` counts against the time limit as well.
+    let preparing = Instant::now();
+    let mut prepared = config.prepare(gpu, cache, instance)?;
+    let mut options = options.clone();
+    if let Some(limit) = options.budget.time_limit {
+        let left = limit.saturating_sub(preparing.elapsed());
+        if left.is_zero() {
+            eprintln!(
+                "mats: compiling and loading the kernel took {:.3} s, the whole time limit; \
+                 returning the start solution",
+                preparing.elapsed().as_secs_f64()
+            );
+        }
+        options.budget.time_limit = Some(left);
+    }
+    let run = prepared.run(gpu, &options)?;
     let (solutions, _) = config.shape();
     Ok(Solved {
         tuned: None,
