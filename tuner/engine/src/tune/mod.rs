@@ -408,17 +408,7 @@ fn check_setup(
 
 /// Runs a campaign.
 pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
-    let Validated {
-        searches,
-        mode,
-        seeds,
-        choice,
-        setup,
-        space_path,
-        space,
-        baseline,
-        default_point,
-    } = validate(&file)?;
+    let v = validate(&file)?;
     let out_dir = shard_output_dir(&file, options.out.as_deref(), options.shard);
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
@@ -433,8 +423,8 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     install_ctrl_c(stop.clone());
     let budget = Budget::new(&file.config.budget, stop);
     let seed = file.config.seed;
-    let (backend, device_names, device_label) = match choice {
-        BackendChoice::Gpu => open_gpus(&file, &setup, options, mode, &out_dir)?,
+    let (backend, device_names, device_label) = match v.choice {
+        BackendChoice::Gpu => open_gpus(&file, &v.setup, options, v.mode, &out_dir)?,
         _ => {
             let m = file.config.measurement.clone().unwrap_or_default();
             let name = crate::runner::cpu::device_name();
@@ -442,8 +432,8 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
                 Backend::Cpu(CpuSettings {
                     warmup_runs: m.warmup_runs.min(1),
                     timed_runs: m.timed_runs.clamp(1, 5),
-                    iterations: setup.iterations,
-                    mode,
+                    iterations: v.setup.iterations,
+                    mode: v.mode,
                 }),
                 vec![name.clone()],
                 name,
@@ -451,98 +441,24 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         }
     };
 
-    let arch = match &backend {
-        Backend::Gpu { compiles, .. } => Some(compiles.target().arch.0),
-        Backend::Cpu(_) => None,
-    };
-    let nvrtc = (backend.name() == "gpu")
-        .then(kernels::nvrtc::version)
-        .and_then(Result::ok)
-        .map(|(a, b)| format!("{a}.{b}"));
-    let objectives = searches
-        .iter()
-        .map(|(_, o)| crate::campaign::objective_label(*o))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let measured_under = settings::fingerprint(&settings::Inputs {
-        file: &file,
-        objectives: objectives.clone(),
+    let settings = campaign_settings(
+        &file,
+        &v,
+        &backend,
+        &device_label,
+        &instances,
+        options,
+        existing.as_ref().map(|e| (e, &store, out_dir.as_path())),
+    )?;
+    let Validated {
+        searches,
         mode,
-        seeds: &seeds,
-        backend: backend.name(),
-        arch,
-        nvrtc: nvrtc.clone(),
-        space: &space,
-        setup_table: match choice {
-            BackendChoice::Gpu => "gpu",
-            _ => "cpu",
-        },
-        iterations: setup.iterations,
-        baseline: &baseline,
-        default_point: default_point.as_ref(),
-        instances: &instances,
-    })?;
-    if let (Some(existing), StartMode::Resume) = (&existing, options.mode) {
-        let changes = settings::changes(&existing.settings, &measured_under);
-        if !changes.is_empty() {
-            let trials = store.trials(existing.id)?.len();
-            bail!(settings::refusal(&file, &out_dir, trials, &changes));
-        }
-    }
-    let settings = results::CampaignSettings {
-        measured_under: Some(measured_under),
-        family: instances::family_of(&instances).map(|f| f.name().to_string()),
-        backend: Some(backend.name().to_string()),
-        device: Some(device_label.clone()),
-        objectives: Some(objectives),
-        production_runs: Some(file.config.budget.production_runs),
-        run: Some(mode),
-        seeds: Some(seeds.clone()),
-        baseline: Some(baseline.clone()),
-        default: default_point.clone(),
-        parameters: Some(
-            search::SearchSpace::parameters(&space)
-                .into_iter()
-                .map(|(name, kind)| results::Parameter {
-                    name,
-                    kind: serde_json::to_value(kind)
-                        .ok()
-                        .and_then(|k| k.as_str().map(str::to_string))
-                        .unwrap_or_default(),
-                })
-                .collect(),
-        ),
-        quality_margin_percent: Some(file.config.quality.margin_percent),
-        measurement: serde_json::to_value(file.config.measurement.clone().unwrap_or_default()).ok(),
-        seed: Some(seed),
-        space: Some(space_path.display().to_string()),
-        campaign_file: Some(
-            std::fs::canonicalize(&file.path)
-                .unwrap_or_else(|_| file.path.clone())
-                .display()
-                .to_string(),
-        ),
-        iterations: setup.iterations.map(|i| i as i64),
-        arch,
-        driver: (backend.name() == "gpu")
-            .then(kernels::gpu::driver_version)
-            .and_then(Result::ok)
-            .map(|(a, b)| format!("{a}.{b}")),
-        nvrtc,
-        optin_shared: match &backend {
-            Backend::Gpu { compiles, .. } => Some(compiles.target().optin_shared as u64),
-            Backend::Cpu(_) => None,
-        },
-        strategy: Some(
-            searches
-                .iter()
-                .map(|(s, _)| s.name())
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
-        shard: options.shard.map(|s| s.to_string()),
-    }
-    .to_json();
+        seeds,
+        space,
+        baseline,
+        default_point,
+        ..
+    } = v;
     let campaign = store.campaign(&file.config.name, &file.text, &settings)?;
     store.update_campaign_settings(campaign.id, &settings)?;
     if options.mode == StartMode::Resume {
@@ -626,6 +542,18 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     }
     t.progress.finish();
 
+    write_summary(&t, &out_dir, device_label, summaries, &baselines)
+}
+
+/// The campaign's `summary.json`: per class what the searches found and the verdicts, and
+/// the cost of the campaign (trials, wall and device time, the GPUs' busy share).
+fn write_summary(
+    t: &Tuning,
+    out_dir: &Path,
+    device_label: String,
+    summaries: Vec<ClassSummary>,
+    baselines: &BTreeMap<String, Baseline>,
+) -> Result<TuneSummary> {
     let wall_s = t.budget.elapsed().as_secs_f64();
     let busy: f64 = match &t.backend {
         Backend::Gpu { workers, .. } => workers.iter().map(|w| w.busy_s).sum(),
@@ -633,7 +561,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     };
     let summary = TuneSummary {
         campaign: t.name.clone(),
-        output: out_dir.clone(),
+        output: out_dir.to_path_buf(),
         backend: t.backend.name().into(),
         device: device_label,
         classes: summaries,
@@ -664,6 +592,114 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     std::fs::write(out_dir.join("summary.json"), text)
         .with_context(|| format!("cannot write {}", out_dir.join("summary.json").display()))?;
     Ok(summary)
+}
+
+/// What the campaign records about itself (`results::CampaignSettings`), after refusing a
+/// `--resume` (`resume`: the stored campaign, its store and folder) whose measurement
+/// settings changed.
+fn campaign_settings(
+    file: &CampaignFile,
+    v: &Validated,
+    backend: &Backend,
+    device_label: &str,
+    instances: &[CampaignInstance],
+    options: &TuneOptions,
+    resume: Option<(&results::CampaignRow, &Store, &Path)>,
+) -> Result<serde_json::Value> {
+    let arch = match backend {
+        Backend::Gpu { compiles, .. } => Some(compiles.target().arch.0),
+        Backend::Cpu(_) => None,
+    };
+    let nvrtc = (backend.name() == "gpu")
+        .then(kernels::nvrtc::version)
+        .and_then(Result::ok)
+        .map(|(a, b)| format!("{a}.{b}"));
+    let objectives = v
+        .searches
+        .iter()
+        .map(|(_, o)| crate::campaign::objective_label(*o))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let measured_under = settings::fingerprint(&settings::Inputs {
+        file,
+        objectives: objectives.clone(),
+        mode: v.mode,
+        seeds: &v.seeds,
+        backend: backend.name(),
+        arch,
+        nvrtc: nvrtc.clone(),
+        space: &v.space,
+        setup_table: match v.choice {
+            BackendChoice::Gpu => "gpu",
+            _ => "cpu",
+        },
+        iterations: v.setup.iterations,
+        baseline: &v.baseline,
+        default_point: v.default_point.as_ref(),
+        instances,
+    })?;
+    if let (Some((existing, store, out_dir)), StartMode::Resume) = (resume, options.mode) {
+        let changes = settings::changes(&existing.settings, &measured_under);
+        if !changes.is_empty() {
+            let trials = store.trials(existing.id)?.len();
+            bail!(settings::refusal(file, out_dir, trials, &changes));
+        }
+    }
+    let settings = results::CampaignSettings {
+        measured_under: Some(measured_under),
+        family: instances::family_of(instances).map(|f| f.name().to_string()),
+        backend: Some(backend.name().to_string()),
+        device: Some(device_label.to_string()),
+        objectives: Some(objectives),
+        production_runs: Some(file.config.budget.production_runs),
+        run: Some(v.mode),
+        seeds: Some(v.seeds.clone()),
+        baseline: Some(v.baseline.clone()),
+        default: v.default_point.clone(),
+        parameters: Some(
+            search::SearchSpace::parameters(&v.space)
+                .into_iter()
+                .map(|(name, kind)| results::Parameter {
+                    name,
+                    kind: serde_json::to_value(kind)
+                        .ok()
+                        .and_then(|k| k.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                })
+                .collect(),
+        ),
+        quality_margin_percent: Some(file.config.quality.margin_percent),
+        measurement: serde_json::to_value(file.config.measurement.clone().unwrap_or_default()).ok(),
+        seed: Some(file.config.seed),
+        space: Some(v.space_path.display().to_string()),
+        campaign_file: Some(
+            std::fs::canonicalize(&file.path)
+                .unwrap_or_else(|_| file.path.clone())
+                .display()
+                .to_string(),
+        ),
+        iterations: v.setup.iterations.map(|i| i as i64),
+        arch,
+        driver: (backend.name() == "gpu")
+            .then(kernels::gpu::driver_version)
+            .and_then(Result::ok)
+            .map(|(a, b)| format!("{a}.{b}")),
+        nvrtc,
+        optin_shared: match backend {
+            Backend::Gpu { compiles, .. } => Some(compiles.target().optin_shared as u64),
+            Backend::Cpu(_) => None,
+        },
+        strategy: Some(
+            v.searches
+                .iter()
+                .map(|(s, _)| s.name())
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        shard: options.shard.map(|s| s.to_string()),
+    }
+    .to_json();
+    Ok(settings)
 }
 
 /// Fixed-work objectives compare the time of the same work: refused when the space mixes
