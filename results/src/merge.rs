@@ -201,6 +201,21 @@ impl Store {
         conflict: &dyn Fn(String) -> StoreError,
         counts: &mut MergeCounts,
     ) -> Result<()> {
+        let instance_ids = self.merge_instances(src, dst, name, conflict, counts)?;
+        let point_ids = self.merge_points(src, dst, counts)?;
+        self.merge_runs(src, dst, &point_ids, conflict, counts)?;
+        self.merge_trials(src, dst, &instance_ids, &point_ids, conflict, counts)
+    }
+
+    /// The source campaign's instances, matched by name (class, family, features and best-known value must agree); source id -> target id.
+    fn merge_instances(
+        &self,
+        src: i64,
+        dst: i64,
+        name: &str,
+        conflict: &dyn Fn(String) -> StoreError,
+        counts: &mut MergeCounts,
+    ) -> Result<HashMap<i64, i64>> {
         let op = "merge";
         let e = |e| self.err(op, e);
         // Instances: by name; class, family, features and best-known value must agree.
@@ -261,7 +276,18 @@ impl Store {
             };
             instance_ids.insert(id, mapped);
         }
+        Ok(instance_ids)
+    }
 
+    /// The source campaign's points, matched by key; source id -> target id.
+    fn merge_points(
+        &self,
+        src: i64,
+        dst: i64,
+        counts: &mut MergeCounts,
+    ) -> Result<HashMap<i64, i64>> {
+        let op = "merge";
+        let e = |e| self.err(op, e);
         // Points: by key.
         let points: Vec<(i64, String, String)> = self.query_all(
             op,
@@ -296,7 +322,20 @@ impl Store {
             };
             point_ids.insert(id, mapped);
         }
+        Ok(point_ids)
+    }
 
+    /// The source campaign's runs with their evaluations; a run the target already holds keeps its own.
+    fn merge_runs(
+        &self,
+        src: i64,
+        dst: i64,
+        point_ids: &HashMap<i64, i64>,
+        conflict: &dyn Fn(String) -> StoreError,
+        counts: &mut MergeCounts,
+    ) -> Result<()> {
+        let op = "merge";
+        let e = |e| self.err(op, e);
         // Runs with their evaluations; a run the target already holds keeps its own.
         type RunCols = (i64, String, String, String, String, String, Option<String>);
         let runs: Vec<RunCols> = self.query_all(
@@ -370,7 +409,21 @@ impl Store {
                     .map_err(e)?;
             }
         }
+        Ok(())
+    }
 
+    /// The source campaign's trials, every column but the ids copied by name; a finished trial the target already holds is a duplicate, an unfinished one gets the next attempt.
+    fn merge_trials(
+        &self,
+        src: i64,
+        dst: i64,
+        instance_ids: &HashMap<i64, i64>,
+        point_ids: &HashMap<i64, i64>,
+        conflict: &dyn Fn(String) -> StoreError,
+        counts: &mut MergeCounts,
+    ) -> Result<()> {
+        let op = "merge";
+        let e = |e| self.err(op, e);
         // Trials: every column but the ids, copied by name.
         let columns: Vec<String> = self
             .query_all(op, "PRAGMA src.table_info(trials)", [], |r| {
