@@ -754,7 +754,7 @@ fn solve_tuned(
     // An infinite distance (an index without feature ranges) never passes.
     if !choice.exact && (choice.distance.is_nan() || choice.distance > args.max_class_distance) {
         eprintln!(
-            "{} (class {own_class}) is too far from every tuned class (nearest: {}, distance              {:.3} > --max-class-distance {}); running the {} default",
+            "{} (class {own_class}) is too far from every tuned class (nearest: {}, distance {:.3} > --max-class-distance {}); running the {} default",
             instance.name(),
             choice.class,
             choice.distance,
