@@ -447,16 +447,23 @@ fn case4_ant_colonies_beyond_memory_are_refused_naming_the_need() {
 
 // ---- 5. Output errors ------------------------------------------------------------------------
 
-/// Runs mats with its stdout a pipe whose reading end is already closed.
+/// Runs mats with its stdout a pipe whose reading end is already closed. The reading end is
+/// closed before mats starts, so every write fails whatever the timing (closing it after the
+/// spawn raced with a short output that fitted in the pipe's buffer).
 fn with_closed_stdout(args: &[&str]) -> Output {
+    use std::os::fd::FromRawFd as _;
     let one = SPAWN.lock().unwrap_or_else(|p| p.into_inner());
-    let mut child = mats_cmd()
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills both descriptors on success; each is owned once below.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe(2)");
+    unsafe { libc::close(fds[0]) };
+    let writer = unsafe { std::fs::File::from_raw_fd(fds[1]) };
+    let child = mats_cmd()
         .args(args)
-        .stdout(Stdio::piped())
+        .stdout(Stdio::from(writer))
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    drop(child.stdout.take());
     drop(one);
     child.wait_with_output().unwrap()
 }
