@@ -52,11 +52,15 @@ else
     echo "note: $shared not found; bench qap --quality will be skipped on the GPU machine" >&2
 fi
 
-# The data the ignored figure tests read from ../shared/data (Taillard's flowshop files, the
-# TSPLIB instances of the Ant System figure), linked back beside the checkout by run.sh.
+# The data the GPU and figure tests read from ../shared/data (Taillard's flowshop files, all of
+# QAPLIB, the TSPLIB instances of the Ant System figure), linked back beside the checkout by
+# run.sh.
 if [ -d ../shared/data ]; then
     mkdir -p "$bundle/shared/data/tsplib/instances"
     cp -r ../shared/data/taillard-pfsp "$bundle/shared/data/"
+    # qap_gpu reads all of QAPLIB (every instance on the GPU; tai256c past shared memory).
+    mkdir -p "$bundle/shared/data/qaplib"
+    cp -r ../shared/data/qaplib/instances ../shared/data/qaplib/bks.csv "$bundle/shared/data/qaplib/"
     cp ../shared/data/tsplib/bks.csv "$bundle/shared/data/tsplib/"
     for name in d198 pcb442 rat783 pr2392 rl11849; do
         cp "../shared/data/tsplib/instances/$name.tsp" "$bundle/shared/data/tsplib/instances/"
