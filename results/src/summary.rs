@@ -58,18 +58,10 @@ pub struct ClassSummary {
 }
 
 impl TuneSummary {
-    /// Reads a campaign folder's `summary.json`.
-    pub fn read(path: &std::path::Path) -> Result<TuneSummary, String> {
-        // A summary is a few KB per class; 64 MiB (solvers' cap for summaries) bounds a
-        // hostile file.
-        let file = std::fs::File::open(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let mut text = String::new();
-        use std::io::Read as _;
-        file.take(64 << 20)
-            .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        serde_json::from_str(&text)
+    /// Parses the text of `path`, a campaign folder's `summary.json` (the engine reads it
+    /// through the capped reader every file goes through).
+    pub fn parse(text: &str, path: &std::path::Path) -> Result<TuneSummary, String> {
+        serde_json::from_str(text)
             .map_err(|e| format!("{} is not a campaign summary: {e}", path.display()))
     }
 

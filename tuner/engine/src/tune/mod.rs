@@ -219,6 +219,12 @@ impl Shard {
 
 pub use results::{ClassSummary, TuneSummary};
 
+/// Reads a campaign folder's `summary.json` (capped: a summary is a few KB per class).
+pub fn read_summary(path: &Path) -> Result<TuneSummary> {
+    let text = solvers::error::read_kind(path, "a summary.json", solvers::error::caps::SUMMARY)?;
+    TuneSummary::parse(&text, path).map_err(anyhow::Error::msg)
+}
+
 /// The space a stored campaign searched (its file and overrides), rebuilt from the campaign
 /// TOML the store keeps, for commands that read a campaign after the fact.
 pub fn stored_space(campaign: &results::CampaignRow) -> Result<Space> {
@@ -617,7 +623,7 @@ fn campaign_settings(
     let objectives = v
         .searches
         .iter()
-        .map(|(_, o)| crate::campaign::objective_label(*o))
+        .map(|(_, o)| o.to_string())
         .collect::<Vec<_>>()
         .join(" ");
     let measured_under = settings::fingerprint(&settings::Inputs {
@@ -1088,7 +1094,7 @@ fn search_class(
     objective: Objective,
     seed: u64,
 ) -> Result<SearchResult> {
-    let objective_name = crate::campaign::objective_label(objective);
+    let objective_name = objective.to_string();
     let label = strategy.label();
     let (run_id, recorded, _) = open_run(t, class, &label, &objective_name)?;
     let mut ev = ClassEvaluator::new(

@@ -40,7 +40,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     );
     // The campaign's own verdict per class: where the final re-measure found the baseline
     // or the default better than the search's winner, that point is exported instead.
-    let summary = results::TuneSummary::read(&args.source.dir.join("summary.json")).ok();
+    let summary = engine::tune::read_summary(&args.source.dir.join("summary.json")).ok();
     let mut by_class: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
     for e in store.evaluations(campaign.id)? {
         if e.status != EvaluationStatus::Ok || verification.contains(&e.run_id) {

@@ -91,7 +91,7 @@ fn write_summary(out: &Path, dirs: &[std::path::PathBuf]) -> Result<()> {
         if !path.exists() {
             continue; // a shard stopped before its end has none; the store has everything
         }
-        let s = results::TuneSummary::read(&path).map_err(anyhow::Error::msg)?;
+        let s = engine::tune::read_summary(&path)?;
         classes.extend(s.classes.iter().cloned());
         trials += s.new_trials;
         device_s += s.device_seconds;
