@@ -312,3 +312,44 @@ fn ig_warp_points_of_the_space_become_parameters() {
     let bad = Point(vec![("variant", "ig-warp"), ("tables", "texture")]);
     assert!(GpuParams::from_point(&bad).unwrap_err().contains("tables"));
 }
+
+#[test]
+fn solve_falls_back_to_ig_warp_only_where_the_default_does_not_fit() {
+    use solvers::family::{Family, Instance as AnyInstance};
+    use solvers::gpu::solve_flags::{FlagValue, GivenFlag, SolveConfig};
+    let device = h100();
+    let fits = AnyInstance::Pfsp(pfsp::generate(100, 20, 1));
+    let too_big = AnyInstance::Pfsp(pfsp::generate(800, 60, 1));
+    let solutions = GivenFlag {
+        flag: "--solutions",
+        value: FlagValue::Int(64),
+    };
+    let plan = |given: &[GivenFlag]| SolveConfig::from_flags(Family::Pfsp, given, &[]).unwrap();
+
+    let (config, note) = plan(std::slice::from_ref(&solutions))
+        .fit(&fits, &device)
+        .unwrap();
+    assert_eq!((config.variant_name(), note), ("ig-block", None));
+
+    // The default moves to ig-warp and keeps the flags the user gave.
+    let (config, note) = plan(std::slice::from_ref(&solutions))
+        .fit(&too_big, &device)
+        .unwrap();
+    assert_eq!(config.variant_name(), "ig-warp");
+    assert_eq!(config.shape().0, 64);
+    let note = note.expect("a note says why");
+    assert!(
+        note.contains("shared memory") && note.contains("running ig-warp"),
+        "{note}"
+    );
+
+    // A variant the user named is never swapped: its reason is the error.
+    let named = GivenFlag {
+        flag: "--algo",
+        value: FlagValue::Text("ig-block".into()),
+    };
+    let err = plan(&[named, solutions])
+        .fit(&too_big, &device)
+        .unwrap_err();
+    assert!(err.contains("shared memory"), "{err}");
+}

@@ -7,6 +7,7 @@ use kernels::gpu::{DeviceInfo, Gpu};
 use kernels::{KernelCache, KernelError, Variant};
 use serde::{Deserialize, Serialize};
 
+use super::solve_flags::SolveFlag;
 use super::workload::{CompileTarget, GpuWorkload, PointValues, PreparedRun};
 use crate::family::{Family, Instance};
 
@@ -30,6 +31,31 @@ macro_rules! families {
                     #[allow(unreachable_patterns)]
                     other => Err(no_gpu(other)),
                 }
+            }
+
+            /// The `mats solve` flags `family`'s GPU solver takes.
+            pub fn solve_flags(family: Family) -> Result<&'static [SolveFlag], String> {
+                match family {
+                    $(Family::$family => Ok(<$params as GpuWorkload>::SOLVE_FLAGS),)*
+                    #[allow(unreachable_patterns)]
+                    other => Err(no_gpu(other)),
+                }
+            }
+
+            /// The point `mats solve` starts from in `family`.
+            pub fn solve_defaults(
+                family: Family,
+            ) -> Result<&'static [(&'static str, &'static str)], String> {
+                match family {
+                    $(Family::$family => Ok(<$params as GpuWorkload>::SOLVE_DEFAULTS),)*
+                    #[allow(unreachable_patterns)]
+                    other => Err(no_gpu(other)),
+                }
+            }
+
+            /// The variant to run instead of this defaulted one, given why it cannot run.
+            pub fn solve_fallback(&self, why: &str) -> Option<&'static str> {
+                match self { $(GpuConfig::$family(p) => p.solve_fallback(why)),* }
             }
 
             pub fn family(&self) -> Family {

@@ -14,6 +14,7 @@ use kernels::{Arch, CacheStatus, KernelCache, KernelError, Resources, Variant};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::solve_flags::SolveFlag;
 use crate::run::{Outcome, RunOptions};
 
 /// A point's parameters by name (a tuner point, a bundle's manifest).
@@ -110,6 +111,17 @@ pub trait GpuWorkload:
     /// The configuration a point asks for (`variant`, launch, flags, search parameters); the
     /// message of an error names the parameter. Unset parameters keep their defaults.
     fn from_point(point: &dyn PointValues) -> Result<Self, String>;
+    /// The `mats solve` flags this family's GPU solver takes and the point parameters they
+    /// set, read by [`super::solve_flags`].
+    const SOLVE_FLAGS: &'static [SolveFlag];
+    /// The point `mats solve` starts from before its flags: the variant, and whatever else a
+    /// point must name.
+    const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)];
+    /// A variant to run instead when the family's default cannot run here (`why` is the
+    /// check's message); `None`: report `why`.
+    fn solve_fallback(&self, _why: &str) -> Option<&'static str> {
+        None
+    }
     /// The algorithm variant's name (`rots-block`, `tabu-prefix`, ...).
     fn variant_name(&self) -> &'static str;
     /// Blocks or solutions per launch and threads per block, as `mats solve` reports them.

@@ -112,13 +112,8 @@ impl Format {
 
 /// Parses TSPLIB text; `path` names the source in errors and gives the instance name.
 pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
-    let err = |line: usize, message: String| InputError::syntax(path, line, message);
     let lines: Vec<&str> = text.lines().collect();
-    let mut dimension: Option<(usize, usize)> = None; // (value, line)
-    let mut weight_type: Option<(EdgeWeightType, usize)> = None;
-    let mut format: Option<(Format, usize, String)> = None; // with its name as written
-    let mut coords: Option<Vec<(f64, f64)>> = None;
-    let mut weights: Option<(Vec<i64>, usize)> = None; // values, section line
+    let mut parsed = Parsed::default();
     let mut k = 0;
     while k < lines.len() {
         let line_no = k + 1;
@@ -141,138 +136,161 @@ pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
                 while k < lines.len() && !is_keyword_line(lines[k]) {
                     k += 1;
                 }
-                let body = &lines[start..k];
-                let Some((n, _)) = dimension else {
-                    return Err(err(
-                        line_no,
-                        format!("{word} comes before the DIMENSION line"),
-                    ));
-                };
-                match word.as_str() {
-                    "NODE_COORD_SECTION" => {
-                        coords = Some(read_coords(body, start, n, line_no, path)?);
-                    }
-                    "EDGE_WEIGHT_SECTION" => {
-                        weights = Some((read_weights(body, start, path)?, line_no));
-                    }
-                    "DISPLAY_DATA_SECTION" => {}
-                    "FIXED_EDGES_SECTION" => {
-                        return Err(err(
-                            line_no,
-                            "FIXED_EDGES_SECTION is not supported (fixed edges make a \
-                             Hamiltonian-path variant, not a plain TSP)"
-                                .into(),
-                        ))
-                    }
-                    _ => {
-                        return Err(err(
-                            line_no,
-                            format!("{word} does not belong in a symmetric TSP file"),
-                        ))
-                    }
-                }
+                parsed.section(&word, &lines[start..k], start, line_no, path)?;
             }
-            _ => {
-                let Some((key, value)) = line.split_once(':') else {
-                    return Err(err(
-                        line_no,
-                        format!(
-                            "expected `KEY: VALUE` or a section name, found {}",
-                            quoted(line)
-                        ),
-                    ));
-                };
-                let key = key.trim().to_ascii_uppercase();
-                let value = value.trim();
-                match key.as_str() {
-                    "TYPE" => {
-                        let upper = value.to_ascii_uppercase();
-                        if upper.starts_with("ATSP") {
-                            return Err(err(
-                                line_no,
-                                "TYPE ATSP: asymmetric TSP is not supported".into(),
-                            ));
-                        }
-                        if !upper.starts_with("TSP") {
-                            return Err(err(
-                                line_no,
-                                format!("TYPE {value:?} is not a symmetric TSP (TYPE: TSP)"),
-                            ));
-                        }
-                    }
-                    "DIMENSION" => {
-                        let n = value.parse::<usize>().map_err(|_| {
-                            err(
-                                line_no,
-                                format!("DIMENSION must be an integer, found {value:?}"),
-                            )
-                        })?;
-                        if !(2..=MAX_CITIES).contains(&n) {
-                            return Err(err(
-                                line_no,
-                                format!("DIMENSION must be between 2 and {MAX_CITIES}, found {n}"),
-                            ));
-                        }
-                        dimension = Some((n, line_no));
-                    }
-                    "EDGE_WEIGHT_TYPE" => {
-                        let t = match value.to_ascii_uppercase().as_str() {
-                            "EUC_2D" => EdgeWeightType::Euc2d,
-                            "CEIL_2D" => EdgeWeightType::Ceil2d,
-                            "ATT" => EdgeWeightType::Att,
-                            "GEO" => EdgeWeightType::Geo,
-                            "EXPLICIT" => EdgeWeightType::Explicit,
-                            _ => {
-                                return Err(err(
-                                    line_no,
-                                    format!(
-                                        "EDGE_WEIGHT_TYPE {value:?} is not supported (EUC_2D, \
-                                         CEIL_2D, ATT, GEO, EXPLICIT)"
-                                    ),
-                                ))
-                            }
-                        };
-                        weight_type = Some((t, line_no));
-                    }
-                    "EDGE_WEIGHT_FORMAT" => {
-                        if value.eq_ignore_ascii_case("FUNCTION") {
-                            continue;
-                        }
-                        let f = Format::parse(value).ok_or_else(|| {
-                            err(
-                                line_no,
-                                format!(
-                                    "EDGE_WEIGHT_FORMAT {value:?} is not supported (FUNCTION, \
-                                     FULL_MATRIX, UPPER_ROW, LOWER_ROW, UPPER_DIAG_ROW, \
-                                     LOWER_DIAG_ROW, or their _COL twins)"
-                                ),
-                            )
-                        })?;
-                        format = Some((f, line_no, value.to_ascii_uppercase()));
-                    }
-                    // NAME, COMMENT, NODE_COORD_TYPE, DISPLAY_DATA_TYPE, ... carry nothing
-                    // the distances depend on.
-                    _ => {}
-                }
-            }
+            _ => parsed
+                .specification(line, line_no)
+                .map_err(|message| InputError::syntax(path, line_no, message))?,
         }
     }
-    let last_line = lines.len().max(1);
-    let Some((n, dim_line)) = dimension else {
-        return Err(err(last_line, "no DIMENSION line".into()));
-    };
-    let Some((weight_type, type_line)) = weight_type else {
-        return Err(err(last_line, "no EDGE_WEIGHT_TYPE line".into()));
-    };
-    let name = file_stem(path);
-    if weight_type == EdgeWeightType::Explicit {
-        let Some((format, _, format_name)) = format else {
+    parsed.build(path, lines.len().max(1))
+}
+
+/// What a file's lines said, before the instance is built; each with the line that said it.
+#[derive(Default)]
+struct Parsed {
+    dimension: Option<(usize, usize)>,
+    weight_type: Option<(EdgeWeightType, usize)>,
+    /// With its name as written.
+    format: Option<(Format, usize, String)>,
+    coords: Option<Vec<(f64, f64)>>,
+    /// Values and the section's line.
+    weights: Option<(Vec<i64>, usize)>,
+}
+
+impl Parsed {
+    /// A data section (`body` starts at line `start` + 1; its keyword is on `line_no`).
+    fn section(
+        &mut self,
+        word: &str,
+        body: &[&str],
+        start: usize,
+        line_no: usize,
+        path: &Path,
+    ) -> Result<(), InputError> {
+        let err = |message: String| InputError::syntax(path, line_no, message);
+        let Some((n, _)) = self.dimension else {
+            return Err(err(format!("{word} comes before the DIMENSION line")));
+        };
+        match word {
+            "NODE_COORD_SECTION" => {
+                self.coords = Some(read_coords(body, start, n, line_no, path)?);
+            }
+            "EDGE_WEIGHT_SECTION" => {
+                self.weights = Some((read_weights(body, start, path)?, line_no));
+            }
+            "DISPLAY_DATA_SECTION" => {}
+            "FIXED_EDGES_SECTION" => {
+                return Err(err(
+                    "FIXED_EDGES_SECTION is not supported (fixed edges make a \
+                     Hamiltonian-path variant, not a plain TSP)"
+                        .into(),
+                ))
+            }
+            _ => {
+                return Err(err(format!(
+                    "{word} does not belong in a symmetric TSP file"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// A `KEY: VALUE` line on `line_no`; keys the distances do not depend on are skipped.
+    fn specification(&mut self, line: &str, line_no: usize) -> Result<(), String> {
+        let Some((key, value)) = line.split_once(':') else {
+            return Err(format!(
+                "expected `KEY: VALUE` or a section name, found {}",
+                quoted(line)
+            ));
+        };
+        let key = key.trim().to_ascii_uppercase();
+        let value = value.trim();
+        match key.as_str() {
+            "TYPE" => {
+                let upper = value.to_ascii_uppercase();
+                if upper.starts_with("ATSP") {
+                    return Err("TYPE ATSP: asymmetric TSP is not supported".into());
+                }
+                if !upper.starts_with("TSP") {
+                    return Err(format!("TYPE {value:?} is not a symmetric TSP (TYPE: TSP)"));
+                }
+            }
+            "DIMENSION" => {
+                let n = value
+                    .parse::<usize>()
+                    .map_err(|_| format!("DIMENSION must be an integer, found {value:?}"))?;
+                if !(2..=MAX_CITIES).contains(&n) {
+                    return Err(format!(
+                        "DIMENSION must be between 2 and {MAX_CITIES}, found {n}"
+                    ));
+                }
+                self.dimension = Some((n, line_no));
+            }
+            "EDGE_WEIGHT_TYPE" => {
+                let t = match value.to_ascii_uppercase().as_str() {
+                    "EUC_2D" => EdgeWeightType::Euc2d,
+                    "CEIL_2D" => EdgeWeightType::Ceil2d,
+                    "ATT" => EdgeWeightType::Att,
+                    "GEO" => EdgeWeightType::Geo,
+                    "EXPLICIT" => EdgeWeightType::Explicit,
+                    _ => {
+                        return Err(format!(
+                            "EDGE_WEIGHT_TYPE {value:?} is not supported (EUC_2D, CEIL_2D, ATT, \
+                             GEO, EXPLICIT)"
+                        ))
+                    }
+                };
+                self.weight_type = Some((t, line_no));
+            }
+            "EDGE_WEIGHT_FORMAT" if value.eq_ignore_ascii_case("FUNCTION") => {}
+            "EDGE_WEIGHT_FORMAT" => {
+                let f = Format::parse(value).ok_or_else(|| {
+                    format!(
+                        "EDGE_WEIGHT_FORMAT {value:?} is not supported (FUNCTION, FULL_MATRIX, \
+                         UPPER_ROW, LOWER_ROW, UPPER_DIAG_ROW, LOWER_DIAG_ROW, or their _COL \
+                         twins)"
+                    )
+                })?;
+                self.format = Some((f, line_no, value.to_ascii_uppercase()));
+            }
+            // NAME, COMMENT, NODE_COORD_TYPE, DISPLAY_DATA_TYPE, ... carry nothing the
+            // distances depend on.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The instance the lines describe; a missing line is reported at `last_line`.
+    fn build(self, path: &Path, last_line: usize) -> Result<Instance, InputError> {
+        let err = |line: usize, message: String| InputError::syntax(path, line, message);
+        let Some((n, dim_line)) = self.dimension else {
+            return Err(err(last_line, "no DIMENSION line".into()));
+        };
+        let Some((weight_type, type_line)) = self.weight_type else {
+            return Err(err(last_line, "no EDGE_WEIGHT_TYPE line".into()));
+        };
+        let name = file_stem(path);
+        if weight_type != EdgeWeightType::Explicit {
+            let Some(coords) = self.coords else {
+                return Err(err(
+                    last_line,
+                    format!(
+                        "EDGE_WEIGHT_TYPE {} needs a NODE_COORD_SECTION",
+                        weight_type.name()
+                    ),
+                ));
+            };
+            return Instance::from_coords(name, weight_type, coords)
+                .map_err(|m| InputError::invalid(path, m));
+        }
+        let Some((format, _, format_name)) = self.format else {
             return Err(err(
                 type_line,
                 "EDGE_WEIGHT_TYPE EXPLICIT needs an EDGE_WEIGHT_FORMAT line".into(),
             ));
         };
-        let Some((values, section_line)) = weights else {
+        let Some((values, section_line)) = self.weights else {
             return Err(err(
                 last_line,
                 "EXPLICIT weights but no EDGE_WEIGHT_SECTION".into(),
@@ -297,10 +315,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
         }
         let mut matrix = vec![-1i64; n * n];
         for ((i, j), v) in format.cells(n).into_iter().zip(values) {
-            if format == Format::Full {
-                matrix[i * n + j] = v;
-            } else {
-                matrix[i * n + j] = v;
+            matrix[i * n + j] = v;
+            if format != Format::Full {
                 matrix[j * n + i] = v;
             }
         }
@@ -310,17 +326,6 @@ pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
             }
         }
         Instance::from_matrix(name, n, matrix).map_err(|message| err(section_line, message))
-    } else {
-        let Some(coords) = coords else {
-            return Err(err(
-                last_line,
-                format!(
-                    "EDGE_WEIGHT_TYPE {} needs a NODE_COORD_SECTION",
-                    weight_type.name()
-                ),
-            ));
-        };
-        Instance::from_coords(name, weight_type, coords).map_err(|m| InputError::invalid(path, m))
     }
 }
 

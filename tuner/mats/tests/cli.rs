@@ -170,17 +170,24 @@ fn rots_block_parameters_are_checked_before_any_gpu_is_needed() {
         error_of(&args)
     };
     let e = gpu(&["--tenure-range", "0.8,0.4"]);
-    assert!(e.contains("--tenure-range takes MIN,MAX"), "{e}");
+    assert!(
+        e.contains("--tenure-range: ") && e.contains("0 < min <= max"),
+        "{e}"
+    );
     let e = gpu(&["--tenure-range", "0.4"]);
-    assert!(e.contains("--tenure-range takes MIN,MAX"), "{e}");
+    assert!(
+        e.contains("--tenure-range takes 2 comma-separated values"),
+        "{e}"
+    );
     let e = gpu(&["--aspiration=-1"]);
     assert!(
-        e.contains("--aspiration must be a factor of n^2 >= 0"),
+        e.contains("--aspiration: ") && e.contains("must be a factor of n^2 >= 0"),
         "{e}"
     );
     let e = gpu(&["--algo", "2opt", "--aspiration", "2"]);
     assert!(
-        e.contains("--aspiration applies to `rots-block` only"),
+        e.contains("--aspiration does not apply to qap `2opt`")
+            && e.contains("applies to `rots-block` only"),
         "{e}"
     );
     let e = error_of(&["solve", &tai12a, "--tenure-range", "0.4,0.8"]);

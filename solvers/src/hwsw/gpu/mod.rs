@@ -33,6 +33,7 @@ use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, KernelClock, Launch};
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::Instance;
+use crate::gpu::solve_flags::{flag, SolveFlag};
 use crate::run::{Outcome, RunOptions};
 
 /// The most nodes: candidate indices below 2^33 are decoded exactly with a double square
@@ -251,7 +252,20 @@ impl From<GpuAlgorithm> for String {
     }
 }
 
+/// The flags only gpts-multi (independent searches per block) takes.
+const MULTI: &[&str] = &["gpts-multi"];
+
 impl crate::gpu::workload::GpuWorkload for GpuParams {
+    const SOLVE_FLAGS: &'static [SolveFlag] = &[
+        flag("--algo", &["variant"], &[]),
+        flag("--threads", &["threads"], &[]),
+        flag("--tenure", &["tabu_length"], &[]),
+        flag("--solutions", &["searches"], MULTI),
+        flag("--launch-iterations", &["launch_iterations"], MULTI),
+        flag("--restart-stall", &["restart_stall"], MULTI),
+    ];
+    const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "gpts-multi")];
+
     type Instance = Instance;
 
     /// `variant` and where set `threads`, `items`, `zero_copy` (on/off), `tabu_length`,

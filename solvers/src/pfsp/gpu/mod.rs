@@ -33,6 +33,7 @@ use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::tabu::TabuMove;
 use super::Instance;
+use crate::gpu::solve_flags::{flag, SolveFlag};
 use crate::gpu::workload::{CompileTarget, PointValues};
 use crate::run::{Outcome, RunOptions};
 
@@ -299,7 +300,30 @@ impl From<GpuAlgorithm> for String {
     }
 }
 
+/// The flags only the iterated greedy variants take.
+const IG: &[&str] = &["ig-block", "ig-warp"];
+
 impl crate::gpu::workload::GpuWorkload for GpuParams {
+    const SOLVE_FLAGS: &'static [SolveFlag] = &[
+        flag("--algo", &["variant"], &[]),
+        flag("--threads", &["threads"], &[]),
+        flag("--tenure", &["tenure"], &["tabu-full", "tabu-prefix"]),
+        flag("--solutions", &["blocks"], IG),
+        // A fixed destruction size: ig-warp's adaptive range collapses to it.
+        flag("--destruction", &["destruction", "destruction_max"], IG),
+        flag("--temperature", &["temperature"], IG),
+        flag("--restart-stall", &["restart_stall"], IG),
+        flag("--launch-iterations", &["launch_iterations"], IG),
+    ];
+    const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "ig-block")];
+
+    /// ig-block keeps a walk's tables in shared memory; ig-warp may keep them in global
+    /// memory, so it runs where an ig-block walk does not fit.
+    fn solve_fallback(&self, why: &str) -> Option<&'static str> {
+        (self.algorithm == GpuAlgorithm::IgBlock && why.contains("shared memory"))
+            .then_some(GpuAlgorithm::IgWarp.name())
+    }
+
     type Instance = Instance;
 
     /// `variant` and where set `threads`, `tenure` (tabu), `blocks`, `destruction`,
@@ -338,6 +362,12 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if params.algorithm == GpuAlgorithm::IgWarp {
             // One walk per warp: `threads` (or `warps`) sets the walks per block.
             if let Some(t) = point.count::<u32>("threads")? {
+                if t % 32 != 0 {
+                    return Err(format!(
+                        "parameter `threads` of ig-warp must be a multiple of 32 (one walk per \
+                         warp), found {t}"
+                    ));
+                }
                 params.warps = t / 32;
             }
             if let Some(w) = point.count::<u32>("warps")? {

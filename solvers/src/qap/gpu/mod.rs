@@ -24,6 +24,7 @@ use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Kernel, KernelClock, Lau
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::Instance;
+use crate::gpu::solve_flags::{flag, SolveFlag};
 use crate::gpu::workload::{CompileTarget, PointValues};
 
 pub mod compare;
@@ -596,7 +597,8 @@ impl GpuParams {
             && self.tenure_max_factor <= 16.0)
         {
             return Err(format!(
-                "rots-block tenure factors need 0 < min <= max <= 16, got {} and {}",
+                "rots-block tenure factors (`tenure_min`, `tenure_max`) need 0 < min <= max <= 16, \
+                 got {} and {}",
                 self.tenure_min_factor, self.tenure_max_factor
             ));
         }
@@ -621,7 +623,27 @@ impl GpuParams {
     }
 }
 
+/// The flags only rots-block takes.
+const ROTS: &[&str] = &["rots-block"];
+
 impl crate::gpu::workload::GpuWorkload for GpuParams {
+    const SOLVE_FLAGS: &'static [SolveFlag] = &[
+        flag("--algo", &["variant"], &[]),
+        flag("--solutions", &["solutions"], &[]),
+        flag("--threads", &["threads"], &[]),
+        flag("--tenure", &["tenure"], &["tabu"]),
+        flag("--child-threads", &["child_threads"], &["2opt-dyn"]),
+        flag("--tenure-range", &["tenure_min", "tenure_max"], ROTS),
+        flag("--aspiration", &["aspiration"], ROTS),
+        flag("--perturbation", &["perturbation"], ROTS),
+        flag("--perturbation-max", &["perturbation_max"], ROTS),
+        flag("--relink", &["relink"], ROTS),
+        flag("--launch-iterations", &["launch_iterations"], ROTS),
+        flag("--restart-stall", &["restart_stall"], ROTS),
+        flag("--layout", &["layout"], ROTS),
+    ];
+    const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "rots-block")];
+
     type Instance = Instance;
 
     /// `variant`, `solutions`, `threads`, and where set `tenure`, `child_threads` and
@@ -634,12 +656,12 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         }
         let algorithm = point.variant("qap: 2opt, 2opt-shared, 2opt-dyn, tabu, rots-block")?;
         let mut params = GpuParams::new(GpuAlgorithm::from_name(&algorithm)?);
-        params.solutions = point
-            .count("solutions")?
-            .ok_or("the point has no `solutions` parameter")?;
-        params.threads_per_block = point
-            .count("threads")?
-            .ok_or("the point has no `threads` parameter")?;
+        if let Some(s) = point.count("solutions")? {
+            params.solutions = s;
+        }
+        if let Some(t) = point.count("threads")? {
+            params.threads_per_block = t;
+        }
         params.tenure = point.count("tenure")?;
         if let Some(c) = point.count("child_threads")? {
             params.child_threads = c;

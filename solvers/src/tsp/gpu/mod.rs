@@ -39,6 +39,7 @@ use kernels::{KernelCache, KernelError, Variant};
 use serde::{Deserialize, Serialize};
 
 use super::Instance;
+use crate::gpu::solve_flags::{flag, SolveFlag};
 use crate::gpu::workload::{CompileTarget, PointValues};
 
 /// Share of the GPU's memory a colony may take (the rest: the context, the CUDA runtime's own
@@ -191,6 +192,11 @@ impl TspGpuAlgorithm {
         match name {
             "as" => Ok(TspGpuAlgorithm::As),
             "mmas" => Ok(TspGpuAlgorithm::Mmas),
+            "focused" => Err(
+                "`focused` runs on the CPU only so far (--backend cpu); its GPU \
+                 kernels are not written yet"
+                    .into(),
+            ),
             _ => Err(format!(
                 "unknown tsp GPU algorithm {name:?}; known: as, mmas"
             )),
@@ -403,6 +409,22 @@ impl GpuParams {
 }
 
 impl crate::gpu::workload::GpuWorkload for GpuParams {
+    const SOLVE_FLAGS: &'static [SolveFlag] = &[
+        flag("--algo", &["algorithm"], &[]),
+        flag("--construction", &["variant"], &[]),
+        flag("--pheromone", &["pheromone"], &[]),
+        flag("--threads", &["threads"], &[]),
+        flag("--ants", &["ants"], &[]),
+        flag("--alpha", &["alpha"], &[]),
+        flag("--beta", &["beta"], &[]),
+        flag("--rho", &["rho"], &[]),
+        flag("--candidates", &["candidates"], &[]),
+    ];
+    // MAX-MIN AS with 2-opt: it is what reaches 1% on pr2392 in 10 s (the Ant System without
+    // local search ends 20-60% above; docs/tsp-gpu.md).
+    const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] =
+        &[("variant", "data"), ("algorithm", "mmas")];
+
     type Instance = Instance;
 
     /// `variant` (construction: task, data, data-compressed) and where set `algorithm` (as,

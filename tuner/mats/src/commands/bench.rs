@@ -59,35 +59,12 @@ fn spread(values: &[f64]) -> f64 {
     max / min
 }
 
-pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
-    if !gpu::driver_available() {
-        bail!("mats bench measure needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
-    }
-    if !kernels::nvrtc::available() {
-        bail!("{}", kernels::KernelError::NvrtcMissing);
-    }
-    anyhow::ensure!(
-        args.repeats >= 2,
-        "--repeats must be at least 2 to measure a spread"
-    );
-    let info = Gpu::open(args.gpu)?.info;
-    println!(
-        "device: GPU {} {} ({}, {} SMs)",
-        info.ordinal, info.name, info.arch, info.sm_count
-    );
-
-    // 1. Compile times: NVRTC cold (first in this process), warm (NVRTC's in-process cache),
-    //    and a disk-cache hit.
-    println!("\ncompile times per kernel (default flags, {}):", info.arch);
-    println!(
-        "{:<16} {:>9} {:>9} {:>11}  registers",
-        "kernel", "cold ms", "warm ms", "disk-hit ms"
-    );
-    let cache_dir = std::env::temp_dir().join(format!("mats-bench-{}", std::process::id()));
-    let cache = KernelCache::new(&cache_dir);
+/// Compile times of every kernel source's example variant: NVRTC cold (first in this
+/// process), warm (NVRTC's in-process cache), and a disk-cache hit.
+fn compile_times(cache: &KernelCache, arch: kernels::Arch) -> Result<Vec<CompileTimes>> {
     let mut compile = Vec::new();
     for src in source::all().iter().filter(|s| !s.test_only) {
-        let variant = src.example_variant(info.arch);
+        let variant = src.example_variant(arch);
         let cold = kernels::nvrtc::compile(&variant)?;
         let warm = kernels::nvrtc::compile(&variant)?;
         let (_, first) = cache.get_or_compile(&variant)?;
@@ -130,6 +107,58 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
             registers,
         });
     }
+
+    Ok(compile)
+}
+
+/// One row of the repeatability table.
+fn print_measurement(row: u32, result: &MeasureResult) {
+    let m = &result.measurement;
+    let e = m.energy.as_ref();
+    let fmt =
+        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    println!(
+        "{:>3} {:>10.4} {:>8.4} {:>9} {:>9} {:>9} {:>8} {:>7} {:>6} {:>9}",
+        row,
+        m.timing.median_ms,
+        m.timing.spread,
+        fmt(e.and_then(|e| e.average_power_w), 1),
+        fmt(e.and_then(|e| e.samples.mean_w), 1),
+        fmt(e.and_then(|e| e.samples.peak_w), 1),
+        fmt(e.and_then(|e| e.energy_per_run_j), 4),
+        e.map_or(0, |e| e.runs),
+        fmt(e.map(|e| e.kernel_share), 3),
+        m.throttled
+    );
+}
+
+pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
+    if !gpu::driver_available() {
+        bail!("mats bench measure needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
+    }
+    if !kernels::nvrtc::available() {
+        bail!("{}", kernels::KernelError::NvrtcMissing);
+    }
+    anyhow::ensure!(
+        args.repeats >= 2,
+        "--repeats must be at least 2 to measure a spread"
+    );
+    let info = Gpu::open(args.gpu)?.info;
+    println!(
+        "device: GPU {} {} ({}, {} SMs)",
+        info.ordinal, info.name, info.arch, info.sm_count
+    );
+
+    // 1. Compile times: NVRTC cold (first in this process), warm (NVRTC's in-process cache),
+    //    and a disk-cache hit.
+    println!("\ncompile times per kernel (default flags, {}):", info.arch);
+    println!(
+        "{:<16} {:>9} {:>9} {:>11}  registers",
+        "kernel", "cold ms", "warm ms", "disk-hit ms"
+    );
+    let cache_dir = std::env::temp_dir().join(format!("mats-bench-{}", std::process::id()));
+    let cache = KernelCache::new(&cache_dir);
+    let compile = compile_times(&cache, info.arch)?;
 
     // 2. Repeatability: the same kernel measured `repeats` times in one worker process.
     let exe = std::env::current_exe().context("locating the mats binary for the worker")?;
@@ -176,24 +205,7 @@ pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
     for k in 0..args.repeats {
         match client.request(job(busy.clone()), timeout) {
             Outcome::Measured(result) => {
-                let m = &result.measurement;
-                let e = m.energy.as_ref();
-                let fmt = |v: Option<f64>, digits: usize| {
-                    v.map_or("-".to_string(), |v| format!("{v:.digits$}"))
-                };
-                println!(
-                    "{:>3} {:>10.4} {:>8.4} {:>9} {:>9} {:>9} {:>8} {:>7} {:>6} {:>9}",
-                    k + 1,
-                    m.timing.median_ms,
-                    m.timing.spread,
-                    fmt(e.and_then(|e| e.average_power_w), 1),
-                    fmt(e.and_then(|e| e.samples.mean_w), 1),
-                    fmt(e.and_then(|e| e.samples.peak_w), 1),
-                    fmt(e.and_then(|e| e.energy_per_run_j), 4),
-                    e.map_or(0, |e| e.runs),
-                    fmt(e.map(|e| e.kernel_share), 3),
-                    m.throttled
-                );
+                print_measurement(k + 1, &result);
                 if !result.valid {
                     bail!(
                         "busy probe output check failed: {:?}",

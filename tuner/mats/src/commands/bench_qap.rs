@@ -188,7 +188,44 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
         return Ok(());
     }
 
-    // 1. Throughput of every variant against the CPU reference of its family.
+    let throughput = throughput_table(&gpu, &cache, &args.sizes, threads)?;
+    let HandTuned {
+        tuning,
+        int_ops,
+        peak,
+    } = hand_tuned_table(&gpu, &cache, &args.sizes)?;
+
+    // 3. rots-block quality within 1 s and 10 s.
+    let mut quality = Vec::new();
+    if args.quality {
+        quality = rots_quality(&gpu, &cache, &args.qaplib)?;
+    } else {
+        println!("\n(rots-block quality on tai20a..tai100a: add --quality)");
+    }
+
+    if let Some(path) = &args.json {
+        let report = Report {
+            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
+            cpu_threads: threads,
+            throughput,
+            tuning,
+            int_peak_ops_per_s: peak,
+            two_opt_int_ops_per_s: int_ops,
+            quality,
+            compare,
+        };
+        super::write_json(path, &report)?;
+    }
+    Ok(())
+}
+
+/// Moves evaluated per second of every variant against the CPU reference of its family.
+fn throughput_table(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    sizes: &[usize],
+    threads: usize,
+) -> Result<Vec<Throughput>> {
     println!(
         "\nmoves evaluated per second (GPU from kernel time, CPU from wall time on all cores):"
     );
@@ -197,7 +234,7 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
         "n", "GPU variant", "GPU moves/s", "(wall)", "CPU reference", "CPU moves/s", "GPU/CPU"
     );
     let mut throughput = Vec::new();
-    for &n in &args.sizes {
+    for &n in sizes {
         anyhow::ensure!(
             (2..=256).contains(&n),
             "--sizes must be within 2..=256, got {n}"
@@ -250,7 +287,7 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
                 );
                 continue;
             }
-            let figure = run_gpu(&gpu, &cache, &inst, &params)?;
+            let figure = run_gpu(gpu, cache, &inst, &params)?;
             let (cpu_name, cpu) = if algorithm.name().starts_with("2opt") {
                 ("2opt (multistart)", cpu_two_opt)
             } else {
@@ -278,7 +315,12 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
         }
     }
 
-    // 2. The paper's baseline against configurations chosen by hand.
+    Ok(throughput)
+}
+
+/// The paper's 2-opt baseline against configurations chosen by hand, and the best 2-opt's
+/// share of the chip's INT32 peak.
+fn hand_tuned_table(gpu: &Gpu, cache: &KernelCache, sizes: &[usize]) -> Result<HandTuned> {
     println!("\n2opt configurations: the paper's baseline against hand-picked ones (moves/s, kernel time):");
     let baseline = GpuParams {
         solutions: 2048,
@@ -313,7 +355,7 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
     let mut tuning = Vec::new();
     let mut int_ops = Vec::new();
     let peak = gpu.info.sm_count as f64 * 64.0 * gpu.info.clock_khz as f64 * 1e3;
-    for &n in &args.sizes {
+    for &n in sizes {
         let inst = random_instance(n);
         let mut base_rate = None;
         let mut best_two_opt: f64 = 0.0;
@@ -322,7 +364,7 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
                 println!("{n:>4} {:<52} does not fit: {why}", describe(params));
                 continue;
             }
-            let figure = run_gpu(&gpu, &cache, &inst, params)?;
+            let figure = run_gpu(gpu, cache, &inst, params)?;
             let base = *base_rate.get_or_insert(figure.moves_per_s);
             if params.algorithm == GpuAlgorithm::TwoOpt {
                 best_two_opt = best_two_opt.max(figure.moves_per_s);
@@ -364,28 +406,19 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
         );
     }
 
-    // 3. rots-block quality within 1 s and 10 s.
-    let mut quality = Vec::new();
-    if args.quality {
-        quality = rots_quality(&gpu, &cache, &args.qaplib)?;
-    } else {
-        println!("\n(rots-block quality on tai20a..tai100a: add --quality)");
-    }
+    Ok(HandTuned {
+        tuning,
+        int_ops,
+        peak,
+    })
+}
 
-    if let Some(path) = &args.json {
-        let report = Report {
-            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
-            cpu_threads: threads,
-            throughput,
-            tuning,
-            int_peak_ops_per_s: peak,
-            two_opt_int_ops_per_s: int_ops,
-            quality,
-            compare,
-        };
-        super::write_json(path, &report)?;
-    }
-    Ok(())
+/// The second table's rows, and the integer throughput it implies.
+struct HandTuned {
+    tuning: Vec<Tuned>,
+    /// (n, integer ops/s of the best 2-opt, share of the peak).
+    int_ops: Vec<(usize, f64, f64)>,
+    peak: f64,
 }
 
 /// `--compare`: rots-block (default configuration) and the CPU Ro-TS on all cores, the same

@@ -7,7 +7,7 @@ use engine::campaign::config::RunMode;
 use serde::Serialize;
 use solvers::bks::gap_percent;
 use solvers::family::{self, AlgorithmParams};
-use solvers::qap::gpu as qap_gpu;
+use solvers::gpu::solve_flags::{FlagValue, GivenFlag, SolveConfig};
 use solvers::run::{Budget, RunOptions};
 
 use crate::cli::{Backend, SolveArgs};
@@ -203,20 +203,6 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
     Ok((report, known))
 }
 
-/// The flags only GPU `rots-block` takes, each with whether it was given.
-fn rots_block_flags(args: &SolveArgs) -> [(&'static str, bool); 8] {
-    [
-        ("--relink", args.relink),
-        ("--perturbation-max", args.perturbation_max.is_some()),
-        ("--layout", args.layout.is_some()),
-        ("--launch-iterations", args.launch_iterations.is_some()),
-        ("--restart-stall", args.restart_stall.is_some()),
-        ("--perturbation", args.perturbation.is_some()),
-        ("--tenure-range", args.tenure_range.is_some()),
-        ("--aspiration", args.aspiration.is_some()),
-    ]
-}
-
 /// A solver's answer before it is checked and reported.
 struct Solved {
     outcome: solvers::Outcome,
@@ -233,17 +219,14 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         Some(name) => fam.algorithm(name).map_err(anyhow::Error::msg)?,
         None => fam.algorithms()[0],
     };
-    let gpu_flags = [
-        ("--solutions", args.solutions.is_some()),
-        ("--child-threads", args.child_threads.is_some()),
-        ("--nvrtc-flag", !args.nvrtc_flags.is_empty()),
-        ("--construction", args.construction.is_some()),
-        ("--pheromone", args.pheromone.is_some()),
-    ];
-    for (flag, given) in gpu_flags.into_iter().chain(rots_block_flags(args)) {
-        if given {
-            bail!("{flag} applies to --backend gpu only");
-        }
+    // The CPU solvers' parameters are `AlgorithmParams`; anything else is the GPU's.
+    let gpu_only = given_flags(args)
+        .into_iter()
+        .map(|g| g.flag)
+        .chain((!args.nvrtc_flags.is_empty()).then_some("--nvrtc-flag"))
+        .find(|flag| !CPU_FLAGS.contains(flag));
+    if let Some(flag) = gpu_only {
+        bail!("{flag} applies to --backend gpu only");
     }
     let params = AlgorithmParams {
         starts: args.starts,
@@ -305,235 +288,19 @@ fn on_off(s: &str) -> Result<bool> {
     }
 }
 
+/// Any family on the GPU: the flags become the family's point, checked by the family (which
+/// declares which flags it takes), then fitted to the device.
 fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> Result<Solved> {
-    if let family::Instance::Tsp(inst) = instance {
-        return solve_gpu_tsp(args, instance, inst, budget);
-    }
-    for (flag, given) in [
-        ("--construction", args.construction.is_some()),
-        ("--pheromone", args.pheromone.is_some()),
-    ] {
-        if given {
-            bail!("{flag} applies to tsp on the GPU only");
-        }
-    }
-    match instance {
-        family::Instance::Qap(_) => {}
-        family::Instance::Pfsp(inst) => return solve_gpu_pfsp(args, instance, inst, budget),
-        family::Instance::Hwsw(inst) => return solve_gpu_hwsw(args, instance, inst, budget),
-        _ => bail!(
-            "--backend gpu supports the qap, pfsp and hwsw families for now ({} runs on the CPU)",
-            instance.family()
-        ),
-    }
-    for (flag, given) in [
-        ("--starts", args.starts.is_some()),
-        ("--destruction", args.destruction.is_some()),
-        ("--temperature", args.temperature.is_some()),
-        ("--ants", args.ants.is_some()),
-        ("--alpha", args.alpha.is_some()),
-        ("--beta", args.beta.is_some()),
-        ("--rho", args.rho.is_some()),
-        ("--candidates", args.candidates.is_some()),
-    ] {
-        if given {
-            bail!("{flag} applies to --backend cpu only (the GPU takes --solutions)");
-        }
-    }
-    let algorithm = match &args.algo {
-        Some(name) => qap_gpu::GpuAlgorithm::from_name(name).map_err(anyhow::Error::msg)?,
-        None => qap_gpu::GpuAlgorithm::RotsBlock,
-    };
-    if args.tenure.is_some() && algorithm != qap_gpu::GpuAlgorithm::Tabu {
-        bail!("--tenure applies to the GPU `tabu` only; rots-block takes --tenure-range MIN,MAX (factors of n)");
-    }
-    if args.child_threads.is_some() && algorithm != qap_gpu::GpuAlgorithm::TwoOptDyn {
-        bail!("--child-threads applies to `2opt-dyn` only");
-    }
-    let mut params = qap_gpu::GpuParams::new(algorithm);
-    if let Some(p) = args.solutions {
-        params.solutions = p;
-    }
-    if args.threads != 0 {
-        params.threads_per_block = u32::try_from(args.threads).context("--threads is too large")?;
-    }
-    if let Some(c) = args.child_threads {
-        params.child_threads = c;
-    }
-    for (flag, given) in rots_block_flags(args) {
-        if given && algorithm != qap_gpu::GpuAlgorithm::RotsBlock {
-            bail!("{flag} applies to `rots-block` only");
-        }
-    }
-    if let Some(range) = &args.tenure_range {
-        match range[..] {
-            [lo, hi] if lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi => {
-                params.tenure_min_factor = lo;
-                params.tenure_max_factor = hi;
-            }
-            _ => bail!("--tenure-range takes MIN,MAX with 0 < MIN <= MAX, found {range:?}"),
-        }
-    }
-    if let Some(f) = args.aspiration {
-        if !(f.is_finite() && f >= 0.0) {
-            bail!("--aspiration must be a factor of n^2 >= 0 (0 = off), found {f}");
-        }
-        params.aspiration_factor = f;
-    }
-    if let Some(f) = args.perturbation {
-        if !(f.is_finite() && f > 0.0 && f <= 1.0) {
-            bail!("--perturbation must be in (0, 1], found {f}");
-        }
-        params.perturbation = f;
-    }
-    if let Some(f) = args.perturbation_max {
-        if !(f.is_finite() && (0.0..=1.0).contains(&f)) {
-            bail!("--perturbation-max must be in [0, 1] (0 = fixed perturbation), found {f}");
-        }
-        params.perturbation_max = f;
-    }
-    params.relink = args.relink;
-    if let Some(k) = args.launch_iterations {
-        params.launch_iterations = k;
-    }
-    if let Some(l) = args.restart_stall {
-        params.restart_stall = l;
-    }
-    if let Some(layout) = &args.layout {
-        params.layout =
-            qap_gpu::RotsLayout::from_name(layout).map_err(|e| anyhow::anyhow!("--layout: {e}"))?;
-    }
-    params.tenure = args.tenure.map(|t| t as u32);
-    params.flags = args.nvrtc_flags.clone();
+    let plan = SolveConfig::from_flags(instance.family(), &given_flags(args), &args.nvrtc_flags)
+        .map_err(anyhow::Error::msg)?;
     // Arguments are checked first, so their errors show on any machine.
     if !kernels::gpu::driver_available() {
         bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
     }
     let gpu = kernels::gpu::Gpu::open(args.gpu)?;
-    let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
-    let options = RunOptions {
-        seed: args.seed,
-        threads: 1,
-        budget,
-    };
-    let config = solvers::gpu::GpuConfig::Qap(params);
-    run_gpu(
-        &gpu,
-        &config,
-        &cache,
-        instance,
-        &options,
-        algorithm.name().into(),
-    )
-}
-
-/// PFSP on the GPU: tabu-full, tabu-prefix, ig-block or ig-warp (the default is ig-block where
-/// its walk fits in shared memory, else ig-warp, whose tables may live in global memory).
-fn solve_gpu_pfsp(
-    args: &SolveArgs,
-    instance: &family::Instance,
-    inst: &solvers::pfsp::Instance,
-    budget: Budget,
-) -> Result<Solved> {
-    use solvers::pfsp::gpu::{GpuAlgorithm, GpuParams};
-    for (flag, given) in [
-        ("--starts", args.starts.is_some()),
-        ("--child-threads", args.child_threads.is_some()),
-        ("--perturbation", args.perturbation.is_some()),
-        ("--tenure-range", args.tenure_range.is_some()),
-        ("--aspiration", args.aspiration.is_some()),
-        ("--ants", args.ants.is_some()),
-        ("--alpha", args.alpha.is_some()),
-        ("--beta", args.beta.is_some()),
-        ("--rho", args.rho.is_some()),
-        ("--candidates", args.candidates.is_some()),
-    ] {
-        if given {
-            bail!("{flag} does not apply to pfsp on the GPU (tabu-full, tabu-prefix, ig-block, ig-warp)");
-        }
-    }
-    let chosen = match &args.algo {
-        Some(name) => Some(GpuAlgorithm::from_name(name).map_err(anyhow::Error::msg)?),
-        None => None,
-    };
-    let algorithm = chosen.unwrap_or(GpuAlgorithm::IgBlock);
-    let ig_only = [
-        ("--solutions", args.solutions.is_some()),
-        ("--destruction", args.destruction.is_some()),
-        ("--temperature", args.temperature.is_some()),
-        ("--restart-stall", args.restart_stall.is_some()),
-        ("--launch-iterations", args.launch_iterations.is_some()),
-    ];
-    if algorithm.is_tabu() {
-        for (flag, given) in ig_only {
-            if given {
-                bail!(
-                    "{flag} applies to pfsp `ig-block` and `ig-warp` only, not `{}`",
-                    algorithm.name()
-                );
-            }
-        }
-    } else if args.tenure.is_some() {
-        bail!("--tenure applies to pfsp `tabu-full` and `tabu-prefix` only");
-    }
-    let mut params = GpuParams::new(algorithm);
-    if args.threads != 0 {
-        params.threads_per_block = u32::try_from(args.threads).context("--threads is too large")?;
-        if algorithm == GpuAlgorithm::IgWarp {
-            // ig-warp runs a walk per warp: --threads sets the block, so the walks per block.
-            anyhow::ensure!(
-                params.threads_per_block % 32 == 0,
-                "--threads for ig-warp must be a multiple of 32 (one walk per warp)"
-            );
-            params.warps = params.threads_per_block / 32;
-        }
-    }
-    if let Some(t) = args.tenure {
-        params.tenure = t;
-    }
-    if let Some(b) = args.solutions {
-        params.blocks = b;
-    }
-    if let Some(d) = args.destruction {
-        params.destruction = d;
-        // ig-warp: --destruction fixes d (the adaptive range is a tuner parameter).
-        params.destruction_max = d;
-    }
-    if let Some(t) = args.temperature {
-        params.temperature = t;
-    }
-    if let Some(l) = args.restart_stall {
-        params.restart_stall = l;
-    }
-    if let Some(k) = args.launch_iterations {
-        params.launch_iterations = k;
-    }
-    params.flags = args.nvrtc_flags.clone();
-    if !kernels::gpu::driver_available() {
-        bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
-    }
-    let gpu = kernels::gpu::Gpu::open(args.gpu)?;
-    if let Err(why) = params.check(inst, &gpu.info) {
-        // The default falls back to ig-warp where an ig-block walk does not fit; a named variant
-        // fails with the reason.
-        if chosen.is_some() || !why.contains("shared memory") {
-            bail!("{why}");
-        }
-        eprintln!("note: {why}; running ig-warp instead");
-        let block = params;
-        params = GpuParams {
-            blocks: block.blocks,
-            temperature: block.temperature,
-            restart_stall: block.restart_stall,
-            launch_iterations: block.launch_iterations,
-            flags: block.flags,
-            ..GpuParams::new(GpuAlgorithm::IgWarp)
-        };
-        if let Some(d) = args.destruction {
-            params.destruction = d;
-            params.destruction_max = d;
-        }
-        params.check(inst, &gpu.info).map_err(anyhow::Error::msg)?;
+    let (config, note) = plan.fit(instance, &gpu.info).map_err(anyhow::Error::msg)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
     }
     let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
     let options = RunOptions {
@@ -541,178 +308,78 @@ fn solve_gpu_pfsp(
         threads: 1,
         budget,
     };
-    let algorithm = params.algorithm.name().to_string();
-    let config = solvers::gpu::GpuConfig::Pfsp(params);
+    let algorithm = config.variant_name().to_string();
     run_gpu(&gpu, &config, &cache, instance, &options, algorithm)
 }
 
-/// HW/SW partitioning on the GPU: the GPTS variants (separate, compact, fused: the CPU `sts`'s
-/// moves) or gpts-multi.
-fn solve_gpu_hwsw(
-    args: &SolveArgs,
-    instance: &family::Instance,
-    inst: &solvers::hwsw::Instance,
-    budget: Budget,
-) -> Result<Solved> {
-    use solvers::hwsw::gpu::{GpuAlgorithm, GpuParams};
-    let mut not_here: Vec<(&str, bool)> = vec![
-        ("--starts", args.starts.is_some()),
-        ("--child-threads", args.child_threads.is_some()),
-        ("--destruction", args.destruction.is_some()),
-        ("--temperature", args.temperature.is_some()),
-        ("--ants", args.ants.is_some()),
-        ("--alpha", args.alpha.is_some()),
-        ("--beta", args.beta.is_some()),
-        ("--rho", args.rho.is_some()),
-        ("--candidates", args.candidates.is_some()),
-    ];
-    let algorithm = match args.algo.as_deref() {
-        Some(name) => GpuAlgorithm::from_name(name).map_err(anyhow::Error::msg)?,
-        None => GpuAlgorithm::DEFAULT,
-    };
-    let multi_only = ["--solutions", "--launch-iterations", "--restart-stall"];
-    not_here.extend(
-        rots_block_flags(args)
-            .into_iter()
-            .filter(|(flag, _)| !multi_only.contains(flag)),
-    );
-    if !algorithm.is_multi() {
-        not_here.push(("--solutions", args.solutions.is_some()));
-        not_here.push(("--launch-iterations", args.launch_iterations.is_some()));
-        not_here.push(("--restart-stall", args.restart_stall.is_some()));
-    }
-    for (flag, given) in not_here {
-        if given {
-            bail!(
-                "{flag} does not apply to hwsw `{}` on the GPU",
-                algorithm.name()
-            );
-        }
-    }
-    let mut params = GpuParams::new(algorithm);
-    if args.threads != 0 {
-        params.threads_per_block = u32::try_from(args.threads).context("--threads is too large")?;
-    }
-    if let Some(t) = args.tenure {
-        params.tabu_length = t;
-    }
-    if let Some(b) = args.solutions {
-        params.searches = b;
-    }
-    if let Some(k) = args.launch_iterations {
-        params.launch_iterations = k;
-    }
-    if let Some(l) = args.restart_stall {
-        params.restart_stall = l;
-    }
-    params.flags = args.nvrtc_flags.clone();
-    if !kernels::gpu::driver_available() {
-        bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
-    }
-    let gpu = kernels::gpu::Gpu::open(args.gpu)?;
-    params.check(inst, &gpu.info).map_err(anyhow::Error::msg)?;
-    let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
-    let options = RunOptions {
-        seed: args.seed,
-        threads: 1,
-        budget,
-    };
-    let algorithm = algorithm.name().to_string();
-    run_gpu(
-        &gpu,
-        &solvers::gpu::GpuConfig::Hwsw(params),
-        &cache,
-        instance,
-        &options,
-        algorithm,
-    )
-}
+/// The flags the CPU solvers take (as `AlgorithmParams` and the thread count).
+const CPU_FLAGS: [&str; 15] = [
+    "--algo",
+    "--threads",
+    "--starts",
+    "--tenure",
+    "--destruction",
+    "--temperature",
+    "--ants",
+    "--alpha",
+    "--beta",
+    "--rho",
+    "--candidates",
+    "--ls-neighbours",
+    "--min-new-edges",
+    "--source-tour",
+    "--or-opt",
+];
 
-/// The TSP Ant System on the GPU (`--algo as`, the only one): construction and pheromone
-/// variants, and the CPU `as`'s knobs.
-fn solve_gpu_tsp(
-    args: &SolveArgs,
-    instance: &family::Instance,
-    inst: &solvers::tsp::Instance,
-    budget: Budget,
-) -> Result<Solved> {
-    use solvers::tsp::gpu::{Construction, GpuParams, PheromoneUpdate};
-    // MAX-MIN AS with 2-opt by default: it is what reaches 1% on pr2392 in 10 s (the Ant
-    // System without local search ends 20-60% above; docs/tsp-gpu.md).
-    let mmas = match args.algo.as_deref() {
-        Some("as") => false,
-        None | Some("mmas") => true,
-        Some("focused") => bail!(
-            "`--algo focused` runs on the CPU only so far (--backend cpu); its GPU kernels are \
-             not written yet"
+/// Every solver flag the user gave, family-neutral: which family's GPU solver takes which,
+/// and what it sets, is that family's table (`solvers::gpu::solve_flags`).
+fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
+    let int = |v: Option<i64>| v.map(FlagValue::Int);
+    let float = |v: Option<f64>| v.map(FlagValue::Float);
+    let text = |v: &Option<String>| v.clone().map(FlagValue::Text);
+    let count = |v: Option<usize>| v.map(|v| FlagValue::Int(i64::try_from(v).unwrap_or(i64::MAX)));
+    let given = [
+        ("--algo", text(&args.algo)),
+        ("--solutions", int(args.solutions.map(i64::from))),
+        (
+            "--threads",
+            count((args.threads != 0).then_some(args.threads)),
         ),
-        Some(name) => bail!(
-            "tsp on the GPU runs `as` (Ant System) or `mmas` (MAX-MIN AS with 2-opt), not {name:?}"
+        ("--tenure", count(args.tenure)),
+        (
+            "--tenure-range",
+            args.tenure_range.clone().map(FlagValue::List),
         ),
-    };
-    let mut not_here: Vec<(&str, bool)> = vec![
-        ("--starts", args.starts.is_some()),
-        ("--tenure", args.tenure.is_some()),
-        ("--child-threads", args.child_threads.is_some()),
-        ("--destruction", args.destruction.is_some()),
-        ("--temperature", args.temperature.is_some()),
-        ("--solutions", args.solutions.is_some()),
-        ("--ls-neighbours", args.ls_neighbours.is_some()),
-        ("--min-new-edges", args.min_new_edges.is_some()),
-        ("--source-tour", args.source_tour.is_some()),
-        ("--or-opt", args.or_opt.is_some()),
+        ("--aspiration", float(args.aspiration)),
+        ("--perturbation", float(args.perturbation)),
+        ("--perturbation-max", float(args.perturbation_max)),
+        ("--relink", args.relink.then_some(FlagValue::Int(1))),
+        (
+            "--launch-iterations",
+            int(args.launch_iterations.map(i64::from)),
+        ),
+        ("--restart-stall", int(args.restart_stall.map(i64::from))),
+        ("--layout", text(&args.layout)),
+        ("--child-threads", int(args.child_threads.map(i64::from))),
+        ("--starts", count(args.starts)),
+        ("--destruction", count(args.destruction)),
+        ("--temperature", float(args.temperature)),
+        ("--construction", text(&args.construction)),
+        ("--pheromone", text(&args.pheromone)),
+        ("--ants", count(args.ants)),
+        ("--alpha", float(args.alpha)),
+        ("--beta", float(args.beta)),
+        ("--rho", float(args.rho)),
+        ("--candidates", count(args.candidates)),
+        ("--ls-neighbours", count(args.ls_neighbours)),
+        ("--min-new-edges", count(args.min_new_edges)),
+        ("--source-tour", text(&args.source_tour)),
+        ("--or-opt", text(&args.or_opt)),
     ];
-    not_here.extend(rots_block_flags(args));
-    for (flag, given) in not_here {
-        if given {
-            bail!("{flag} does not apply to tsp on the GPU");
-        }
-    }
-    let construction = match args.construction.as_deref() {
-        Some(name) => Construction::from_name(name).map_err(anyhow::Error::msg)?,
-        None => Construction::Data,
-    };
-    let mut params = if mmas {
-        GpuParams {
-            construction,
-            ..GpuParams::mmas()
-        }
-    } else {
-        GpuParams::new(construction)
-    };
-    if let Some(name) = args.pheromone.as_deref() {
-        params.pheromone = PheromoneUpdate::from_name(name).map_err(anyhow::Error::msg)?;
-    }
-    if args.threads != 0 {
-        params.threads_per_block = u32::try_from(args.threads).context("--threads is too large")?;
-    }
-    params.ants = args.ants.or(params.ants);
-    params.alpha = args.alpha.unwrap_or(params.alpha);
-    params.beta = args.beta.unwrap_or(params.beta);
-    params.rho = args.rho.unwrap_or(params.rho);
-    params.candidates = args.candidates.unwrap_or(params.candidates);
-    params.flags = args.nvrtc_flags.clone();
-    params.as_params().check().map_err(anyhow::Error::msg)?;
-    if !kernels::gpu::driver_available() {
-        bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
-    }
-    let gpu = kernels::gpu::Gpu::open(args.gpu)?;
-    params.check(inst, &gpu.info).map_err(anyhow::Error::msg)?;
-    let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
-    let options = RunOptions {
-        seed: args.seed,
-        threads: 1,
-        budget,
-    };
-    let algorithm = params.algorithm.name().to_string();
-    run_gpu(
-        &gpu,
-        &solvers::gpu::GpuConfig::Tsp(params),
-        &cache,
-        instance,
-        &options,
-        algorithm,
-    )
+    given
+        .into_iter()
+        .filter_map(|(flag, value)| value.map(|value| GivenFlag { flag, value }))
+        .collect()
 }
 
 /// Runs the bundle an export chose for this instance's class.

@@ -129,144 +129,25 @@ impl Space {
         overrides: SpaceOverrides,
     ) -> Result<Space> {
         let at = |offset: usize| format!("{origin}:{}", line_of(text, offset));
-
-        let mut constants = BTreeMap::new();
-        for (name, value) in &file.constants {
-            check_identifier(name)
-                .map_err(|e| anyhow::anyhow!("{}: constant {e}", at(value.span().start)))?;
-            constants.insert(name.clone(), value.get_ref().clone());
-        }
-        for (name, value) in &overrides.constants {
-            if !constants.contains_key(name) {
-                bail!(
-                    "{origin}: the campaign overrides constant `{name}`, which the space does not declare (constants: {})",
-                    list_or_none(constants.keys())
-                );
-            }
-            constants.insert(name.clone(), value.clone());
-        }
+        let constants = merged_constants(&file, &overrides, origin, &at)?;
         let constants_eval: HashMap<String, EValue> = constants
             .iter()
             .map(|(k, v)| (k.clone(), to_evalexpr(v)))
             .collect();
-
-        if file.params.is_empty() {
-            bail!("{origin}: the space declares no parameter (add [[param]] tables)");
-        }
-        for name in overrides.params.keys() {
-            if !file.params.iter().any(|p| p.name.get_ref() == name) {
-                bail!("{origin}: the campaign overrides the domain of `{name}`, which the space does not declare");
-            }
-        }
-
-        let mut names: Vec<String> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
-        for p in &file.params {
-            let name = p.name.get_ref();
-            let where_ = at(p.name.span().start);
-            check_identifier(name).map_err(|e| anyhow::anyhow!("{where_}: parameter {e}"))?;
-            if constants.contains_key(name) {
-                bail!("{where_}: `{name}` is both a constant and a parameter");
-            }
-            if !index.contains_key(name) {
-                index.insert(name.clone(), names.len());
-                names.push(name.clone());
-            }
-        }
+        let (names, index) = parameter_names(&file, &overrides, &constants, origin, &at)?;
 
         let mut decls: Vec<Decl> = Vec::new();
         let mut domain_values = 0usize;
-        for (d, p) in file.params.iter().enumerate() {
-            let name = p.name.get_ref();
-            let where_ = at(p.name.span().start);
-            let domain_spec = overrides
-                .params
-                .get(name)
-                .cloned()
-                .unwrap_or_else(|| p.domain());
-            if !domain_spec.is_given() {
-                bail!(
-                    "{where_}: parameter `{name}` has no domain: give `values`, `range` or `pow2`"
-                );
-            }
-            let domain = domain_spec
-                .expand()
-                .map_err(|e| anyhow::anyhow!("{where_}: parameter `{name}`: {e}"))?;
-            domain_values += domain.len();
-            if domain_values > MAX_DOMAIN_VALUES {
-                bail!(
-                    "{where_}: parameter `{name}`: the domains hold more than {MAX_DOMAIN_VALUES} \
-                     values in all (each costs memory several times over)"
-                );
-            }
-            match (p.kind, &p.flag, &p.define) {
-                (ParamKind::Flag, None, _) => bail!(
-                    "{where_}: parameter `{name}` is a flag but has no `flag` template (e.g. flag = \"--fmad={{}}\")"
-                ),
-                (ParamKind::Flag, _, Some(_)) | (ParamKind::Define, Some(_), _) => {
-                    bail!("{where_}: parameter `{name}` may not have both `flag` and `define`")
-                }
-                (k, Some(_), _) if k != ParamKind::Flag => {
-                    bail!("{where_}: parameter `{name}` has a `flag` template but kind {}", kind_name(k))
-                }
-                (k, _, Some(_)) if k != ParamKind::Define => {
-                    bail!("{where_}: parameter `{name}` has a `define` name but kind {}", kind_name(k))
-                }
-                _ => {}
-            }
-            if p.omit.is_some() && !matches!(p.kind, ParamKind::Flag | ParamKind::Define) {
-                bail!("{where_}: parameter `{name}`: `omit` applies to flag and define kinds only");
-            }
-            let name_idx = index[name];
-            let earlier: Vec<&Decl> = decls.iter().filter(|e| e.name == name_idx).collect();
-            if let Some(first) = earlier.first() {
-                if first.kind != p.kind {
-                    bail!("{where_}: parameter `{name}` is declared again with another kind ({} after {})", kind_name(p.kind), kind_name(first.kind));
-                }
-                if earlier.iter().any(|e| e.when.is_none()) {
-                    bail!("{where_}: parameter `{name}` is declared again after a declaration without `when`, which always wins");
-                }
-            }
-            let when = match &p.when {
-                None => None,
-                Some(text) => {
-                    let expr = parse_expr(text, &index, &constants_eval).map_err(|e| {
-                        anyhow::anyhow!("{where_}: `when` of parameter `{name}`: {e}")
-                    })?;
-                    for &r in &expr.params {
-                        let last_decl = file
-                            .params
-                            .iter()
-                            .rposition(|q| q.name.get_ref() == &names[r]);
-                        if last_decl.is_none_or(|l| l >= d) {
-                            bail!(
-                                "{where_}: `when` of parameter `{name}` reads `{}`, which is not declared entirely before it; `when` may read constants and earlier parameters only",
-                                names[r]
-                            );
-                        }
-                    }
-                    Some(expr)
-                }
+        for d in 0..file.params.len() {
+            let scope = DeclScope {
+                file: &file,
+                overrides: &overrides,
+                names: &names,
+                index: &index,
+                constants_eval: &constants_eval,
             };
-            decls.push(Decl {
-                name: name_idx,
-                kind: p.kind,
-                edomain: domain.iter().map(to_evalexpr).collect(),
-                domain,
-                when,
-                flag: p.flag.clone(),
-                define: match p.kind {
-                    ParamKind::Define => {
-                        Some(p.define.clone().unwrap_or_else(|| name.to_uppercase()))
-                    }
-                    _ => None,
-                },
-                omit: p
-                    .omit
-                    .clone()
-                    .unwrap_or_else(|| vec!["none".to_string(), "off".to_string()]),
-                doc: p.doc.clone(),
-            });
+            let decl = scope.declaration(d, &decls, &mut domain_values, &at)?;
+            decls.push(decl);
         }
 
         let mut constraints = Vec::new();
@@ -302,44 +183,56 @@ impl Space {
             constants_ok: true,
             count: 0,
         };
+        space.type_check_all(&space_where, &at)?;
+        space.count_valid()?;
+        Ok(space)
+    }
 
-        for (d, decl) in space.decls.iter().enumerate() {
+    /// Every `when` and constraint must give a boolean on every combination it reads.
+    fn type_check_all(&self, space_where: &[String], at: &dyn Fn(usize) -> String) -> Result<()> {
+        for (d, decl) in self.decls.iter().enumerate() {
             if let Some(w) = &decl.when {
-                space.type_check(w).map_err(|e| {
+                self.type_check(w).map_err(|e| {
                     anyhow::anyhow!(
                         "{}: `when` of parameter `{}` {e}",
-                        at(space.file.params[d].name.span().start),
-                        space.names[decl.name]
+                        at(self.file.params[d].name.span().start),
+                        self.names[decl.name]
                     )
                 })?;
             }
         }
-        for (c, where_) in space.constraints.iter().zip(&space_where) {
-            space
-                .type_check(c)
+        for (c, where_) in self.constraints.iter().zip(space_where) {
+            self.type_check(c)
                 .map_err(|e| anyhow::anyhow!("{where_}: constraint `{}` {e}", shorten(&c.text)))?;
         }
-        let empty = vec![None; space.names.len()];
+        Ok(())
+    }
+
+    /// Counts the valid points (and whether the constant-only constraints hold); a space with
+    /// none is an error that lists the constraints.
+    fn count_valid(&mut self) -> Result<()> {
+        let origin = &self.origin;
+        let empty = vec![None; self.names.len()];
         let env = Env {
-            names: &space.index,
+            names: &self.index,
             values: &empty,
-            constants: &space.constants_eval,
+            constants: &self.constants_eval,
         };
-        space.constants_ok = space
+        self.constants_ok = self
             .constraints
             .iter()
             .filter(|c| c.params.is_empty())
             .all(|c| c.eval(&env).unwrap_or(false));
 
-        space.count = space.count_points(true).ok_or_else(|| {
+        self.count = self.count_points(true).ok_or_else(|| {
             anyhow::anyhow!(
                 "{origin}: counting the valid points would try more than {MAX_WALK_WORK} \
                  combinations of the parameters that constraints and `when` conditions tie \
                  together; narrow those domains or split the constraints"
             )
         })?;
-        if space.count == 0 {
-            let list: Vec<String> = space
+        if self.count == 0 {
+            let list: Vec<String> = self
                 .constraints
                 .iter()
                 .map(|c| format!("`{}`", shorten(&c.text)))
@@ -347,10 +240,10 @@ impl Space {
             bail!(
                 "{origin}: the space has no valid point: the constraints {} reject all {} combinations of the domains",
                 if list.is_empty() { "(none)".to_string() } else { list.join(", ") },
-                space.count_points(false).map_or("the".to_string(), |n| n.to_string())
+                self.count_points(false).map_or("the".to_string(), |n| n.to_string())
             );
         }
-        Ok(space)
+        Ok(())
     }
 
     /// Evaluates `expr` on combinations of the domains of the parameters it reads (ignoring
@@ -934,6 +827,188 @@ fn line_of(text: &str, offset: usize) -> usize {
         .filter(|&&b| b == b'\n')
         .count()
         + 1
+}
+
+/// The space's constants with the campaign's overrides applied (an override must name a
+/// declared constant).
+fn merged_constants(
+    file: &SpaceFile,
+    overrides: &SpaceOverrides,
+    origin: &str,
+    at: &dyn Fn(usize) -> String,
+) -> Result<BTreeMap<String, Value>> {
+    let mut constants = BTreeMap::new();
+    for (name, value) in &file.constants {
+        check_identifier(name)
+            .map_err(|e| anyhow::anyhow!("{}: constant {e}", at(value.span().start)))?;
+        constants.insert(name.clone(), value.get_ref().clone());
+    }
+    for (name, value) in &overrides.constants {
+        if !constants.contains_key(name) {
+            bail!(
+                "{origin}: the campaign overrides constant `{name}`, which the space does not declare (constants: {})",
+                list_or_none(constants.keys())
+            );
+        }
+        constants.insert(name.clone(), value.clone());
+    }
+    Ok(constants)
+}
+
+/// The parameters' names in order of first declaration, and their index.
+fn parameter_names(
+    file: &SpaceFile,
+    overrides: &SpaceOverrides,
+    constants: &BTreeMap<String, Value>,
+    origin: &str,
+    at: &dyn Fn(usize) -> String,
+) -> Result<(Vec<String>, HashMap<String, usize>)> {
+    if file.params.is_empty() {
+        bail!("{origin}: the space declares no parameter (add [[param]] tables)");
+    }
+    for name in overrides.params.keys() {
+        if !file.params.iter().any(|p| p.name.get_ref() == name) {
+            bail!("{origin}: the campaign overrides the domain of `{name}`, which the space does not declare");
+        }
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for p in &file.params {
+        let name = p.name.get_ref();
+        let where_ = at(p.name.span().start);
+        check_identifier(name).map_err(|e| anyhow::anyhow!("{where_}: parameter {e}"))?;
+        if constants.contains_key(name) {
+            bail!("{where_}: `{name}` is both a constant and a parameter");
+        }
+        if !index.contains_key(name) {
+            index.insert(name.clone(), names.len());
+            names.push(name.clone());
+        }
+    }
+    Ok((names, index))
+}
+
+/// What a parameter's declaration is checked against.
+struct DeclScope<'a> {
+    file: &'a SpaceFile,
+    overrides: &'a SpaceOverrides,
+    names: &'a [String],
+    index: &'a HashMap<String, usize>,
+    constants_eval: &'a HashMap<String, EValue>,
+}
+
+impl DeclScope<'_> {
+    /// The `d`-th `[[param]]` table as a declaration, after the `earlier` ones; `domain_values`
+    /// counts the values of every domain so far (they cost memory several times over).
+    fn declaration(
+        &self,
+        d: usize,
+        earlier_decls: &[Decl],
+        domain_values: &mut usize,
+        at: &dyn Fn(usize) -> String,
+    ) -> Result<Decl> {
+        let p = &self.file.params[d];
+        let name = p.name.get_ref();
+        let where_ = at(p.name.span().start);
+        let domain_spec = self
+            .overrides
+            .params
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| p.domain());
+        if !domain_spec.is_given() {
+            bail!("{where_}: parameter `{name}` has no domain: give `values`, `range` or `pow2`");
+        }
+        let domain = domain_spec
+            .expand()
+            .map_err(|e| anyhow::anyhow!("{where_}: parameter `{name}`: {e}"))?;
+        *domain_values += domain.len();
+        if *domain_values > MAX_DOMAIN_VALUES {
+            bail!(
+                "{where_}: parameter `{name}`: the domains hold more than {MAX_DOMAIN_VALUES} \
+                 values in all (each costs memory several times over)"
+            );
+        }
+        check_kind(p, name, &where_)?;
+        let name_idx = self.index[name];
+        let earlier: Vec<&Decl> = earlier_decls
+            .iter()
+            .filter(|e| e.name == name_idx)
+            .collect();
+        if let Some(first) = earlier.first() {
+            if first.kind != p.kind {
+                bail!("{where_}: parameter `{name}` is declared again with another kind ({} after {})", kind_name(p.kind), kind_name(first.kind));
+            }
+            if earlier.iter().any(|e| e.when.is_none()) {
+                bail!("{where_}: parameter `{name}` is declared again after a declaration without `when`, which always wins");
+            }
+        }
+        let when = p
+            .when
+            .as_ref()
+            .map(|text| self.when(d, text, name, &where_))
+            .transpose()?;
+        Ok(Decl {
+            name: name_idx,
+            kind: p.kind,
+            edomain: domain.iter().map(to_evalexpr).collect(),
+            domain,
+            when,
+            flag: p.flag.clone(),
+            define: match p.kind {
+                ParamKind::Define => Some(p.define.clone().unwrap_or_else(|| name.to_uppercase())),
+                _ => None,
+            },
+            omit: p
+                .omit
+                .clone()
+                .unwrap_or_else(|| vec!["none".to_string(), "off".to_string()]),
+            doc: p.doc.clone(),
+        })
+    }
+
+    /// A `when` condition, which may read constants and parameters declared entirely before.
+    fn when(&self, d: usize, text: &str, name: &str, where_: &str) -> Result<Expr> {
+        let expr = parse_expr(text, self.index, self.constants_eval)
+            .map_err(|e| anyhow::anyhow!("{where_}: `when` of parameter `{name}`: {e}"))?;
+        for &r in &expr.params {
+            let last_decl = self
+                .file
+                .params
+                .iter()
+                .rposition(|q| q.name.get_ref() == &self.names[r]);
+            if last_decl.is_none_or(|l| l >= d) {
+                bail!(
+                    "{where_}: `when` of parameter `{name}` reads `{}`, which is not declared entirely before it; `when` may read constants and earlier parameters only",
+                    self.names[r]
+                );
+            }
+        }
+        Ok(expr)
+    }
+}
+
+/// A parameter's kind agrees with its `flag`, `define` and `omit` keys.
+fn check_kind(p: &spec::ParamSpec, name: &str, where_: &str) -> Result<()> {
+    match (p.kind, &p.flag, &p.define) {
+        (ParamKind::Flag, None, _) => bail!(
+            "{where_}: parameter `{name}` is a flag but has no `flag` template (e.g. flag = \"--fmad={{}}\")"
+        ),
+        (ParamKind::Flag, _, Some(_)) | (ParamKind::Define, Some(_), _) => {
+            bail!("{where_}: parameter `{name}` may not have both `flag` and `define`")
+        }
+        (k, Some(_), _) if k != ParamKind::Flag => {
+            bail!("{where_}: parameter `{name}` has a `flag` template but kind {}", kind_name(k))
+        }
+        (k, _, Some(_)) if k != ParamKind::Define => {
+            bail!("{where_}: parameter `{name}` has a `define` name but kind {}", kind_name(k))
+        }
+        _ => {}
+    }
+    if p.omit.is_some() && !matches!(p.kind, ParamKind::Flag | ParamKind::Define) {
+        bail!("{where_}: parameter `{name}`: `omit` applies to flag and define kinds only");
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,421 @@
+//! `mats solve --backend gpu`'s flags as a tuner point: each family declares, next to its
+//! [`GpuWorkload::from_point`](super::GpuWorkload::from_point), which `mats solve` flags set
+//! which of its point parameters ([`SolveFlag`]) and what a solve starts from
+//! ([`GpuWorkload::SOLVE_DEFAULTS`](super::GpuWorkload::SOLVE_DEFAULTS)). A command-line run
+//! thus goes through the very conversion a tuned point goes through, and a family's GPU
+//! parameters are declared once: the binary lists the flags it parsed and never names a
+//! family's types.
+
+use std::collections::BTreeMap;
+
+use kernels::gpu::DeviceInfo;
+
+use super::workload::PointValues;
+use super::GpuConfig;
+use crate::family::{Family, Instance};
+
+/// One `mats solve` flag a family's GPU solver takes.
+#[derive(Debug, Clone, Copy)]
+pub struct SolveFlag {
+    /// As typed, e.g. `--tenure-range`.
+    pub flag: &'static str,
+    /// The point parameters it sets: one value sets each of them, a list sets them in order.
+    pub params: &'static [&'static str],
+    /// The variants that take it; empty: every variant.
+    pub variants: &'static [&'static str],
+}
+
+/// A [`SolveFlag`], as families write their tables.
+pub const fn flag(
+    flag: &'static str,
+    params: &'static [&'static str],
+    variants: &'static [&'static str],
+) -> SolveFlag {
+    SolveFlag {
+        flag,
+        params,
+        variants,
+    }
+}
+
+/// A flag's value as parsed by the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlagValue {
+    Int(i64),
+    Float(f64),
+    Text(String),
+    List(Vec<f64>),
+}
+
+/// A flag the user gave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GivenFlag {
+    pub flag: &'static str,
+    pub value: FlagValue,
+}
+
+/// The point parameters that choose the variant: checked before anything that depends on it.
+const VARIANT_PARAMS: [&str; 2] = ["variant", "algorithm"];
+
+/// A point built from defaults and flags.
+#[derive(Debug, Clone, Default)]
+struct FlagPoint {
+    values: BTreeMap<&'static str, FlagValue>,
+    flags: Vec<String>,
+}
+
+impl PointValues for FlagPoint {
+    fn int(&self, name: &str) -> Result<Option<i64>, String> {
+        match self.values.get(name) {
+            None => Ok(None),
+            Some(FlagValue::Int(v)) => Ok(Some(*v)),
+            Some(FlagValue::Float(v)) if v.fract() == 0.0 && v.abs() < 9e15 => Ok(Some(*v as i64)),
+            Some(FlagValue::Text(t)) => t
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("parameter `{name}` must be an integer, found {t:?}")),
+            Some(other) => Err(format!(
+                "parameter `{name}` must be an integer, found {other:?}"
+            )),
+        }
+    }
+
+    fn float(&self, name: &str) -> Result<Option<f64>, String> {
+        match self.values.get(name) {
+            None => Ok(None),
+            Some(FlagValue::Int(v)) => Ok(Some(*v as f64)),
+            Some(FlagValue::Float(v)) => Ok(Some(*v)),
+            Some(FlagValue::Text(t)) => t
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("parameter `{name}` must be a number, found {t:?}")),
+            Some(other) => Err(format!(
+                "parameter `{name}` must be a number, found {other:?}"
+            )),
+        }
+    }
+
+    fn text(&self, name: &str) -> Option<String> {
+        match self.values.get(name)? {
+            FlagValue::Int(v) => Some(v.to_string()),
+            FlagValue::Float(v) => Some(v.to_string()),
+            FlagValue::Text(t) => Some(t.clone()),
+            FlagValue::List(_) => None,
+        }
+    }
+
+    fn flags(&self) -> &[String] {
+        &self.flags
+    }
+
+    fn defines(&self) -> &[(String, String)] {
+        &[]
+    }
+}
+
+/// The configuration `mats solve --backend gpu` runs, before a device is known.
+#[derive(Debug, Clone)]
+pub struct SolveConfig {
+    pub config: GpuConfig,
+    /// No flag named the variant: the family may swap it for one that fits the device.
+    pub variant_defaulted: bool,
+    point: FlagPoint,
+    given: Vec<GivenFlag>,
+}
+
+impl SolveConfig {
+    /// Turns the flags a user gave into `family`'s GPU configuration; every error names the
+    /// flag. `nvrtc_flags` are the extra compiler flags.
+    pub fn from_flags(
+        family: Family,
+        given: &[GivenFlag],
+        nvrtc_flags: &[String],
+    ) -> Result<SolveConfig, String> {
+        let table = GpuConfig::solve_flags(family)?;
+        let mut point = FlagPoint {
+            flags: nvrtc_flags.to_vec(),
+            ..FlagPoint::default()
+        };
+        for (param, value) in GpuConfig::solve_defaults(family)? {
+            point.values.insert(param, FlagValue::Text((*value).into()));
+        }
+        let mut declared = Vec::with_capacity(given.len());
+        for g in given {
+            let Some(decl) = table.iter().find(|d| d.flag == g.flag) else {
+                let takes: Vec<&str> = table.iter().map(|d| d.flag).collect();
+                return Err(format!(
+                    "{} does not apply to {family} on the GPU (it takes {})",
+                    g.flag,
+                    takes.join(", ")
+                ));
+            };
+            declared.push((decl, g));
+        }
+        // The variant first, so that a misspelt one is reported as such rather than as a
+        // flag that does not apply to it.
+        let (choosing, rest): (Vec<_>, Vec<_>) = declared
+            .into_iter()
+            .partition(|(d, _)| d.params.iter().any(|p| VARIANT_PARAMS.contains(p)));
+        let variant_defaulted = choosing.is_empty();
+        for (decl, g) in &choosing {
+            set(&mut point, decl, g)?;
+        }
+        let variant_only =
+            GpuConfig::from_point(family, &point).map_err(|e| name_flag(e, given, table))?;
+        let variant = variant_only.variant_name();
+        for (decl, g) in &rest {
+            if !decl.variants.is_empty() && !applies(decl, variant) {
+                return Err(format!(
+                    "{} does not apply to {family} `{variant}` on the GPU: it applies to `{}` only",
+                    g.flag,
+                    decl.variants.join("`, `")
+                ));
+            }
+            set(&mut point, decl, g)?;
+        }
+        let config =
+            GpuConfig::from_point(family, &point).map_err(|e| name_flag(e, given, table))?;
+        Ok(SolveConfig {
+            config,
+            variant_defaulted,
+            point,
+            given: given.to_vec(),
+        })
+    }
+
+    /// Checks the configuration against the instance and the device. Where the variant was
+    /// the family's default and cannot run here, the family may name another (PFSP: ig-warp
+    /// where an ig-block walk does not fit in shared memory); the note says so.
+    pub fn fit(
+        mut self,
+        inst: &Instance,
+        device: &DeviceInfo,
+    ) -> Result<(GpuConfig, Option<String>), String> {
+        let family = inst.family();
+        let table = GpuConfig::solve_flags(family)?;
+        let why = match self.config.check(inst, device) {
+            Ok(()) => return Ok((self.config, None)),
+            Err(why) => why,
+        };
+        let instead = match self.config.solve_fallback(&why) {
+            Some(v) if self.variant_defaulted => v,
+            _ => return Err(name_flag(why, &self.given, table)),
+        };
+        self.point
+            .values
+            .insert("variant", FlagValue::Text(instead.into()));
+        let config = GpuConfig::from_point(family, &self.point)
+            .map_err(|e| name_flag(e, &self.given, table))?;
+        config
+            .check(inst, device)
+            .map_err(|e| name_flag(e, &self.given, table))?;
+        Ok((config, Some(format!("{why}; running {instead} instead"))))
+    }
+}
+
+/// Whether `decl` applies to `variant` (the variant name, or its first part where a family
+/// reports `algorithm/variant`).
+fn applies(decl: &SolveFlag, variant: &str) -> bool {
+    decl.variants
+        .iter()
+        .any(|v| *v == variant || variant.split('/').any(|part| part == *v))
+}
+
+fn set(point: &mut FlagPoint, decl: &SolveFlag, given: &GivenFlag) -> Result<(), String> {
+    match &given.value {
+        FlagValue::List(values) => {
+            if values.len() != decl.params.len() {
+                return Err(format!(
+                    "{} takes {} comma-separated values ({}), found {}",
+                    given.flag,
+                    decl.params.len(),
+                    decl.params.join(","),
+                    values.len()
+                ));
+            }
+            for (param, v) in decl.params.iter().zip(values) {
+                point.values.insert(param, FlagValue::Float(*v));
+            }
+        }
+        value => {
+            for param in decl.params {
+                point.values.insert(param, value.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Puts the flag in front of a parameter's error: the user typed the flag, not the name the
+/// family gives the parameter. The longest parameter name found wins (`perturbation_max`
+/// over `perturbation`).
+fn name_flag(message: String, given: &[GivenFlag], table: &[SolveFlag]) -> String {
+    let culprit = given
+        .iter()
+        .filter_map(|g| table.iter().find(|d| d.flag == g.flag))
+        .flat_map(|d| d.params.iter().map(move |p| (d.flag, *p)))
+        .filter(|(_, p)| mentions(&message, p))
+        .max_by_key(|(_, p)| p.len());
+    match culprit {
+        Some((flag, _)) => format!("{flag}: {message}"),
+        None => message,
+    }
+}
+
+/// Whether `message` names `param` as a word (`tenure` is not named by `tenure_min`).
+fn mentions(message: &str, param: &str) -> bool {
+    let words = message.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    let spaced = param.replace('_', " ");
+    words.clone().any(|w| w == param) || (param.contains('_') && message.contains(&spaced))
+}
+
+/// The `mats solve` flags a family's GPU solver takes (for help and errors).
+pub fn flags_of(family: Family) -> Result<Vec<&'static str>, String> {
+    Ok(GpuConfig::solve_flags(family)?
+        .iter()
+        .map(|d| d.flag)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn given(flag: &'static str, value: FlagValue) -> GivenFlag {
+        GivenFlag { flag, value }
+    }
+
+    fn text(s: &str) -> FlagValue {
+        FlagValue::Text(s.into())
+    }
+
+    #[test]
+    fn every_family_default_is_a_valid_configuration() {
+        for family in super::super::GPU_FAMILIES {
+            let c = SolveConfig::from_flags(*family, &[], &[]).unwrap();
+            assert!(c.variant_defaulted);
+            assert_eq!(c.config.family(), *family);
+        }
+        let c = SolveConfig::from_flags(Family::Hwsw, &[], &[]).unwrap();
+        assert_eq!(
+            c.config.variant_name(),
+            crate::hwsw::gpu::GpuAlgorithm::DEFAULT.name()
+        );
+    }
+
+    #[test]
+    fn flags_set_the_point_parameters_their_family_declares() {
+        let c = SolveConfig::from_flags(
+            Family::Qap,
+            &[
+                given("--tenure-range", FlagValue::List(vec![0.3, 0.7])),
+                given("--aspiration", FlagValue::Float(2.5)),
+                given("--solutions", FlagValue::Int(96)),
+                given("--relink", FlagValue::Int(1)),
+            ],
+            &["-O3".into()],
+        )
+        .unwrap();
+        let GpuConfig::Qap(p) = &c.config else {
+            panic!("not qap: {:?}", c.config)
+        };
+        assert_eq!(p.algorithm.name(), "rots-block");
+        assert_eq!((p.tenure_min_factor, p.tenure_max_factor), (0.3, 0.7));
+        assert_eq!(p.aspiration_factor, 2.5);
+        assert_eq!(p.solutions, 96);
+        assert!(p.relink);
+        assert_eq!(p.flags, vec!["-O3".to_string()]);
+
+        // One value, two parameters: --destruction fixes ig-warp's adaptive range.
+        let c = SolveConfig::from_flags(
+            Family::Pfsp,
+            &[
+                given("--algo", text("ig-warp")),
+                given("--destruction", FlagValue::Int(5)),
+                given("--threads", FlagValue::Int(64)),
+            ],
+            &[],
+        )
+        .unwrap();
+        let GpuConfig::Pfsp(p) = &c.config else {
+            panic!("not pfsp")
+        };
+        assert_eq!((p.destruction, p.destruction_max, p.warps), (5, 5, 2));
+
+        let c = SolveConfig::from_flags(
+            Family::Tsp,
+            &[
+                given("--algo", text("as")),
+                given("--construction", text("task")),
+                given("--ants", FlagValue::Int(64)),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(c.config.variant_name(), "as/task");
+    }
+
+    #[test]
+    fn errors_name_the_flag_and_the_variants_it_applies_to() {
+        let e = SolveConfig::from_flags(
+            Family::Qap,
+            &[
+                given("--algo", text("2opt")),
+                given("--aspiration", FlagValue::Float(2.0)),
+            ],
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("--aspiration does not apply to qap `2opt`")
+                && e.contains("`rots-block` only"),
+            "{e}"
+        );
+        let e = SolveConfig::from_flags(Family::Hwsw, &[given("--ants", FlagValue::Int(8))], &[])
+            .unwrap_err();
+        assert!(
+            e.contains("--ants does not apply to hwsw on the GPU"),
+            "{e}"
+        );
+        let e = SolveConfig::from_flags(Family::Qap, &[given("--algo", text("nope"))], &[])
+            .unwrap_err();
+        assert!(e.contains("rots-block"), "{e}");
+        let e = SolveConfig::from_flags(
+            Family::Qap,
+            &[given("--perturbation-max", FlagValue::Float(3.0))],
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.starts_with("--perturbation-max: "), "{e}");
+        let e = SolveConfig::from_flags(
+            Family::Qap,
+            &[given("--tenure-range", FlagValue::List(vec![0.4]))],
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("--tenure-range takes 2 comma-separated values"),
+            "{e}"
+        );
+        let e = SolveConfig::from_flags(
+            Family::Pfsp,
+            &[
+                given("--algo", text("ig-warp")),
+                given("--threads", FlagValue::Int(48)),
+            ],
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("--threads: ") && e.contains("multiple of 32"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_parameter_is_named_as_a_whole_word() {
+        assert!(mentions("parameter `tenure_min` is bad", "tenure_min"));
+        assert!(!mentions("parameter `tenure_min` is bad", "tenure"));
+        assert!(mentions("rots-block tenure factors need 0 < min", "tenure"));
+    }
+}
