@@ -878,7 +878,9 @@ fn solve_tuned(
         }
         // The run's length is the budget's alone: a time limit ends every variant.
         let config = manifest.gpu_config(instance.family())?;
-        let cache = kernels::KernelCache::new(folder.join("kernels"));
+        // The bundle's CUBINs load under the NVRTC that built them, installed here or not.
+        let cache = kernels::KernelCache::new(folder.join("kernels"))
+            .prebuilt_under(manifest.nvrtc.as_deref());
         let options = RunOptions {
             seed: args.seed,
             threads: 1,

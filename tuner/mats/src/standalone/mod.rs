@@ -76,7 +76,10 @@ fn run(exe: &Path, header: Header, args: &StandaloneArgs) -> Result<()> {
         .prefix("mats-standalone-")
         .tempdir()
         .context("cannot create a temporary folder for the embedded bundle")?;
-    payload::unpack(exe, dir.path())?;
+    let unpacked = payload::unpack(exe, dir.path())?;
+    if header.arch.is_some() {
+        accept_this_driver(dir.path(), &unpacked)?;
+    }
     let solve = solve_args(dir.path(), &header.class, args)?;
     crate::commands::solve::run(&solve)
 }
@@ -122,6 +125,52 @@ fn check_machine(header: &Header) -> Result<()> {
             arch,
             Some(format!("GPU 0 is {} ({})", gpu.info.name, gpu.info.arch)),
         ));
+    }
+    Ok(())
+}
+
+/// `mats solve --tuned` refuses a bundle measured under another CUDA driver (its timings
+/// may not hold); a standalone executable exists to run on other machines of the same
+/// architecture, so there the difference is a warning: the unpacked manifests' driver is
+/// cleared (they are this run's private copies).
+fn accept_this_driver(dir: &Path, header: &Header) -> Result<()> {
+    let here = kernels::gpu::driver_version()
+        .ok()
+        .map(|(a, b)| format!("{a}.{b}"));
+    let mut measured_under = BTreeSet::new();
+    for entry in header
+        .files
+        .iter()
+        .filter(|f| f.path.ends_with("manifest.json"))
+    {
+        let path = dir.join(&entry.path);
+        let text = solvers::error::read_kind(
+            &path,
+            "a bundle's manifest.json",
+            solvers::error::caps::MANIFEST,
+        )
+        .map_err(anyhow::Error::new)?;
+        let mut manifest: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("the embedded {} is not a manifest", entry.path))?;
+        let Some(driver) = manifest.get("driver").and_then(|d| d.as_str()) else {
+            continue;
+        };
+        if Some(driver) == here.as_deref() {
+            continue;
+        }
+        measured_under.insert(driver.to_string());
+        manifest["driver"] = serde_json::Value::Null;
+        std::fs::write(&path, serde_json::to_string_pretty(&manifest)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if !measured_under.is_empty() {
+        eprintln!(
+            "warning: {} was measured under CUDA driver {} and this machine has {}: it runs, \
+             but its tuned timings may not hold here",
+            header.name,
+            measured_under.into_iter().collect::<Vec<_>>().join(", "),
+            here.as_deref().unwrap_or("none")
+        );
     }
     Ok(())
 }
@@ -316,8 +365,35 @@ mod tests {
     }
 
     #[test]
-    fn the_arch_message_names_both_architectures_or_the_missing_driver() {
+    fn another_driver_is_cleared_from_the_private_manifests_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("b")).unwrap();
+        // No machine has CUDA driver 0.1.
+        let manifest = serde_json::json!({"driver": "0.1", "point": {"x": 1}});
+        std::fs::write(tmp.path().join("b/manifest.json"), manifest.to_string()).unwrap();
+        std::fs::write(tmp.path().join("index.json"), r#"{"driver": "0.1"}"#).unwrap();
+        let file = |path: &str| payload::FileEntry {
+            path: path.into(),
+            bytes: 0,
+            sha256: String::new(),
+        };
         let header = Header {
+            files: vec![file("index.json"), file("b/manifest.json")],
+            ..gpu_header()
+        };
+        accept_this_driver(tmp.path(), &header).unwrap();
+        let read = |p: &str| -> serde_json::Value {
+            serde_json::from_str(&std::fs::read_to_string(tmp.path().join(p)).unwrap()).unwrap()
+        };
+        assert_eq!(
+            read("b/manifest.json"),
+            serde_json::json!({"driver": null, "point": {"x": 1}})
+        );
+        assert_eq!(read("index.json")["driver"], "0.1", "only manifests");
+    }
+
+    fn gpu_header() -> Header {
+        Header {
             name: "qap-dense".into(),
             class: "qap:dense".into(),
             campaign: "c".into(),
@@ -327,7 +403,12 @@ mod tests {
             arch: Some(90),
             mats_version: "0".into(),
             files: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn the_arch_message_names_both_architectures_or_the_missing_driver() {
+        let header = gpu_header();
         let other = arch_error(&header, 90, Some("GPU 0 is NVIDIA A100 (sm_80)".into()));
         let text = other.to_string();
         assert!(text.contains("sm_90") && text.contains("sm_80"), "{text}");
