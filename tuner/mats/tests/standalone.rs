@@ -166,6 +166,19 @@ fn standalone_executables_solve_without_mats_or_the_export_and_refuse_a_forged_a
     assert_eq!(report["tuned"]["class"], class_of(tai), "{report}");
     assert_eq!(report["tuned"]["exact"], false, "{report}");
 
+    // An instance of another family: one line that names the executable, not the temporary
+    // folder it unpacked into.
+    std::fs::copy(repo("data/tsp/burma14.tsp"), elsewhere.join("burma14.tsp")).unwrap();
+    let out = run_bare(tai, &elsewhere, &["burma14.tsp"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let name = tai.file_name().unwrap().to_str().unwrap();
+    assert!(
+        stderr.contains(&format!("{name}'s export was tuned for qap instances")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("mats-standalone-"), "{stderr}");
+
     // The same payload with a GPU architecture no device has: refused before solving, in
     // one line naming it, with mats' usual failure status.
     let forged = forge_arch(tai, tmp.path(), 12);

@@ -81,7 +81,17 @@ fn run(exe: &Path, header: Header, args: &StandaloneArgs) -> Result<()> {
         accept_this_driver(dir.path(), &unpacked)?;
     }
     let solve = solve_args(dir.path(), &header.class, args)?;
-    crate::commands::solve::run(&solve)
+    let solved = crate::commands::solve::run(&solve);
+    // Errors name the export folder, which here is a temporary one the user never saw.
+    let folder = dir.path().display().to_string();
+    solved.map_err(|e| {
+        let text = search::errors::one_line(&e);
+        if text.contains(&folder) {
+            anyhow::anyhow!(text.replace(&folder, &format!("{}'s export", header.name)))
+        } else {
+            e
+        }
+    })
 }
 
 /// The `mats solve --tuned` command line a standalone run stands for.
