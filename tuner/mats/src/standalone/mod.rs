@@ -43,8 +43,10 @@ struct StandaloneArgs {
 /// In a standalone executable, runs it and returns its exit status; `None` in a plain `mats`
 /// (the usual command line follows). `main` calls it before parsing any argument.
 pub fn run_if_embedded() -> Option<ExitCode> {
-    // No path to ourselves (no /proc): a standalone cannot tell, so it runs as plain mats.
+    // No path to ourselves (no /proc), or one we cannot read (an execute-only file, a binary
+    // replaced while it runs): nothing to detect, so this runs as plain mats.
     let exe = std::env::current_exe().ok()?;
+    std::fs::File::open(&exe).ok()?;
     let header = match payload::read_header(&exe) {
         Ok(None) => return None,
         Ok(Some(header)) => header,
