@@ -241,3 +241,77 @@ fn solve_tuned_class_refuses_a_class_the_export_lacks() {
         "{stderr}"
     );
 }
+
+/// On a GPU: the quickstart campaign's GPU side, cut short, exported with --binaries; the
+/// executable runs its class's bundle from the CUBINs it carries (a cache hit: nothing
+/// compiled), and one forged for the next architecture is refused naming this GPU.
+#[test]
+fn a_gpu_standalone_runs_the_kernels_it_carries() {
+    if !kernels::gpu::test_gpu_or_skip("a_gpu_standalone_runs_the_kernels_it_carries") {
+        return;
+    }
+    let arch = kernels::gpu::Gpu::open(0).unwrap().info.arch.0;
+    let tmp = tempfile::tempdir().unwrap();
+    let body = std::fs::read_to_string(repo("campaigns/quickstart.toml"))
+        .unwrap()
+        .replace("backend = \"auto\"", "backend = \"gpu\"")
+        .replace("../data/", &format!("{}/", repo("data").display()))
+        .replace("../spaces/", &format!("{}/", repo("spaces").display()))
+        .replace("\nholdout = [", "\n# holdout = [")
+        .replace("wall_s = 120", "wall_s = 120\ntrials = 30");
+    let campaign = tmp.path().join("quick-gpu.toml");
+    std::fs::write(&campaign, body).unwrap();
+    let (out, tuned, bin) = (
+        tmp.path().join("out"),
+        tmp.path().join("tuned"),
+        tmp.path().join("bin"),
+    );
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    ok(&["tune", &s(&campaign), "--out", &s(&out), "--quiet"]);
+    ok(&[
+        "export",
+        &s(&out),
+        "--out",
+        &s(&tuned),
+        "--binaries",
+        &s(&bin),
+    ]);
+    let class = own_class("tai12a.dat");
+    let exe = executables(&bin)
+        .into_iter()
+        .find(|e| payload::read_header(e).unwrap().unwrap().class == class)
+        .expect("tai12a's class has an executable");
+    let header = payload::read_header(&exe).unwrap().unwrap();
+    assert_eq!((header.backend.as_str(), header.arch), ("gpu", Some(arch)));
+
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::copy(repo("data/qap/tai12a.dat"), elsewhere.join("tai12a.dat")).unwrap();
+    // PATH goes; the loader's own paths stay (the CUDA driver may need them).
+    let run = |exe: &Path| {
+        Command::new(exe)
+            .args(["tai12a.dat", "--json", "--seed", "2"])
+            .env_remove("PATH")
+            .current_dir(&elsewhere)
+            .output()
+            .unwrap()
+    };
+    let done = run(&exe);
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(report["backend"], "gpu", "{report}");
+    assert_eq!(report["gpu"]["cache"], "hit", "the carried CUBIN: {report}");
+    assert_eq!(report["tuned"]["class"], class.as_str(), "{report}");
+
+    let forged = forge_arch(&exe, tmp.path(), arch + 1);
+    let refused = run(&forged);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("sm_{}", arch + 1))
+            && stderr.contains("GPU 0 is")
+            && stderr.contains(&format!("sm_{arch}")),
+        "{stderr}"
+    );
+}
