@@ -28,11 +28,30 @@ pub enum CacheStatus {
 #[derive(Debug, Clone)]
 pub struct KernelCache {
     dir: PathBuf,
+    /// The NVRTC version a prebuilt folder (a tuned bundle's) was compiled under: its entries
+    /// are found under that version's keys first, so they load with another NVRTC or none.
+    prebuilt_nvrtc: Option<(i32, i32)>,
 }
 
 impl KernelCache {
     pub fn new(dir: impl Into<PathBuf>) -> KernelCache {
-        KernelCache { dir: dir.into() }
+        KernelCache {
+            dir: dir.into(),
+            prebuilt_nvrtc: None,
+        }
+    }
+
+    /// This cache, whose entries were compiled under NVRTC `version` (`"12.8"`, as bundles
+    /// record it): [`get_or_compile`](Self::get_or_compile) looks under that version's keys
+    /// before asking the installed NVRTC, so prebuilt kernels run on a machine with another
+    /// NVRTC or none (the same CUBIN the tuning measured). A version that does not parse
+    /// changes nothing.
+    pub fn prebuilt_under(mut self, version: Option<&str>) -> KernelCache {
+        self.prebuilt_nvrtc = version.and_then(|v| {
+            let (major, minor) = v.split_once('.')?;
+            Some((major.parse().ok()?, minor.parse().ok()?))
+        });
+        self
     }
 
     /// `$MATS_CACHE_DIR`, else the user's cache folder (`~/.cache/mats/kernels` on Linux),
@@ -79,6 +98,16 @@ impl KernelCache {
         &self,
         variant: &Variant,
     ) -> Result<(Compiled, CacheStatus), KernelError> {
+        if let Some(version) = self.prebuilt_nvrtc {
+            let key = Self::key(variant, version)?;
+            let hit = read_entry(
+                &self.dir.join(format!("{key}.cubin")),
+                &self.dir.join(format!("{key}.json")),
+            );
+            if let Some(hit) = hit {
+                return Ok((hit, CacheStatus::Hit));
+            }
+        }
         let key = Self::key(variant, nvrtc::version()?)?;
         let (cubin_path, meta_path) = (
             self.dir.join(format!("{key}.cubin")),
@@ -127,4 +156,56 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::variant::Arch;
+
+    /// A bundle's kernels folder holding one CUBIN compiled under NVRTC `version`.
+    fn prebuilt(dir: &Path, variant: &Variant, version: (i32, i32), cubin: &[u8]) {
+        let key = KernelCache::key(variant, version).unwrap();
+        let compiled = Compiled {
+            variant: variant.clone(),
+            options: Vec::new(),
+            cubin: Vec::new(),
+            log: String::new(),
+            resources: Vec::new(),
+            relocatable: false,
+            compile_seconds: 1.5,
+        };
+        std::fs::write(dir.join(format!("{key}.cubin")), cubin).unwrap();
+        std::fs::write(
+            dir.join(format!("{key}.json")),
+            serde_json::to_vec(&compiled).unwrap(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_prebuilt_folder_loads_under_its_own_nvrtc_version_without_asking_nvrtc() {
+        let tmp = tempfile::tempdir().unwrap();
+        let variant = Variant::new("probe/busy", Arch::SM90).define("N", 12);
+        // No NVRTC was ever version 1.0: only the pinned lookup can find this entry.
+        prebuilt(tmp.path(), &variant, (1, 0), b"not really a cubin");
+        let cache = KernelCache::new(tmp.path()).prebuilt_under(Some("1.0"));
+        let (hit, status) = cache.get_or_compile(&variant).unwrap();
+        assert_eq!(status, CacheStatus::Hit);
+        assert_eq!(hit.cubin, b"not really a cubin");
+        assert_eq!(hit.compile_seconds, 1.5);
+
+        // Another variant is not in the folder: the installed NVRTC's key is asked for
+        // (which fails cleanly without NVRTC, or compiles).
+        let other = variant.clone().define("N", 13);
+        if let Ok((compiled, status)) = cache.get_or_compile(&other) {
+            assert_eq!(status, CacheStatus::Miss);
+            assert_ne!(compiled.cubin, b"not really a cubin");
+        }
+        // Versions that do not parse pin nothing.
+        for bad in [None, Some("twelve"), Some("12"), Some("12.x")] {
+            let c = KernelCache::new(tmp.path()).prebuilt_under(bad);
+            assert_eq!(c.prebuilt_nvrtc, None, "{bad:?}");
+        }
+    }
 }

@@ -109,6 +109,11 @@ pub struct ExportArgs {
     /// Where the bundles go.
     #[arg(long, value_name = "DIR", default_value = "tuned")]
     pub out: PathBuf,
+    /// Also write one standalone executable per class into this folder, named after the
+    /// class: `OUT/NAME INSTANCE [--time-limit S] [--seed N] [--json]` runs that class's
+    /// bundle with no mats install or export folder (docs/standalone.md).
+    #[arg(long, value_name = "OUT")]
+    pub binaries: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -462,6 +467,10 @@ pub struct SolveArgs {
     /// (0 = only the instance's own class; docs/json.md defines the distance).
     #[arg(long, value_name = "D", default_value_t = engine::bundle::DEFAULT_MAX_CLASS_DISTANCE, requires = "tuned")]
     pub max_class_distance: f64,
+    /// With --tuned: run this tuned class's bundle whatever the instance's nearest class (a
+    /// warning names the nearest when it is another; what standalone executables run).
+    #[arg(long, value_name = "CLASS", requires = "tuned")]
+    pub tuned_class: Option<String>,
     /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP, PFSP, HW/SW).
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,

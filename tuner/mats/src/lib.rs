@@ -6,5 +6,6 @@
 pub mod cli;
 pub mod commands;
 pub mod output;
+pub mod standalone;
 
 pub use commands::run;

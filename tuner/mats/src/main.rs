@@ -11,6 +11,10 @@ fn main() -> ExitCode {
     mats::output::install();
     // Before any thread starts or CUDA library loads (see the function's documentation).
     kernels::disable_driver_compute_cache();
+    // An executable of `mats export --binaries` takes its own arguments (docs/standalone.md).
+    if let Some(code) = mats::standalone::run_if_embedded() {
+        return code;
+    }
     let cli = mats::cli::Cli::parse();
     match mats::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,

@@ -246,6 +246,11 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             entry.pareto.len()
         );
     }
+    if let Some(bin) = &args.binaries {
+        for (class, path) in crate::standalone::write_binaries(&args.out, bin)? {
+            println!("  standalone {}  ({class})", path.display());
+        }
+    }
     Ok(())
 }
 

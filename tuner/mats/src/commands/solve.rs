@@ -408,8 +408,13 @@ fn solve_tuned(
     }
     let own_class = instance.class();
     let features = serde_json::to_value(instance.features())?;
-    let Some(choice) = nearest_class(&index, &own_class, &features) else {
+    let Some(nearest) = nearest_class(&index, &own_class, &features) else {
         bail!("{} holds no tuned class", dir.display());
+    };
+    let named = args.tuned_class.is_some();
+    let choice = match &args.tuned_class {
+        Some(name) => named_class(&index, dir, name, instance, nearest)?,
+        None => nearest,
     };
     let mut tuned = TunedChoice {
         class: choice.class.clone(),
@@ -419,7 +424,10 @@ fn solve_tuned(
         bundle: None,
     };
     // An infinite distance (an index without feature ranges) never passes.
-    if !choice.exact && (choice.distance.is_nan() || choice.distance > args.max_class_distance) {
+    if !named
+        && !choice.exact
+        && (choice.distance.is_nan() || choice.distance > args.max_class_distance)
+    {
         eprintln!(
             "{} (class {own_class}) is too far from every tuned class (nearest: {}, distance {:.3} > --max-class-distance {}); running the {} default",
             instance.name(),
@@ -437,7 +445,7 @@ fn solve_tuned(
         solved.tuned = Some(tuned);
         return Ok(solved);
     }
-    if !choice.exact {
+    if !choice.exact && !named {
         eprintln!(
             "{} (class {own_class}) was not tuned; running the nearest tuned class {} \
              (distance {:.3})",
@@ -537,7 +545,9 @@ fn solve_tuned(
         }
         // The run's length is the budget's alone: a time limit ends every variant.
         let config = manifest.gpu_config(instance.family())?;
-        let cache = kernels::KernelCache::new(folder.join("kernels"));
+        // The bundle's CUBINs load under the NVRTC that built them, installed here or not.
+        let cache = kernels::KernelCache::new(folder.join("kernels"))
+            .prebuilt_under(manifest.nvrtc.as_deref());
         let options = RunOptions {
             seed: args.seed,
             threads: 1,
@@ -571,6 +581,43 @@ fn solve_tuned(
         threads,
         gpu: None,
         tuned: Some(tuned),
+    })
+}
+
+/// `--tuned-class NAME`: that class, at the instance's distance from it, with a warning when
+/// the instance's nearest tuned class (`nearest`) is another.
+fn named_class(
+    index: &engine::bundle::Index,
+    dir: &std::path::Path,
+    name: &str,
+    instance: &family::Instance,
+    nearest: engine::bundle::ClassChoice,
+) -> Result<engine::bundle::ClassChoice> {
+    if !index.classes.contains_key(name) {
+        bail!(
+            "--tuned-class {name:?}: {} has no such class (tuned: {})",
+            dir.display(),
+            index.classes.keys().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let own = instance.class();
+    // Measured as nearest_class measures a tuned class label of the instance's own.
+    let features = serde_json::to_value(instance.features())?;
+    let named = engine::bundle::nearest_class(index, name, &features)
+        .context("the named class vanished from the index")?;
+    if nearest.class != name {
+        eprintln!(
+            "warning: {} (class {own}) is nearest the tuned class {} (distance {:.3}), not \
+             {name} (distance {:.3}); running {name}'s bundle as asked",
+            instance.name(),
+            nearest.class,
+            nearest.distance,
+            named.distance
+        );
+    }
+    Ok(engine::bundle::ClassChoice {
+        exact: own == name,
+        ..named
     })
 }
 
