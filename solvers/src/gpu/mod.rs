@@ -2,6 +2,8 @@
 //! `mats solve` speak to, whatever the problem family. [`workload`] holds the traits each
 //! family implements in its own `gpu` module; [`registry`] lists the families.
 
+pub mod device_island;
+pub mod islands;
 pub mod registry;
 pub mod workload;
 

@@ -99,6 +99,13 @@ pub trait PreparedRun {
     fn launch(&self) -> Launch;
     /// The main kernel.
     fn kernel(&self) -> &Kernel;
+    /// Makes the following runs start some of their searches from `starts` (an island's
+    /// seeds, best first; empty: none); false where the variant cannot, which leaves its runs
+    /// as they are.
+    fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
+        let _ = starts;
+        false
+    }
 }
 
 /// A family's typed GPU configuration.

@@ -376,6 +376,21 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             Engine::Multi(m) => &m.kernel,
         }
     }
+
+    fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
+        // GPTS follows the CPU `sts` move for move from all-hardware; gpts-multi's searches
+        // rebuild their state from whatever vector they hold.
+        if !self.params.algorithm.is_multi() {
+            return false;
+        }
+        // Only feasible 0/1 vectors of this instance are taken (the exchange re-scored them).
+        self.starts = starts
+            .iter()
+            .filter(|x| self.inst.objective(x).is_ok())
+            .map(|x| x.iter().map(|&v| u8::from(v == 1)).collect())
+            .collect();
+        true
+    }
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -488,6 +503,9 @@ pub struct Prepared {
     cache: CacheStatus,
     compile_seconds: f64,
     resources: Vec<Resources>,
+    /// gpts-multi: 0/1 vectors the first searches of the next runs start from (an island's
+    /// seeds).
+    starts: Vec<Vec<u8>>,
 }
 
 /// Checks the configuration, compiles (through the cache), loads, uploads the graph and
@@ -522,6 +540,7 @@ pub fn prepare(
         cache: cache_status,
         compile_seconds: compiled.compile_seconds,
         resources: compiled.resources.clone(),
+        starts: Vec::new(),
     })
 }
 
@@ -553,8 +572,14 @@ impl Prepared {
                 (outcome, moves, restarts, 1, kernels.main.attributes)
             }
             Engine::Multi(m) => {
-                let (outcome, restarts) =
-                    m.run(&self.inst, &self.params, gpu, &mut timer, options)?;
+                let (outcome, restarts) = m.run(
+                    &self.inst,
+                    &self.params,
+                    gpu,
+                    &mut timer,
+                    options,
+                    &self.starts,
+                )?;
                 (
                     outcome,
                     Vec::new(),

@@ -110,15 +110,24 @@ impl Multi {
         gpu: &Gpu,
         timer: &mut kernels::gpu::KernelClock,
         options: &RunOptions,
+        starts: &[Vec<u8>],
     ) -> Result<(Outcome, u64), KernelError> {
         let stream = gpu.stream().clone();
         let n = inst.n();
         let s = self.launch.grid.0 as usize;
         let deadline = options.budget.start(DEFAULT_STS_ITERATIONS);
         let mut rng = stream_rng(options.seed, 1);
+        // All-hardware (zeros), except the first searches, which start from the seeds: the
+        // kernel rebuilds a restarted search's state from the vector it holds.
+        let mut x0 = vec![0u8; s * n];
+        for (row, seed) in x0.chunks_mut(n).zip(starts) {
+            for (slot, &v) in row.iter_mut().zip(seed) {
+                *slot = v;
+            }
+        }
         stream
-            .memset_zeros(&mut self.x)
-            .map_err(driver("clearing solutions"))?;
+            .memcpy_htod(&x0, &mut self.x)
+            .map_err(driver("writing start solutions"))?;
         stream
             .memcpy_htod(&vec![i64::MAX; s], &mut self.best_h)
             .map_err(driver("resetting best costs"))?;

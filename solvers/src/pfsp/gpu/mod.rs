@@ -417,6 +417,20 @@ impl crate::gpu::workload::PreparedRun for Prepared {
     fn kernel(&self) -> &Kernel {
         &self.kernel
     }
+
+    fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
+        // The tabu variants follow one trajectory whose moves tests compare with the CPU tabu.
+        if self.params.algorithm.is_tabu() {
+            return false;
+        }
+        // A seed that is not a sequence of this instance's jobs is dropped rather than run.
+        self.starts = starts
+            .iter()
+            .filter(|s| crate::permutation::check(s, self.inst.jobs).is_ok())
+            .map(|s| (s.clone(), self.inst.makespan(s)))
+            .collect();
+        true
+    }
 }
 
 /// Whether int32 holds every completion time of every sequence: each is at most the sum of
@@ -489,6 +503,9 @@ pub struct Prepared {
     cache: CacheStatus,
     compile_seconds: f64,
     resources: Vec<Resources>,
+    /// ig-block and ig-warp: sequences the first walks of the next runs start from (an
+    /// island's seeds), each with its makespan.
+    starts: Vec<(Vec<usize>, i64)>,
 }
 
 /// Checks the configuration, compiles (through the cache), loads and uploads the times.
@@ -527,7 +544,29 @@ pub fn prepare(
         cache: cache_status,
         compile_seconds: compiled.compile_seconds,
         resources: compiled.resources.clone(),
+        starts: Vec::new(),
     })
+}
+
+/// Every walk's start sequence (job-major rows) and makespan: walk i < `seeds.len()` from
+/// seed i, the others from the run's own `start`.
+pub(super) fn walk_starts(
+    walks: usize,
+    start: &[usize],
+    start_value: i64,
+    seeds: &[(Vec<usize>, i64)],
+) -> (Vec<i32>, Vec<i64>) {
+    let mut rows = Vec::with_capacity(walks * start.len());
+    let mut values = Vec::with_capacity(walks);
+    for walk in 0..walks {
+        let (seq, value) = match seeds.get(walk) {
+            Some((seq, value)) => (&seq[..], *value),
+            None => (start, start_value),
+        };
+        rows.extend(seq.iter().map(|&j| j as i32));
+        values.push(value);
+    }
+    (rows, values)
 }
 
 impl Prepared {
@@ -617,4 +656,20 @@ pub fn pair_of(n: usize, k: usize) -> (usize, usize) {
         i += 1;
     }
     (i, i + 1 + (k - offset))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::walk_starts;
+
+    #[test]
+    fn seeded_walks_come_first_and_the_rest_start_from_the_runs_start() {
+        let seeds = vec![(vec![2, 0, 1], 30), (vec![1, 2, 0], 31)];
+        let (rows, values) = walk_starts(4, &[0, 1, 2], 40, &seeds);
+        assert_eq!(rows, vec![2, 0, 1, 1, 2, 0, 0, 1, 2, 0, 1, 2]);
+        assert_eq!(values, vec![30, 31, 40, 40]);
+        // More seeds than walks: the first walks take the first seeds.
+        let (rows, values) = walk_starts(1, &[0, 1, 2], 40, &seeds);
+        assert_eq!((rows, values), (vec![2, 0, 1], vec![30]));
+    }
 }

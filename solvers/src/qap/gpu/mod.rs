@@ -708,6 +708,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         Ok(Box::new(WithParams {
             prepared: prepare(gpu, cache, inst, self)?,
             params: self.clone(),
+            starts: Vec::new(),
         }))
     }
 }
@@ -716,6 +717,8 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
 struct WithParams {
     prepared: Prepared,
     params: GpuParams,
+    /// rots-block: the next run's seeds (`start_from`).
+    starts: Vec<Vec<usize>>,
 }
 
 impl crate::gpu::workload::PreparedRun for WithParams {
@@ -724,7 +727,9 @@ impl crate::gpu::workload::PreparedRun for WithParams {
         gpu: &Gpu,
         options: &RunOptions,
     ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
-        let run = self.prepared.run(gpu, &self.params, options)?;
+        let run = self
+            .prepared
+            .run_from(gpu, &self.params, options, &self.starts)?;
         Ok(crate::gpu::workload::GpuRun {
             outcome: run.outcome,
             kernel_seconds: run.kernel_seconds,
@@ -748,6 +753,16 @@ impl crate::gpu::workload::PreparedRun for WithParams {
 
     fn launch(&self) -> Launch {
         self.prepared.launch
+    }
+
+    fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
+        // The thread-per-solution variants draw every start from a counter-based hash that the
+        // CPU mirrors; only rots-block's restart path takes a written permutation.
+        if self.params.algorithm != GpuAlgorithm::RotsBlock {
+            return false;
+        }
+        self.starts = starts.to_vec();
+        true
     }
 
     fn kernel(&self) -> &Kernel {
@@ -943,6 +958,18 @@ impl Prepared {
         params: &GpuParams,
         options: &RunOptions,
     ) -> Result<GpuRun, KernelError> {
+        self.run_from(gpu, params, options, &[])
+    }
+
+    /// As [`Prepared::run`], with rots-block's first blocks starting from `starts` (an
+    /// island's seeds; the other variants draw every start).
+    pub fn run_from(
+        &self,
+        gpu: &Gpu,
+        params: &GpuParams,
+        options: &RunOptions,
+        starts: &[Vec<usize>],
+    ) -> Result<GpuRun, KernelError> {
         let mut ctx = RunContext {
             gpu,
             kernel: &self.kernel,
@@ -959,6 +986,7 @@ impl Prepared {
             target: options.budget.target.clone(),
             clock: KernelClock::new(gpu)?,
             inst: self.inst.as_ref(),
+            starts,
         };
         let (outcome, best_index) = match (params.algorithm, &self.child) {
             (GpuAlgorithm::TwoOpt | GpuAlgorithm::TwoOptShared | GpuAlgorithm::Tabu, _) => {

@@ -56,6 +56,9 @@ pub(super) fn rots_block(
         f => f.min(off as f64) as i32,
     };
     let first = 0i32;
+    if !ctx.starts.is_empty() {
+        seed_blocks(ctx, &mut perms, &mut best_costs, &mut done)?;
+    }
     // Launch in chunks so a time limit is honoured to within one chunk; the first chunk is
     // short and measures the iteration rate, later ones aim at ~0.1 s.
     let mut chunk: u64 = 64;
@@ -145,6 +148,43 @@ pub(super) fn rots_block(
         },
         index as u64,
     ))
+}
+
+/// Starts the first blocks from the context's `starts` (an island's seeds): each is written
+/// into its block's permutation with done_iterations = -1, the kernel's restart path, and a
+/// best cost of i64::MAX so the kernel takes the seed as the block's best. The other blocks
+/// draw their starts as in any run.
+fn seed_blocks(
+    ctx: &RunContext,
+    perms: &mut CudaSlice<i32>,
+    best_costs: &mut CudaSlice<i64>,
+    done: &mut CudaSlice<i32>,
+) -> Result<(), KernelError> {
+    let n = ctx.n;
+    let p = done.len();
+    let seeded = ctx.starts.len().min(p);
+    let mut host_perms = vec![0i32; p * n];
+    for (block, start) in ctx.starts.iter().take(seeded).enumerate() {
+        crate::permutation::check(start, n)
+            .map_err(|e| KernelError::InvalidConfig(format!("seed {block} of rots-block: {e}")))?;
+        for (slot, &v) in host_perms[block * n..(block + 1) * n].iter_mut().zip(start) {
+            *slot = v as i32;
+        }
+    }
+    let mut flags = vec![0i32; p];
+    flags[..seeded].fill(-1);
+    let mut bests = vec![0i64; p];
+    bests[..seeded].fill(i64::MAX);
+    let stream = ctx.gpu.stream();
+    stream
+        .memcpy_htod(&host_perms, perms)
+        .map_err(driver("writing seed permutations"))?;
+    stream
+        .memcpy_htod(&bests, best_costs)
+        .map_err(driver("writing seed costs"))?;
+    stream
+        .memcpy_htod(&flags, done)
+        .map_err(driver("writing seed flags"))
 }
 
 /// Iterations a rots-block trajectory may count before its counter is rebased: the kernel keeps

@@ -31,6 +31,9 @@ pub struct Prepared {
     inst: Instance,
     params: GpuParams,
     nn_length: i64,
+    /// A tour the next runs take as their best so far (an island's elite): the trail limits
+    /// follow its length and the best-so-far deposits lay it down from the first iteration.
+    start: Option<(i64, Vec<usize>)>,
 }
 
 /// Checks, compiles (both modules through the cache), uploads and allocates.
@@ -75,6 +78,7 @@ pub fn prepare(
         inst: inst.clone(),
         params: params.clone(),
         nn_length,
+        start: None,
     })
 }
 
@@ -87,13 +91,14 @@ impl Prepared {
         let stream = gpu.stream().clone();
         let (n, m) = (self.colony.cities(), self.colony.ants());
         let rho = self.params.rho;
-        let (mut tau_min, mut tau_max) = trail_limits(rho, self.nn_length, n);
+        let mut best: Option<(i64, Vec<usize>)> = self.start.clone();
+        let first_length = best.as_ref().map_or(self.nn_length, |(len, _)| *len);
+        let (mut tau_min, mut tau_max) = trail_limits(rho, first_length, n);
         self.colony.reset_pheromone(tau_max as f32)?;
         self.colony.compute_choice_info()?;
         let mut construct_clock = KernelClock::new(gpu)?;
         let mut search_clock = KernelClock::new(gpu)?;
         let mut update_clock = KernelClock::new(gpu)?;
-        let mut best: Option<(i64, Vec<usize>)> = None;
         let mut restart_best = i64::MAX;
         let (mut iteration, mut restart_iteration, mut last_improvement) = (0u64, 0u64, 0u64);
         let started = std::time::Instant::now();
@@ -207,5 +212,14 @@ impl crate::gpu::workload::PreparedRun for Prepared {
 
     fn kernel(&self) -> &Kernel {
         self.colony.construct_kernel().0
+    }
+
+    fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
+        // The colony is one population: the best seed becomes its best so far.
+        self.start = starts
+            .iter()
+            .find(|t| crate::permutation::check(t, self.inst.n()).is_ok())
+            .map(|t| (self.inst.tour_length(t), t.clone()));
+        true
     }
 }

@@ -1,0 +1,118 @@
+//! One island on one GPU: a family's prepared configuration behind [`Island`]. Each epoch is a
+//! production run under the epoch's deadline, started from the exchanged elites where the
+//! variant can (`PreparedRun::start_from`) and from a seed of its own otherwise.
+
+use std::time::Instant;
+
+use kernels::gpu::Gpu;
+use kernels::KernelCache;
+
+use super::islands::{Elite, EpochReport, Island};
+use super::registry::GpuConfig;
+use super::workload::PreparedRun;
+use crate::family::Instance;
+use crate::run::{Budget, RunOptions};
+
+pub struct DeviceIsland {
+    gpu: Gpu,
+    prepared: Box<dyn PreparedRun>,
+    seed: u64,
+    island: usize,
+}
+
+impl DeviceIsland {
+    /// Opens GPU `ordinal`, checks `config` against it and prepares the run (compile through
+    /// `cache`, load, upload); errors name the GPU.
+    pub fn open(
+        ordinal: usize,
+        config: &GpuConfig,
+        cache: &KernelCache,
+        inst: &Instance,
+        seed: u64,
+        island: usize,
+    ) -> Result<DeviceIsland, String> {
+        let on = |e: String| format!("GPU {ordinal}: {e}");
+        let gpu = Gpu::open(ordinal).map_err(|e| on(e.to_string()))?;
+        config.check(inst, &gpu.info).map_err(on)?;
+        let prepared = config
+            .prepare(&gpu, cache, inst)
+            .map_err(|e| on(e.to_string()))?;
+        Ok(DeviceIsland {
+            gpu,
+            prepared,
+            seed,
+            island,
+        })
+    }
+
+    /// The device as `mats solve` names it.
+    pub fn device(&self) -> String {
+        format!("{} ({})", self.gpu.info.name, self.gpu.info.arch)
+    }
+}
+
+impl Island for DeviceIsland {
+    fn run_epoch(
+        &mut self,
+        seeds: &[Elite],
+        epoch: u32,
+        deadline: Instant,
+    ) -> Result<EpochReport, String> {
+        let starts: Vec<Vec<usize>> = seeds.iter().map(|e| e.solution.clone()).collect();
+        let seeded = !starts.is_empty() && self.prepared.start_from(&starts);
+        let options = RunOptions {
+            seed: epoch_seed(self.seed, self.island, epoch),
+            threads: 1,
+            budget: Budget {
+                iterations: None,
+                time_limit: Some(deadline.saturating_duration_since(Instant::now())),
+                target: None,
+            },
+        };
+        let run = self
+            .prepared
+            .run(&self.gpu, &options)
+            .map_err(|e| format!("GPU run of island {} (epoch {epoch}): {e}", self.island))?;
+        Ok(EpochReport {
+            best: Some((run.outcome.solution, run.outcome.objective)),
+            iterations: run.outcome.iterations,
+            evaluations: run.outcome.evaluations,
+            launches: u64::from(run.launches),
+            kernel_seconds: run.kernel_seconds,
+            seeded,
+        })
+    }
+}
+
+/// The seed of an island's epoch: the user's seed for island 0's first epoch (so one island
+/// with one epoch is today's single-GPU run), and a distinct stream for every other pair, so
+/// the searches an island does not seed from elites draw new starts each epoch.
+pub fn epoch_seed(seed: u64, island: usize, epoch: u32) -> u64 {
+    if island == 0 && epoch == 0 {
+        return seed;
+    }
+    // SplitMix64's finaliser over (island, epoch): distinct inputs give distinct outputs.
+    let mut z = ((island as u64) << 32 | u64::from(epoch)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    seed ^ (z ^ (z >> 31))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::epoch_seed;
+
+    #[test]
+    fn epoch_seeds_keep_the_users_seed_first_and_differ_otherwise() {
+        assert_eq!(epoch_seed(42, 0, 0), 42);
+        let mut seen = std::collections::HashSet::new();
+        for island in 0..8 {
+            for epoch in 0..64 {
+                assert!(
+                    seen.insert(epoch_seed(42, island, epoch)),
+                    "({island}, {epoch})"
+                );
+            }
+        }
+    }
+}
