@@ -7,8 +7,9 @@ use std::time::Instant;
 use kernels::gpu::Gpu;
 use kernels::KernelCache;
 
-use super::islands::{Elite, EpochReport, Island};
+use super::islands::{DeviceFacts, Elite, EpochReport, Island};
 use super::registry::GpuConfig;
+use super::workload::GpuRun;
 use super::workload::PreparedRun;
 use crate::family::Instance;
 use crate::run::{Budget, RunOptions};
@@ -18,6 +19,7 @@ pub struct DeviceIsland {
     prepared: Box<dyn PreparedRun>,
     seed: u64,
     island: usize,
+    facts: Option<DeviceFacts>,
 }
 
 impl DeviceIsland {
@@ -42,12 +44,21 @@ impl DeviceIsland {
             prepared,
             seed,
             island,
+            facts: None,
         })
     }
 
-    /// The device as `mats solve` names it.
-    pub fn device(&self) -> String {
-        format!("{} ({})", self.gpu.info.name, self.gpu.info.arch)
+    fn facts_of(&self, run: &GpuRun) -> DeviceFacts {
+        DeviceFacts {
+            device: format!("{} ({})", self.gpu.info.name, self.gpu.info.arch),
+            blocks: run.launch.grid.0,
+            threads_per_block: run.launch.block.0,
+            registers: run.attributes.registers,
+            local_bytes_per_thread: run.attributes.local_bytes_per_thread,
+            cache: format!("{:?}", run.cache).to_lowercase(),
+            layout: run.layout.clone(),
+            blocks_per_sm: run.blocks_per_sm,
+        }
     }
 }
 
@@ -73,6 +84,9 @@ impl Island for DeviceIsland {
             .prepared
             .run(&self.gpu, &options)
             .map_err(|e| format!("GPU run of island {} (epoch {epoch}): {e}", self.island))?;
+        if self.facts.is_none() {
+            self.facts = Some(self.facts_of(&run));
+        }
         Ok(EpochReport {
             best: Some((run.outcome.solution, run.outcome.objective)),
             iterations: run.outcome.iterations,
@@ -81,6 +95,10 @@ impl Island for DeviceIsland {
             kernel_seconds: run.kernel_seconds,
             seeded,
         })
+    }
+
+    fn facts(&self) -> Option<DeviceFacts> {
+        self.facts.clone()
     }
 }
 

@@ -49,6 +49,24 @@ pub struct EpochReport {
     pub seeded: bool,
 }
 
+/// What an island's device ran, as `mats solve` reports a GPU run (plain values, so this
+/// module needs no CUDA types).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceFacts {
+    /// Name and architecture.
+    pub device: String,
+    /// Blocks (solutions, walks, searches, ants' blocks) and threads per block of the main
+    /// kernel's launch.
+    pub blocks: u32,
+    pub threads_per_block: u32,
+    pub registers: u32,
+    pub local_bytes_per_thread: u32,
+    /// `hit` or `miss` of the kernel cache.
+    pub cache: String,
+    pub layout: Option<String>,
+    pub blocks_per_sm: Option<u32>,
+}
+
 /// A search that runs in epochs on its own device.
 pub trait Island {
     /// One epoch until `deadline`, starting from `seeds` (best first; empty in epoch 0).
@@ -58,6 +76,11 @@ pub trait Island {
         epoch: u32,
         deadline: Instant,
     ) -> Result<EpochReport, String>;
+
+    /// The device and launch it runs on, once known (after an epoch).
+    fn facts(&self) -> Option<DeviceFacts> {
+        None
+    }
 }
 
 /// Builds an island on its own thread (a GPU context and its prepared kernels stay on the
@@ -82,6 +105,7 @@ pub struct IslandWork {
     pub setup_seconds: f64,
     /// Epochs that started from exchanged elites.
     pub seeded_epochs: u32,
+    pub facts: Option<DeviceFacts>,
     pub best_objective: Option<i64>,
 }
 
@@ -156,7 +180,7 @@ pub fn run_islands(
 /// What an island thread sends back: its setup time first, then one report per epoch.
 enum Message {
     Ready(usize, Result<f64, String>),
-    Epoch(usize, Result<EpochReport, String>, f64),
+    Epoch(usize, Result<EpochReport, String>, f64, Option<DeviceFacts>),
 }
 
 fn island_thread(
@@ -183,7 +207,11 @@ fn island_thread(
         let started = Instant::now();
         let report = island.run_epoch(&seeds, epoch, deadline);
         let busy = started.elapsed().as_secs_f64();
-        if reports.send(Message::Epoch(index, report, busy)).is_err() {
+        let facts = island.facts();
+        if reports
+            .send(Message::Epoch(index, report, busy, facts))
+            .is_err()
+        {
             return;
         }
     }
@@ -235,7 +263,10 @@ fn drive(
         let mut arrived: Vec<Option<(EpochReport, f64)>> = vec![None; count];
         for _ in 0..count {
             let (i, report, busy) = match reports.recv() {
-                Ok(Message::Epoch(i, report, busy)) => (i, report, busy),
+                Ok(Message::Epoch(i, report, busy, facts)) => {
+                    work[i].facts = facts.or(work[i].facts.take());
+                    (i, report, busy)
+                }
                 _ => return Err(format!("an island thread ended during epoch {epoch}")),
             };
             let report = report.map_err(|why| format!("island {i}, epoch {epoch}: {why}"))?;
