@@ -1,6 +1,8 @@
 //! One island on one GPU: a family's prepared configuration behind [`Island`]. Each epoch is a
-//! production run under the epoch's deadline, started from the exchanged elites where the
-//! variant can (`PreparedRun::start_from`) and from a seed of its own otherwise.
+//! production run under the epoch's deadline which, where the variant can
+//! (`PreparedRun::start_from`), continues the searches of the last epoch with its first ones
+//! started from the exchanged elites; other variants run each epoch afresh from a seed of
+//! their own.
 
 use std::time::Instant;
 
@@ -20,6 +22,8 @@ pub struct DeviceIsland {
     seed: u64,
     island: usize,
     facts: Option<DeviceFacts>,
+    /// Whether the variant continues its searches across epochs and takes seeds.
+    continues: bool,
 }
 
 impl DeviceIsland {
@@ -36,15 +40,17 @@ impl DeviceIsland {
         let on = |e: String| format!("GPU {ordinal}: {e}");
         let gpu = Gpu::open(ordinal).map_err(|e| on(e.to_string()))?;
         config.check(inst, &gpu.info).map_err(on)?;
-        let prepared = config
+        let mut prepared = config
             .prepare(&gpu, cache, inst)
             .map_err(|e| on(e.to_string()))?;
+        let continues = prepared.start_from(&[]);
         Ok(DeviceIsland {
             gpu,
             prepared,
             seed,
             island,
             facts: None,
+            continues,
         })
     }
 
@@ -69,8 +75,11 @@ impl Island for DeviceIsland {
         epoch: u32,
         deadline: Instant,
     ) -> Result<EpochReport, String> {
-        let starts: Vec<Vec<usize>> = seeds.iter().map(|e| e.solution.clone()).collect();
-        let seeded = !starts.is_empty() && self.prepared.start_from(&starts);
+        let seeded = self.continues && !seeds.is_empty();
+        if seeded {
+            let starts: Vec<Vec<usize>> = seeds.iter().map(|e| e.solution.clone()).collect();
+            self.prepared.start_from(&starts);
+        }
         let options = RunOptions {
             seed: epoch_seed(self.seed, self.island, epoch),
             threads: 1,

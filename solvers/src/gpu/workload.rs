@@ -99,9 +99,10 @@ pub trait PreparedRun {
     fn launch(&self) -> Launch;
     /// The main kernel.
     fn kernel(&self) -> &Kernel;
-    /// Makes the following runs start some of their searches from `starts` (an island's
-    /// seeds, best first; empty: none); false where the variant cannot, which leaves its runs
-    /// as they are.
+    /// Makes the following runs an island's epochs (`gpu::islands`): each continues the
+    /// searches the previous run left (blocks, walks, searches or pheromone) and starts its
+    /// first searches from `starts` (the exchanged solutions, best first; empty in the first
+    /// epoch). False where the variant cannot, which leaves its runs as they are.
     fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
         let _ = starts;
         false

@@ -65,7 +65,7 @@ pub(super) fn run(
     gpu: &Gpu,
     timer: &mut KernelClock,
     options: &RunOptions,
-) -> Result<Outcome, KernelError> {
+) -> Result<(Outcome, super::WalkBests), KernelError> {
     let inst = &prepared.inst;
     let params = &prepared.params;
     let (n, m) = (inst.jobs, inst.machines);
@@ -183,12 +183,16 @@ pub(super) fn run(
     let done = stream
         .clone_dtoh(&evaluated)
         .map_err(driver("reading ig-block counters"))?;
-    Ok(Outcome {
-        solution: row.into_iter().map(|j| j.max(0) as usize).collect(),
-        objective,
-        iterations: spent * walks as u64,
-        evaluations: done.iter().sum(),
-    })
+    let bests = super::walk_bests(prepared, &stream, &best, &values)?;
+    Ok((
+        Outcome {
+            solution: row.into_iter().map(|j| j.max(0) as usize).collect(),
+            objective,
+            iterations: spent * walks as u64,
+            evaluations: done.iter().sum(),
+        },
+        bests,
+    ))
 }
 
 /// Restarts walks whose best has not improved for `stall` launches from the best sequence of

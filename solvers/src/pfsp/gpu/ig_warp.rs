@@ -197,7 +197,7 @@ pub(super) fn run(
     gpu: &Gpu,
     timer: &mut KernelClock,
     options: &RunOptions,
-) -> Result<(Outcome, Vec<WalkState>), KernelError> {
+) -> Result<(Outcome, Vec<WalkState>, super::WalkBests), KernelError> {
     let inst = &prepared.inst;
     let params = &prepared.params;
     let n = inst.jobs;
@@ -423,5 +423,6 @@ pub(super) fn run(
             evaluations: done.iter().sum(),
         },
         states,
+        super::walk_bests(prepared, &stream, &best, &values)?,
     ))
 }

@@ -27,8 +27,8 @@ pub(super) struct RunContext<'a> {
     pub(super) clock: KernelClock,
     /// The instance on the host, where a restart needs it (`relink`).
     pub(super) inst: Option<&'a crate::qap::Instance>,
-    /// Permutations the first blocks start from instead of drawn ones (an island's seeds).
-    pub(super) starts: &'a [Vec<usize>],
+    /// rots-block as an island: its seeds and the blocks the last epoch left.
+    pub(super) island: Option<&'a mut super::rots_block::IslandBlocks>,
 }
 
 impl RunContext<'_> {

@@ -35,7 +35,7 @@ mod two_opt;
 use crate::run::{Outcome, RunOptions};
 use context::RunContext;
 use rots_block::rots_block;
-pub use rots_block::{needs_rebase, next_perturbation, ROTS_REBASE_ITERATIONS};
+pub use rots_block::{needs_rebase, next_perturbation, IslandBlocks, ROTS_REBASE_ITERATIONS};
 use two_opt::{dynamic, thread_per_solution};
 
 /// The GPU variants; serialized by name (`"rots-block"`).
@@ -708,7 +708,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         Ok(Box::new(WithParams {
             prepared: prepare(gpu, cache, inst, self)?,
             params: self.clone(),
-            starts: Vec::new(),
+            island: None,
         }))
     }
 }
@@ -717,8 +717,8 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
 struct WithParams {
     prepared: Prepared,
     params: GpuParams,
-    /// rots-block: the next run's seeds (`start_from`).
-    starts: Vec<Vec<usize>>,
+    /// rots-block as an island (`start_from`): its seeds and the blocks of its last run.
+    island: Option<rots_block::IslandBlocks>,
 }
 
 impl crate::gpu::workload::PreparedRun for WithParams {
@@ -729,7 +729,7 @@ impl crate::gpu::workload::PreparedRun for WithParams {
     ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
         let run = self
             .prepared
-            .run_from(gpu, &self.params, options, &self.starts)?;
+            .run_from(gpu, &self.params, options, self.island.as_mut())?;
         Ok(crate::gpu::workload::GpuRun {
             outcome: run.outcome,
             kernel_seconds: run.kernel_seconds,
@@ -761,7 +761,7 @@ impl crate::gpu::workload::PreparedRun for WithParams {
         if self.params.algorithm != GpuAlgorithm::RotsBlock {
             return false;
         }
-        self.starts = starts.to_vec();
+        self.island.get_or_insert_default().starts = starts.to_vec();
         true
     }
 
@@ -958,17 +958,18 @@ impl Prepared {
         params: &GpuParams,
         options: &RunOptions,
     ) -> Result<GpuRun, KernelError> {
-        self.run_from(gpu, params, options, &[])
+        self.run_from(gpu, params, options, None)
     }
 
-    /// As [`Prepared::run`], with rots-block's first blocks starting from `starts` (an
-    /// island's seeds; the other variants draw every start).
+    /// As [`Prepared::run`], for rots-block as an island: its blocks continue from where the
+    /// last epoch left them and the first ones start from its seeds (the other variants draw
+    /// every start).
     pub fn run_from(
         &self,
         gpu: &Gpu,
         params: &GpuParams,
         options: &RunOptions,
-        starts: &[Vec<usize>],
+        island: Option<&mut rots_block::IslandBlocks>,
     ) -> Result<GpuRun, KernelError> {
         let mut ctx = RunContext {
             gpu,
@@ -986,7 +987,7 @@ impl Prepared {
             target: options.budget.target.clone(),
             clock: KernelClock::new(gpu)?,
             inst: self.inst.as_ref(),
-            starts,
+            island,
         };
         let (outcome, best_index) = match (params.algorithm, &self.child) {
             (GpuAlgorithm::TwoOpt | GpuAlgorithm::TwoOptShared | GpuAlgorithm::Tabu, _) => {

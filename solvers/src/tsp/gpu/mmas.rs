@@ -34,6 +34,10 @@ pub struct Prepared {
     /// A tour the next runs take as their best so far (an island's elite): the trail limits
     /// follow its length and the best-so-far deposits lay it down from the first iteration.
     start: Option<(i64, Vec<usize>)>,
+    /// An island (`start_from`) continues on the pheromone its last epoch left, instead of
+    /// resetting it; `trails` says whether a run has left any.
+    island: bool,
+    trails: bool,
 }
 
 /// Checks, compiles (both modules through the cache), uploads and allocates.
@@ -79,6 +83,8 @@ pub fn prepare(
         params: params.clone(),
         nn_length,
         start: None,
+        island: false,
+        trails: false,
     })
 }
 
@@ -94,7 +100,9 @@ impl Prepared {
         let mut best: Option<(i64, Vec<usize>)> = self.start.clone();
         let first_length = best.as_ref().map_or(self.nn_length, |(len, _)| *len);
         let (mut tau_min, mut tau_max) = trail_limits(rho, first_length, n);
-        self.colony.reset_pheromone(tau_max as f32)?;
+        if !(self.island && self.trails) {
+            self.colony.reset_pheromone(tau_max as f32)?;
+        }
         self.colony.compute_choice_info()?;
         let mut construct_clock = KernelClock::new(gpu)?;
         let mut search_clock = KernelClock::new(gpu)?;
@@ -166,6 +174,7 @@ impl Prepared {
             iteration += 1;
         }
         let search_seconds = started.elapsed().as_secs_f64();
+        self.trails = true;
         let Some((length, tour)) = best else {
             unreachable!("one iteration ran")
         };
@@ -216,6 +225,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
 
     fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
         // The colony is one population: the best seed becomes its best so far.
+        self.island = true;
         self.start = starts
             .iter()
             .find(|t| crate::permutation::check(t, self.inst.n()).is_ok())
