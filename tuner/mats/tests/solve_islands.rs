@@ -32,7 +32,7 @@ fn error_of(args: &[&str]) -> String {
 #[test]
 fn island_flags_are_checked_before_any_gpu_is_needed() {
     let qap = data("qap/tai12a.dat");
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["--gpus", "0,1", "--time-limit", "1"],
             "--gpus applies to --backend gpu",
@@ -67,6 +67,19 @@ fn island_flags_are_checked_before_any_gpu_is_needed() {
                 "0",
             ],
             "--exchange-interval must be a positive number",
+        ),
+        (
+            &[
+                "--backend",
+                "gpu",
+                "--gpus",
+                "0,1",
+                "--time-limit",
+                "1",
+                "--exchange-interval",
+                "0.001",
+            ],
+            "at least 0.05, found 0.001",
         ),
     ];
     for (flags, expected) in cases {

@@ -22,6 +22,10 @@ use crate::cli::{Backend, SolveArgs};
 /// more than once: its islands then share it (how the exchange is tried on a one-GPU machine).
 const MAX_GPUS: usize = 64;
 
+/// The shortest exchange interval: an epoch is at least a launch, a read-back and an exchange
+/// on the host, and shorter epochs would do little else.
+const SHORTEST_INTERVAL_S: f64 = 0.05;
+
 /// What `--gpus` names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GpuList {
@@ -73,8 +77,11 @@ pub(super) fn lead_gpu(args: &SolveArgs) -> Result<Cow<'_, SolveArgs>> {
         bail!("--gpus applies to --backend gpu (or a GPU bundle with --tuned)");
     }
     if let Some(s) = args.exchange_interval {
-        if !(s.is_finite() && s > 0.0 && s <= MAX_TIME_LIMIT_S) {
-            bail!("--exchange-interval must be a positive number of seconds, found {s}");
+        if !(s.is_finite() && (SHORTEST_INTERVAL_S..=MAX_TIME_LIMIT_S).contains(&s)) {
+            bail!(
+                "--exchange-interval must be a positive number of seconds, at least \
+                 {SHORTEST_INTERVAL_S}, found {s}"
+            );
         }
     }
     if list.several() {
