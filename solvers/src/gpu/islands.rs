@@ -190,7 +190,7 @@ fn island_thread(
     reports: mpsc::Sender<Message>,
 ) {
     let began = Instant::now();
-    let mut island = match factory() {
+    let mut island = match guarded(factory) {
         Ok(island) => island,
         Err(why) => {
             let _ = reports.send(Message::Ready(index, Err(why)));
@@ -205,7 +205,7 @@ fn island_thread(
     }
     while let Ok((seeds, epoch, deadline)) = orders.recv() {
         let started = Instant::now();
-        let report = island.run_epoch(&seeds, epoch, deadline);
+        let report = guarded(|| island.run_epoch(&seeds, epoch, deadline));
         let busy = started.elapsed().as_secs_f64();
         let facts = island.facts();
         if reports
@@ -215,6 +215,19 @@ fn island_thread(
             return;
         }
     }
+}
+
+/// Runs `f`, turning a panic into an error: the exchange loop waits for every island's report,
+/// so an island thread must never end without one.
+fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(format!("the island panicked: {what}"))
+    })
 }
 
 /// The exchange loop on the calling thread.

@@ -265,3 +265,20 @@ fn ties_go_to_the_lower_island_then_the_earlier_epoch() {
     assert_eq!(seeds_for(&pool, 0), vec![elite(10, 0, 3)]);
     assert_eq!(seeds_for(&[None, None], 0), vec![]);
 }
+
+/// Panics in its first epoch.
+struct Panicky;
+
+impl Island for Panicky {
+    fn run_epoch(&mut self, _: &[Elite], _: u32, _: Instant) -> Result<EpochReport, String> {
+        panic!("a driver bug")
+    }
+}
+
+#[test]
+fn a_panicking_island_is_an_error_not_a_hang() {
+    let (mut factories, _) = fakes(&[&[1], &[2]], Duration::ZERO, Duration::ZERO);
+    factories[0] = Box::new(|| Ok(Box::new(Panicky) as Box<dyn Island>));
+    let err = run_islands(factories, schedule(100, 20), &score).unwrap_err();
+    assert_eq!(err, "island 0, epoch 0: the island panicked: a driver bug");
+}
