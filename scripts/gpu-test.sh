@@ -62,7 +62,8 @@ if [ -d ../shared/data ]; then
     mkdir -p "$bundle/shared/data/qaplib"
     cp -r ../shared/data/qaplib/instances ../shared/data/qaplib/bks.csv "$bundle/shared/data/qaplib/"
     cp ../shared/data/tsplib/bks.csv "$bundle/shared/data/tsplib/"
-    for name in d198 pcb442 rat783 pr2392 rl11849; do
+    # pla33810: the island figures (scripts/islands-figures.sh).
+    for name in d198 pcb442 rat783 pr2392 rl11849 pla33810; do
         cp "../shared/data/tsplib/instances/$name.tsp" "$bundle/shared/data/tsplib/instances/"
     done
 fi

@@ -100,6 +100,14 @@ pub trait PreparedRun {
     fn launch(&self) -> Launch;
     /// The main kernel.
     fn kernel(&self) -> &Kernel;
+    /// Makes the following runs an island's epochs (`gpu::islands`): each continues the
+    /// searches the previous run left (blocks, walks, searches or pheromone) and starts its
+    /// first searches from `starts` (the exchanged solutions, best first; empty in the first
+    /// epoch). False where the variant cannot, which leaves its runs as they are.
+    fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
+        let _ = starts;
+        false
+    }
 }
 
 /// A family's typed GPU configuration.

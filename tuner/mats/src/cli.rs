@@ -425,7 +425,7 @@ pub struct BenchMeasureArgs {
 }
 
 /// Which file, and which instance in it.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct InstanceSource {
     /// Instance file (QAPLIB .dat; Taillard, plain `n m` or VRF flowshop file; TSPLIB .tsp;
     /// HW/SW task graph).
@@ -441,7 +441,7 @@ pub struct InstanceSource {
     pub bks: Vec<PathBuf>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct SolveArgs {
     #[command(flatten)]
     pub source: InstanceSource,
@@ -477,6 +477,15 @@ pub struct SolveArgs {
     /// GPU ordinal (with --backend gpu).
     #[arg(long, default_value_t = 0)]
     pub gpu: usize,
+    /// Island solve (with --backend gpu and --time-limit): `all` or GPU ordinals `0,1,...`;
+    /// each GPU runs the solver as an island and they exchange their best solutions every
+    /// --exchange-interval seconds. One GPU listed runs as --gpu does; a GPU listed twice runs
+    /// two islands on it.
+    #[arg(long, value_name = "all|LIST", conflicts_with = "gpu")]
+    pub gpus: Option<String>,
+    /// Seconds between the islands' exchanges (default: a tenth of --time-limit, 0.5 to 30 s).
+    #[arg(long, value_name = "S", requires = "gpus")]
+    pub exchange_interval: Option<f64>,
     /// GPU: start solutions per launch (blocks for rots-block; walks for pfsp ig-block;
     /// searches for hwsw gpts-multi; default as many as are resident at once).
     #[arg(long, value_name = "P")]

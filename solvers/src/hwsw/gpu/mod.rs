@@ -390,6 +390,22 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             Engine::Multi(m) => &m.kernel,
         }
     }
+
+    fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
+        // GPTS follows the CPU `sts` move for move from all-hardware; gpts-multi's searches
+        // rebuild their state from whatever vector they hold.
+        if !self.params.algorithm.is_multi() {
+            return false;
+        }
+        // Only feasible 0/1 vectors of this instance are taken (the exchange re-scored them).
+        let seeds = starts
+            .iter()
+            .filter(|x| self.inst.objective(x).is_ok())
+            .map(|x| x.iter().map(|&v| u8::from(v == 1)).collect())
+            .collect();
+        self.island.get_or_insert_default().seeds = seeds;
+        true
+    }
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -502,6 +518,23 @@ pub struct Prepared {
     cache: CacheStatus,
     compile_seconds: f64,
     resources: Vec<Resources>,
+    /// gpts-multi as an island (`start_from`): its seeds and its searches' bests.
+    island: Option<IslandSearches>,
+}
+
+/// An island's searches between epochs: the seeds the first searches of the next run start
+/// from, and every search's best as the last run left it, from which the others continue.
+#[derive(Debug, Default)]
+struct IslandSearches {
+    seeds: Vec<Vec<u8>>,
+    saved: Vec<Vec<u8>>,
+}
+
+impl IslandSearches {
+    fn starts(&self) -> Vec<Vec<u8>> {
+        let rest = self.saved.iter().skip(self.seeds.len());
+        self.seeds.iter().chain(rest).cloned().collect()
+    }
 }
 
 /// Checks the configuration, compiles (through the cache), loads, uploads the graph and
@@ -536,6 +569,7 @@ pub fn prepare(
         cache: cache_status,
         compile_seconds: compiled.compile_seconds,
         resources: compiled.resources.clone(),
+        island: None,
     })
 }
 
@@ -567,8 +601,12 @@ impl Prepared {
                 (outcome, moves, restarts, 1, kernels.main.attributes)
             }
             Engine::Multi(m) => {
+                let starts = self.island.as_ref().map(|i| i.starts()).unwrap_or_default();
                 let (outcome, restarts) =
-                    m.run(&self.inst, &self.params, gpu, &mut timer, options)?;
+                    m.run(&self.inst, &self.params, gpu, &mut timer, options, &starts)?;
+                if let Some(island) = &mut self.island {
+                    island.saved = m.bests(gpu, self.inst.n())?;
+                }
                 (
                     outcome,
                     Vec::new(),

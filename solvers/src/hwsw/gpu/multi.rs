@@ -101,6 +101,15 @@ impl Multi {
         })
     }
 
+    /// Every search's best vector (n entries each), as the last run left them.
+    pub fn bests(&self, gpu: &Gpu, n: usize) -> Result<Vec<Vec<u8>>, KernelError> {
+        let rows = gpu
+            .stream()
+            .clone_dtoh(&self.best_x)
+            .map_err(driver("reading the searches' bests"))?;
+        Ok(rows.chunks(n.max(1)).map(<[u8]>::to_vec).collect())
+    }
+
     /// Runs the searches under the budget: iterations per search (default 2000, as GPTS), a
     /// time limit, or a target; returns the outcome and the number of elite restarts.
     pub fn run(
@@ -110,15 +119,25 @@ impl Multi {
         gpu: &Gpu,
         timer: &mut kernels::gpu::KernelClock,
         options: &RunOptions,
+        starts: &[Vec<u8>],
     ) -> Result<(Outcome, u64), KernelError> {
         let stream = gpu.stream().clone();
         let n = inst.n();
         let s = self.launch.grid.0 as usize;
         let deadline = options.budget.start(DEFAULT_STS_ITERATIONS);
         let mut rng = stream_rng(options.seed, 1);
+        // All-hardware (zeros), except where an island gives starts (its seeds, then its
+        // searches' bests of the last epoch): the kernel rebuilds a restarted search's state
+        // from the vector it holds.
+        let mut x0 = vec![0u8; s * n];
+        for (row, seed) in x0.chunks_mut(n).zip(starts) {
+            for (slot, &v) in row.iter_mut().zip(seed) {
+                *slot = v;
+            }
+        }
         stream
-            .memset_zeros(&mut self.x)
-            .map_err(driver("clearing solutions"))?;
+            .memcpy_htod(&x0, &mut self.x)
+            .map_err(driver("writing start solutions"))?;
         stream
             .memcpy_htod(&vec![i64::MAX; s], &mut self.best_h)
             .map_err(driver("resetting best costs"))?;

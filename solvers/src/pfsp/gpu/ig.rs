@@ -65,7 +65,7 @@ pub(super) fn run(
     gpu: &Gpu,
     timer: &mut KernelClock,
     options: &RunOptions,
-) -> Result<Outcome, KernelError> {
+) -> Result<(Outcome, super::WalkBests), KernelError> {
     let inst = &prepared.inst;
     let params = &prepared.params;
     let (n, m) = (inst.jobs, inst.machines);
@@ -73,9 +73,7 @@ pub(super) fn run(
     let stream = gpu.stream().clone();
     let start = neh(inst);
     let start_value = inst.makespan(&start);
-    let starts: Vec<i32> = (0..walks)
-        .flat_map(|_| start.iter().map(|&j| j as i32))
-        .collect();
+    let (starts, start_values) = super::walk_starts(walks, &start, start_value, &prepared.starts);
     let upload_i32 = |v: &[i32]| {
         stream
             .clone_htod(v)
@@ -87,7 +85,7 @@ pub(super) fn run(
         .clone_htod(&vec![-1i64; walks])
         .map_err(driver("uploading ig-block values"))?;
     let mut best_values = stream
-        .clone_htod(&vec![start_value; walks])
+        .clone_htod(&start_values)
         .map_err(driver("uploading ig-block values"))?;
     let mut counters = stream
         .alloc_zeros::<u64>(walks)
@@ -114,7 +112,7 @@ pub(super) fn run(
         .map(|limit| Instant::now() + limit);
     let mut rng = stream_rng(seed ^ 0x1e_b10c, 0);
     let mut stalled = vec![0u32; walks];
-    let mut seen = vec![start_value; walks];
+    let mut seen = start_values;
     // The first launch does the initial local search and one iteration, and measures.
     let mut chunk: u64 = 1;
     let mut spent = 0u64;
@@ -185,12 +183,16 @@ pub(super) fn run(
     let done = stream
         .clone_dtoh(&evaluated)
         .map_err(driver("reading ig-block counters"))?;
-    Ok(Outcome {
-        solution: row.into_iter().map(|j| j.max(0) as usize).collect(),
-        objective,
-        iterations: spent * walks as u64,
-        evaluations: done.iter().sum(),
-    })
+    let bests = super::walk_bests(prepared, &stream, &best, &values)?;
+    Ok((
+        Outcome {
+            solution: row.into_iter().map(|j| j.max(0) as usize).collect(),
+            objective,
+            iterations: spent * walks as u64,
+            evaluations: done.iter().sum(),
+        },
+        bests,
+    ))
 }
 
 /// Restarts walks whose best has not improved for `stall` launches from the best sequence of

@@ -197,7 +197,7 @@ pub(super) fn run(
     gpu: &Gpu,
     timer: &mut KernelClock,
     options: &RunOptions,
-) -> Result<(Outcome, Vec<WalkState>), KernelError> {
+) -> Result<(Outcome, Vec<WalkState>, super::WalkBests), KernelError> {
     let inst = &prepared.inst;
     let params = &prepared.params;
     let n = inst.jobs;
@@ -220,12 +220,15 @@ pub(super) fn run(
     } else {
         crate::pfsp::ig_warp::Walker::new(inst, &walk_params, options.seed).improve(&neh_start)
     };
-    let first_cur = if params.trace { -1 } else { start_value };
     let (d_min, d_max) = walk_params.clamped(n);
     let table = acceptance_table(temperature(inst, params.temperature));
-    let starts: Vec<i32> = (0..walks)
-        .flat_map(|_| start.iter().map(|&j| j as i32))
-        .collect();
+    let (starts, start_values) = super::walk_starts(walks, &start, start_value, &prepared.starts);
+    // Traced walks do their own first local search on the GPU (current value -1).
+    let first_cur: Vec<i64> = if params.trace {
+        vec![-1; walks]
+    } else {
+        start_values.clone()
+    };
     let err = |what: &'static str| driver(what);
     let mut cur = stream
         .clone_htod(&starts)
@@ -234,10 +237,10 @@ pub(super) fn run(
         .clone_htod(&starts)
         .map_err(err("uploading ig-warp walks"))?;
     let mut cur_values = stream
-        .clone_htod(&vec![first_cur; walks])
+        .clone_htod(&first_cur)
         .map_err(err("uploading ig-warp values"))?;
     let mut best_values = stream
-        .clone_htod(&vec![start_value; walks])
+        .clone_htod(&start_values)
         .map_err(err("uploading ig-warp values"))?;
     let mut counters = stream
         .alloc_zeros::<u64>(walks)
@@ -277,7 +280,7 @@ pub(super) fn run(
     let deadline = options.budget.time_limit.map(|limit| run_started + limit);
     let mut rng = stream_rng(seed ^ 0x1e_3a59, 0);
     let mut stalled = vec![0u32; walks];
-    let mut seen = vec![start_value; walks];
+    let mut seen = start_values;
     // Under a time limit alone, each launch gives every walk the same slice of GPU time (the
     // kernel's clock budget) instead of the same iteration count, so that no SM idles behind the
     // slowest walk; with an iteration budget (and in the tests) launches count iterations.
@@ -420,5 +423,6 @@ pub(super) fn run(
             evaluations: done.iter().sum(),
         },
         states,
+        super::walk_bests(prepared, &stream, &best, &values)?,
     ))
 }

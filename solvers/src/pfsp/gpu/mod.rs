@@ -424,7 +424,13 @@ impl crate::gpu::workload::PreparedRun for Prepared {
         gpu: &Gpu,
         options: &RunOptions,
     ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
+        if let Some(island) = &self.island {
+            self.starts = island.starts();
+        }
         let run = Prepared::run(self, gpu, options)?;
+        if let Some(island) = &mut self.island {
+            island.saved = run.walk_bests;
+        }
         Ok(crate::gpu::workload::GpuRun {
             outcome: run.outcome,
             kernel_seconds: run.kernel_seconds,
@@ -446,6 +452,21 @@ impl crate::gpu::workload::PreparedRun for Prepared {
 
     fn kernel(&self) -> &Kernel {
         &self.kernel
+    }
+
+    fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
+        // The tabu variants follow one trajectory whose moves tests compare with the CPU tabu.
+        if self.params.algorithm.is_tabu() {
+            return false;
+        }
+        // A seed that is not a sequence of this instance's jobs is dropped rather than run.
+        let seeds = starts
+            .iter()
+            .filter(|s| crate::permutation::check(s, self.inst.jobs).is_ok())
+            .map(|s| (s.clone(), self.inst.makespan(s)))
+            .collect();
+        self.island.get_or_insert_default().seeds = seeds;
+        true
     }
 }
 
@@ -485,6 +506,8 @@ pub struct GpuRun {
     /// ig-warp with `trace`: every walk's final state (the tests compare it with the CPU
     /// reference `solvers::pfsp::ig_warp`).
     pub walks: Vec<WalkState>,
+    /// ig-block and ig-warp as an island: every walk's best (empty otherwise).
+    pub walk_bests: WalkBests,
     pub cache: CacheStatus,
     pub compile_seconds: f64,
     pub resources: Vec<Resources>,
@@ -519,6 +542,50 @@ pub struct Prepared {
     cache: CacheStatus,
     compile_seconds: f64,
     resources: Vec<Resources>,
+    /// ig-block and ig-warp as an island (`start_from`): its seeds and its walks' bests.
+    island: Option<IslandWalks>,
+    /// What the next run's walks start from (an island's seeds, then its walks' bests).
+    starts: WalkBests,
+}
+
+/// Walks' start sequences with their makespans.
+pub type WalkBests = Vec<(Vec<usize>, i64)>;
+
+/// An island's walks between epochs: the seeds the first walks of the next run start from, and
+/// every walk's best as the last run left it, from which the others continue.
+#[derive(Debug, Default)]
+struct IslandWalks {
+    seeds: WalkBests,
+    saved: WalkBests,
+}
+
+impl IslandWalks {
+    fn starts(&self) -> WalkBests {
+        let rest = self.saved.iter().skip(self.seeds.len());
+        self.seeds.iter().chain(rest).cloned().collect()
+    }
+}
+
+/// Every walk's best sequence and makespan (an island keeps them for its next epoch); empty
+/// where the run is not an island's.
+pub(super) fn walk_bests(
+    prepared: &Prepared,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    best: &CudaSlice<i32>,
+    values: &[i64],
+) -> Result<WalkBests, KernelError> {
+    if prepared.island.is_none() {
+        return Ok(Vec::new());
+    }
+    let n = prepared.inst.jobs;
+    let rows = stream
+        .clone_dtoh(best)
+        .map_err(driver("reading the walks' bests"))?;
+    Ok(rows
+        .chunks(n)
+        .zip(values)
+        .map(|(row, &v)| (row.iter().map(|&j| j.max(0) as usize).collect(), v))
+        .collect())
 }
 
 /// Checks the configuration, compiles (through the cache), loads and uploads the times.
@@ -557,7 +624,30 @@ pub fn prepare(
         cache: cache_status,
         compile_seconds: compiled.compile_seconds,
         resources: compiled.resources.clone(),
+        island: None,
+        starts: Vec::new(),
     })
+}
+
+/// Every walk's start sequence (job-major rows) and makespan: walk i < `seeds.len()` from
+/// seed i, the others from the run's own `start`.
+pub(super) fn walk_starts(
+    walks: usize,
+    start: &[usize],
+    start_value: i64,
+    seeds: &[(Vec<usize>, i64)],
+) -> (Vec<i32>, Vec<i64>) {
+    let mut rows = Vec::with_capacity(walks * start.len());
+    let mut values = Vec::with_capacity(walks);
+    for walk in 0..walks {
+        let (seq, value) = match seeds.get(walk) {
+            Some((seq, value)) => (&seq[..], *value),
+            None => (start, start_value),
+        };
+        rows.extend(seq.iter().map(|&j| j as i32));
+        values.push(value);
+    }
+    (rows, values)
 }
 
 impl Prepared {
@@ -576,14 +666,20 @@ impl Prepared {
     pub fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<GpuRun, KernelError> {
         let mut timer = KernelClock::new(gpu)?;
         let mut walk_states = Vec::new();
+        let mut walk_bests = Vec::new();
         let (outcome, moves) = match self.params.algorithm {
             GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
                 tabu::run(self, gpu, &mut timer, options)?
             }
-            GpuAlgorithm::IgBlock => (ig::run(self, gpu, &mut timer, options)?, Vec::new()),
+            GpuAlgorithm::IgBlock => {
+                let (outcome, bests) = ig::run(self, gpu, &mut timer, options)?;
+                walk_bests = bests;
+                (outcome, Vec::new())
+            }
             GpuAlgorithm::IgWarp => {
-                let (outcome, walks) = ig_warp::run(self, gpu, &mut timer, options)?;
+                let (outcome, walks, bests) = ig_warp::run(self, gpu, &mut timer, options)?;
                 walk_states = walks;
+                walk_bests = bests;
                 (outcome, Vec::new())
             }
         };
@@ -594,6 +690,7 @@ impl Prepared {
             launches: u32::try_from(timer.launches).unwrap_or(u32::MAX),
             moves,
             walks: walk_states,
+            walk_bests,
             cache: self.cache,
             compile_seconds: self.compile_seconds,
             resources: self.resources.clone(),
@@ -647,4 +744,20 @@ pub fn pair_of(n: usize, k: usize) -> (usize, usize) {
         i += 1;
     }
     (i, i + 1 + (k - offset))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::walk_starts;
+
+    #[test]
+    fn seeded_walks_come_first_and_the_rest_start_from_the_runs_start() {
+        let seeds = vec![(vec![2, 0, 1], 30), (vec![1, 2, 0], 31)];
+        let (rows, values) = walk_starts(4, &[0, 1, 2], 40, &seeds);
+        assert_eq!(rows, vec![2, 0, 1, 1, 2, 0, 0, 1, 2, 0, 1, 2]);
+        assert_eq!(values, vec![30, 31, 40, 40]);
+        // More seeds than walks: the first walks take the first seeds.
+        let (rows, values) = walk_starts(1, &[0, 1, 2], 40, &seeds);
+        assert_eq!((rows, values), (vec![2, 0, 1], vec![30]));
+    }
 }

@@ -27,6 +27,8 @@ pub(super) struct RunContext<'a> {
     pub(super) clock: KernelClock,
     /// The instance on the host, where a restart needs it (`relink`).
     pub(super) inst: Option<&'a crate::qap::Instance>,
+    /// rots-block as an island: its seeds and the blocks the last epoch left.
+    pub(super) island: Option<&'a mut super::rots_block::IslandBlocks>,
 }
 
 impl RunContext<'_> {

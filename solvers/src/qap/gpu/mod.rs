@@ -36,7 +36,7 @@ mod two_opt;
 use crate::run::{Outcome, RunOptions};
 use context::RunContext;
 use rots_block::rots_block;
-pub use rots_block::{needs_rebase, next_perturbation, ROTS_REBASE_ITERATIONS};
+pub use rots_block::{needs_rebase, next_perturbation, IslandBlocks, ROTS_REBASE_ITERATIONS};
 use two_opt::{dynamic, thread_per_solution};
 
 /// The GPU variants; serialized by name (`"rots-block"`).
@@ -730,6 +730,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         Ok(Box::new(WithParams {
             prepared: prepare(gpu, cache, inst, self)?,
             params: self.clone(),
+            island: None,
         }))
     }
 }
@@ -738,6 +739,8 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
 struct WithParams {
     prepared: Prepared,
     params: GpuParams,
+    /// rots-block as an island (`start_from`): its seeds and the blocks of its last run.
+    island: Option<rots_block::IslandBlocks>,
 }
 
 impl crate::gpu::workload::PreparedRun for WithParams {
@@ -746,7 +749,9 @@ impl crate::gpu::workload::PreparedRun for WithParams {
         gpu: &Gpu,
         options: &RunOptions,
     ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
-        let run = self.prepared.run(gpu, &self.params, options)?;
+        let run = self
+            .prepared
+            .run_from(gpu, &self.params, options, self.island.as_mut())?;
         Ok(crate::gpu::workload::GpuRun {
             outcome: run.outcome,
             kernel_seconds: run.kernel_seconds,
@@ -770,6 +775,16 @@ impl crate::gpu::workload::PreparedRun for WithParams {
 
     fn launch(&self) -> Launch {
         self.prepared.launch
+    }
+
+    fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
+        // The thread-per-solution variants draw every start from a counter-based hash that the
+        // CPU mirrors; only rots-block's restart path takes a written permutation.
+        if self.params.algorithm != GpuAlgorithm::RotsBlock {
+            return false;
+        }
+        self.island.get_or_insert_default().starts = starts.to_vec();
+        true
     }
 
     fn kernel(&self) -> &Kernel {
@@ -965,6 +980,19 @@ impl Prepared {
         params: &GpuParams,
         options: &RunOptions,
     ) -> Result<GpuRun, KernelError> {
+        self.run_from(gpu, params, options, None)
+    }
+
+    /// As [`Prepared::run`], for rots-block as an island: its blocks continue from where the
+    /// last epoch left them and the first ones start from its seeds (the other variants draw
+    /// every start).
+    pub fn run_from(
+        &self,
+        gpu: &Gpu,
+        params: &GpuParams,
+        options: &RunOptions,
+        island: Option<&mut rots_block::IslandBlocks>,
+    ) -> Result<GpuRun, KernelError> {
         let mut ctx = RunContext {
             gpu,
             kernel: &self.kernel,
@@ -981,6 +1009,7 @@ impl Prepared {
             target: options.budget.target.clone(),
             clock: KernelClock::new(gpu)?,
             inst: self.inst.as_ref(),
+            island,
         };
         let (outcome, best_index) = match (params.algorithm, &self.child) {
             (GpuAlgorithm::TwoOpt | GpuAlgorithm::TwoOptShared | GpuAlgorithm::Tabu, _) => {

@@ -56,6 +56,16 @@ pub(super) fn rots_block(
         f => f.min(off as f64) as i32,
     };
     let first = 0i32;
+    if let Some(island) = ctx.island.as_deref() {
+        island_start(
+            ctx,
+            island,
+            &mut perms,
+            &mut best_perms,
+            &mut best_costs,
+            &mut done,
+        )?;
+    }
     // Launch in chunks so a time limit is honoured to within one chunk; the first chunk is
     // short and measures the iteration rate, later ones aim at ~0.1 s.
     let mut chunk: u64 = 64;
@@ -132,6 +142,7 @@ pub(super) fn rots_block(
             chunk = chunk.min(u64::from(params.launch_iterations) * n as u64);
         }
     }
+    island_save(ctx, &perms, &best_perms, &best_costs)?;
     let host_best = stream
         .clone_dtoh(&best_costs)
         .map_err(driver("reading costs"))?;
@@ -145,6 +156,82 @@ pub(super) fn rots_block(
         },
         index as u64,
     ))
+}
+
+/// An island's blocks between epochs (`PreparedRun::start_from`): the seeds the next run's
+/// first blocks start from, and every block's state as the last run left it, from which the
+/// other blocks continue (their tabu lists start afresh; their bests are kept).
+#[derive(Debug, Default)]
+pub struct IslandBlocks {
+    pub starts: Vec<Vec<usize>>,
+    /// Every block's permutation (p x n), best permutation (p x n) and best cost (p).
+    saved: Option<(Vec<i32>, Vec<i32>, Vec<i64>)>,
+}
+
+/// Writes an island's blocks before the first launch: saved blocks continue through the
+/// kernel's restart path (done_iterations = -1, keeping their bests), seeded blocks start from
+/// their seed (a fresh block's best is set to i64::MAX, so the kernel takes the seed as its
+/// best), and the others, in the first epoch, draw their starts as in any run.
+fn island_start(
+    ctx: &RunContext,
+    island: &IslandBlocks,
+    perms: &mut CudaSlice<i32>,
+    best_perms: &mut CudaSlice<i32>,
+    best_costs: &mut CudaSlice<i64>,
+    done: &mut CudaSlice<i32>,
+) -> Result<(), KernelError> {
+    let n = ctx.n;
+    let p = done.len();
+    let (mut host_perms, host_bests, mut host_costs, mut flags) = match &island.saved {
+        Some((pp, bp, bc)) if pp.len() == p * n && bp.len() == p * n && bc.len() == p => {
+            (pp.clone(), bp.clone(), bc.clone(), vec![-1i32; p])
+        }
+        _ if island.starts.is_empty() => return Ok(()),
+        _ => (vec![0; p * n], vec![0; p * n], vec![0; p], vec![0; p]),
+    };
+    for (block, start) in island.starts.iter().take(p).enumerate() {
+        crate::permutation::check(start, n)
+            .map_err(|e| KernelError::InvalidConfig(format!("seed {block} of rots-block: {e}")))?;
+        for (slot, &v) in host_perms[block * n..(block + 1) * n].iter_mut().zip(start) {
+            *slot = v as i32;
+        }
+        if flags[block] == 0 {
+            host_costs[block] = i64::MAX;
+        }
+        flags[block] = -1;
+    }
+    let stream = ctx.gpu.stream();
+    let write = "writing an island's blocks";
+    stream
+        .memcpy_htod(&host_perms, perms)
+        .map_err(driver(write))?;
+    stream
+        .memcpy_htod(&host_bests, best_perms)
+        .map_err(driver(write))?;
+    stream
+        .memcpy_htod(&host_costs, best_costs)
+        .map_err(driver(write))?;
+    stream.memcpy_htod(&flags, done).map_err(driver(write))
+}
+
+/// Keeps every block's state for the island's next epoch.
+fn island_save(
+    ctx: &mut RunContext,
+    perms: &CudaSlice<i32>,
+    best_perms: &CudaSlice<i32>,
+    best_costs: &CudaSlice<i64>,
+) -> Result<(), KernelError> {
+    let stream = ctx.gpu.stream().clone();
+    let Some(island) = ctx.island.as_deref_mut() else {
+        return Ok(());
+    };
+    let read = "reading an island's blocks";
+    island.saved = Some((
+        stream.clone_dtoh(perms).map_err(driver(read))?,
+        stream.clone_dtoh(best_perms).map_err(driver(read))?,
+        stream.clone_dtoh(best_costs).map_err(driver(read))?,
+    ));
+    Ok(())
 }
 
 /// Iterations a rots-block trajectory may count before its counter is rebased: the kernel keeps

@@ -31,6 +31,13 @@ pub struct Prepared {
     inst: Instance,
     params: GpuParams,
     nn_length: i64,
+    /// A tour the next runs take as their best so far (an island's elite): the trail limits
+    /// follow its length and the best-so-far deposits lay it down from the first iteration.
+    start: Option<(i64, Vec<usize>)>,
+    /// An island (`start_from`) continues on the pheromone its last epoch left, instead of
+    /// resetting it; `trails` says whether a run has left any.
+    island: bool,
+    trails: bool,
 }
 
 /// Checks, compiles (both modules through the cache), uploads and allocates.
@@ -75,6 +82,9 @@ pub fn prepare(
         inst: inst.clone(),
         params: params.clone(),
         nn_length,
+        start: None,
+        island: false,
+        trails: false,
     })
 }
 
@@ -87,13 +97,16 @@ impl Prepared {
         let stream = gpu.stream().clone();
         let (n, m) = (self.colony.cities(), self.colony.ants());
         let rho = self.params.rho;
-        let (mut tau_min, mut tau_max) = trail_limits(rho, self.nn_length, n);
-        self.colony.reset_pheromone(tau_max as f32)?;
+        let mut best: Option<(i64, Vec<usize>)> = self.start.clone();
+        let first_length = best.as_ref().map_or(self.nn_length, |(len, _)| *len);
+        let (mut tau_min, mut tau_max) = trail_limits(rho, first_length, n);
+        if !(self.island && self.trails) {
+            self.colony.reset_pheromone(tau_max as f32)?;
+        }
         self.colony.compute_choice_info()?;
         let mut construct_clock = KernelClock::new(gpu)?;
         let mut search_clock = KernelClock::new(gpu)?;
         let mut update_clock = KernelClock::new(gpu)?;
-        let mut best: Option<(i64, Vec<usize>)> = None;
         let mut restart_best = i64::MAX;
         let (mut iteration, mut restart_iteration, mut last_improvement) = (0u64, 0u64, 0u64);
         let started = std::time::Instant::now();
@@ -161,6 +174,7 @@ impl Prepared {
             iteration += 1;
         }
         let search_seconds = started.elapsed().as_secs_f64();
+        self.trails = true;
         let Some((length, tour)) = best else {
             unreachable!("one iteration ran")
         };
@@ -207,5 +221,15 @@ impl crate::gpu::workload::PreparedRun for Prepared {
 
     fn kernel(&self) -> &Kernel {
         self.colony.construct_kernel().0
+    }
+
+    fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
+        // The colony is one population: the best seed becomes its best so far.
+        self.island = true;
+        self.start = starts
+            .iter()
+            .find(|t| crate::permutation::check(t, self.inst.n()).is_ok())
+            .map(|t| (self.inst.tour_length(t), t.clone()));
+        true
     }
 }

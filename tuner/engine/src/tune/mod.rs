@@ -4,6 +4,7 @@
 
 pub mod budget;
 mod compile;
+mod device_pool;
 pub mod evaluator;
 mod pipeline;
 mod progress;

@@ -4,13 +4,13 @@
 //! only for its own kernel.
 
 use std::collections::HashMap;
-use std::sync::mpsc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use results::TrialStatus;
 
 use super::compile::CompileResult;
+use super::device_pool::{DevicePool, Finished};
 use super::{Backend, TrialJob, Tuning};
 use crate::campaign::instances::CampaignInstance;
 use crate::runner::gpu::job as gpu_job;
@@ -127,31 +127,17 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
     let mut workers = std::mem::take(workers);
     let timeout = settings.timeout;
     let mut out: Vec<Option<TrialResult>> = vec![None; jobs.len()];
+    let names: Vec<String> = workers.iter().map(|w| w.device.clone()).collect();
+    let measure = |worker: &mut crate::runner::gpu::GpuWorker,
+                   (mut wj, inst): (SolveJob, CampaignInstance)| {
+        wj.gpu = worker.ordinal;
+        let before = worker.busy_s;
+        let result = worker.measure(&inst, wj, timeout);
+        let busy = worker.busy_s - before;
+        (result, busy)
+    };
     let outcome = std::thread::scope(|scope| -> Result<()> {
-        let (done_tx, done_rx) = mpsc::channel::<Done>();
-        let mut senders = Vec::new();
-        let mut devices = Vec::new();
-        for (slot, worker) in workers.iter_mut().enumerate() {
-            let (tx, rx) = mpsc::channel::<(usize, SolveJob, CampaignInstance)>();
-            senders.push(tx);
-            devices.push(worker.device.clone());
-            let done = done_tx.clone();
-            scope.spawn(move || {
-                for (k, mut wj, inst) in rx {
-                    wj.gpu = worker.ordinal;
-                    let before = worker.busy_s;
-                    let result = worker.measure(&inst, wj, timeout);
-                    if done
-                        .send((k, slot, result, worker.busy_s - before))
-                        .is_err()
-                    {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(done_tx);
-        let mut free: Vec<usize> = (0..senders.len()).rev().collect();
+        let mut pool = DevicePool::start(scope, &mut workers, names, &measure);
         let mut in_flight: InFlight = HashMap::new();
         for (k, (job, p)) in jobs.iter().zip(prepared).enumerate() {
             if t.budget.exhausted() {
@@ -169,37 +155,32 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
                 Ok((wj, compiled)) => (wj, Some(compiled)),
                 Err(e) => {
                     // It cannot run: recorded as failed without taking a GPU.
-                    let result = trial(t, job, &devices[0], |_| {
+                    let device = pool.name(0).to_string();
+                    let result = trial(t, job, &device, |_| {
                         (TrialResult::failed(TrialStatus::Failed, e), 0.0)
                     })?;
                     out[k] = Some(result);
                     continue;
                 }
             };
-            if free.is_empty() {
-                let done = done_rx
-                    .recv()
-                    .context("every GPU worker thread ended before its trial")?;
-                free.push(finish(t, &mut in_flight, &mut out, done)?);
+            let (slot, finished) = pool.free_slot()?;
+            if let Some(done) = finished {
+                finish(t, &mut in_flight, &mut out, done)?;
             }
-            let slot = free.pop().expect("a free GPU");
             let id = t.store.begin_trial(
                 t.campaign_id,
                 job.point_id,
                 job.instance_id,
                 job.seed,
-                &devices[slot],
+                pool.name(slot),
             )?;
             // Counted when handed out, so the trial budget holds with several in flight.
             t.budget.new_trials += 1;
             in_flight.insert(k, (id, Instant::now(), compile));
             let inst = t.instances[job.instance].clone();
-            senders[slot]
-                .send((k, wj, inst))
-                .map_err(|_| anyhow::anyhow!("the worker thread of {} ended", devices[slot]))?;
+            pool.send(slot, k, (wj, inst))?;
         }
-        drop(senders);
-        for done in done_rx {
+        for done in pool.drain() {
             finish(t, &mut in_flight, &mut out, done)?;
         }
         Ok(())
@@ -211,18 +192,18 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
     Ok(out)
 }
 
-/// (job, GPU slot, result, busy seconds) from a worker thread.
-type Done = (usize, usize, TrialResult, f64);
+/// (job, GPU slot, (result, busy seconds)) from a worker thread.
+type Done = Finished<(TrialResult, f64)>;
 /// Trials handed out: job -> (trial id, start, its compile).
 type InFlight = HashMap<usize, (i64, Instant, Option<CompileResult>)>;
 
-/// Writes a measured trial's end; returns the GPU slot it freed.
+/// Writes a measured trial's end (its GPU slot is free again).
 fn finish(
     t: &mut Tuning,
     in_flight: &mut InFlight,
     out: &mut [Option<TrialResult>],
-    (k, slot, mut result, busy): Done,
-) -> Result<usize> {
+    (k, _slot, (mut result, busy)): Done,
+) -> Result<()> {
     let (id, started, compile) = in_flight.remove(&k).expect("a trial in flight");
     // The parent compiled the kernel: its time and cache status are the real ones.
     if let Some(Ok((seconds, status))) = compile {
@@ -234,7 +215,7 @@ fn finish(
     t.clock.push(started, busy);
     t.progress.trial(&result);
     out[k] = Some(result);
-    Ok(slot)
+    Ok(())
 }
 
 /// Queues the kernels of `points` on the class's instances (speculation: the strategy may ask

@@ -12,6 +12,8 @@ use solvers::run::{Budget, RunOptions};
 
 use crate::cli::{Backend, SolveArgs};
 
+mod islands;
+
 /// The JSON output of `mats solve --json` (documented in docs/json.md).
 #[derive(Debug, Serialize)]
 pub struct SolveReport {
@@ -114,6 +116,8 @@ fn remaining(limit: Duration, since: Instant) -> (Duration, bool) {
 /// Everything `mats solve` does but printing: checks the arguments, loads, solves, re-scores.
 pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::BestKnownEntry>)> {
     let called = Instant::now();
+    let lead = islands::lead_gpu(args)?;
+    let args: &SolveArgs = &lead;
     let src = &args.source;
     let bks = super::best_known(&src.bks)?;
     let instance = family::load(&src.file, src.family, src.index)?;
@@ -309,7 +313,7 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         budget,
     };
     let algorithm = config.variant_name().to_string();
-    run_gpu(&gpu, &config, &cache, instance, &options, algorithm)
+    run_gpu(args, &gpu, &config, &cache, instance, &options, algorithm)
 }
 
 /// The flags the CPU solvers take (as `AlgorithmParams` and the thread count).
@@ -554,7 +558,7 @@ fn solve_tuned(
             budget,
         };
         let algorithm = format!("{} (tuned: {bundle})", config.variant_name());
-        let mut solved = run_gpu(&gpu, &config, &cache, instance, &options, algorithm)?;
+        let mut solved = run_gpu(args, &gpu, &config, &cache, instance, &options, algorithm)?;
         solved.tuned = Some(tuned);
         return Ok(solved);
     }
@@ -624,6 +628,7 @@ fn named_class(
 /// Runs a GPU configuration of any family and reports it as `mats solve` does (the caller
 /// re-scores the solution).
 fn run_gpu(
+    args: &SolveArgs,
     gpu: &kernels::gpu::Gpu,
     config: &solvers::gpu::GpuConfig,
     cache: &kernels::KernelCache,
@@ -631,6 +636,9 @@ fn run_gpu(
     options: &RunOptions,
     algorithm: String,
 ) -> Result<Solved> {
+    if let Some(solved) = islands::solve(args, gpu, config, cache, instance, options, &algorithm)? {
+        return Ok(solved);
+    }
     // A cold NVRTC compile in `prepare` counts against the time limit as well.
     let preparing = Instant::now();
     let mut prepared = config.prepare(gpu, cache, instance)?;
@@ -667,6 +675,7 @@ fn run_gpu(
             flags: config.flags().to_vec(),
             layout: run.layout.clone(),
             blocks_per_sm: run.blocks_per_sm,
+            islands: None,
         }),
         outcome: run.outcome,
         algorithm,
@@ -695,6 +704,9 @@ pub struct GpuDetails {
     /// Resident blocks per SM of the main kernel (occupancy API).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks_per_sm: Option<u32>,
+    /// `--gpus` with several GPUs: the islands' work and exchanges (see docs/json.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub islands: Option<islands::IslandsReport>,
 }
 
 fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
@@ -728,6 +740,9 @@ fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
                 .map(|b| format!(", {b} blocks/SM"))
                 .unwrap_or_default();
             println!("layout     {layout}{resident}");
+        }
+        if let Some(islands) = &g.islands {
+            islands::print(islands);
         }
     }
     let solution: Vec<String> = r.solution.iter().map(|v| v.to_string()).collect();
