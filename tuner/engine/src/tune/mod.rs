@@ -5,6 +5,8 @@
 pub mod budget;
 mod compile;
 pub mod evaluator;
+pub mod front;
+pub mod phases;
 mod pipeline;
 mod progress;
 pub mod settings;
@@ -154,6 +156,16 @@ impl Tuning {
         }
         let neighbours = search::SearchSpace::neighbours(self.space.as_ref(), point, &[]);
         pipeline::speculate(self, &neighbours, members);
+    }
+
+    /// Makes every production run from here on one of `phase` (its budget and seeds).
+    pub fn set_phase(&mut self, phase: &phases::Phase, campaign: RunMode) {
+        self.mode = phase.mode(campaign);
+        self.seeds = phase.seeds.clone();
+        match &mut self.backend {
+            Backend::Cpu(settings) => settings.mode = self.mode,
+            Backend::Gpu { settings, .. } => settings.mode = self.mode,
+        }
     }
 
     pub fn progress_note(&self, class: &str, best: Option<f64>, baseline: Option<&Baseline>) {
@@ -428,7 +440,6 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let stop = Arc::new(AtomicBool::new(false));
     install_ctrl_c(stop.clone());
     let budget = Budget::new(&file.config.budget, stop);
-    let seed = file.config.seed;
     let (backend, device_names, device_label) = match v.choice {
         BackendChoice::Gpu => open_gpus(&file, &v.setup, options, v.mode, &out_dir)?,
         _ => {
@@ -508,44 +519,76 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         cpu_lock,
     };
 
+    let phases = phases::phases(&file)?;
+    let campaign_mode = t.mode;
     let mut summaries = Vec::new();
-    let mut bests: BTreeMap<String, Point> = BTreeMap::new();
     let mut baselines: BTreeMap<String, Baseline> = BTreeMap::new();
-    for (class, members) in &classes {
-        let (s, base) = tune_class(&mut t, class, members, &baseline, &searches, seed)?;
-        if let Some(b) = base {
-            baselines.insert(class.clone(), b);
+    // Per class, the winner of the last budget tuned: the next budget's search starts there.
+    let mut previous: BTreeMap<String, Point> = BTreeMap::new();
+    for phase in &phases {
+        t.set_phase(phase, campaign_mode);
+        let named = |m: &ClassMembers| -> ClassMembers {
+            m.iter()
+                .map(|(c, v)| (phase.class_name(c), v.clone()))
+                .collect()
+        };
+        let (phase_classes, phase_holdouts) = (named(&classes), named(&holdouts));
+        let mut phase_summaries = Vec::new();
+        let mut bests: BTreeMap<String, Point> = BTreeMap::new();
+        for (class, members) in &classes {
+            let name = phase.class_name(class);
+            let start = previous.get(class).unwrap_or(&baseline).clone();
+            let (mut s, base) = tune_class(
+                &mut t,
+                &name,
+                members,
+                &baseline,
+                &start,
+                &searches,
+                phase.base_seed,
+            )?;
+            s.budget_s = phase.budget_s;
+            if let Some(b) = base {
+                baselines.insert(name.clone(), b);
+            }
+            if let Some(p) = &s.best_point {
+                bests.insert(name.clone(), p.clone());
+                previous.insert(class.clone(), p.clone());
+            }
+            phase_summaries.push(s);
+            if t.budget.exhausted() {
+                break;
+            }
         }
-        if let Some(p) = &s.best_point {
-            bests.insert(class.clone(), p.clone());
+        // A shard sees only its classes' winners; the cross-class step needs all of them.
+        if classes.len() > 1 && !t.budget.exhausted() && options.shard.is_none() {
+            let metric = searches
+                .first()
+                .map(|(_, o)| crate::campaign::metrics(*o)[0])
+                .unwrap_or(crate::campaign::Metric::Time);
+            cross_class(&mut t, &phase_classes, &bests, &baselines, metric)?;
         }
-        summaries.push(s);
-        if t.budget.exhausted() {
+        if !t.budget.stopped_by_user() {
+            t.budget.verifying = true;
+            verify(
+                &mut t,
+                &phase_classes,
+                &phase_holdouts,
+                &mut phase_summaries,
+                &baseline,
+                default_point.as_ref(),
+                &baselines,
+                phase.base_seed,
+            )?;
+            t.budget.verifying = false;
+        }
+        summaries.extend(phase_summaries);
+        if t.budget.exhausted() || t.budget.stopped_by_user() {
             break;
         }
     }
-    // A shard sees only its classes' winners; the cross-class step needs all of them.
-    if classes.len() > 1 && !t.budget.exhausted() && options.shard.is_none() {
-        let metric = searches
-            .first()
-            .map(|(_, o)| crate::campaign::metrics(*o)[0])
-            .unwrap_or(crate::campaign::Metric::Time);
-        cross_class(&mut t, &classes, &bests, &baselines, metric)?;
-    }
-    if !t.budget.stopped_by_user() {
-        t.budget.verifying = true;
-        verify(
-            &mut t,
-            &classes,
-            &holdouts,
-            &mut summaries,
-            &baseline,
-            default_point.as_ref(),
-            &baselines,
-            seed,
-        )?;
-        t.budget.verifying = false;
-    }
+    // The summary's production-run count is in units of the campaign's first budget.
+    t.set_phase(&phases[0], campaign_mode);
     t.progress.finish();
 
     write_summary(&t, &out_dir, device_label, summaries, &baselines)
@@ -659,6 +702,7 @@ fn campaign_settings(
         objectives: Some(objectives),
         production_runs: Some(file.config.budget.production_runs),
         run: Some(v.mode),
+        budgets_s: Some(file.budgets()?).filter(|b| b.len() > 1),
         seeds: Some(v.seeds.clone()),
         baseline: Some(v.baseline.clone()),
         default: v.default_point.clone(),
@@ -873,6 +917,7 @@ fn tune_class(
     class: &str,
     members: &[usize],
     baseline_point: &Point,
+    start: &Point,
     searches: &[(search::Strategy, Objective)],
     seed: u64,
 ) -> Result<(ClassSummary, Option<Baseline>)> {
@@ -900,6 +945,8 @@ fn tune_class(
         saved_trials: 0,
         final_check: None,
         holdout: None,
+        budget_s: None,
+        front: Vec::new(),
     };
     // The baseline first: the guard, racing and every improvement refer to it.
     let (run_id, recorded, _) = open_run(t, class, "baseline", metric.name())?;
@@ -944,14 +991,7 @@ fn tune_class(
     let mut first: Option<SearchResult> = None;
     for (strategy, objective) in searches {
         let found = search_class(
-            t,
-            class,
-            members,
-            baseline_point,
-            &baseline,
-            strategy,
-            *objective,
-            seed,
+            t, class, members, start, &baseline, strategy, *objective, seed,
         )?;
         first.get_or_insert(found);
         if t.budget.exhausted() {
@@ -975,6 +1015,7 @@ fn tune_class(
             evaluations: found.evaluations,
             raced: found.raced,
             saved_trials: found.saved_trials,
+            front: front::of_search(&found.pareto),
             ..empty(names)
         },
         Some(baseline),
@@ -985,6 +1026,8 @@ fn tune_class(
 #[derive(Debug, Default)]
 struct SearchResult {
     best: Option<(Point, search::Objectives)>,
+    /// The non-dominated points of a Pareto objective.
+    pareto: Vec<(Point, search::Objectives)>,
     evaluations: u32,
     raced: u32,
     saved_trials: u32,
@@ -1088,7 +1131,7 @@ fn search_class(
     t: &mut Tuning,
     class: &str,
     members: &[usize],
-    baseline_point: &Point,
+    start: &Point,
     baseline: &Baseline,
     strategy: &search::Strategy,
     objective: Objective,
@@ -1113,11 +1156,12 @@ fn search_class(
         space.as_ref(),
         &mut ev,
         objective,
-        Some(baseline_point.clone()),
+        Some(start.clone()),
         &mut rng,
     )?;
     let found = SearchResult {
         best: outcome.best,
+        pareto: outcome.pareto,
         evaluations: ev.seq,
         raced: ev.raced,
         saved_trials: ev.saved_trials,
@@ -1198,6 +1242,16 @@ fn verify(
                 None,
             )?;
         }
+        let mut front = std::mem::take(&mut summary.front);
+        front::remeasure(
+            t,
+            &summary.class,
+            members,
+            &mut front,
+            fresh.clone(),
+            metric,
+        )?;
+        summary.front = front;
         if t.budget.stopped_by_user() {
             break;
         }
