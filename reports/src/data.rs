@@ -260,9 +260,10 @@ fn find_baseline(
         .map(|m| (m.clone(), BaselineSource::BaselineRun))
 }
 
-/// Runs that re-measure a class's answer after its search: `final` and `holdout`.
+/// Runs that re-measure a class's answer after its search: `final`, `holdout` and `front`
+/// (a Pareto search's front on fresh seeds).
 pub fn is_verification(strategy: &str) -> bool {
-    matches!(strategy, "final" | "holdout")
+    matches!(strategy, "final" | "holdout" | "front")
 }
 
 /// Point equality ignoring the named parameters.

@@ -86,6 +86,29 @@ pub fn nearest_budget(budgets: &[f64], time_limit_s: Option<f64>) -> Option<usiz
     (0..budgets.len()).min_by(|&a, &b| far(budgets[a]).total_cmp(&far(budgets[b])))
 }
 
+/// The points of a (class, budget) an export keeps as its front: those non-dominated in gap,
+/// time, energy and power together (a quantity not measured counts as the same for all).
+/// Every point [`pick`] could choose under any cap and preference is among them: a point
+/// dominated in all four is beaten, under the same caps, by the point that dominates it.
+pub fn front(points: &[&Measured]) -> Vec<Measured> {
+    let or_inf = |v: Option<f64>| v.unwrap_or(f64::INFINITY);
+    let values: Vec<[f64; 4]> = points
+        .iter()
+        .map(|m| {
+            [
+                or_inf(m.gap_percent),
+                m.time_s,
+                or_inf(m.energy_j),
+                or_inf(m.power_w),
+            ]
+        })
+        .collect();
+    results::non_dominated(&values)
+        .into_iter()
+        .map(|i| points[i].clone())
+        .collect()
+}
+
 /// One budget's bundles and front, as an index holds them.
 struct View<'a> {
     budget_s: Option<f64>,

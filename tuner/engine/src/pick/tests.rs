@@ -219,3 +219,28 @@ fn a_front_without_power_or_bundles_refuses_a_cap_clearly() {
     let err = pick(&old, "small", BUDGET, &r).unwrap_err();
     assert!(err.contains("measured power"), "{err}");
 }
+
+#[test]
+fn the_kept_front_holds_every_point_a_cap_can_choose() {
+    let mut all = front();
+    // Dominated in every quantity by b-128: never chosen, never kept.
+    all.push(point(0.60, Some(210.0), Some(104.0), "dominated"));
+    // Worse gap and energy than b-128 but the lowest power: a power cap may choose it.
+    all.push(point(0.95, Some(140.0), Some(80.0), "frugal"));
+    let refs: Vec<&Measured> = all.iter().collect();
+    let kept: Vec<String> = front(&refs).into_iter().filter_map(|m| m.bundle).collect();
+    assert!(!kept.contains(&"dominated".to_string()), "{kept:?}");
+    for b in ["b-512", "b-128", "b-64", "frugal"] {
+        assert!(kept.contains(&b.to_string()), "{b} missing from {kept:?}");
+    }
+    // A CPU front: no power or energy, still non-dominated in gap and time.
+    let cpu: Vec<Measured> = [(0.4, 0.51), (0.5, 0.50), (0.6, 0.52)]
+        .iter()
+        .map(|&(g, t)| Measured {
+            time_s: t,
+            ..point(g, None, None, &format!("{g}"))
+        })
+        .collect();
+    let refs: Vec<&Measured> = cpu.iter().collect();
+    assert_eq!(front(&refs).len(), 2);
+}
