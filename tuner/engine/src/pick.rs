@@ -45,6 +45,9 @@ pub struct BudgetChoice {
     /// Every budget the class was tuned at (empty for a campaign of one budget).
     pub budgets_s: Vec<f64>,
     pub reason: BudgetReason,
+    /// The `--time-limit` the budget was chosen for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_limit_s: Option<f64>,
 }
 
 /// A cap that filtered the front, with the chosen point's value under it.
@@ -242,8 +245,9 @@ impl Pick {
         };
         let budget = match (self.budget.budget_s, self.budget.reason) {
             (Some(b), BudgetReason::Nearest) => format!(
-                "the {b} s budget (nearest --time-limit on a log scale of {} s)",
-                list(&self.budget.budgets_s)
+                "the {b} s budget (of {} s, the nearest --time-limit {} s on a log scale)",
+                list(&self.budget.budgets_s),
+                self.budget.time_limit_s.unwrap_or(b)
             ),
             (Some(b), BudgetReason::First) => format!(
                 "the {b} s budget (the campaign's first of {} s; --time-limit picks another)",
@@ -297,6 +301,7 @@ fn choose_budget<'a>(
                     budget_s: Some(b.budget_s),
                     budgets_s: budgets,
                     reason,
+                    time_limit_s,
                 },
             )
         }
@@ -315,6 +320,7 @@ fn choose_budget<'a>(
                     budget_s,
                     budgets_s: budgets,
                     reason: BudgetReason::Only,
+                    time_limit_s,
                 },
             )
         }

@@ -90,6 +90,11 @@ pub struct TuneArgs {
     /// `mats merge` joins the shards. The cross-class step is left out.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<engine::tune::Shard>,
+    /// Only check the campaign (objectives, budgets, backend table, space, baseline and
+    /// default points, instances and classes) and exit; a GPU campaign is checked as for a
+    /// GPU also on a machine without one. Measures and writes nothing.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// A campaign's output folder, and which campaign of its store.

@@ -23,7 +23,7 @@ fn bundles(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 /// The trade-off of issue 28 (rots-block on tai*a: 0.43% at 273 W, 0.51% at 207 W) and a
 /// frugal third point.
-fn front() -> Vec<Measured> {
+fn issue_front() -> Vec<Measured> {
     vec![
         point(0.43, Some(273.0), Some(136.5), "b-512"),
         point(0.51, Some(207.0), Some(103.5), "b-128"),
@@ -34,14 +34,14 @@ fn front() -> Vec<Measured> {
 fn entry(budgets: &[f64]) -> ClassEntry {
     ClassEntry {
         bundles: bundles(&[("quality", "q-first"), ("energy", "e-first")]),
-        pareto: front(),
+        pareto: issue_front(),
         features: BTreeMap::new(),
         budgets: budgets
             .iter()
             .map(|&b| BudgetEntry {
                 budget_s: b,
                 bundles: bundles(&[("quality", &format!("q-{b}")), ("energy", "e")]),
-                pareto: front()
+                pareto: issue_front()
                     .into_iter()
                     .map(|mut m| {
                         m.bundle = Some(format!("{}-{b}", m.bundle.unwrap_or_default()));
@@ -99,7 +99,7 @@ fn a_budgeted_export_runs_the_requested_budget_and_says_which() {
     assert_eq!(p.budget.reason, BudgetReason::Nearest);
     let line = p.describe("small");
     assert!(
-        line.contains("60 s budget") && line.contains("nearest --time-limit"),
+        line.contains("the 60 s budget (of 0.5, 5, 60 s, the nearest --time-limit 20 s"),
         "{line}"
     );
 
@@ -222,13 +222,16 @@ fn a_front_without_power_or_bundles_refuses_a_cap_clearly() {
 
 #[test]
 fn the_kept_front_holds_every_point_a_cap_can_choose() {
-    let mut all = front();
+    let mut all = issue_front();
     // Dominated in every quantity by b-128: never chosen, never kept.
     all.push(point(0.60, Some(210.0), Some(104.0), "dominated"));
     // Worse gap and energy than b-128 but the lowest power: a power cap may choose it.
     all.push(point(0.95, Some(140.0), Some(80.0), "frugal"));
     let refs: Vec<&Measured> = all.iter().collect();
-    let kept: Vec<String> = front(&refs).into_iter().filter_map(|m| m.bundle).collect();
+    let kept: Vec<String> = super::front(&refs)
+        .into_iter()
+        .filter_map(|m| m.bundle)
+        .collect();
     assert!(!kept.contains(&"dominated".to_string()), "{kept:?}");
     for b in ["b-512", "b-128", "b-64", "frugal"] {
         assert!(kept.contains(&b.to_string()), "{b} missing from {kept:?}");
@@ -242,5 +245,5 @@ fn the_kept_front_holds_every_point_a_cap_can_choose() {
         })
         .collect();
     let refs: Vec<&Measured> = cpu.iter().collect();
-    assert_eq!(front(&refs).len(), 2);
+    assert_eq!(super::front(&refs).len(), 2);
 }

@@ -258,11 +258,14 @@ pub fn stored_space(campaign: &results::CampaignRow) -> Result<Space> {
     Ok(space)
 }
 
-/// Which setup (space, baseline) and backend a campaign runs with here.
-fn choose_backend(file: &CampaignFile) -> Result<(BackendChoice, SetupConfig)> {
+/// Whether this machine has a usable NVIDIA GPU.
+fn gpu_present() -> bool {
+    kernels::gpu::driver_available() && kernels::gpu::device_count().map(|n| n > 0).unwrap_or(false)
+}
+
+/// Which setup (space, baseline) and backend a campaign runs with (`gpu_present`: here).
+fn choose_backend(file: &CampaignFile, gpu_present: bool) -> Result<(BackendChoice, SetupConfig)> {
     let c = &file.config;
-    let gpu_present = kernels::gpu::driver_available()
-        && kernels::gpu::device_count().map(|n| n > 0).unwrap_or(false);
     let choice = match c.backend {
         BackendChoice::Auto if gpu_present && c.gpu.is_some() => BackendChoice::Gpu,
         BackendChoice::Auto if c.cpu.is_some() => BackendChoice::Cpu,
@@ -322,7 +325,20 @@ struct Validated {
 /// backend, space, baseline and default points, and (unless it generates them) its instances
 /// and classes. The daemon calls it before queueing, so errors reach the submitter at once.
 pub fn check(file: &CampaignFile) -> Result<()> {
-    validate(file)?;
+    check_with(file, gpu_present())
+}
+
+/// [`check`] as on a machine with a GPU when the campaign has a `[gpu]` table (`mats tune
+/// --check`: a GPU campaign is checked on a laptop before it goes to the GPU machine).
+/// Returns the backend it was checked for.
+pub fn check_anywhere(file: &CampaignFile) -> Result<&'static str> {
+    let gpu = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
+    check_with(file, gpu || gpu_present())?;
+    Ok(if gpu { "gpu" } else { "cpu" })
+}
+
+fn check_with(file: &CampaignFile, gpu_present: bool) -> Result<()> {
+    validate(file, gpu_present)?;
     if !instances::generates(file) {
         let bks = solvers::bks::BestKnown::embedded();
         // The folder is only written when the campaign generates instances.
@@ -333,11 +349,12 @@ pub fn check(file: &CampaignFile) -> Result<()> {
     Ok(())
 }
 
-fn validate(file: &CampaignFile) -> Result<Validated> {
+fn validate(file: &CampaignFile, gpu_present: bool) -> Result<Validated> {
     let searches = file.searches()?;
     let mode = file.run_mode()?;
     let seeds = file.run_seeds()?;
-    let (choice, setup) = choose_backend(file)?;
+    phases::phases(file)?;
+    let (choice, setup) = choose_backend(file, gpu_present)?;
     let table_name = match choice {
         BackendChoice::Gpu => "gpu",
         _ => "cpu",
@@ -426,7 +443,7 @@ fn check_setup(
 
 /// Runs a campaign.
 pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
-    let v = validate(&file)?;
+    let v = validate(&file, gpu_present())?;
     let out_dir = shard_output_dir(&file, options.out.as_deref(), options.shard);
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
