@@ -17,10 +17,10 @@ impl ParetoPlot<'_> {
     pub fn scales(&self) -> (Scale, Scale) {
         let d = self.data;
         let scale = |metric: Metric, values: Vec<f64>| match metric {
-            Metric::Energy => Scale::for_values(values.into_iter(), "J"),
+            Metric::Energy => Scale::for_values(values, "J"),
             Metric::Power => Scale::unit("W"),
             Metric::Gap => Scale::unit("%"),
-            Metric::Time => Scale::for_values(values.into_iter(), "s"),
+            Metric::Time => Scale::for_values(values, "s"),
         };
         (
             scale(d.x_metric, d.points.iter().map(|p| p.x).collect()),
