@@ -385,3 +385,34 @@ fn the_front_survives_export_and_a_cap_runs_the_best_gap_point_within_it() {
     ]);
     assert!(err.contains("--max-energy must be a positive"), "{err}");
 }
+
+#[test]
+fn budget_campaigns_check_without_a_gpu_and_bad_budgets_name_their_line() {
+    for c in [
+        "campaigns/qap-budgets-energy.toml",
+        "campaigns/pfsp-budgets-energy.toml",
+    ] {
+        let (stdout, _) = ok(&["tune", c, "--check"]);
+        assert!(stdout.contains("valid for backend gpu"), "{c}: {stdout}");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let campaign = tmp.path().join("bad.toml");
+    let text = two_budget_campaign().replace("[0.02, 0.1]", "[0.1, 0.02]");
+    std::fs::write(&campaign, text).unwrap();
+    let err = error_of(&["tune", campaign.to_str().unwrap(), "--check"]);
+    assert!(
+        err.contains("bad.toml, line 8") && err.contains("increasing"),
+        "{err}"
+    );
+    // A CPU campaign cannot measure energy: the gap x energy pair is refused there.
+    let text = two_budget_campaign().replace(
+        "objective = \"gap@budget\"",
+        "objective = [\"gap@budget\", \"energy@budget\"]",
+    );
+    std::fs::write(&campaign, text).unwrap();
+    let err = error_of(&["tune", campaign.to_str().unwrap(), "--check"]);
+    assert!(
+        err.contains("power and energy are measured on GPUs only"),
+        "{err}"
+    );
+}
