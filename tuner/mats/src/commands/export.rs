@@ -26,16 +26,6 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     let device = settings.device.clone().unwrap_or_default();
     let arch = settings.arch;
 
-    // Class -> point -> the latest ok evaluation of it on that class.
-    let runs = store.runs(campaign.id)?;
-    let class_of: BTreeMap<i64, String> = runs.iter().map(|r| (r.id, r.class.clone())).collect();
-    // The verification runs measure other seeds or other instances: not search results. The
-    // front's re-measure gives the values a cap compares with.
-    let run_kind = |id: i64| {
-        runs.iter()
-            .find(|r| r.id == id)
-            .map(|r| r.strategy.as_str())
-    };
     let run_mode = settings.run;
     let quality = matches!(
         run_mode,
@@ -44,32 +34,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     // The campaign's own verdict per class: where the final re-measure found the baseline
     // or the default better than the search's winner, that point is exported instead.
     let summary = engine::tune::read_summary(&args.source.dir.join("summary.json")).ok();
-    let mut by_class: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
-    let mut remeasured: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
-    for e in store.evaluations(campaign.id)? {
-        if e.status != EvaluationStatus::Ok {
-            continue;
-        }
-        let (Some(class), Some(time_s)) = (class_of.get(&e.run_id), e.time_s) else {
-            continue;
-        };
-        let into = match run_kind(e.run_id) {
-            Some(engine::tune::front::RUN_LABEL) => &mut remeasured,
-            Some("final" | "holdout" | "cross-class") => continue,
-            _ => &mut by_class,
-        };
-        into.entry(class.clone()).or_default().insert(
-            e.point.clone(),
-            Measured {
-                point: e.point,
-                time_s,
-                power_w: e.power_w,
-                energy_j: e.energy_j,
-                gap_percent: e.gap_percent,
-                bundle: None,
-            },
-        );
-    }
+    let (by_class, remeasured) = evaluations_by_class(&store, campaign.id)?;
     if by_class.is_empty() {
         bail!(
             "campaign {:?} in {} has no successful evaluations to export",
@@ -331,6 +296,48 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Per class, point -> its latest ok evaluation: of the searches, and of the front's
+/// re-measure on fresh seeds (the values a cap compares with). The other verification runs
+/// measure other seeds or other instances: not search results.
+#[allow(clippy::type_complexity)]
+fn evaluations_by_class(
+    store: &results::Store,
+    campaign_id: i64,
+) -> Result<(
+    BTreeMap<String, BTreeMap<Point, Measured>>,
+    BTreeMap<String, BTreeMap<Point, Measured>>,
+)> {
+    let runs = store.runs(campaign_id)?;
+    let run_of: BTreeMap<i64, &results::RunRow> = runs.iter().map(|r| (r.id, r)).collect();
+    let mut by_class: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
+    let mut remeasured: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
+    for e in store.evaluations(campaign_id)? {
+        if e.status != EvaluationStatus::Ok {
+            continue;
+        }
+        let (Some(run), Some(time_s)) = (run_of.get(&e.run_id), e.time_s) else {
+            continue;
+        };
+        let into = match run.strategy.as_str() {
+            engine::tune::front::RUN_LABEL => &mut remeasured,
+            "final" | "holdout" | "cross-class" => continue,
+            _ => &mut by_class,
+        };
+        into.entry(run.class.clone()).or_default().insert(
+            e.point.clone(),
+            Measured {
+                point: e.point,
+                time_s,
+                power_w: e.power_w,
+                energy_j: e.energy_j,
+                gap_percent: e.gap_percent,
+                bundle: None,
+            },
+        );
+    }
+    Ok((by_class, remeasured))
 }
 
 fn short_hash(text: &str) -> String {
