@@ -766,6 +766,9 @@ fn solve_tuned(
             instance.family()
         );
         tuned.default_ran = true;
+        if args.max_power.is_some() || args.max_energy.is_some() {
+            eprintln!("the default was never measured for power or energy: the cap does not apply");
+        }
         let mut solved = if index.backend == "gpu" {
             solve_gpu(args, instance, budget)?
         } else {
