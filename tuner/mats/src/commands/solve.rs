@@ -795,8 +795,8 @@ fn solve_tuned(
     };
     let pick = engine::pick::pick(&index.classes[&class], &class, index.run, &request)
         .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
-    eprintln!("{}", pick.describe(&class));
     let bundle = &pick.bundle.clone();
+    let picked = pick.describe(&class);
     tuned.pick = Some(pick);
     let folder = dir.join(bundle);
     let manifest = Manifest::read(&folder, dir)?;
@@ -823,6 +823,8 @@ fn solve_tuned(
         },
         _ => budget,
     };
+    // Said once the bundle is known to load, so a broken bundle's error stays one line.
+    eprintln!("{picked}");
     if let Some(run) = &manifest.run {
         eprintln!(
             "bundle {bundle}: tuned for {} at {}; running {}",
