@@ -260,9 +260,10 @@ fn find_baseline(
         .map(|m| (m.clone(), BaselineSource::BaselineRun))
 }
 
-/// Runs that re-measure a class's answer after its search: `final` and `holdout`.
+/// Runs that re-measure a class's answer after its search: `final`, `holdout` and `front`
+/// (a Pareto search's front on fresh seeds).
 pub fn is_verification(strategy: &str) -> bool {
-    matches!(strategy, "final" | "holdout")
+    matches!(strategy, "final" | "holdout" | "front")
 }
 
 /// Point equality ignoring the named parameters.
@@ -328,10 +329,12 @@ pub struct FrontPoint {
     pub rejected: bool,
 }
 
-/// Data of one Pareto figure (time vs power or time vs energy) of a class.
+/// Data of one Pareto figure of a class (the campaign's own pair, e.g. gap vs energy; time
+/// vs power and time vs energy for fixed work).
 #[derive(Debug, Clone)]
 pub struct ParetoData {
     pub class: String,
+    pub x_metric: Metric,
     pub y_metric: Metric,
     pub points: Vec<FrontPoint>,
     /// Indices into `points` of the non-dominated ok points, by increasing time.
@@ -343,12 +346,42 @@ pub struct ParetoData {
     pub unplaced_exports: Vec<String>,
 }
 
-/// Pareto data of `class` for time against `y_metric`, or why there is none.
+/// The pairs of metrics the report draws fronts of: each Pareto objective of the campaign
+/// (`pareto:gap,energy`), then time against power and energy where time is what varies (fixed
+/// work, time to target), or gap against energy for a single quality objective. Drawing time
+/// where it is the fixed budget would show nothing.
+pub fn figure_pairs(objectives: Option<&str>) -> Vec<(Metric, Metric)> {
+    let mut pairs = Vec::new();
+    let mut gap = false;
+    for objective in objectives.unwrap_or("").split_whitespace() {
+        let metrics = objective_metrics(objective);
+        gap |= metrics.contains(&Metric::Gap);
+        if let (true, [a, b]) = (objective.starts_with("pareto:"), metrics.as_slice()) {
+            pairs.push((*a, *b));
+        }
+    }
+    let defaults: &[(Metric, Metric)] = match (gap, pairs.is_empty()) {
+        (true, true) => &[(Metric::Gap, Metric::Energy)],
+        (true, false) => &[],
+        (false, _) => &[
+            (Metric::Time, Metric::Power),
+            (Metric::Time, Metric::Energy),
+        ],
+    };
+    for pair in defaults {
+        if !pairs.contains(pair) {
+            pairs.push(*pair);
+        }
+    }
+    pairs
+}
+
+/// Pareto data of `class` for `x_metric` against `y_metric`, or why there is none.
 pub fn pareto_data(
     input: &ReportInput,
     an: &Analysis<'_>,
     class: &str,
-    y_metric: Metric,
+    (x_metric, y_metric): (Metric, Metric),
 ) -> Result<ParetoData, String> {
     let cd = an.class_data.get(class).ok_or("no runs in this class")?;
     let points: Vec<FrontPoint> = cd
@@ -358,7 +391,7 @@ pub fn pareto_data(
         .filter_map(|m| {
             Some(FrontPoint {
                 key: m.key.clone(),
-                x: Metric::Time.of(m)?,
+                x: x_metric.of(m)?,
                 y: y_metric.of(m)?,
                 rejected: !m.is_ok(),
             })
@@ -366,7 +399,9 @@ pub fn pareto_data(
         .collect();
     if points.is_empty() {
         return Err(format!(
-            "no evaluation in this class has both time and {} (a CPU campaign measures no power)",
+            "no evaluation in this class has both {} and {} (a CPU campaign measures no power \
+             or energy)",
+            x_metric.name(),
             y_metric.name()
         ));
     }
@@ -376,7 +411,7 @@ pub fn pareto_data(
     let baseline = cd
         .baseline
         .as_ref()
-        .and_then(|(m, _)| Some((Metric::Time.of(m)?, y_metric.of(m)?)));
+        .and_then(|(m, _)| Some((x_metric.of(m)?, y_metric.of(m)?)));
     let mut exports = Vec::new();
     let mut unplaced_exports = Vec::new();
     for ex in input.exports.iter().filter(|e| e.class == class) {
@@ -389,6 +424,7 @@ pub fn pareto_data(
     }
     Ok(ParetoData {
         class: class.to_string(),
+        x_metric,
         y_metric,
         points,
         front,
@@ -944,7 +980,7 @@ mod tests {
         fn pareto_front_highlight() {
             let input = input();
             let an = Analysis::new(&input);
-            let d = pareto_data(&input, &an, "c", Metric::Power).expect("data");
+            let d = pareto_data(&input, &an, "c", (Metric::Time, Metric::Power)).expect("data");
             let front: Vec<(f64, f64)> = d
                 .front
                 .iter()
@@ -958,6 +994,22 @@ mod tests {
                 d.exports,
                 vec![("export b1 (prefer time)".to_string(), 2.0, 150.0)]
             );
+        }
+
+        #[test]
+        fn fronts_are_drawn_for_the_campaigns_own_pair() {
+            use Metric::*;
+            assert_eq!(
+                figure_pairs(Some("pareto:gap,energy")),
+                [(Gap, Energy)],
+                "time is the fixed budget of a gap@budget campaign"
+            );
+            assert_eq!(figure_pairs(Some("gap")), [(Gap, Energy)]);
+            assert_eq!(
+                figure_pairs(Some("time pareto:time,energy")),
+                [(Time, Energy), (Time, Power)]
+            );
+            assert_eq!(figure_pairs(None), [(Time, Power), (Time, Energy)]);
         }
 
         #[test]

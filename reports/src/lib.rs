@@ -27,6 +27,7 @@
 //! Text is drawn with DejaVu Sans, embedded in the binary and registered with plotters'
 //! `ab_glyph` text stack, so no system font libraries are needed.
 
+pub mod budgets;
 pub mod data;
 pub mod demo;
 pub mod figures;

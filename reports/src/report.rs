@@ -91,6 +91,28 @@ pub(crate) fn render(
         .collect();
 
     let mut sections = vec![campaign_section(input, &an), classes_section(&an)];
+    let budget_rows = crate::budgets::budget_rows(&an);
+    if !budget_rows.is_empty() {
+        let metric = an
+            .settings
+            .objectives
+            .as_deref()
+            .and_then(|o| o.split_whitespace().next())
+            .unwrap_or("time");
+        sections.push(section(
+            "budgets",
+            "Budgets",
+            Some(
+                "The campaign tuned each class at several budgets (a later budget's search \
+                 starting from the earlier winner): how the best configuration changes with \
+                 the budget.",
+            ),
+            vec![Entry::Table(crate::budgets::budget_table(
+                &budget_rows,
+                metric,
+            ))],
+        ));
+    }
     let verdicts = crate::verdict::class_verdicts(input);
     sections.push(verdict_section(&mut w, input, &verdicts)?);
 
@@ -103,10 +125,14 @@ pub(crate) fn render(
         if cd.runs.is_empty() {
             continue;
         }
-        for metric in [Metric::Power, Metric::Energy] {
-            let id = format!("pareto-{}-{no:02}", metric.name());
-            let title = format!("Pareto front, time vs {}: {class}", metric.name());
-            pareto.push(match data::pareto_data(input, &an, class, metric) {
+        for (x, y) in data::figure_pairs(an.settings.objectives.as_deref()) {
+            // Time-based figures keep the ids they always had (`pareto-power-01`).
+            let id = match x {
+                Metric::Time => format!("pareto-{}-{no:02}", y.name()),
+                _ => format!("pareto-{}-{}-{no:02}", x.name(), y.name()),
+            };
+            let title = format!("Pareto front, {} vs {}: {class}", x.name(), y.name());
+            pareto.push(match data::pareto_data(input, &an, class, (x, y)) {
                 Ok(d) => {
                     let plot = ParetoPlot { data: &d };
                     let caption = pareto_caption(&d);
@@ -434,7 +460,10 @@ fn pareto_caption(d: &ParetoData) -> String {
 
 fn pareto_table(d: &ParetoData, plot: &ParetoPlot<'_>, base_time: Option<f64>) -> Table {
     let (xs, ys) = plot.scales();
+    let x_head = format!("{} ({})", d.x_metric.name(), xs.unit);
     let y_head = format!("{} ({})", d.y_metric.name(), ys.unit);
+    // A speedup only where the x axis is time.
+    let base_time = base_time.filter(|_| d.x_metric == Metric::Time);
     let row = |role: &str, key: &str, x: f64, y: f64| {
         vec![
             role.to_string(),
@@ -461,7 +490,7 @@ fn pareto_table(d: &ParetoData, plot: &ParetoPlot<'_>, base_time: Option<f64>) -
         headers: vec![
             "role".into(),
             "point".into(),
-            format!("time ({})", xs.unit),
+            x_head,
             y_head,
             "speedup".into(),
         ],

@@ -106,7 +106,7 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
         let search = runs.iter().find(|r| {
             !matches!(
                 r.strategy.as_str(),
-                "baseline" | "cross-class" | "final" | "holdout"
+                "baseline" | "cross-class" | "final" | "holdout" | "front"
             )
         });
         let Some(search) = search else { continue };

@@ -8,6 +8,7 @@
 //! - `merge` (inside `store`): shard stores of one campaign joined into one.
 //! - `lock`: one writer per campaign folder (an advisory lock a crash cannot leave behind).
 
+pub mod budget;
 pub mod error;
 pub mod export;
 pub mod lock;
@@ -19,6 +20,7 @@ pub mod settings;
 pub mod store;
 pub mod summary;
 
+pub use budget::{budget_class, split_budget_class};
 pub use error::StoreError;
 pub use export::{write_csv, write_json, write_trials_json, ExportError, StoreDump};
 pub use lock::{FolderLock, LockError};
@@ -31,4 +33,4 @@ pub use record::{
 };
 pub use settings::{CampaignSettings, Parameter, RunMode};
 pub use store::{MergeCounts, Store};
-pub use summary::{ClassSummary, TuneSummary};
+pub use summary::{ClassSummary, FrontPoint, TuneSummary};

@@ -76,6 +76,14 @@ pub struct CampaignSettings {
     pub production_runs: Option<u64>,
     #[serde(default, deserialize_with = "lenient")]
     pub run: Option<RunMode>,
+    /// Several budgets (`[run] budgets_s`): `run` is the first; each class was tuned at every
+    /// one under the name `CLASS@BUDGETs` (see [`crate::budget`]).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub budgets_s: Option<Vec<f64>>,
     #[serde(default, deserialize_with = "lenient")]
     pub seeds: Option<Vec<u64>>,
     #[serde(default, deserialize_with = "lenient")]

@@ -55,6 +55,28 @@ pub struct ClassSummary {
     pub final_check: Option<Comparison>,
     /// The winner, the default solver and the baseline on the class's held-out instances.
     pub holdout: Option<Comparison>,
+    /// The seconds per run this class was tuned at, when the campaign names several budgets
+    /// (`class` is then `CLASS@BUDGETs`, see [`crate::budget`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
+    /// Pareto objectives: the class's non-dominated points of the campaign's pair, each with
+    /// all it measured, re-measured on fresh seeds where `remeasured` says so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub front: Vec<FrontPoint>,
+}
+
+/// One point of a class's front, with every quantity measured for it (means over the class's
+/// instances and seeds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrontPoint {
+    pub point: Point,
+    pub gap_percent: Option<f64>,
+    pub energy_j: Option<f64>,
+    pub power_w: Option<f64>,
+    pub time_s: f64,
+    /// The values come from the verification's fresh seeds, not the search's own.
+    #[serde(default)]
+    pub remeasured: bool,
 }
 
 impl TuneSummary {

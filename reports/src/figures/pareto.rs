@@ -1,4 +1,4 @@
-//! Pareto front of time against power or energy for one class.
+//! Pareto front of one class for a pair of metrics (gap vs energy, time vs power, ...).
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -13,21 +13,24 @@ pub struct ParetoPlot<'a> {
 }
 
 impl ParetoPlot<'_> {
-    /// Display scales of the x (time) and y axes.
+    /// Display scales of the x and y axes.
     pub fn scales(&self) -> (Scale, Scale) {
         let d = self.data;
-        let xs = Scale::for_values(d.points.iter().map(|p| p.x), "s");
-        let ys = match d.y_metric {
-            Metric::Energy => Scale::for_values(d.points.iter().map(|p| p.y), "J"),
+        let scale = |metric: Metric, values: Vec<f64>| match metric {
+            Metric::Energy => Scale::for_values(values, "J"),
             Metric::Power => Scale::unit("W"),
             Metric::Gap => Scale::unit("%"),
-            Metric::Time => Scale::for_values(d.points.iter().map(|p| p.y), "s"),
+            Metric::Time => Scale::for_values(values, "s"),
         };
-        (xs, ys)
+        (
+            scale(d.x_metric, d.points.iter().map(|p| p.x).collect()),
+            scale(d.y_metric, d.points.iter().map(|p| p.y).collect()),
+        )
     }
 }
 
-fn y_desc(metric: Metric, unit: &str) -> String {
+/// An axis's description.
+pub fn axis_desc(metric: Metric, unit: &str) -> String {
     match metric {
         Metric::Power => format!("average power ({unit})"),
         Metric::Gap => format!("mean gap ({unit})"),
@@ -47,7 +50,12 @@ impl Plot for ParetoPlot<'_> {
         root.fill(&WHITE).map_err(err)?;
         let xr = padded_range(d.points.iter().map(|p| p.x * xs.factor), false);
         let yr = padded_range(d.points.iter().map(|p| p.y * ys.factor), false);
-        let title = format!("{}: time vs {}", d.class, d.y_metric.name());
+        let title = format!(
+            "{}: {} vs {}",
+            d.class,
+            d.x_metric.name(),
+            d.y_metric.name()
+        );
         let mut chart = ChartBuilder::on(root)
             .caption(title, font(20))
             .margin(14)
@@ -57,8 +65,8 @@ impl Plot for ParetoPlot<'_> {
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc(format!("time per production run ({})", xs.unit))
-            .y_desc(y_desc(d.y_metric, ys.unit))
+            .x_desc(axis_desc(d.x_metric, xs.unit))
+            .y_desc(axis_desc(d.y_metric, ys.unit))
             .label_style(font(13))
             .axis_desc_style(font(15))
             .x_label_formatter(&|v| tick(*v))

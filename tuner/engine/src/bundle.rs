@@ -24,6 +24,10 @@ pub struct Index {
     pub driver: Option<String>,
     pub nvrtc: Option<String>,
     pub classes: BTreeMap<String, ClassEntry>,
+    /// What a production run was (the first budget's where there are several); absent in
+    /// exports written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<results::RunMode>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -38,6 +42,19 @@ pub struct ClassEntry {
     /// Absent in exports written before it was recorded.
     #[serde(default)]
     pub features: BTreeMap<String, FeatureRange>,
+    /// A campaign of several budgets: the bundles and the front per budget, in increasing
+    /// order (`bundles` and `pareto` above are then the first budget's, for older readers).
+    /// Empty for a campaign of one budget: the class's `bundles` and `pareto` are its only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budgets: Vec<BudgetEntry>,
+}
+
+/// A class's bundles and front at one budget of a campaign of several.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BudgetEntry {
+    pub budget_s: f64,
+    pub bundles: BTreeMap<String, String>,
+    pub pareto: Vec<Measured>,
 }
 
 /// The smallest and largest value of one feature over a class's instances.
@@ -47,13 +64,16 @@ pub struct FeatureRange {
     pub max: f64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
     pub point: Point,
     pub time_s: f64,
     pub power_w: Option<f64>,
     pub energy_j: Option<f64>,
     pub gap_percent: Option<f64>,
+    /// The bundle folder that runs this point (front points; absent in older exports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
 }
 
 /// `manifest.json` of one bundle.
@@ -292,6 +312,7 @@ mod tests {
                 .iter()
                 .map(|&(k, min, max)| (k.to_string(), FeatureRange { min, max }))
                 .collect(),
+            budgets: Vec::new(),
         }
     }
 
@@ -308,6 +329,7 @@ mod tests {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
+            run: None,
         }
     }
 

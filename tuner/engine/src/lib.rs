@@ -5,5 +5,6 @@
 
 pub mod bundle;
 pub mod campaign;
+pub mod pick;
 pub mod runner;
 pub mod tune;

@@ -90,6 +90,11 @@ pub struct TuneArgs {
     /// `mats merge` joins the shards. The cross-class step is left out.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<engine::tune::Shard>,
+    /// Only check the campaign (objectives, budgets, backend table, space, baseline and
+    /// default points, instances and classes) and exit; a GPU campaign is checked as for a
+    /// GPU also on a machine without one. Measures and writes nothing.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// A campaign's output folder, and which campaign of its store.
@@ -462,6 +467,13 @@ pub struct SolveArgs {
     /// quality (gap at the budget), time, energy or power.
     #[arg(long, value_enum, default_value_t = Prefer::Tuned, requires = "tuned")]
     pub prefer: Prefer,
+    /// With --tuned: run the best point (in --prefer's objective) of the class's front whose
+    /// mean NVML power over a run, as the campaign measured it, is at most W watts.
+    #[arg(long, value_name = "W", requires = "tuned")]
+    pub max_power: Option<f64>,
+    /// With --tuned: as --max-power, for the energy of one run at the tuned budget (joules).
+    #[arg(long, value_name = "J", requires = "tuned")]
+    pub max_energy: Option<f64>,
     /// With --tuned: an instance of an untuned class runs the nearest tuned class's bundle
     /// when its normalised feature distance is at most this, else the family's default
     /// (0 = only the instance's own class; docs/json.md defines the distance).

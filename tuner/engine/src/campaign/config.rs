@@ -88,6 +88,15 @@ pub struct RunConfig {
     /// `gap@budget`, `energy@budget`: wall-clock seconds of one production run.
     #[serde(default)]
     pub budget_s: Option<f64>,
+    /// `gap@budget`, `energy@budget`: several budgets instead of `budget_s`, in increasing
+    /// order; each class is tuned once per budget (a later budget's search starts from the
+    /// earlier budget's winner), and the export keeps a bundle per (class, budget).
+    #[serde(default)]
+    pub budgets_s: Option<Vec<f64>>,
+    /// With `budgets_s`: production runs per instance at every budget after the first (fewer
+    /// seeds keep the long budgets affordable; default: as many as `seeds`).
+    #[serde(default)]
+    pub later_seeds: Option<u32>,
     /// Production runs per instance, with seeds `seed`, `seed + 1`, ... (default 5 for
     /// quality objectives; fixed-work objectives run the campaign's seed once).
     #[serde(default)]
@@ -146,6 +155,9 @@ pub use results::RunMode;
 /// Penalty factor of unreached target runs: PAR10, as in the algorithm-configuration
 /// literature (SMAC, irace).
 pub const DEFAULT_PENALTY: f64 = 10.0;
+
+/// The most budgets one campaign may name (each is a whole tuning of every class).
+pub const MAX_BUDGETS: usize = 8;
 
 /// Seeds per instance of quality objectives when the campaign does not say.
 pub const DEFAULT_SEEDS: u32 = 5;
@@ -526,7 +538,10 @@ impl CampaignFile {
                 None => Ok(None),
             }
         };
-        let budget_s = positive("budget_s", r.budget_s)?;
+        let budget_s = match self.budgets()? {
+            list if !list.is_empty() => Some(list[0]),
+            _ => positive("budget_s", r.budget_s)?,
+        };
         let cap_s = positive("cap_s", r.cap_s)?;
         if let Some(seeds) = r.seeds {
             if !(1..=solvers::limits::MAX_SEEDS).contains(&seeds) {
@@ -543,6 +558,7 @@ impl CampaignFile {
             ObjectiveKind::FixedWork => {
                 for (key, set) in [
                     ("budget_s", r.budget_s.is_some()),
+                    ("budgets_s", r.budgets_s.is_some()),
                     ("target_gap_percent", r.target_gap_percent.is_some()),
                     ("cap_s", r.cap_s.is_some()),
                 ] {
@@ -555,6 +571,13 @@ impl CampaignFile {
                     }
                 }
                 RunMode::FixedWork
+            }
+            ObjectiveKind::Target if r.budgets_s.is_some() => {
+                return Err(self.error_at(
+                    "run.budgets_s",
+                    "several budgets belong to gap@budget and energy@budget; a target run \
+                     has one cap (`cap_s`)",
+                ))
             }
             ObjectiveKind::Budget => RunMode::Budget {
                 budget_s: budget_s.ok_or_else(|| {
@@ -595,6 +618,51 @@ impl CampaignFile {
                 }
             }
         })
+    }
+
+    /// The budgets of `[run] budgets_s`, checked (each a valid number of seconds, strictly
+    /// increasing, not beside `budget_s`); empty when the campaign names one budget or none.
+    pub fn budgets(&self) -> Result<Vec<f64>> {
+        let r = &self.config.run;
+        let Some(list) = &r.budgets_s else {
+            if r.later_seeds.is_some() {
+                return Err(self.error_at("run.later_seeds", "belongs with `budgets_s`"));
+            }
+            return Ok(Vec::new());
+        };
+        if r.budget_s.is_some() {
+            return Err(self.error_at(
+                "run.budgets_s",
+                "give `budget_s` (one budget) or `budgets_s` (several), not both",
+            ));
+        }
+        if list.is_empty() || list.len() > MAX_BUDGETS {
+            return Err(self.error_at(
+                "run.budgets_s",
+                format!("list 1 to {MAX_BUDGETS} budgets, found {}", list.len()),
+            ));
+        }
+        for &b in list {
+            solvers::limits::seconds(b).map_err(|e| self.error_at("run.budgets_s", e))?;
+        }
+        if list.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(self.error_at(
+                "run.budgets_s",
+                format!("list the budgets in increasing order, each once, found {list:?}"),
+            ));
+        }
+        if let Some(n) = r.later_seeds {
+            if !(1..=solvers::limits::MAX_SEEDS).contains(&n) {
+                return Err(self.error_at(
+                    "run.later_seeds",
+                    solvers::limits::range_message(
+                        n,
+                        &format!("1 to {}", solvers::limits::MAX_SEEDS),
+                    ),
+                ));
+            }
+        }
+        Ok(list.clone())
     }
 
     /// The seeds of every production run on one instance.

@@ -6,6 +6,8 @@ pub mod budget;
 mod compile;
 mod device_pool;
 pub mod evaluator;
+pub mod front;
+pub mod phases;
 mod pipeline;
 mod progress;
 pub mod settings;
@@ -157,6 +159,16 @@ impl Tuning {
         pipeline::speculate(self, &neighbours, members);
     }
 
+    /// Makes every production run from here on one of `phase` (its budget and seeds).
+    pub fn set_phase(&mut self, phase: &phases::Phase, campaign: RunMode) {
+        self.mode = phase.mode(campaign);
+        self.seeds = phase.seeds.clone();
+        match &mut self.backend {
+            Backend::Cpu(settings) => settings.mode = self.mode,
+            Backend::Gpu { settings, .. } => settings.mode = self.mode,
+        }
+    }
+
     pub fn progress_note(&self, class: &str, best: Option<f64>, baseline: Option<&Baseline>) {
         self.progress
             .note(class, best, baseline, self.budget.new_trials);
@@ -247,11 +259,14 @@ pub fn stored_space(campaign: &results::CampaignRow) -> Result<Space> {
     Ok(space)
 }
 
-/// Which setup (space, baseline) and backend a campaign runs with here.
-fn choose_backend(file: &CampaignFile) -> Result<(BackendChoice, SetupConfig)> {
+/// Whether this machine has a usable NVIDIA GPU.
+fn gpu_present() -> bool {
+    kernels::gpu::driver_available() && kernels::gpu::device_count().map(|n| n > 0).unwrap_or(false)
+}
+
+/// Which setup (space, baseline) and backend a campaign runs with (`gpu_present`: here).
+fn choose_backend(file: &CampaignFile, gpu_present: bool) -> Result<(BackendChoice, SetupConfig)> {
     let c = &file.config;
-    let gpu_present = kernels::gpu::driver_available()
-        && kernels::gpu::device_count().map(|n| n > 0).unwrap_or(false);
     let choice = match c.backend {
         BackendChoice::Auto if gpu_present && c.gpu.is_some() => BackendChoice::Gpu,
         BackendChoice::Auto if c.cpu.is_some() => BackendChoice::Cpu,
@@ -311,7 +326,20 @@ struct Validated {
 /// backend, space, baseline and default points, and (unless it generates them) its instances
 /// and classes. The daemon calls it before queueing, so errors reach the submitter at once.
 pub fn check(file: &CampaignFile) -> Result<()> {
-    validate(file)?;
+    check_with(file, gpu_present())
+}
+
+/// [`check`] as on a machine with a GPU when the campaign has a `[gpu]` table (`mats tune
+/// --check`: a GPU campaign is checked on a laptop before it goes to the GPU machine).
+/// Returns the backend it was checked for.
+pub fn check_anywhere(file: &CampaignFile) -> Result<&'static str> {
+    let gpu = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
+    check_with(file, gpu || gpu_present())?;
+    Ok(if gpu { "gpu" } else { "cpu" })
+}
+
+fn check_with(file: &CampaignFile, gpu_present: bool) -> Result<()> {
+    validate(file, gpu_present)?;
     if !instances::generates(file) {
         let bks = solvers::bks::BestKnown::embedded();
         // The folder is only written when the campaign generates instances.
@@ -322,11 +350,12 @@ pub fn check(file: &CampaignFile) -> Result<()> {
     Ok(())
 }
 
-fn validate(file: &CampaignFile) -> Result<Validated> {
+fn validate(file: &CampaignFile, gpu_present: bool) -> Result<Validated> {
     let searches = file.searches()?;
     let mode = file.run_mode()?;
     let seeds = file.run_seeds()?;
-    let (choice, setup) = choose_backend(file)?;
+    phases::phases(file)?;
+    let (choice, setup) = choose_backend(file, gpu_present)?;
     let table_name = match choice {
         BackendChoice::Gpu => "gpu",
         _ => "cpu",
@@ -415,7 +444,7 @@ fn check_setup(
 
 /// Runs a campaign.
 pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
-    let v = validate(&file)?;
+    let v = validate(&file, gpu_present())?;
     let out_dir = shard_output_dir(&file, options.out.as_deref(), options.shard);
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
@@ -429,7 +458,6 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let stop = Arc::new(AtomicBool::new(false));
     install_ctrl_c(stop.clone());
     let budget = Budget::new(&file.config.budget, stop);
-    let seed = file.config.seed;
     let (backend, device_names, device_label) = match v.choice {
         BackendChoice::Gpu => open_gpus(&file, &v.setup, options, v.mode, &out_dir)?,
         _ => {
@@ -509,44 +537,76 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
         cpu_lock,
     };
 
+    let phases = phases::phases(&file)?;
+    let campaign_mode = t.mode;
     let mut summaries = Vec::new();
-    let mut bests: BTreeMap<String, Point> = BTreeMap::new();
     let mut baselines: BTreeMap<String, Baseline> = BTreeMap::new();
-    for (class, members) in &classes {
-        let (s, base) = tune_class(&mut t, class, members, &baseline, &searches, seed)?;
-        if let Some(b) = base {
-            baselines.insert(class.clone(), b);
+    // Per class, the winner of the last budget tuned: the next budget's search starts there.
+    let mut previous: BTreeMap<String, Point> = BTreeMap::new();
+    for phase in &phases {
+        t.set_phase(phase, campaign_mode);
+        let named = |m: &ClassMembers| -> ClassMembers {
+            m.iter()
+                .map(|(c, v)| (phase.class_name(c), v.clone()))
+                .collect()
+        };
+        let (phase_classes, phase_holdouts) = (named(&classes), named(&holdouts));
+        let mut phase_summaries = Vec::new();
+        let mut bests: BTreeMap<String, Point> = BTreeMap::new();
+        for (class, members) in &classes {
+            let name = phase.class_name(class);
+            let start = previous.get(class).unwrap_or(&baseline).clone();
+            let (mut s, base) = tune_class(
+                &mut t,
+                &name,
+                members,
+                &baseline,
+                &start,
+                &searches,
+                phase.base_seed,
+            )?;
+            s.budget_s = phase.budget_s;
+            if let Some(b) = base {
+                baselines.insert(name.clone(), b);
+            }
+            if let Some(p) = &s.best_point {
+                bests.insert(name.clone(), p.clone());
+                previous.insert(class.clone(), p.clone());
+            }
+            phase_summaries.push(s);
+            if t.budget.exhausted() {
+                break;
+            }
         }
-        if let Some(p) = &s.best_point {
-            bests.insert(class.clone(), p.clone());
+        // A shard sees only its classes' winners; the cross-class step needs all of them.
+        if classes.len() > 1 && !t.budget.exhausted() && options.shard.is_none() {
+            let metric = searches
+                .first()
+                .map(|(_, o)| crate::campaign::metrics(*o)[0])
+                .unwrap_or(crate::campaign::Metric::Time);
+            cross_class(&mut t, &phase_classes, &bests, &baselines, metric)?;
         }
-        summaries.push(s);
-        if t.budget.exhausted() {
+        if !t.budget.stopped_by_user() {
+            t.budget.verifying = true;
+            verify(
+                &mut t,
+                &phase_classes,
+                &phase_holdouts,
+                &mut phase_summaries,
+                &baseline,
+                default_point.as_ref(),
+                &baselines,
+                phase.base_seed,
+            )?;
+            t.budget.verifying = false;
+        }
+        summaries.extend(phase_summaries);
+        if t.budget.exhausted() || t.budget.stopped_by_user() {
             break;
         }
     }
-    // A shard sees only its classes' winners; the cross-class step needs all of them.
-    if classes.len() > 1 && !t.budget.exhausted() && options.shard.is_none() {
-        let metric = searches
-            .first()
-            .map(|(_, o)| crate::campaign::metrics(*o)[0])
-            .unwrap_or(crate::campaign::Metric::Time);
-        cross_class(&mut t, &classes, &bests, &baselines, metric)?;
-    }
-    if !t.budget.stopped_by_user() {
-        t.budget.verifying = true;
-        verify(
-            &mut t,
-            &classes,
-            &holdouts,
-            &mut summaries,
-            &baseline,
-            default_point.as_ref(),
-            &baselines,
-            seed,
-        )?;
-        t.budget.verifying = false;
-    }
+    // The summary's production-run count is in units of the campaign's first budget.
+    t.set_phase(&phases[0], campaign_mode);
     t.progress.finish();
 
     write_summary(&t, &out_dir, device_label, summaries, &baselines)
@@ -660,6 +720,7 @@ fn campaign_settings(
         objectives: Some(objectives),
         production_runs: Some(file.config.budget.production_runs),
         run: Some(v.mode),
+        budgets_s: Some(file.budgets()?).filter(|b| b.len() > 1),
         seeds: Some(v.seeds.clone()),
         baseline: Some(v.baseline.clone()),
         default: v.default_point.clone(),
@@ -874,6 +935,7 @@ fn tune_class(
     class: &str,
     members: &[usize],
     baseline_point: &Point,
+    start: &Point,
     searches: &[(search::Strategy, Objective)],
     seed: u64,
 ) -> Result<(ClassSummary, Option<Baseline>)> {
@@ -901,6 +963,8 @@ fn tune_class(
         saved_trials: 0,
         final_check: None,
         holdout: None,
+        budget_s: None,
+        front: Vec::new(),
     };
     // The baseline first: the guard, racing and every improvement refer to it.
     let (run_id, recorded, _) = open_run(t, class, "baseline", metric.name())?;
@@ -945,14 +1009,7 @@ fn tune_class(
     let mut first: Option<SearchResult> = None;
     for (strategy, objective) in searches {
         let found = search_class(
-            t,
-            class,
-            members,
-            baseline_point,
-            &baseline,
-            strategy,
-            *objective,
-            seed,
+            t, class, members, start, &baseline, strategy, *objective, seed,
         )?;
         first.get_or_insert(found);
         if t.budget.exhausted() {
@@ -976,6 +1033,7 @@ fn tune_class(
             evaluations: found.evaluations,
             raced: found.raced,
             saved_trials: found.saved_trials,
+            front: front::of_search(&found.pareto),
             ..empty(names)
         },
         Some(baseline),
@@ -986,6 +1044,8 @@ fn tune_class(
 #[derive(Debug, Default)]
 struct SearchResult {
     best: Option<(Point, search::Objectives)>,
+    /// The non-dominated points of a Pareto objective.
+    pareto: Vec<(Point, search::Objectives)>,
     evaluations: u32,
     raced: u32,
     saved_trials: u32,
@@ -1089,7 +1149,7 @@ fn search_class(
     t: &mut Tuning,
     class: &str,
     members: &[usize],
-    baseline_point: &Point,
+    start: &Point,
     baseline: &Baseline,
     strategy: &search::Strategy,
     objective: Objective,
@@ -1114,11 +1174,12 @@ fn search_class(
         space.as_ref(),
         &mut ev,
         objective,
-        Some(baseline_point.clone()),
+        Some(start.clone()),
         &mut rng,
     )?;
     let found = SearchResult {
         best: outcome.best,
+        pareto: outcome.pareto,
         evaluations: ev.seq,
         raced: ev.raced,
         saved_trials: ev.saved_trials,
@@ -1199,6 +1260,16 @@ fn verify(
                 None,
             )?;
         }
+        let mut front = std::mem::take(&mut summary.front);
+        front::remeasure(
+            t,
+            &summary.class,
+            members,
+            &mut front,
+            fresh.clone(),
+            metric,
+        )?;
+        summary.front = front;
         if t.budget.stopped_by_user() {
             break;
         }

@@ -51,7 +51,14 @@ pub fn fingerprint(i: &Inputs) -> Result<BTreeMap<String, Value>> {
     let mut nested = serde_json::Map::new();
     let c = &i.file.config;
     nested.insert("objective".into(), json!(i.objectives));
-    nested.insert("run".into(), serde_json::to_value(i.mode)?);
+    let mut run = serde_json::to_value(i.mode)?;
+    // Several budgets: a later budget's trials are measured at its own budget, so the list
+    // decides their values (absent for one budget, so older campaigns still resume).
+    if let (Value::Object(run), Some(budgets)) = (&mut run, &c.run.budgets_s) {
+        run.insert("budgets_s".into(), json!(budgets));
+        run.insert("later_seeds".into(), json!(c.run.later_seeds));
+    }
+    nested.insert("run".into(), run);
     nested.insert("seeds".into(), json!(i.seeds));
     nested.insert("backend".into(), json!(i.backend));
     nested.insert("arch".into(), json!(i.arch));

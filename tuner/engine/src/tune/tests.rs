@@ -182,3 +182,66 @@ fn the_cross_class_step_reuses_the_stores_trials() {
     cross_class(&mut t, &classes, &bests, &BTreeMap::new(), Metric::Time).unwrap();
     assert_eq!(t.budget.new_trials, again);
 }
+
+#[test]
+fn a_front_is_re_measured_on_fresh_seeds_in_a_verification_run_and_a_phase_sets_the_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut t, _) = tuning(tmp.path());
+    let phase = phases::Phase {
+        index: 1,
+        budget_s: Some(0.01),
+        seeds: vec![5, 6],
+        base_seed: 5,
+    };
+    t.set_phase(&phase, RunMode::FixedWork);
+    assert_eq!(t.mode, RunMode::Budget { budget_s: 0.01 });
+    assert!(matches!(&t.backend, Backend::Cpu(s) if s.mode == t.mode));
+    assert_eq!(t.seeds, [5, 6]);
+    // As the search left it: placeholder values, not re-measured.
+    let mut front: Vec<results::FrontPoint> = [tabu(1), tabu(2)]
+        .into_iter()
+        .map(|point| results::FrontPoint {
+            point,
+            gap_percent: Some(99.0),
+            energy_j: None,
+            power_w: None,
+            time_s: 1e6,
+            remeasured: false,
+        })
+        .collect();
+    front::remeasure(
+        &mut t,
+        "c2@0.01s",
+        &[2],
+        &mut front,
+        vec![9, 10, 11],
+        Metric::Gap,
+    )
+    .unwrap();
+    assert_eq!(t.seeds, [5, 6], "the phase's seeds are restored");
+    for f in &front {
+        assert!(f.remeasured, "{f:?}");
+        assert!(f.time_s < 1.0, "{f:?}");
+        assert!(
+            f.gap_percent.is_some_and(|g| (0.0..99.0).contains(&g)),
+            "{f:?}"
+        );
+    }
+    let runs = t.store.runs(t.campaign_id).unwrap();
+    let run = runs
+        .iter()
+        .find(|r| r.strategy == front::RUN_LABEL)
+        .expect("a front run");
+    assert_eq!(run.class, "c2@0.01s");
+    assert!(run.ended_at.is_some());
+    // Every trial on the fresh seeds: two points x one instance x three seeds.
+    let seeds: Vec<u64> = t
+        .store
+        .trials(t.campaign_id)
+        .unwrap()
+        .iter()
+        .map(|r| r.seed)
+        .collect();
+    assert_eq!(seeds.len(), 6);
+    assert!(seeds.iter().all(|s| [9, 10, 11].contains(s)), "{seeds:?}");
+}

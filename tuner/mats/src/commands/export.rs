@@ -1,5 +1,7 @@
-//! `mats export DIR --out tuned/`: one tuned bundle per distinct best point, an index from
-//! class to bundle (per preference: time, energy, power), and each class's Pareto set.
+//! `mats export DIR --out tuned/`: one tuned bundle per distinct best point (per budget where
+//! the campaign tuned several), an index from class (and budget) to bundle per preference
+//! (quality or time, energy, power), and each (class, budget)'s front, every front point with
+//! a bundle of its own so `solve --tuned --max-power` can run it.
 //!
 //! A GPU bundle holds the kernels (CUBIN + metadata, in the kernel cache's own layout, one per
 //! problem size the class's instances have) and a manifest; a CPU bundle holds the manifest
@@ -24,15 +26,6 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     let device = settings.device.clone().unwrap_or_default();
     let arch = settings.arch;
 
-    // Class -> point -> the latest ok evaluation of it on that class.
-    let runs = store.runs(campaign.id)?;
-    let class_of: BTreeMap<i64, String> = runs.iter().map(|r| (r.id, r.class.clone())).collect();
-    // The verification runs measure other seeds or other instances: not search results.
-    let verification: std::collections::BTreeSet<i64> = runs
-        .iter()
-        .filter(|r| matches!(r.strategy.as_str(), "final" | "holdout" | "cross-class"))
-        .map(|r| r.id)
-        .collect();
     let run_mode = settings.run;
     let quality = matches!(
         run_mode,
@@ -41,25 +34,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     // The campaign's own verdict per class: where the final re-measure found the baseline
     // or the default better than the search's winner, that point is exported instead.
     let summary = engine::tune::read_summary(&args.source.dir.join("summary.json")).ok();
-    let mut by_class: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
-    for e in store.evaluations(campaign.id)? {
-        if e.status != EvaluationStatus::Ok || verification.contains(&e.run_id) {
-            continue;
-        }
-        let (Some(class), Some(time_s)) = (class_of.get(&e.run_id), e.time_s) else {
-            continue;
-        };
-        by_class.entry(class.clone()).or_default().insert(
-            e.point.clone(),
-            Measured {
-                point: e.point,
-                time_s,
-                power_w: e.power_w,
-                energy_j: e.energy_j,
-                gap_percent: e.gap_percent,
-            },
-        );
-    }
+    let (by_class, remeasured) = evaluations_by_class(&store, campaign.id)?;
     if by_class.is_empty() {
         bail!(
             "campaign {:?} in {} has no successful evaluations to export",
@@ -84,7 +59,23 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         None
     };
 
-    let mut bundles: BTreeMap<Point, (String, Manifest)> = BTreeMap::new();
+    // A class's instances: those its summary lists (a campaign's own class names, which
+    // the instances' feature classes need not match), else those of that feature class.
+    let members = |label: &str| -> Vec<&results::InstanceRow> {
+        let listed = summary
+            .as_ref()
+            .and_then(|s| s.classes.iter().find(|c| c.class == label))
+            .map(|c| &c.instances);
+        let class = results::split_budget_class(label).0;
+        instances
+            .iter()
+            .filter(|i| match listed {
+                Some(names) => names.contains(&i.record.name),
+                None => i.record.class == class,
+            })
+            .collect()
+    };
+    let mut bundles: BTreeMap<(String, Point), (String, Manifest)> = BTreeMap::new();
     let mut index = Index {
         campaign: campaign.name.clone(),
         family: family.clone(),
@@ -94,25 +85,54 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         driver: driver.clone(),
         nvrtc: nvrtc.clone(),
         classes: BTreeMap::new(),
+        run: run_mode,
     };
-    for (class, points) in &by_class {
-        let measured: Vec<&Measured> = points.values().collect();
-        let mut entry = ClassEntry {
-            bundles: BTreeMap::new(),
-            pareto: pareto(&measured),
-            features: engine::bundle::feature_ranges(
-                instances
-                    .iter()
-                    .filter(|i| &i.record.class == class)
-                    .map(|i| &i.record.features),
-            ),
+    for (label, points) in &by_class {
+        // `CLASS@BUDGETs` where the campaign tuned several budgets.
+        let (class, budget_s) = results::split_budget_class(label);
+        let run = budget_s
+            .map(|budget_s| results::RunMode::Budget { budget_s })
+            .or(run_mode);
+        let mut bundle_of = |m: &Measured, note: Option<String>| -> String {
+            let next = bundles.len();
+            let key = (label.clone(), m.point.clone());
+            let (name, manifest) = bundles.entry(key).or_insert_with(|| {
+                let id = match budget_s {
+                    Some(b) => format!("{}@{b}", m.point.key()),
+                    None => m.point.key(),
+                };
+                let name = format!("bundle-{next:02}-{}", &short_hash(&id));
+                let manifest = Manifest {
+                    point: m.point.clone(),
+                    flags: Vec::new(),
+                    values: BTreeMap::new(),
+                    backend: backend.clone(),
+                    device: device.clone(),
+                    arch,
+                    driver: driver.clone(),
+                    nvrtc: nvrtc.clone(),
+                    measured: BTreeMap::new(),
+                    kernels: Vec::new(),
+                    objective: settings.objectives.clone(),
+                    run,
+                    note,
+                };
+                (name, manifest)
+            });
+            manifest
+                .measured
+                .entry(label.clone())
+                .or_insert_with(|| m.clone());
+            name.clone()
         };
+        let measured: Vec<&Measured> = points.values().collect();
+        let mut chosen = BTreeMap::new();
         let prefers: &[&str] = if quality {
             &["quality", "energy"]
         } else {
             &["time", "energy", "power"]
         };
-        let verdict = summary.as_ref().and_then(|s| s.verdict(class));
+        let verdict = summary.as_ref().and_then(|s| s.verdict(label));
         for &prefer in prefers {
             let key = |m: &&Measured| match prefer {
                 "time" => Some(m.time_s),
@@ -154,47 +174,67 @@ pub fn run(args: &ExportArgs) -> Result<()> {
                 }
                 _ => searched,
             };
-            let next = bundles.len();
-            let (name, manifest) = bundles.entry(best.point.clone()).or_insert_with(|| {
-                let name = format!("bundle-{next:02}-{}", &short_hash(&best.point.key()));
-                let manifest = Manifest {
-                    point: best.point.clone(),
-                    flags: Vec::new(),
-                    values: BTreeMap::new(),
-                    backend: backend.clone(),
-                    device: device.clone(),
-                    arch,
-                    driver: driver.clone(),
-                    nvrtc: nvrtc.clone(),
-                    measured: BTreeMap::new(),
-                    kernels: Vec::new(),
-                    objective: settings.objectives.clone(),
-                    run: run_mode,
-                    note: note.clone(),
-                };
-                (name, manifest)
-            });
             if let Some(n) = &note {
-                println!("  {class}: {n}");
+                println!("  {label}: {n}");
             }
-            manifest.measured.insert(class.clone(), (*best).clone());
-            entry.bundles.insert(prefer.to_string(), name.clone());
+            let name = bundle_of(best, note);
+            chosen.insert(prefer.to_string(), name.clone());
             let point_id = store.point(campaign.id, &best.point)?;
             store.set_export(
                 campaign.id,
                 &ExportRow {
-                    class: class.clone(),
+                    class: label.clone(),
                     prefer: prefer.to_string(),
                     point_id,
                     point: best.point.clone(),
-                    bundle: name.clone(),
+                    bundle: name,
                 },
             )?;
         }
-        index.classes.insert(class.clone(), entry);
+        // The front, each point with its own bundle so a cap in `solve --tuned` can run it,
+        // with the verification's re-measured values where the campaign made one.
+        let mut front = engine::pick::front(&measured);
+        for m in &mut front {
+            if let Some(again) = remeasured.get(label).and_then(|r| r.get(&m.point)) {
+                *m = again.clone();
+            }
+            m.bundle = Some(bundle_of(m, None));
+        }
+        let entry = index
+            .classes
+            .entry(class.to_string())
+            .or_insert_with(|| ClassEntry {
+                bundles: BTreeMap::new(),
+                pareto: Vec::new(),
+                features: engine::bundle::feature_ranges(
+                    members(label).into_iter().map(|i| &i.record.features),
+                ),
+                budgets: Vec::new(),
+            });
+        match budget_s {
+            Some(budget_s) => entry.budgets.push(engine::bundle::BudgetEntry {
+                budget_s,
+                bundles: chosen,
+                pareto: front,
+            }),
+            None => {
+                entry.bundles = chosen;
+                entry.pareto = front;
+            }
+        }
+    }
+    // Older readers see the first budget as the class's bundles and front.
+    for entry in index.classes.values_mut() {
+        entry
+            .budgets
+            .sort_by(|a, b| a.budget_s.total_cmp(&b.budget_s));
+        if let Some(first) = entry.budgets.first() {
+            entry.bundles = first.bundles.clone();
+            entry.pareto = first.pareto.clone();
+        }
     }
 
-    for (point, (name, manifest)) in &mut bundles {
+    for ((_, point), (name, manifest)) in &mut bundles {
         let folder = args.out.join(&*name);
         std::fs::create_dir_all(&folder)
             .with_context(|| format!("cannot create {}", folder.display()))?;
@@ -215,7 +255,12 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         if backend == "gpu" {
             let sources: Vec<PathBuf> = instances
                 .iter()
-                .filter(|i| manifest.measured.contains_key(&i.record.class))
+                .filter(|i| {
+                    manifest
+                        .measured
+                        .keys()
+                        .any(|label| members(label).iter().any(|m| m.id == i.id))
+                })
                 .map(|i| PathBuf::from(&i.record.source))
                 .collect();
             let optin = settings.optin_shared.unwrap_or(227 * 1024) as usize;
@@ -235,16 +280,20 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         args.out.display()
     );
     for (class, entry) in &index.classes {
-        let chosen: Vec<String> = entry
-            .bundles
-            .iter()
-            .map(|(prefer, bundle)| format!("{prefer}: {bundle}"))
-            .collect();
-        println!(
-            "  {class:<24} {}  ({} Pareto points)",
-            chosen.join(", "),
-            entry.pareto.len()
-        );
+        let line = |bundles: &BTreeMap<String, String>, front: usize| {
+            let chosen: Vec<String> = bundles
+                .iter()
+                .map(|(prefer, bundle)| format!("{prefer}: {bundle}"))
+                .collect();
+            format!("{}  ({front} front points)", chosen.join(", "))
+        };
+        if entry.budgets.is_empty() {
+            println!("  {class:<24} {}", line(&entry.bundles, entry.pareto.len()));
+        }
+        for b in &entry.budgets {
+            let label = results::budget_class(class, b.budget_s);
+            println!("  {label:<24} {}", line(&b.bundles, b.pareto.len()));
+        }
     }
     if let Some(bin) = &args.binaries {
         for (class, path) in crate::standalone::write_binaries(&args.out, bin)? {
@@ -254,24 +303,46 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     Ok(())
 }
 
-/// Non-dominated points, time against energy where energy exists, else the fastest alone.
-fn pareto(points: &[&Measured]) -> Vec<Measured> {
-    let with_energy: Vec<&&Measured> = points.iter().filter(|m| m.energy_j.is_some()).collect();
-    if with_energy.is_empty() {
-        return points
-            .iter()
-            .min_by(|a, b| a.time_s.total_cmp(&b.time_s))
-            .map(|m| vec![(*m).clone()])
-            .unwrap_or_default();
+/// Per class, point -> its latest ok evaluation: of the searches, and of the front's
+/// re-measure on fresh seeds (the values a cap compares with). The other verification runs
+/// measure other seeds or other instances: not search results.
+#[allow(clippy::type_complexity)]
+fn evaluations_by_class(
+    store: &results::Store,
+    campaign_id: i64,
+) -> Result<(
+    BTreeMap<String, BTreeMap<Point, Measured>>,
+    BTreeMap<String, BTreeMap<Point, Measured>>,
+)> {
+    let runs = store.runs(campaign_id)?;
+    let run_of: BTreeMap<i64, &results::RunRow> = runs.iter().map(|r| (r.id, r)).collect();
+    let mut by_class: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
+    let mut remeasured: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
+    for e in store.evaluations(campaign_id)? {
+        if e.status != EvaluationStatus::Ok {
+            continue;
+        }
+        let (Some(run), Some(time_s)) = (run_of.get(&e.run_id), e.time_s) else {
+            continue;
+        };
+        let into = match run.strategy.as_str() {
+            engine::tune::front::RUN_LABEL => &mut remeasured,
+            "final" | "holdout" | "cross-class" => continue,
+            _ => &mut by_class,
+        };
+        into.entry(run.class.clone()).or_default().insert(
+            e.point.clone(),
+            Measured {
+                point: e.point,
+                time_s,
+                power_w: e.power_w,
+                energy_j: e.energy_j,
+                gap_percent: e.gap_percent,
+                bundle: None,
+            },
+        );
     }
-    let values: Vec<[f64; 2]> = with_energy
-        .iter()
-        .map(|m| [m.time_s, m.energy_j.unwrap_or(f64::MAX)])
-        .collect();
-    results::pareto::pareto_front(&values)
-        .into_iter()
-        .map(|i| (**with_energy[i]).clone())
-        .collect()
+    Ok((by_class, remeasured))
 }
 
 fn short_hash(text: &str) -> String {

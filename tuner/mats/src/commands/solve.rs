@@ -56,6 +56,9 @@ pub struct TunedChoice {
     pub default_ran: bool,
     /// The bundle folder that ran (absent when the default ran).
     pub bundle: Option<String>,
+    /// The budget and front point chosen in the class (absent when the default ran).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pick: Option<engine::pick::Pick>,
 }
 
 /// The longest `--time-limit`: far beyond any run, and far below where `Duration` and
@@ -426,6 +429,7 @@ fn solve_tuned(
         exact: choice.exact,
         default_ran: false,
         bundle: None,
+        pick: None,
     };
     // An infinite distance (an index without feature ranges) never passes.
     if !named
@@ -441,6 +445,9 @@ fn solve_tuned(
             instance.family()
         );
         tuned.default_ran = true;
+        if args.max_power.is_some() || args.max_energy.is_some() {
+            eprintln!("the default was never measured for power or energy: the cap does not apply");
+        }
         let mut solved = if index.backend == "gpu" {
             solve_gpu(args, instance, budget)?
         } else {
@@ -459,19 +466,17 @@ fn solve_tuned(
         );
     }
     let class = choice.class;
-    let entry = &index.classes[&class];
-    let prefer = match args.prefer {
-        crate::cli::Prefer::Tuned if entry.bundles.contains_key("quality") => "quality",
-        crate::cli::Prefer::Tuned => "time",
-        other => other.name(),
+    let request = engine::pick::Request {
+        time_limit_s: args.time_limit,
+        prefer: args.prefer.name(),
+        max_power_w: args.max_power,
+        max_energy_j: args.max_energy,
     };
-    let Some(bundle) = entry.bundles.get(prefer) else {
-        bail!(
-            "class {class} has no bundle tuned for {prefer} (available: {}); power and energy \
-             exist only for GPU campaigns",
-            entry.bundles.keys().cloned().collect::<Vec<_>>().join(", ")
-        );
-    };
+    let pick = engine::pick::pick(&index.classes[&class], &class, index.run, &request)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let bundle = &pick.bundle.clone();
+    let picked = pick.describe(&class);
+    tuned.pick = Some(pick);
     let folder = dir.join(bundle);
     let manifest = Manifest::read(&folder, dir)?;
     tuned.bundle = Some(bundle.clone());
@@ -497,6 +502,8 @@ fn solve_tuned(
         },
         _ => budget,
     };
+    // Said once the bundle is known to load, so a broken bundle's error stays one line.
+    eprintln!("{picked}");
     if let Some(run) = &manifest.run {
         eprintln!(
             "bundle {bundle}: tuned for {} at {}; running {}",

@@ -10,6 +10,15 @@ use engine::tune::{self, StartMode, TuneOptions};
 
 pub fn run(args: &TuneArgs) -> Result<()> {
     let file = CampaignFile::read(&args.campaign)?;
+    if args.check {
+        let backend = tune::check_anywhere(&file)?;
+        println!(
+            "campaign {} ({}): valid for backend {backend}",
+            file.config.name,
+            args.campaign.display()
+        );
+        return Ok(());
+    }
     let options = TuneOptions {
         mode: if args.resume {
             StartMode::Resume
@@ -102,6 +111,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         if let Some(h) = &c.holdout {
             show("on held-out instances", &c.class, &c.metric, h);
         }
+        print_front(c);
     }
     println!(
         "cost: {:.1} device-seconds of measurement ({} trials){}",
@@ -127,4 +137,35 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         tune::STORE_FILE
     );
     Ok(())
+}
+
+/// A Pareto campaign's front of a class, one line per point: what a user picks from with
+/// `solve --tuned --max-power` or `--max-energy` after `mats export`.
+fn print_front(c: &tune::ClassSummary) {
+    if c.front.is_empty() {
+        return;
+    }
+    let remeasured = c.front.iter().all(|f| f.remeasured);
+    println!(
+        "  {} front ({} points{}):",
+        c.class,
+        c.front.len(),
+        if remeasured {
+            ", re-measured on fresh seeds"
+        } else {
+            ""
+        }
+    );
+    let opt = |v: Option<f64>, unit: &str, digits: usize| {
+        v.map_or("-".to_string(), |v| format!("{v:.digits$}{unit}"))
+    };
+    for f in &c.front {
+        println!(
+            "    gap {:>8}  energy {:>10}  power {:>8}  {}",
+            opt(f.gap_percent, "%", 3),
+            opt(f.energy_j, " J", 1),
+            opt(f.power_w, " W", 1),
+            f.point.key()
+        );
+    }
 }
