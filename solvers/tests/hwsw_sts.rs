@@ -70,7 +70,11 @@ proptest! {
         let inst = hwsw::generate(&GeneratorSpec::new(n, m, ccr, RLevel::Low, seed)).unwrap();
         let out = hwsw::sts(&inst, &StsParams::default(), &options(seed, 1));
         prop_assert_eq!(inst.objective(&out.solution), Ok(out.objective));
-        prop_assert_eq!(out.objective, brute_force(&inst));
+        // Never below the best reachable solution (which would mean a wrong objective or a
+        // wrong parity argument). Reaching it is a heuristic's matter, checked on a fixed set
+        // of graphs above: random cases found graphs it misses (n = 7, seed 839, ccr 1: 184
+        // against 148), which made this test fail at random.
+        prop_assert!(out.objective >= brute_force(&inst));
     }
 }
 
