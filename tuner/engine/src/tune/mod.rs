@@ -539,30 +539,68 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
 
     let phases = phases::phases(&file)?;
     let campaign_mode = t.mode;
+    let (summaries, baselines) = tune_phases(
+        &mut t,
+        &phases,
+        &classes,
+        &holdouts,
+        &Starts {
+            searches: &searches,
+            baseline: &baseline,
+            default_point: default_point.as_ref(),
+        },
+        options.shard.is_some(),
+    )?;
+    // The summary's production-run count is in units of the campaign's first budget.
+    t.set_phase(&phases[0], campaign_mode);
+    t.progress.finish();
+
+    write_summary(&t, &out_dir, device_label, summaries, &baselines)
+}
+
+/// What every class's search starts from: the searches, the baseline and the default.
+struct Starts<'a> {
+    searches: &'a [(search::Strategy, Objective)],
+    baseline: &'a Point,
+    default_point: Option<&'a Point>,
+}
+
+/// Tunes every class once per budget (one budget unless `[run] budgets_s`), each budget's
+/// search starting from the previous budget's winner, then the cross-class step and the
+/// verification; returns the summaries and the baselines measured on the way.
+fn tune_phases(
+    t: &mut Tuning,
+    phases: &[phases::Phase],
+    classes: &ClassMembers,
+    holdouts: &ClassMembers,
+    starts: &Starts,
+    sharded: bool,
+) -> Result<(Vec<ClassSummary>, BTreeMap<String, Baseline>)> {
+    let campaign_mode = t.mode;
     let mut summaries = Vec::new();
     let mut baselines: BTreeMap<String, Baseline> = BTreeMap::new();
     // Per class, the winner of the last budget tuned: the next budget's search starts there.
     let mut previous: BTreeMap<String, Point> = BTreeMap::new();
-    for phase in &phases {
+    for phase in phases {
         t.set_phase(phase, campaign_mode);
         let named = |m: &ClassMembers| -> ClassMembers {
             m.iter()
                 .map(|(c, v)| (phase.class_name(c), v.clone()))
                 .collect()
         };
-        let (phase_classes, phase_holdouts) = (named(&classes), named(&holdouts));
+        let (phase_classes, phase_holdouts) = (named(classes), named(holdouts));
         let mut phase_summaries = Vec::new();
         let mut bests: BTreeMap<String, Point> = BTreeMap::new();
-        for (class, members) in &classes {
+        for (class, members) in classes {
             let name = phase.class_name(class);
-            let start = previous.get(class).unwrap_or(&baseline).clone();
+            let start = previous.get(class).unwrap_or(starts.baseline).clone();
             let (mut s, base) = tune_class(
-                &mut t,
+                t,
                 &name,
                 members,
-                &baseline,
+                starts.baseline,
                 &start,
-                &searches,
+                starts.searches,
                 phase.base_seed,
             )?;
             s.budget_s = phase.budget_s;
@@ -579,22 +617,23 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             }
         }
         // A shard sees only its classes' winners; the cross-class step needs all of them.
-        if classes.len() > 1 && !t.budget.exhausted() && options.shard.is_none() {
-            let metric = searches
+        if classes.len() > 1 && !t.budget.exhausted() && !sharded {
+            let metric = starts
+                .searches
                 .first()
                 .map(|(_, o)| crate::campaign::metrics(*o)[0])
                 .unwrap_or(crate::campaign::Metric::Time);
-            cross_class(&mut t, &phase_classes, &bests, &baselines, metric)?;
+            cross_class(t, &phase_classes, &bests, &baselines, metric)?;
         }
         if !t.budget.stopped_by_user() {
             t.budget.verifying = true;
             verify(
-                &mut t,
+                t,
                 &phase_classes,
                 &phase_holdouts,
                 &mut phase_summaries,
-                &baseline,
-                default_point.as_ref(),
+                starts.baseline,
+                starts.default_point,
                 &baselines,
                 phase.base_seed,
             )?;
@@ -605,11 +644,7 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             break;
         }
     }
-    // The summary's production-run count is in units of the campaign's first budget.
-    t.set_phase(&phases[0], campaign_mode);
-    t.progress.finish();
-
-    write_summary(&t, &out_dir, device_label, summaries, &baselines)
+    Ok((summaries, baselines))
 }
 
 /// The campaign's `summary.json`: per class what the searches found and the verdicts, and
