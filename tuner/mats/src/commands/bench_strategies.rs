@@ -340,7 +340,7 @@ fn print_space(s: &SpaceStudy, fractions: &[f64], seeds: u64) {
         println!(" ({:.3})", r.scores.spread);
     }
     println!(
-        "Kernel Tuner's score (autotuning_methodology: valid points only, median of {seeds} seeds)"
+        "Kernel Tuner's score (autotuning_methodology: valid points only, median over the seeds)"
     );
     header(fractions, "");
     rows.sort_by(|a, b| {
