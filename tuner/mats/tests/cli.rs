@@ -739,3 +739,48 @@ fn generated_tsp_files_repeat_per_seed_and_focused_solves_them() {
     ]);
     assert!(e.contains("must not exceed `candidates`"), "{e}");
 }
+
+/// `mats bench strategies` prints each space and the aggregate under both score definitions,
+/// and its JSON holds Kernel Tuner's score beside mats' for every strategy.
+#[test]
+fn bench_strategies_prints_both_score_definitions() {
+    let cache = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../search/tests/data/convolution-a100-small.json"
+    ));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json_path = dir.path().join("study.json");
+    let cache = cache.display().to_string();
+    let out = mats(&[
+        "bench",
+        "strategies",
+        &cache,
+        &cache,
+        "--seeds",
+        "3",
+        "--budgets",
+        "10,25",
+        "--strategies",
+        "guided-climbing,random",
+        "--json",
+        &json_path.display().to_string(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout.matches("Kernel Tuner's score").count(),
+        3,
+        "{stdout}"
+    );
+    assert!(stdout.contains("guided-climbing"), "{stdout}");
+    let study: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("json written"))
+            .expect("valid JSON");
+    let row = &study["spaces"][0]["strategies"][0];
+    assert_eq!(row["kernel_tuner"]["at"].as_array().map(Vec::len), Some(2));
+    assert!(row["kernel_tuner"]["aggregate"].as_f64().is_some(), "{row}");
+}

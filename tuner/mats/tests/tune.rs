@@ -699,9 +699,9 @@ fn resume_refuses_changed_measurement_settings_and_accepts_budget_changes() {
     assert_eq!(stored().0, after);
 }
 
-/// A campaign that names no strategy searches with the documented default (first-improvement
-/// hill climbing; Pareto local search for a Pareto objective); one with only `[[search]]`
-/// entries runs just those.
+/// A campaign that names no strategy searches with the documented default (guided climbing;
+/// Pareto local search for a Pareto objective); one with only `[[search]]` entries runs just
+/// those.
 #[test]
 fn a_campaign_without_a_strategy_uses_the_default() {
     use search::{Objective, Strategy};
@@ -714,10 +714,7 @@ fn a_campaign_without_a_strategy_uses_the_default() {
     assert_eq!(searches[0].0, Strategy::default_for(Objective::Time));
     assert!(matches!(
         searches[0].0,
-        Strategy::HillClimbing {
-            first_improvement: true,
-            ..
-        }
+        Strategy::GuidedClimbing { pairs: 4 }
     ));
     let pareto = parse(body.replace("seed = 7", "seed = 7\nobjective = [\"time\", \"energy\"]"))
         .searches()

@@ -96,6 +96,8 @@ fn all_strategies() -> Vec<Strategy> {
         "name = \"bayes\"\ninitial = 2\nmodel_points = 12",
         r#"name = "genetic""#,
         r#"name = "basin-hopping""#,
+        r#"name = "guided-climbing""#,
+        "name = \"guided-climbing\"\npairs = 1",
     ]
     .iter()
     .map(|t| strategy(t))

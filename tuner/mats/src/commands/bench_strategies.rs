@@ -17,6 +17,7 @@ use crate::cli::BenchStrategiesArgs;
 use search::benchmark::{
     best_so_far, pareto_study, score_curves, strategy_curves, ParetoRow, Scores, SpaceStats,
 };
+use search::kt_score::{longest_budget, KtScores, KtStats};
 use search::{kt_cache, Metric, Objective, Objectives, SearchSpace, Strategy, TableEvaluator};
 
 /// The strategies compared, as labels and the TOML that configures each in a campaign.
@@ -35,6 +36,7 @@ pub const ROSTER: &[(&str, &str)] = &[
     ("bayes", r#"name = "bayes""#),
     ("genetic", r#"name = "genetic""#),
     ("basin-hopping", r#"name = "basin-hopping""#),
+    ("guided-climbing", r#"name = "guided-climbing""#),
 ];
 
 struct Source {
@@ -50,6 +52,8 @@ struct StrategyScores {
     /// "mats" or the external tool's name.
     tool: String,
     scores: Scores,
+    /// The same curves under Kernel Tuner's score definition ([`search::kt_score`]).
+    kernel_tuner: KtScores,
 }
 
 #[derive(Debug, Serialize)]
@@ -118,11 +122,8 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
         let space = source.space.as_ref();
         let stats = SpaceStats::new(space, &source.table, Objective::Time)
             .with_context(|| format!("space {}", source.name))?;
-        let len = fractions
-            .iter()
-            .map(|f| stats.budget(*f))
-            .max()
-            .unwrap_or(1);
+        let kt = KtStats::new(&stats);
+        let len = longest_budget(&stats, &fractions);
         let mut rows = Vec::new();
         for (label, strategy) in &roster {
             let curves = strategy_curves(
@@ -138,6 +139,7 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
                 strategy: label.to_string(),
                 tool: "mats".into(),
                 scores: score_curves(&stats, &curves, &fractions),
+                kernel_tuner: kt.score_curves(&curves, &fractions),
             });
         }
         if let Some(ext) = &external {
@@ -154,6 +156,7 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
                         strategy: format!("{}:{name}", short_tool(&ext.tool)),
                         tool: ext.tool.clone(),
                         scores: score_curves(&stats, &curves, &fractions),
+                        kernel_tuner: kt.score_curves(&curves, &fractions),
                     });
                 }
             }
@@ -329,19 +332,25 @@ fn print_space(s: &SpaceStudy, fractions: &[f64], seeds: u64) {
         s.optimum * 1e3,
         seeds
     );
-    print!("{:<28}", "strategy");
-    for f in fractions {
-        print!(" {:>6}", format!("{:.0}%", f * 100.0));
-    }
-    println!(" {:>16}", "score (sd)");
+    header(fractions, " score (sd)");
     let mut rows: Vec<&StrategyScores> = s.strategies.iter().collect();
     rows.sort_by(|a, b| b.scores.aggregate.total_cmp(&a.scores.aggregate));
+    for r in &rows {
+        row(&r.strategy, &r.scores.at, r.scores.aggregate);
+        println!(" ({:.3})", r.scores.spread);
+    }
+    println!(
+        "Kernel Tuner's score (autotuning_methodology: valid points only, median over the seeds)"
+    );
+    header(fractions, "");
+    rows.sort_by(|a, b| {
+        b.kernel_tuner
+            .aggregate
+            .total_cmp(&a.kernel_tuner.aggregate)
+    });
     for r in rows {
-        print!("{:<28}", r.strategy);
-        for v in &r.scores.at {
-            print!(" {v:>6.3}");
-        }
-        println!(" {:>8.3} ({:.3})", r.scores.aggregate, r.scores.spread);
+        row(&r.strategy, &r.kernel_tuner.at, r.kernel_tuner.aggregate);
+        println!();
     }
     if !s.pareto.is_empty() {
         println!("Pareto search (time, energy): hypervolume share of the exhaustive front");
@@ -362,38 +371,62 @@ fn print_space(s: &SpaceStudy, fractions: &[f64], seeds: u64) {
     }
 }
 
-/// Mean over spaces of each strategy's scores (strategies present on every space only).
+/// Mean over spaces of each strategy's scores (strategies present on every space only), under
+/// both score definitions.
 fn print_aggregate(study: &Study, fractions: &[f64]) {
     let n = study.spaces.len();
-    let mut by: BTreeMap<&str, Vec<&Scores>> = BTreeMap::new();
+    println!("\naggregate over {n} spaces (mean of the spaces' scores)");
+    aggregate_table(study, fractions, |r| (&r.scores.at, r.scores.aggregate));
+    println!("\naggregate over {n} spaces, Kernel Tuner's score");
+    aggregate_table(study, fractions, |r| {
+        (&r.kernel_tuner.at, r.kernel_tuner.aggregate)
+    });
+}
+
+fn aggregate_table(
+    study: &Study,
+    fractions: &[f64],
+    pick: impl Fn(&StrategyScores) -> (&Vec<f64>, f64),
+) {
+    let n = study.spaces.len();
+    let mut by: BTreeMap<&str, Vec<(&Vec<f64>, f64)>> = BTreeMap::new();
     for s in &study.spaces {
         for r in &s.strategies {
-            by.entry(&r.strategy).or_default().push(&r.scores);
+            by.entry(&r.strategy).or_default().push(pick(r));
         }
     }
-    println!("\naggregate over {n} spaces (mean of the spaces' scores)");
-    print!("{:<28}", "strategy");
-    for f in fractions {
-        print!(" {:>6}", format!("{:.0}%", f * 100.0));
-    }
-    println!(" {:>8}", "score");
+    header(fractions, " score");
     let mut rows: Vec<(&str, Vec<f64>, f64)> = by
         .into_iter()
         .filter(|(_, v)| v.len() == n)
         .map(|(name, v)| {
             let at = (0..fractions.len())
-                .map(|k| v.iter().map(|s| s.at[k]).sum::<f64>() / n as f64)
+                .map(|k| v.iter().map(|s| s.0[k]).sum::<f64>() / n as f64)
                 .collect();
-            let agg = v.iter().map(|s| s.aggregate).sum::<f64>() / n as f64;
+            let agg = v.iter().map(|s| s.1).sum::<f64>() / n as f64;
             (name, at, agg)
         })
         .collect();
     rows.sort_by(|a, b| b.2.total_cmp(&a.2));
     for (name, at, agg) in rows {
-        print!("{name:<28}");
-        for v in at {
-            print!(" {v:>6.3}");
-        }
-        println!(" {agg:>8.3}");
+        row(name, &at, agg);
+        println!();
     }
+}
+
+fn header(fractions: &[f64], last: &str) {
+    print!("{:<28}", "strategy");
+    for f in fractions {
+        print!(" {:>6}", format!("{:.0}%", f * 100.0));
+    }
+    println!(" {last:>8}");
+}
+
+/// One table row without its line end (the caller may add a spread).
+fn row(name: &str, at: &[f64], aggregate: f64) {
+    print!("{name:<28}");
+    for v in at {
+        print!(" {v:>6.3}");
+    }
+    print!(" {aggregate:>8.3}");
 }
