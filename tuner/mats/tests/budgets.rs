@@ -4,21 +4,11 @@
 //! them) exported with its front, and a power or energy cap choosing the point to run.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use results::{EvaluationStatus, InstanceRecord, NewEvaluation, Point, RunMode, Store, Value};
 
-fn repo(rel: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(rel)
-}
-
-fn mats(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mats"))
-        .args(args)
-        .current_dir(repo(""))
-        .output()
-        .expect("the mats binary runs")
-}
+mod common;
+use common::{error_of, mats, repo};
 
 /// Standard output and standard error of a run that must succeed.
 fn ok(args: &[&str]) -> (String, String) {
@@ -26,14 +16,6 @@ fn ok(args: &[&str]) -> (String, String) {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "mats {args:?} failed:\n{stderr}");
     (String::from_utf8_lossy(&out.stdout).to_string(), stderr)
-}
-
-fn error_of(args: &[&str]) -> String {
-    let out = mats(args);
-    assert!(!out.status.success(), "mats {args:?} should fail");
-    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr
 }
 
 fn json(text: &str) -> serde_json::Value {

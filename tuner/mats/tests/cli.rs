@@ -1,21 +1,9 @@
 //! The `mats` binary end to end: commands, JSON output, and one clear error for bad input.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn data(rel: &str) -> String {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data"))
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-fn mats(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mats"))
-        .args(args)
-        .output()
-        .expect("the mats binary runs")
-}
+mod common;
+use common::{data, mats, one_line_error as error_of};
 
 fn json(args: &[&str]) -> serde_json::Value {
     let out = mats(args);
@@ -25,16 +13,6 @@ fn json(args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
-}
-
-/// Runs a command that must fail and returns its single error line.
-fn error_of(args: &[&str]) -> String {
-    let out = mats(args);
-    assert!(!out.status.success(), "mats {args:?} should fail");
-    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "one line expected: {stderr}");
-    stderr
 }
 
 fn solution_of(report: &serde_json::Value) -> Vec<usize> {

@@ -3,31 +3,10 @@
 //! work, exchanges and a re-scored best within the time limit. Without a GPU those tests say
 //! they skipped.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
 use std::time::Instant;
 
-fn data(rel: &str) -> String {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data"))
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-fn mats(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mats"))
-        .args(args)
-        .output()
-        .expect("the mats binary runs")
-}
-
-fn error_of(args: &[&str]) -> String {
-    let out = mats(args);
-    assert!(!out.status.success(), "mats {args:?} should fail");
-    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr
-}
+mod common;
+use common::{data, error_of, mats};
 
 #[test]
 fn island_flags_are_checked_before_any_gpu_is_needed() {

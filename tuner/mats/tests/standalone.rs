@@ -7,9 +7,8 @@ use std::process::{Command, Output};
 
 use mats::standalone::payload;
 
-fn repo(rel: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(rel)
-}
+mod common;
+use common::repo;
 
 fn ok(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_mats"))

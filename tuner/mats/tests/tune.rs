@@ -4,20 +4,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn repo(rel: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(rel)
-}
-
-fn mats(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mats"))
-        .args(args)
-        .current_dir(repo(""))
-        .output()
-        .expect("the mats binary runs")
-}
+mod common;
+use common::{error_of, mats, repo};
 
 fn ok(args: &[&str]) -> String {
     let out = mats(args);
@@ -27,14 +18,6 @@ fn ok(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).to_string()
-}
-
-fn error_of(args: &[&str]) -> String {
-    let out = mats(args);
-    assert!(!out.status.success(), "mats {args:?} should fail");
-    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr
 }
 
 fn write_campaign(dir: &Path, name: &str, body: &str) -> PathBuf {
