@@ -454,8 +454,15 @@ fn with_closed_stdout(args: &[&str]) -> Output {
     use std::os::fd::FromRawFd as _;
     let one = SPAWN.lock().unwrap_or_else(|p| p.into_inner());
     let mut fds = [0; 2];
-    // SAFETY: pipe(2) fills both descriptors on success; each is owned once below.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe(2)");
+    // Close-on-exec: a process another test spawns at this moment must not carry the reading
+    // end past its exec (it kept the pipe open for its lifetime, so mats wrote into the
+    // buffer and exited 0 instead of taking SIGPIPE, once in CI).
+    // SAFETY: pipe2(2) fills both descriptors on success; each is owned once below.
+    assert_eq!(
+        unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) },
+        0,
+        "pipe2(2)"
+    );
     unsafe { libc::close(fds[0]) };
     let writer = unsafe { std::fs::File::from_raw_fd(fds[1]) };
     let child = mats_cmd()
