@@ -133,46 +133,12 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             &["time", "energy", "power"]
         };
         let verdict = summary.as_ref().and_then(|s| s.verdict(label));
+        let target_mode = matches!(run_mode, Some(results::RunMode::Target { .. }));
         for &prefer in prefers {
-            let key = |m: &&Measured| match prefer {
-                "time" => Some(m.time_s),
-                // The objective itself in target mode (PAR-k time); the gap at the budget.
-                "quality"
-                    if matches!(
-                        run_mode,
-                        Some(engine::campaign::config::RunMode::Target { .. })
-                    ) =>
-                {
-                    Some(m.time_s)
-                }
-                "quality" => m.gap_percent,
-                "energy" => m.energy_j,
-                _ => m.power_w,
-            };
-            let searched = measured.iter().filter(|m| key(m).is_some()).min_by(|a, b| {
-                key(a)
-                    .unwrap_or(f64::MAX)
-                    .total_cmp(&key(b).unwrap_or(f64::MAX))
-            });
-            let Some(searched) = searched else {
+            let Some((best, note)) =
+                preferred(prefer, &measured, points, verdict.as_ref(), target_mode)
+            else {
                 continue;
-            };
-            let mut note = None;
-            let best: &Measured = match (&verdict, prefer) {
-                (Some((role, point)), "quality" | "time") if *point != searched.point => {
-                    match points.get(point) {
-                        Some(m) => {
-                            note = Some(format!(
-                                "the {role} won the final re-measure on fresh seeds against the \
-                                 search's best ({}), so the {role} is exported",
-                                searched.point
-                            ));
-                            m
-                        }
-                        None => searched,
-                    }
-                }
-                _ => searched,
             };
             if let Some(n) = &note {
                 println!("  {label}: {n}");
@@ -273,11 +239,22 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     let text = serde_json::to_string_pretty(&index)?;
     std::fs::write(args.out.join("index.json"), text)
         .with_context(|| format!("cannot write {}", args.out.join("index.json").display()))?;
+    print_index(&index, bundles.len(), &args.out);
+    if let Some(bin) = &args.binaries {
+        for (class, path) in crate::standalone::write_binaries(&args.out, bin)? {
+            println!("  standalone {}  ({class})", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// What an export wrote: per class (and budget) the bundle of each preference.
+fn print_index(index: &Index, bundles: usize, out: &Path) {
     println!(
         "exported {} classes into {} bundle(s) in {}",
         index.classes.len(),
-        bundles.len(),
-        args.out.display()
+        bundles,
+        out.display()
     );
     for (class, entry) in &index.classes {
         let line = |bundles: &BTreeMap<String, String>, front: usize| {
@@ -295,12 +272,52 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             println!("  {label:<24} {}", line(&b.bundles, b.pareto.len()));
         }
     }
-    if let Some(bin) = &args.binaries {
-        for (class, path) in crate::standalone::write_binaries(&args.out, bin)? {
-            println!("  standalone {}  ({class})", path.display());
+}
+
+/// The point a class exports for `prefer` (`time`, `quality`, `energy` or `power`): the
+/// search's best in that objective, unless the final re-measure on fresh seeds found the
+/// baseline or the default (`verdict`) better, which is then exported with a note saying so.
+/// `None` where no point measured that objective.
+fn preferred<'a>(
+    prefer: &str,
+    measured: &[&'a Measured],
+    points: &'a BTreeMap<Point, Measured>,
+    verdict: Option<&(String, Point)>,
+    target_mode: bool,
+) -> Option<(&'a Measured, Option<String>)> {
+    let key = |m: &Measured| match prefer {
+        "time" => Some(m.time_s),
+        // The objective itself in target mode (PAR-k time); the gap at the budget.
+        "quality" if target_mode => Some(m.time_s),
+        "quality" => m.gap_percent,
+        "energy" => m.energy_j,
+        _ => m.power_w,
+    };
+    let searched: &Measured = measured
+        .iter()
+        .copied()
+        .filter(|m| key(m).is_some())
+        .min_by(|a, b| {
+            key(a)
+                .unwrap_or(f64::MAX)
+                .total_cmp(&key(b).unwrap_or(f64::MAX))
+        })?;
+    match (verdict, prefer) {
+        (Some((role, point)), "quality" | "time") if *point != searched.point => {
+            match points.get(point) {
+                Some(m) => Some((
+                    m,
+                    Some(format!(
+                        "the {role} won the final re-measure on fresh seeds against the \
+                         search's best ({}), so the {role} is exported",
+                        searched.point
+                    )),
+                )),
+                None => Some((searched, None)),
+            }
         }
+        _ => Some((searched, None)),
     }
-    Ok(())
 }
 
 /// Per class, point -> its latest ok evaluation: of the searches, and of the front's
