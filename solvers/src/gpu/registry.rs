@@ -7,8 +7,7 @@ use kernels::gpu::{DeviceInfo, Gpu};
 use kernels::{KernelCache, KernelError, Variant};
 use serde::{Deserialize, Serialize};
 
-use super::solve_flags::SolveFlag;
-use super::workload::{CompileTarget, GpuWorkload, PointValues, PreparedRun};
+use super::workload::{CompileTarget, GpuWorkload, PointValues, PreparedRun, SolveFlag};
 use crate::family::{Family, Instance};
 
 macro_rules! families {

@@ -10,33 +10,9 @@ use std::collections::BTreeMap;
 
 use kernels::gpu::DeviceInfo;
 
-use super::workload::PointValues;
+use super::workload::{PointValues, SolveFlag};
 use super::GpuConfig;
 use crate::family::{Family, Instance};
-
-/// One `mats solve` flag a family's GPU solver takes.
-#[derive(Debug, Clone, Copy)]
-pub struct SolveFlag {
-    /// As typed, e.g. `--tenure-range`.
-    pub flag: &'static str,
-    /// The point parameters it sets: one value sets each of them, a list sets them in order.
-    pub params: &'static [&'static str],
-    /// The variants that take it; empty: every variant.
-    pub variants: &'static [&'static str],
-}
-
-/// A [`SolveFlag`], as families write their tables.
-pub const fn flag(
-    flag: &'static str,
-    params: &'static [&'static str],
-    variants: &'static [&'static str],
-) -> SolveFlag {
-    SolveFlag {
-        flag,
-        params,
-        variants,
-    }
-}
 
 /// A flag's value as parsed by the command line.
 #[derive(Debug, Clone, PartialEq)]

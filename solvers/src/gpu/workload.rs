@@ -14,7 +14,6 @@ use kernels::{Arch, CacheStatus, KernelCache, KernelError, Resources, Variant};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::solve_flags::SolveFlag;
 use crate::run::{Outcome, RunOptions};
 
 /// A point's parameters by name (a tuner point, a bundle's manifest).
@@ -146,4 +145,28 @@ pub trait GpuWorkload:
         cache: &KernelCache,
         inst: &Self::Instance,
     ) -> Result<Box<dyn PreparedRun>, KernelError>;
+}
+
+/// One `mats solve` flag a family's GPU solver takes.
+#[derive(Debug, Clone, Copy)]
+pub struct SolveFlag {
+    /// As typed, e.g. `--tenure-range`.
+    pub flag: &'static str,
+    /// The point parameters it sets: one value sets each of them, a list sets them in order.
+    pub params: &'static [&'static str],
+    /// The variants that take it; empty: every variant.
+    pub variants: &'static [&'static str],
+}
+
+/// A [`SolveFlag`], as families write their tables.
+pub const fn flag(
+    flag: &'static str,
+    params: &'static [&'static str],
+    variants: &'static [&'static str],
+) -> SolveFlag {
+    SolveFlag {
+        flag,
+        params,
+        variants,
+    }
 }

@@ -33,7 +33,7 @@ use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, KernelClock, Launch};
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::Instance;
-use crate::gpu::solve_flags::{flag, SolveFlag};
+use crate::gpu::workload::{flag, SolveFlag};
 use crate::run::{Outcome, RunOptions};
 
 /// The most nodes: candidate indices below 2^33 are decoded exactly with a double square

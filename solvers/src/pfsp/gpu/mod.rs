@@ -33,7 +33,7 @@ use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::tabu::TabuMove;
 use super::Instance;
-use crate::gpu::solve_flags::{flag, SolveFlag};
+use crate::gpu::workload::{flag, SolveFlag};
 use crate::gpu::workload::{CompileTarget, PointValues};
 use crate::run::{Outcome, RunOptions};
 

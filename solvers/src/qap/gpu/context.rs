@@ -28,7 +28,7 @@ pub(super) struct RunContext<'a> {
     /// The instance on the host, where a restart needs it (`relink`).
     pub(super) inst: Option<&'a crate::qap::Instance>,
     /// rots-block as an island: its seeds and the blocks the last epoch left.
-    pub(super) island: Option<&'a mut super::rots_block::IslandBlocks>,
+    pub(super) island: Option<&'a mut super::island_blocks::IslandBlocks>,
 }
 
 impl RunContext<'_> {

@@ -24,19 +24,21 @@ use kernels::gpu::{DeviceInfo, FunctionAttributes, Gpu, Kernel, KernelClock, Lau
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
 
 use super::Instance;
-use crate::gpu::solve_flags::{flag, SolveFlag};
+use crate::gpu::workload::{flag, SolveFlag};
 use crate::gpu::workload::{CompileTarget, PointValues};
 
 pub mod compare;
 mod context;
+mod island_blocks;
 pub mod relink;
 mod rots_block;
 mod two_opt;
 
 use crate::run::{Outcome, RunOptions};
 use context::RunContext;
+pub use island_blocks::IslandBlocks;
 use rots_block::rots_block;
-pub use rots_block::{needs_rebase, next_perturbation, IslandBlocks, ROTS_REBASE_ITERATIONS};
+pub use rots_block::{needs_rebase, next_perturbation, ROTS_REBASE_ITERATIONS};
 use two_opt::{dynamic, thread_per_solution};
 
 /// The GPU variants; serialized by name (`"rots-block"`).
@@ -740,7 +742,7 @@ struct WithParams {
     prepared: Prepared,
     params: GpuParams,
     /// rots-block as an island (`start_from`): its seeds and the blocks of its last run.
-    island: Option<rots_block::IslandBlocks>,
+    island: Option<IslandBlocks>,
 }
 
 impl crate::gpu::workload::PreparedRun for WithParams {
@@ -991,7 +993,7 @@ impl Prepared {
         gpu: &Gpu,
         params: &GpuParams,
         options: &RunOptions,
-        island: Option<&mut rots_block::IslandBlocks>,
+        island: Option<&mut IslandBlocks>,
     ) -> Result<GpuRun, KernelError> {
         let mut ctx = RunContext {
             gpu,

@@ -10,6 +10,7 @@ use kernels::KernelError;
 use crate::run::{Outcome, RunOptions};
 
 use super::context::{pairs, RunContext};
+use super::island_blocks::IslandBlocks;
 use super::{driver, GpuParams};
 
 pub(super) fn rots_block(
@@ -156,16 +157,6 @@ pub(super) fn rots_block(
         },
         index as u64,
     ))
-}
-
-/// An island's blocks between epochs (`PreparedRun::start_from`): the seeds the next run's
-/// first blocks start from, and every block's state as the last run left it, from which the
-/// other blocks continue (their tabu lists start afresh; their bests are kept).
-#[derive(Debug, Default)]
-pub struct IslandBlocks {
-    pub starts: Vec<Vec<usize>>,
-    /// Every block's permutation (p x n), best permutation (p x n) and best cost (p).
-    saved: Option<(Vec<i32>, Vec<i32>, Vec<i64>)>,
 }
 
 /// Writes an island's blocks before the first launch: saved blocks continue through the

@@ -39,7 +39,7 @@ use kernels::{KernelCache, KernelError, Variant};
 use serde::{Deserialize, Serialize};
 
 use super::Instance;
-use crate::gpu::solve_flags::{flag, SolveFlag};
+use crate::gpu::workload::{flag, SolveFlag};
 use crate::gpu::workload::{CompileTarget, PointValues};
 
 /// Share of the GPU's memory a colony may take (the rest: the context, the CUDA runtime's own
