@@ -90,9 +90,11 @@ pub type IslandFactory<'a> = Box<dyn FnOnce() -> Result<Box<dyn Island + 'a>, St
 /// Re-scores a solution from scratch (the family's CPU objective).
 pub type Rescore<'a> = &'a (dyn Fn(&[usize]) -> Result<i64, String> + Sync);
 
-/// Per-island work over the whole solve (the `islands` rows of `mats solve --json`).
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Per-island work over the whole solve (the `islands` rows of `mats solve --json`, which
+/// name the GPU and device beside these fields).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct IslandWork {
+    #[serde(skip)]
     pub island: usize,
     pub epochs: u32,
     pub iterations: u64,
@@ -105,6 +107,7 @@ pub struct IslandWork {
     pub setup_seconds: f64,
     /// Epochs that started from exchanged elites.
     pub seeded_epochs: u32,
+    #[serde(skip)]
     pub facts: Option<DeviceFacts>,
     pub best_objective: Option<i64>,
 }

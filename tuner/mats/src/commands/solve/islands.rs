@@ -239,17 +239,9 @@ pub struct IslandsReport {
 pub struct IslandRow {
     pub gpu: usize,
     pub device: String,
-    pub epochs: u32,
-    /// Epochs started from the exchanged elites (0 for a variant that cannot).
-    pub seeded_epochs: u32,
-    pub iterations: u64,
-    pub evaluations: u64,
-    pub launches: u64,
-    pub kernel_seconds: f64,
-    /// Wall time in epochs, and before them (open, compile, load, upload).
-    pub busy_seconds: f64,
-    pub setup_seconds: f64,
-    pub best_objective: Option<i64>,
+    /// Epochs, seeded epochs, work, kernel/busy/setup seconds and the island's best.
+    #[serde(flatten)]
+    pub work: solvers::gpu::islands::IslandWork,
 }
 
 impl IslandsReport {
@@ -276,15 +268,7 @@ impl IslandsReport {
                         .as_ref()
                         .map(|f| f.device.clone())
                         .unwrap_or_default(),
-                    epochs: w.epochs,
-                    seeded_epochs: w.seeded_epochs,
-                    iterations: w.iterations,
-                    evaluations: w.evaluations,
-                    launches: w.launches,
-                    kernel_seconds: w.kernel_seconds,
-                    busy_seconds: w.busy_seconds,
-                    setup_seconds: w.setup_seconds,
-                    best_objective: w.best_objective,
+                    work: w.clone(),
                 })
                 .collect(),
         }
@@ -306,13 +290,13 @@ pub(super) fn print(r: &IslandsReport) {
             "  gpu {:<3} {}: best {}, {} epochs ({} seeded), {} iterations, {} launches, busy {:.3} s, setup {:.3} s",
             row.gpu,
             row.device,
-            row.best_objective.map_or("-".into(), |b| b.to_string()),
-            row.epochs,
-            row.seeded_epochs,
-            row.iterations,
-            row.launches,
-            row.busy_seconds,
-            row.setup_seconds
+            row.work.best_objective.map_or("-".into(), |b| b.to_string()),
+            row.work.epochs,
+            row.work.seeded_epochs,
+            row.work.iterations,
+            row.work.launches,
+            row.work.busy_seconds,
+            row.work.setup_seconds
         );
     }
 }
