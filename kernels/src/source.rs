@@ -85,6 +85,14 @@ const TSP_HEADERS: &[(&str, &str)] = &[
 /// The TSP kernels take n at run time; the distance function and the candidate-list length
 /// are defines.
 const TSP_DEFINES: &[(&str, &str)] = &[("TSP_DIST", "0"), ("TSP_K", "32")];
+/// The focused colony: distance kind, list length, local-search width, ants per block, Or-opt.
+const TSP_FOCUSED_DEFINES: &[(&str, &str)] = &[
+    ("TSP_DIST", "0"),
+    ("TSP_K", "16"),
+    ("LS_NEIGHBOURS", "10"),
+    ("FOCUSED_WARPS", "4"),
+    ("FOCUSED_OR_OPT", "1"),
+];
 /// The local search: distance kind, candidates tried per city and tours per block.
 const TSP_LS_DEFINES: &[(&str, &str)] = &[
     ("TSP_DIST", "0"),
@@ -328,6 +336,19 @@ static SOURCES: &[KernelSource] = &[
         test_only = false,
         headers = TSP_HEADERS,
         defines = TSP_LS_DEFINES
+    ),
+    source!(
+        "tsp/focused",
+        "tsp/focused.cu",
+        [
+            "tsp_focused_ants",
+            "tsp_focused_pheromone",
+            "tsp_focused_merge"
+        ],
+        relocatable = false,
+        test_only = false,
+        headers = TSP_HEADERS,
+        defines = TSP_FOCUSED_DEFINES
     ),
 ];
 

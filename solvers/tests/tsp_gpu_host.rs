@@ -111,3 +111,49 @@ fn bad_parameters_are_named() {
         .unwrap_err()
         .contains("gather"));
 }
+
+/// Focused on the GPU keeps no n x n matrix: pla85900's size fits with the default 1024 ants
+/// (16 n bytes per ant), 200,000 cities too, and the memory message names how many ants fit.
+#[test]
+fn focused_fits_the_largest_instances_and_names_the_ants_that_fit() {
+    let device = h100();
+    let params = GpuParams::focused();
+    assert!(params.check(&random(85_900), &device).is_ok());
+    assert!(params.check(&random(200_000), &device).is_ok());
+    let mut many = GpuParams::focused();
+    many.ants = Some(60_000);
+    let err = many.check(&random(85_900), &device).unwrap_err();
+    assert!(err.contains("ants fit") && err.contains("GiB"), "{err}");
+    let fit: usize = err
+        .split("at most about ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no ant count in {err}"));
+    many.ants = Some(fit);
+    assert!(many.check(&random(85_900), &device).is_ok(), "{err}");
+    many.ants = Some(fit + fit / 20);
+    assert!(many.check(&random(85_900), &device).is_err());
+}
+
+/// Focused's GPU-only limits are refused with the parameter's name: `own` source tours, lists
+/// longer than a warp, a local-search width beyond 16, too many ants per block.
+#[test]
+fn focused_refuses_what_its_kernel_cannot_hold() {
+    use solvers::tsp::focused::SourceRule;
+    let device = h100();
+    let inst = random(2000);
+    let cases: [(&str, fn(&mut GpuParams)); 4] = [
+        ("`source`", |p| p.focused.source = SourceRule::Own),
+        ("`candidates`", |p| p.candidates = 40),
+        ("`ls_neighbours`", |p| p.local_search.neighbours = 20),
+        ("`ls_warps`", |p| p.local_search.warps = 9),
+    ];
+    for (name, change) in cases {
+        let mut params = GpuParams::focused();
+        change(&mut params);
+        let err = params.check(&inst, &device).unwrap_err();
+        assert!(err.contains(name), "{name}: {err}");
+    }
+    assert!(GpuParams::focused().check(&random(7), &device).is_err());
+}

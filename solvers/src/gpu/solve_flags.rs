@@ -329,6 +329,38 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.config.variant_name(), "as/task");
+
+        // Focused: its own flags, and --threads as ants per block (a warp each).
+        let c = SolveConfig::from_flags(
+            Family::Tsp,
+            &[
+                given("--algo", text("focused")),
+                given("--min-new-edges", FlagValue::Int(12)),
+                given("--source-tour", text("iteration")),
+                given("--or-opt", text("off")),
+                given("--ls-neighbours", FlagValue::Int(8)),
+                given("--threads", FlagValue::Int(256)),
+                given("--ants", FlagValue::Int(640)),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(c.config.variant_name(), "focused");
+        let GpuConfig::Tsp(p) = &c.config else {
+            panic!("not tsp")
+        };
+        assert_eq!(p.focused.min_new_edges, 12);
+        assert_eq!(p.focused.source.name(), "iteration");
+        assert!(!p.focused.or_opt);
+        assert_eq!((p.local_search.neighbours, p.local_search.warps), (8, 8));
+        assert_eq!(p.ants, Some(640));
+        let e = SolveConfig::from_flags(
+            Family::Tsp,
+            &[given("--min-new-edges", FlagValue::Int(12))],
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.contains("`focused` only"), "{e}");
     }
 
     #[test]

@@ -370,6 +370,9 @@ pub struct BenchTspArgs {
     /// ACO), on all cores.
     #[arg(long, default_value = "mmas", value_name = "ALGO")]
     pub cpu_algo: String,
+    /// --quality: the GPU side, `mmas` (default) or `focused` (focused ACO, a warp per ant).
+    #[arg(long, default_value = "mmas", value_name = "ALGO")]
+    pub gpu_algo: String,
     /// Write the full results as JSON to this file as well.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -456,7 +459,7 @@ pub struct SolveArgs {
     /// hwsw `sts` (tabu search). GPU (qap):
     /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default); GPU (pfsp):
     /// `ig-block` (default; tabu-prefix where a walk does not fit), `tabu-full`, `tabu-prefix`;
-    /// GPU (tsp): `mmas` (default) or `as`.
+    /// GPU (tsp): `mmas` (default), `as` or `focused` (a warp per ant).
     #[arg(long, value_name = "NAME")]
     pub algo: Option<String>,
     /// Run the tuned configuration for this instance's class from an export folder
@@ -597,6 +600,11 @@ pub struct SolveArgs {
     /// Or-opt after 2-opt (tsp `focused`): `on` (default) or `off`.
     #[arg(long, value_name = "on|off")]
     pub or_opt: Option<String>,
+    /// Merge the changes of every improving ant whose stretch of the source tour no better
+    /// ant touched, instead of keeping only the iteration's best (tsp `focused` on the GPU):
+    /// `on` or `off` (default).
+    #[arg(long, value_name = "on|off")]
+    pub merge: Option<String>,
     /// Tour construction on the GPU (tsp `as` with --backend gpu): task (one ant per
     /// thread), data (one ant per warp; default) or data-compressed.
     #[arg(long, value_name = "VARIANT")]

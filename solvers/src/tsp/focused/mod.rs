@@ -44,7 +44,8 @@ use tour::{local_optimum, local_search, ActiveQueue, LsStats, Neighbours, Tour};
 pub const DEFAULT_FOCUSED_ITERATIONS: u64 = 2000;
 
 /// Where an ant's construction starts from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SourceRule {
     /// The best tour found so far (all ants).
     Best,

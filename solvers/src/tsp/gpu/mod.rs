@@ -28,6 +28,7 @@
 
 pub mod ant_system;
 pub mod colony;
+pub mod focused;
 pub mod local_search;
 pub mod mmas;
 
@@ -178,6 +179,9 @@ pub enum TspGpuAlgorithm {
     As,
     /// MAX-MIN Ant System with 2-opt on every tour ([`mmas`]).
     Mmas,
+    /// Focused ACO: bounded changes of a source tour, 2-opt and Or-opt around them
+    /// ([`focused`]).
+    Focused,
 }
 
 impl TspGpuAlgorithm {
@@ -185,6 +189,7 @@ impl TspGpuAlgorithm {
         match self {
             TspGpuAlgorithm::As => "as",
             TspGpuAlgorithm::Mmas => "mmas",
+            TspGpuAlgorithm::Focused => "focused",
         }
     }
 
@@ -192,13 +197,9 @@ impl TspGpuAlgorithm {
         match name {
             "as" => Ok(TspGpuAlgorithm::As),
             "mmas" => Ok(TspGpuAlgorithm::Mmas),
-            "focused" => Err(
-                "`focused` runs on the CPU only so far (--backend cpu); its GPU \
-                 kernels are not written yet"
-                    .into(),
-            ),
+            "focused" => Ok(TspGpuAlgorithm::Focused),
             _ => Err(format!(
-                "unknown tsp GPU algorithm {name:?}; known: as, mmas"
+                "unknown tsp GPU algorithm {name:?}; known: as, mmas, focused"
             )),
         }
     }
@@ -228,9 +229,13 @@ pub struct GpuParams {
     /// `mmas`: the 2-opt kernel's candidates per city and tours per block.
     #[serde(default)]
     pub local_search: local_search::LsParams,
-    /// `mmas`: iterations without a better tour since the last restart before the trails reset.
+    /// `mmas`: iterations without a better tour since the last restart before the trails reset;
+    /// `focused`: the same, 0 for never (its default).
     #[serde(default = "default_restart_stall")]
     pub restart_stall: u64,
+    /// `focused`: new edges per construction, source-tour rule, Or-opt.
+    #[serde(default)]
+    pub focused: focused::FocusedGpuParams,
     /// Extra NVRTC/ptxas flags.
     pub flags: Vec<String>,
 }
@@ -251,7 +256,28 @@ impl GpuParams {
             algorithm: TspGpuAlgorithm::As,
             local_search: local_search::LsParams::default(),
             restart_stall: default_restart_stall(),
+            focused: focused::FocusedGpuParams::default(),
             flags: Vec::new(),
+        }
+    }
+
+    /// Focused ACO: the CPU `focused`'s alpha, beta, rho, candidates and local-search width,
+    /// with 1024 ants (a warp each) so that the GPU is full; docs/tsp-gpu.md has the figures.
+    pub fn focused() -> GpuParams {
+        let cpu = crate::tsp::focused::FocusedParams::default();
+        GpuParams {
+            ants: Some(1024),
+            alpha: cpu.alpha,
+            beta: cpu.beta,
+            rho: cpu.rho,
+            candidates: cpu.candidates,
+            algorithm: TspGpuAlgorithm::Focused,
+            restart_stall: 0,
+            local_search: local_search::LsParams {
+                neighbours: cpu.ls_neighbours as u32,
+                warps: 4,
+            },
+            ..GpuParams::new(Construction::Data)
         }
     }
 
@@ -297,6 +323,9 @@ impl GpuParams {
 
     /// Device bytes the colony allocates for `inst` (see [`colony`]).
     pub fn device_bytes(&self, inst: &Instance, device: &DeviceInfo) -> u64 {
+        if self.algorithm == TspGpuAlgorithm::Focused {
+            return focused::device_bytes(self, inst);
+        }
         let n = inst.n() as u64;
         let m = self.ants_for(inst) as u64;
         let k = colony::list_length(inst, self.candidates) as u64;
@@ -321,6 +350,9 @@ impl GpuParams {
     /// Checks the parameters, the instance and the colony's memory against the device; the
     /// message names the parameter or the limit with its figures.
     pub fn check(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
+        if self.algorithm == TspGpuAlgorithm::Focused {
+            return focused::check(self, inst, device);
+        }
         self.as_params().check()?;
         let n = inst.n();
         if n < 3 {
@@ -404,6 +436,9 @@ impl GpuParams {
 
     /// The construction kernel's variant (what the tuner compiles ahead).
     pub fn variant_for(&self, inst: &Instance, arch: kernels::Arch) -> Variant {
+        if self.algorithm == TspGpuAlgorithm::Focused {
+            return focused::variant(self, inst, arch);
+        }
         colony::construction_variant(self, inst, arch)
     }
 }
@@ -419,6 +454,12 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--beta", &["beta"], &[]),
         flag("--rho", &["rho"], &[]),
         flag("--candidates", &["candidates"], &[]),
+        flag("--ls-neighbours", &["ls_neighbours"], &[]),
+        flag("--min-new-edges", &["min_new_edges"], &["focused"]),
+        flag("--source-tour", &["source"], &["focused"]),
+        flag("--or-opt", &["or_opt"], &["focused"]),
+        flag("--merge", &["merge"], &["focused"]),
+        flag("--restart-stall", &["restart_stall"], &["mmas", "focused"]),
     ];
     // MAX-MIN AS with 2-opt: it is what reaches 1% on pr2392 in 10 s (the Ant System without
     // local search ends 20-60% above; docs/tsp-gpu.md).
@@ -436,10 +477,12 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         }
         let variant = point.variant("tsp: task, data, data-compressed")?;
         let mut params = match point.text("algorithm") {
-            Some(a) if TspGpuAlgorithm::from_name(&a)? == TspGpuAlgorithm::Mmas => {
-                GpuParams::mmas()
-            }
-            _ => GpuParams::new(Construction::Data),
+            Some(a) => match TspGpuAlgorithm::from_name(&a)? {
+                TspGpuAlgorithm::Mmas => GpuParams::mmas(),
+                TspGpuAlgorithm::Focused => GpuParams::focused(),
+                TspGpuAlgorithm::As => GpuParams::new(Construction::Data),
+            },
+            None => GpuParams::new(Construction::Data),
         };
         params.construction = Construction::from_name(&variant)?;
         if let Some(k) = point.count("ls_neighbours")? {
@@ -469,6 +512,40 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if let Some(k) = point.count("candidates")? {
             params.candidates = k;
         }
+        if params.algorithm == TspGpuAlgorithm::Focused && params.threads_per_block != 0 {
+            // One ant per warp: the block's threads say how many ants share it.
+            let t = params.threads_per_block;
+            if t % 32 != 0 {
+                return Err(format!(
+                    "parameter `threads` must be a multiple of 32 for focused (one ant per \
+                     warp), found {t}"
+                ));
+            }
+            params.local_search.warps = t / 32;
+        }
+        if let Some(r) = point.count("restart_stall")? {
+            params.restart_stall = r;
+        }
+        if let Some(e) = point.count("min_new_edges")? {
+            params.focused.min_new_edges = e;
+        }
+        if let Some(s) = point.text("source") {
+            params.focused.source = crate::tsp::focused::SourceRule::from_name(&s)?;
+        }
+        if let Some(o) = point.text("merge") {
+            params.focused.merge = match o.as_str() {
+                "on" | "true" | "1" => true,
+                "off" | "false" | "0" => false,
+                _ => return Err(format!("parameter `merge` takes on or off, found {o:?}")),
+            };
+        }
+        if let Some(o) = point.text("or_opt") {
+            params.focused.or_opt = match o.as_str() {
+                "on" | "true" | "1" => true,
+                "off" | "false" | "0" => false,
+                _ => return Err(format!("parameter `or_opt` takes on or off, found {o:?}")),
+            };
+        }
         params.flags = point.flags().to_vec();
         Ok(params)
     }
@@ -482,13 +559,18 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
             (TspGpuAlgorithm::Mmas, Construction::Task) => "mmas/task",
             (TspGpuAlgorithm::Mmas, Construction::Data) => "mmas/data",
             (TspGpuAlgorithm::Mmas, Construction::DataCompressed) => "mmas/data-compressed",
+            (TspGpuAlgorithm::Focused, _) => "focused",
         }
     }
 
     fn shape(&self) -> (u32, u32) {
+        let threads = match self.algorithm {
+            TspGpuAlgorithm::Focused => self.local_search.warps * 32,
+            _ => self.threads_for(),
+        };
         (
             u32::try_from(self.ants.unwrap_or(0)).unwrap_or(u32::MAX),
-            self.threads_for(),
+            threads,
         )
     }
 
@@ -513,6 +595,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         Ok(match self.algorithm {
             TspGpuAlgorithm::As => Box::new(prepare(gpu, cache, inst, self)?),
             TspGpuAlgorithm::Mmas => Box::new(mmas::prepare(gpu, cache, inst, self)?),
+            TspGpuAlgorithm::Focused => Box::new(focused::prepare(gpu, cache, inst, self)?),
         })
     }
 }

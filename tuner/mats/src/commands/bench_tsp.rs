@@ -407,8 +407,8 @@ fn per_instance<T: std::str::FromStr>(
     Ok(map)
 }
 
-/// `--quality`: GPU MMAS + 2-opt against the CPU `mmas` (or `focused`, `--cpu-algo`) on all
-/// cores at the same wall time.
+/// `--quality`: the GPU's `mmas` (MAX-MIN AS + 2-opt) or `focused` (`--gpu-algo`) against the
+/// CPU `mmas` (or `focused`, `--cpu-algo`) on all cores at the same wall time.
 fn quality(
     gpu: &Gpu,
     cache: &KernelCache,
@@ -416,7 +416,7 @@ fn quality(
     args: &BenchTspArgs,
     threads: usize,
 ) -> Result<()> {
-    use solvers::tsp::gpu::mmas;
+    use solvers::gpu::GpuWorkload;
     if !(args.time_limit > 0.0 && args.time_limit.is_finite()) {
         bail!("--time-limit must be a positive number of seconds");
     }
@@ -432,19 +432,22 @@ fn quality(
         other => bail!("--cpu-algo takes mmas or focused, found {other:?}"),
     };
     let seeds = args.seeds.max(1);
-    let params = GpuParams::mmas();
+    let params = match args.gpu_algo.as_str() {
+        "mmas" => GpuParams::mmas(),
+        "focused" => GpuParams::focused(),
+        other => bail!("--gpu-algo takes mmas or focused, found {other:?}"),
+    };
     let cpu_params = solvers::tsp::MmasParams::default();
     let focused_params = solvers::tsp::FocusedParams::default();
     println!(
-        "device: {} ({}); MAX-MIN AS + 2-opt at {} s per run (unless --budget), {seeds} seeds \
-         (unless --instance-seeds): GPU ({} ants, {} construction, 2-opt over {} candidates) vs \
-         CPU `{}` on {threads} threads ({} ants); gap to the best known value, mean ± sd [per \
-         seed]",
+        "device: {} ({}); {} s per run (unless --budget), {seeds} seeds (unless \
+         --instance-seeds): GPU `{}` ({} ants, local search over {} candidates) vs CPU `{}` on \
+         {threads} threads ({} ants); gap to the best known value, mean ± sd [per seed]",
         gpu.info.name,
         gpu.info.arch,
         args.time_limit,
+        args.gpu_algo,
         params.ants.unwrap_or(0),
-        params.construction.name(),
         params.local_search.neighbours,
         args.cpu_algo,
         if focused {
@@ -473,13 +476,14 @@ fn quality(
             threads,
             budget: Budget::time_limit(std::time::Duration::from_secs_f64(time_limit)),
         };
-        let mut prepared = mmas::prepare(gpu, cache, &inst, &params)
-            .with_context(|| format!("{}: preparing the GPU MMAS", inst.name))?;
+        let mut prepared = params
+            .prepare(gpu, cache, &inst)
+            .with_context(|| format!("{}: preparing the GPU {}", inst.name, args.gpu_algo))?;
         let (mut gaps, mut iterations) = (Vec::new(), Vec::new());
         for seed in 1..=seeds {
             let run = prepared
                 .run(gpu, &options(seed, 1))
-                .with_context(|| format!("{}: GPU MMAS seed {seed}", inst.name))?;
+                .with_context(|| format!("{}: GPU {} seed {seed}", inst.name, args.gpu_algo))?;
             gaps.push(gap(run.outcome.objective));
             iterations.push(run.outcome.iterations);
         }
@@ -523,7 +527,7 @@ fn quality(
             inst.name,
             inst.n()
         );
-        println!("  GPU mmas        {}", show(&gpu_side));
+        println!("  GPU {:<11} {}", args.gpu_algo, show(&gpu_side));
         if let Some(c) = &cpu_side {
             println!("  CPU {} x{threads:<3}  {}", args.cpu_algo, show(c));
             println!(

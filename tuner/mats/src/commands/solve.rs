@@ -382,6 +382,7 @@ fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
         ("--min-new-edges", count(args.min_new_edges)),
         ("--source-tour", text(&args.source_tour)),
         ("--or-opt", text(&args.or_opt)),
+        ("--merge", text(&args.merge)),
     ];
     given
         .into_iter()

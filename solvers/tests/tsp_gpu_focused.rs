@@ -1,0 +1,153 @@
+//! The GPU focused ant colony (`kernels/tsp/focused.cu`) on a real GPU, checked on the CPU:
+//! every ant's tour after an iteration is a permutation whose reported length is the CPU's
+//! exact length (the kernel computes it incrementally from the changed edges), on coordinate
+//! instances of three distance types and on matrix ones, with and without Or-opt and with
+//! both GPU source rules, and with merging (whose merged tours the run's last check re-scores;
+//! a merge that broke a tour would fail it, and merges are counted); a run is a pure function of its seed; and the colony improves on its
+//! first local optimum and reaches the optimum of small instances. Skipped with a message on a
+//! machine without a GPU, unless MATS_REQUIRE_GPU=1, where it fails.
+
+use kernels::gpu::{self, Gpu};
+use kernels::KernelCache;
+use rand::Rng;
+use solvers::run::{stream_rng, Budget, RunOptions};
+use solvers::tsp::focused::SourceRule;
+use solvers::tsp::gpu::{focused, GpuParams};
+use solvers::tsp::{EdgeWeightType, Instance};
+
+fn random_instance(kind: EdgeWeightType, n: usize, seed: u64) -> Instance {
+    let mut rng = stream_rng(seed, 0);
+    let coords = (0..n)
+        .map(|_| (rng.random_range(0.0..5000.0), rng.random_range(0.0..5000.0)))
+        .collect();
+    Instance::from_coords(format!("random-{}", kind.name()), kind, coords).unwrap()
+}
+
+fn shipped(name: &str) -> Instance {
+    let path = format!("{}/../data/tsp/{name}.tsp", env!("CARGO_MANIFEST_DIR"));
+    solvers::tsp::read(std::path::Path::new(&path)).unwrap()
+}
+
+fn options(seed: u64, iterations: u64) -> RunOptions {
+    RunOptions {
+        seed,
+        budget: Budget::iterations(iterations),
+        ..RunOptions::default()
+    }
+}
+
+#[test]
+fn gpu_focused_ants_report_exact_lengths_of_permutations() {
+    if !gpu::test_gpu_or_skip("gpu_focused_ants_report_exact_lengths_of_permutations") {
+        return;
+    }
+    let gpu = Gpu::open(0).expect("GPU 0 opens");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = KernelCache::new(dir.path());
+    let instances = [
+        random_instance(EdgeWeightType::Euc2d, 300, 1),
+        random_instance(EdgeWeightType::Ceil2d, 257, 2),
+        random_instance(EdgeWeightType::Att, 130, 3),
+        random_instance(EdgeWeightType::Euc2d, 3000, 4),
+        shipped("att48"),
+        shipped("berlin52"),
+        shipped("gr17"),
+    ];
+    for inst in &instances {
+        for (or_opt, source, min_new, merge) in [
+            (true, SourceRule::Best, 8, false),
+            (false, SourceRule::Iteration, 3, false),
+            (true, SourceRule::Iteration, 40, false),
+            (true, SourceRule::Best, 8, true),
+            (true, SourceRule::Iteration, 4, true),
+        ] {
+            let mut params = GpuParams::focused();
+            // 37 ants: the last block is partial.
+            params.ants = Some(37);
+            params.focused.or_opt = or_opt;
+            params.focused.source = source;
+            params.focused.min_new_edges = min_new;
+            params.focused.merge = merge;
+            let mut prepared = focused::prepare(&gpu, &cache, inst, &params).expect("prepare");
+            let run = prepared.run(&gpu, &options(7, 25)).expect("run");
+            let case = format!(
+                "{} or_opt={or_opt} {source:?} min_new={min_new} merge={merge}",
+                inst.name
+            );
+            assert_eq!(
+                run.outcome.objective,
+                inst.tour_length(&run.outcome.solution),
+                "{case}"
+            );
+            if merge && inst.n() >= 3000 {
+                assert!(
+                    prepared.merged_ants() > 0,
+                    "{case}: no merge in 25 iterations"
+                );
+            }
+            for (a, (len, tour)) in prepared.ants_to_host().unwrap().into_iter().enumerate() {
+                solvers::permutation::check(&tour, inst.n())
+                    .unwrap_or_else(|e| panic!("{case}: ant {a}: {e}"));
+                assert_eq!(len, inst.tour_length(&tour), "{case}: ant {a}");
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_focused_runs_are_a_function_of_the_seed() {
+    if !gpu::test_gpu_or_skip("gpu_focused_runs_are_a_function_of_the_seed") {
+        return;
+    }
+    let gpu = Gpu::open(0).expect("GPU 0 opens");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = KernelCache::new(dir.path());
+    let inst = random_instance(EdgeWeightType::Euc2d, 2000, 9);
+    let mut params = GpuParams::focused();
+    params.ants = Some(256);
+    let mut prepared = focused::prepare(&gpu, &cache, &inst, &params).expect("prepare");
+    let a = prepared.run(&gpu, &options(3, 30)).expect("run");
+    let b = prepared.run(&gpu, &options(3, 30)).expect("run");
+    let c = prepared.run(&gpu, &options(4, 30)).expect("run");
+    assert_eq!(a.outcome.solution, b.outcome.solution);
+    assert_eq!(a.outcome.objective, b.outcome.objective);
+    assert_ne!(
+        a.outcome.solution, c.outcome.solution,
+        "another seed, another search"
+    );
+}
+
+#[test]
+fn gpu_focused_improves_its_first_tour_and_solves_small_instances() {
+    if !gpu::test_gpu_or_skip("gpu_focused_improves_its_first_tour_and_solves_small_instances") {
+        return;
+    }
+    let gpu = Gpu::open(0).expect("GPU 0 opens");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = KernelCache::new(dir.path());
+    // The first iteration's best is no worse than the CPU's first local optimum, which the
+    // colony starts from; 300 iterations must find better.
+    let inst = random_instance(EdgeWeightType::Euc2d, 5000, 11);
+    let params = GpuParams::focused();
+    let mut prepared = focused::prepare(&gpu, &cache, &inst, &params).expect("prepare");
+    let first = prepared
+        .run(&gpu, &options(1, 1))
+        .expect("run")
+        .outcome
+        .objective;
+    let later = prepared
+        .run(&gpu, &options(1, 300))
+        .expect("run")
+        .outcome
+        .objective;
+    assert!(later < first, "300 iterations: {later} vs first {first}");
+    // berlin52's optimum is 7542, att48's 10628.
+    for (name, optimum) in [("berlin52", 7542), ("att48", 10628)] {
+        let inst = shipped(name);
+        let mut params = GpuParams::focused();
+        params.ants = Some(128);
+        let mut prepared = focused::prepare(&gpu, &cache, &inst, &params).expect("prepare");
+        let run = prepared.run(&gpu, &options(5, 200)).expect("run");
+        assert_eq!(run.outcome.objective, optimum, "{name}");
+    }
+}
