@@ -261,11 +261,17 @@ impl GpuParams {
         }
     }
 
-    /// Focused ACO: the CPU `focused`'s alpha, beta, rho, candidates and local-search width,
-    /// with 1024 ants (a warp each) so that the GPU is full; docs/tsp-gpu.md has the figures.
+    /// Focused ACO: the CPU `focused`'s alpha, beta, rho and candidates, with 1024 ants (a
+    /// warp each), 16 new edges per construction and the local search over all 16 list
+    /// entries: on the H100 these beat the CPU's 8 and 10 at 10 s on pr2392 and rl11849
+    /// (docs/tsp-gpu.md has the sweep).
     pub fn focused() -> GpuParams {
         let cpu = crate::tsp::focused::FocusedParams::default();
         GpuParams {
+            focused: focused::FocusedGpuParams {
+                min_new_edges: 16,
+                ..focused::FocusedGpuParams::default()
+            },
             ants: Some(1024),
             alpha: cpu.alpha,
             beta: cpu.beta,
@@ -274,7 +280,7 @@ impl GpuParams {
             algorithm: TspGpuAlgorithm::Focused,
             restart_stall: 0,
             local_search: local_search::LsParams {
-                neighbours: cpu.ls_neighbours as u32,
+                neighbours: cpu.candidates as u32,
                 warps: 4,
             },
             ..GpuParams::new(Construction::Data)
