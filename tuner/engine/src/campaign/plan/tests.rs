@@ -76,18 +76,22 @@ warmup_runs = 0
 timed_runs = 2
 "#;
 
-/// A CPU campaign in `dir` with a space of its own, a listed instance file and generated
-/// instances and holdouts, several budgets, overrides, a default point and measurement
-/// settings: every input of the fingerprint set to something other than its default.
-/// `edit` changes the campaign text before it is written.
-fn fixture(dir: &Path, edit: impl Fn(String) -> String) -> CampaignFile {
+/// Writes a CPU campaign into `dir` with a space of its own, a listed instance file and
+/// generated instances and holdouts, several budgets, overrides, a default point and
+/// measurement settings: every input of the fingerprint set to something other than its
+/// default. `edit` changes the campaign text before it is written. Returns its path.
+fn write_fixture(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
     std::fs::write(dir.join("space.toml"), FIXTURE_SPACE).unwrap();
-    let listed = solvers::pfsp::generate(5, 3, 21);
-    let text = solvers::pfsp::to_taillard_text(&listed);
-    std::fs::write(dir.join("listed.txt"), text).unwrap();
+    let listed = solvers::pfsp::to_taillard_text(&solvers::pfsp::generate(5, 3, 21));
+    std::fs::write(dir.join("listed.txt"), listed).unwrap();
     let path = dir.join("print.toml");
     std::fs::write(&path, edit(FIXTURE.to_string())).unwrap();
-    CampaignFile::read(&path).unwrap()
+    path
+}
+
+/// The fixture ([`write_fixture`]) read.
+fn fixture(dir: &Path, edit: impl Fn(String) -> String) -> CampaignFile {
+    CampaignFile::read(&write_fixture(dir, edit)).unwrap()
 }
 
 fn run_into(out: &Path) -> Resolve {
@@ -242,11 +246,7 @@ fn the_output_folder_follows_out_the_campaign_and_the_shard() {
 /// Resolves the fixture edited by `edit` for a run and returns the error, one line.
 fn error_of(edit: impl Fn(String) -> String) -> String {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("space.toml"), FIXTURE_SPACE).unwrap();
-    let listed = solvers::pfsp::to_taillard_text(&solvers::pfsp::generate(5, 3, 21));
-    std::fs::write(tmp.path().join("listed.txt"), listed).unwrap();
-    let path = tmp.path().join("print.toml");
-    std::fs::write(&path, edit(FIXTURE.to_string())).unwrap();
+    let path = write_fixture(tmp.path(), edit);
     let resolved = CampaignFile::read(&path)
         .and_then(|file| CampaignPlan::resolve(&file, &run_into(&tmp.path().join("out"))));
     format!("{:#}", resolved.expect_err("the edit is refused"))
