@@ -528,12 +528,12 @@ fn submit(
         bail!("the campaign and working folder must be absolute paths");
     }
     let file = engine::campaign::CampaignFile::read(campaign)?;
-    engine::tune::check(&file)?;
-    let out_dir = engine::tune::output_dir(&file, out.as_deref());
-    let out_dir = if out_dir.is_absolute() {
-        out_dir
+    let plan =
+        engine::campaign::CampaignPlan::resolve(&file, &engine::campaign::Resolve::check(out))?;
+    let out_dir = if plan.out_dir.is_absolute() {
+        plan.out_dir.clone()
     } else {
-        cwd.join(out_dir)
+        cwd.join(&plan.out_dir)
     };
     // An output that exists must be a folder (`--out /dev/null` used to be queued, and
     // its campaign then failed in the child).
@@ -560,17 +560,17 @@ fn submit(
         );
     }
     let id = q.add(&NewEntry {
-        name: &file.config.name,
+        name: &plan.name,
         campaign,
         out_dir: &out_dir,
         cwd,
         priority,
-        max_trials: file.config.budget.trials,
-        wall_s: file.config.budget.wall_s,
+        max_trials: plan.budget.trials,
+        wall_s: plan.budget.wall_s,
     })?;
     drop(q);
     d.wake.notify_one();
-    Ok(serde_json::json!({"ok": true, "id": id, "name": file.config.name, "out": out_dir}))
+    Ok(serde_json::json!({"ok": true, "id": id, "name": plan.name, "out": out_dir}))
 }
 
 fn describe(d: &Daemon, e: &queue::Entry) -> serde_json::Value {

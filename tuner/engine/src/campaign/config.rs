@@ -357,6 +357,23 @@ pub fn line_of(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// An error about `key` of the campaign file at `path` whose text is `text`, naming the file
+/// and the key's line.
+pub fn error_at(
+    path: &Path,
+    text: &str,
+    key: &str,
+    message: impl std::fmt::Display,
+) -> anyhow::Error {
+    match line_of(text, key) {
+        Some(line) => anyhow::anyhow!(
+            "campaign {}, line {line}: `{key}`: {message}",
+            path.display()
+        ),
+        None => anyhow::anyhow!("campaign {}: `{key}`: {message}", path.display()),
+    }
+}
+
 /// A campaign file read and parsed.
 #[derive(Debug, Clone)]
 pub struct CampaignFile {
@@ -387,13 +404,7 @@ impl CampaignFile {
 
     /// An error about `key`, naming the file and the key's line.
     pub fn error_at(&self, key: &str, message: impl std::fmt::Display) -> anyhow::Error {
-        match line_of(&self.text, key) {
-            Some(line) => anyhow::anyhow!(
-                "campaign {}, line {line}: `{key}`: {message}",
-                self.path.display()
-            ),
-            None => anyhow::anyhow!("campaign {}: `{key}`: {message}", self.path.display()),
-        }
+        error_at(&self.path, &self.text, key, message)
     }
 
     fn check(&self) -> Result<()> {

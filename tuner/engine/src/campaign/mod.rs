@@ -1,10 +1,17 @@
-//! Campaigns: the TOML file ([`config`]), its instances and classes ([`instances`]) and what
-//! it minimises (an [`search::Objective`]).
+//! Campaigns: the TOML file ([`config`]) resolved once into the typed [`plan`] the engine
+//! consumes: its instances and classes ([`instances`]), its backend's setup ([`setup`]), its
+//! budgets ([`phases`]), a share of its classes ([`shard`]) and what it minimises (an
+//! [`search::Objective`]).
 
 pub mod config;
 pub mod instances;
+pub mod phases;
+pub mod plan;
+pub mod setup;
+pub mod shard;
 
 pub use config::{CampaignConfig, CampaignFile};
+pub use plan::{CampaignPlan, Resolve};
 pub use search::{Metric, Objective};
 
 /// The metrics an objective reads.

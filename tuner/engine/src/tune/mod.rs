@@ -7,7 +7,6 @@ mod compile;
 mod device_pool;
 pub mod evaluator;
 pub mod front;
-pub mod phases;
 mod pipeline;
 mod progress;
 pub mod settings;
@@ -20,13 +19,12 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use results::{Point, Store, TrialRow};
-use serde::Serialize;
 
-use crate::campaign::config::{
-    point_from_table, BackendChoice, RacingConfig, RunMode, SetupConfig,
-};
+use crate::campaign::config::{RacingConfig, RunMode};
 use crate::campaign::instances::{self, CampaignInstance};
-use crate::campaign::{CampaignFile, Objective};
+use crate::campaign::plan::{CampaignPlan, ClassMembers};
+use crate::campaign::setup::BackendKind;
+use crate::campaign::Objective;
 use crate::runner::cpu::CpuSettings;
 use crate::runner::gpu::{GpuSettings, GpuWorker};
 use crate::runner::{Realised, TrialResult};
@@ -35,8 +33,10 @@ use evaluator::{Baseline, ClassEvaluator, TrialClock};
 use measure::device_lock::{self, DeviceLock};
 use search::space::Space;
 
-/// The store's file name inside a campaign's output folder.
-pub const STORE_FILE: &str = "results.sqlite";
+pub use crate::campaign::phases;
+pub use crate::campaign::plan::{check, check_anywhere, STORE_FILE};
+pub use crate::campaign::setup::stored_space;
+pub use crate::campaign::shard::Shard;
 
 /// How `mats tune` was asked to treat an existing output folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,12 +175,10 @@ impl Tuning {
     }
 }
 
-/// Options of `mats tune`.
+/// Options of `mats tune` beyond the campaign's plan (which holds `--out` and `--shard`).
 #[derive(Debug, Clone)]
 pub struct TuneOptions {
     pub mode: StartMode,
-    /// Overrides the campaign's output folder.
-    pub out: Option<PathBuf>,
     /// The `mats` executable that serves as the measuring worker.
     pub worker_exe: PathBuf,
     /// Show a progress bar (off in tests and when stderr is not a terminal).
@@ -188,46 +186,6 @@ pub struct TuneOptions {
     /// Fail at the start when another process holds one of the campaign's devices, instead
     /// of taking turns with it trial by trial.
     pub no_wait: bool,
-    /// Run only this share of the campaign's classes (`--shard K/N`).
-    pub shard: Option<Shard>,
-}
-
-/// A deterministic share of a campaign: shard `index` (1-based) of `count` takes the classes
-/// whose position in name order is `index - 1` modulo `count`. Every process computes the same
-/// classes from the same campaign, so the shards cover each class exactly once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Shard {
-    pub index: usize,
-    pub count: usize,
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let bad = || format!("expected K/N with 1 <= K <= N <= 10000 (e.g. 2/3), found {s:?}");
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let (index, count): (usize, usize) = (
-            k.trim().parse().map_err(|_| bad())?,
-            n.trim().parse().map_err(|_| bad())?,
-        );
-        if index == 0 || index > count || count > 10_000 {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
-
-impl Shard {
-    /// Whether the class at `position` (in name order) belongs to this shard.
-    pub fn takes(&self, position: usize) -> bool {
-        position % self.count == self.index - 1
-    }
 }
 
 pub use results::{ClassSummary, TuneSummary};
@@ -238,263 +196,28 @@ pub fn read_summary(path: &Path) -> Result<TuneSummary> {
     TuneSummary::parse(&text, path).map_err(anyhow::Error::msg)
 }
 
-/// The space a stored campaign searched (its file and overrides), rebuilt from the campaign
-/// TOML the store keeps, for commands that read a campaign after the fact.
-pub fn stored_space(campaign: &results::CampaignRow) -> Result<Space> {
-    let settings = results::CampaignSettings::from_json(&campaign.settings);
-    let origin = settings
-        .campaign_file
-        .as_deref()
-        .context("the campaign's settings do not record its file")?;
-    let file = CampaignFile::parse(Path::new(origin), campaign.config_toml.clone())?;
-    let setup = match settings.backend.as_deref() {
-        Some("gpu") => file.config.gpu.clone(),
-        _ => file.config.cpu.clone(),
-    }
-    .context("the campaign has no setup for its backend")?;
-    let mut space = Space::load(&file.resolve(&setup.space))?;
-    if let Some(o) = &setup.overrides {
-        space = space.with_overrides(o)?;
-    }
-    Ok(space)
-}
-
-/// Whether this machine has a usable NVIDIA GPU.
-fn gpu_present() -> bool {
-    kernels::gpu::driver_available() && kernels::gpu::device_count().map(|n| n > 0).unwrap_or(false)
-}
-
-/// Which setup (space, baseline) and backend a campaign runs with (`gpu_present`: here).
-fn choose_backend(file: &CampaignFile, gpu_present: bool) -> Result<(BackendChoice, SetupConfig)> {
-    let c = &file.config;
-    let choice = match c.backend {
-        BackendChoice::Auto if gpu_present && c.gpu.is_some() => BackendChoice::Gpu,
-        BackendChoice::Auto if c.cpu.is_some() => BackendChoice::Cpu,
-        BackendChoice::Auto => bail!(
-            "campaign {} has only a [gpu] setup, and this machine has no usable NVIDIA GPU \
-             (no CUDA driver or no device); add a [cpu] table to tune the CPU solvers",
-            file.path.display()
-        ),
-        BackendChoice::Gpu if !gpu_present => bail!(
-            "campaign {} asks for backend \"gpu\", but this machine has no usable NVIDIA GPU \
-             (no CUDA driver or no device)",
-            file.path.display()
-        ),
-        other => other,
-    };
-    let setup = match choice {
-        BackendChoice::Gpu => c.gpu.clone(),
-        _ => c.cpu.clone(),
-    }
-    .context("the chosen backend has no setup table")?;
-    Ok((choice, setup))
-}
-
-/// The output folder: `--out`, else the campaign's `output` (relative to its file), else
-/// `runs/<name>`.
-pub fn output_dir(file: &CampaignFile, out: Option<&Path>) -> PathBuf {
-    match (out, &file.config.output) {
-        (Some(o), _) => o.to_path_buf(),
-        (None, Some(o)) => file.resolve(o),
-        (None, None) => PathBuf::from("runs").join(&file.config.name),
-    }
-}
-
-/// A shard's output folder: `--out`, else `shard-K-of-N` inside the campaign's folder (which
-/// `mats merge` can then take as its output).
-pub fn shard_output_dir(file: &CampaignFile, out: Option<&Path>, shard: Option<Shard>) -> PathBuf {
-    match (out, shard) {
-        (None, Some(s)) => output_dir(file, None).join(format!("shard-{}-of-{}", s.index, s.count)),
-        _ => output_dir(file, out),
-    }
-}
-
-/// A campaign's settings, checked before anything is written.
-struct Validated {
-    searches: Vec<(search::Strategy, search::Objective)>,
-    mode: RunMode,
-    seeds: Vec<u64>,
-    choice: BackendChoice,
-    setup: SetupConfig,
-    space_path: PathBuf,
-    space: Space,
-    baseline: Point,
-    default_point: Option<Point>,
-}
-
-/// Checks a campaign as `mats tune` would before touching its folder: objectives, run mode,
-/// backend, space, baseline and default points, and (unless it generates them) its instances
-/// and classes. The daemon calls it before queueing, so errors reach the submitter at once.
-pub fn check(file: &CampaignFile) -> Result<()> {
-    check_with(file, gpu_present())
-}
-
-/// [`check`] as on a machine with a GPU when the campaign has a `[gpu]` table (`mats tune
-/// --check`: a GPU campaign is checked on a laptop before it goes to the GPU machine).
-/// Returns the backend it was checked for.
-pub fn check_anywhere(file: &CampaignFile) -> Result<&'static str> {
-    let gpu = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
-    check_with(file, gpu || gpu_present())?;
-    Ok(if gpu { "gpu" } else { "cpu" })
-}
-
-fn check_with(file: &CampaignFile, gpu_present: bool) -> Result<()> {
-    validate(file, gpu_present)?;
-    if !instances::generates(file) {
-        let bks = solvers::bks::BestKnown::embedded();
-        // The folder is only written when the campaign generates instances.
-        let instances = instances::resolve(file, Path::new("."), &bks)?;
-        instances::classes(file, &instances)?;
-        instances::resolve_holdouts(file, &instances, Path::new("."), &bks)?;
-    }
-    Ok(())
-}
-
-fn validate(file: &CampaignFile, gpu_present: bool) -> Result<Validated> {
-    let searches = file.searches()?;
-    let mode = file.run_mode()?;
-    let seeds = file.run_seeds()?;
-    phases::phases(file)?;
-    let (choice, setup) = choose_backend(file, gpu_present)?;
-    let table_name = match choice {
-        BackendChoice::Gpu => "gpu",
-        _ => "cpu",
-    };
-    // The table this machine does not use is checked too: a campaign whose `auto` backend
-    // resolved to the CPU here used to pass with a broken [gpu] table, which then failed on
-    // the GPU machine (or in the daemon's child) instead of at submit.
-    for (other, unused) in [("gpu", &file.config.gpu), ("cpu", &file.config.cpu)] {
-        if let Some(unused) = unused.as_ref().filter(|_| other != table_name) {
-            check_setup(file, other, unused)?;
-        }
-    }
-    let (space_path, space, baseline, default_point) = check_setup(file, table_name, &setup)?;
-    if choice == BackendChoice::Cpu
-        && searches.iter().any(|(_, o)| {
-            crate::campaign::metrics(*o).iter().any(|m| {
-                !matches!(
-                    m,
-                    crate::campaign::Metric::Time | crate::campaign::Metric::Gap
-                )
-            })
-        })
-    {
-        return Err(file.error_at(
-            "objective",
-            "power and energy are measured on GPUs only; a CPU campaign optimises time, \
-             gap@budget or time-to-target",
-        ));
-    }
-    if mode == RunMode::FixedWork {
-        check_same_work(&space).map_err(|e| file.error_at("objective", e))?;
-    }
-    Ok(Validated {
-        searches,
-        mode,
-        seeds,
-        choice,
-        setup,
-        space_path,
-        space,
-        baseline,
-        default_point,
-    })
-}
-
-/// One backend's table (`[gpu]` or `[cpu]`): its space loads with its overrides, and its
-/// baseline and default are points of that space; errors name the key.
-fn check_setup(
-    file: &CampaignFile,
-    table_name: &str,
-    setup: &SetupConfig,
-) -> Result<(PathBuf, Space, Point, Option<Point>)> {
-    let space_path = file.resolve(&setup.space);
-    let mut space = Space::load(&space_path)?;
-    if let Some(overrides) = &setup.overrides {
-        space = space
-            .with_overrides(overrides)
-            .map_err(|e| file.error_at("overrides", format!("{e:#}")))?;
-    }
-    // The baseline and the default must be points of the space; errors name their key.
-    let space_point = |key: &str, table: &toml::Table| -> Result<Point> {
-        let key = format!("{table_name}.{key}");
-        let p = point_from_table(table).map_err(|e| file.error_at(&key, e))?;
-        if !search::SearchSpace::is_valid(&space, &p) {
-            let why = space
-                .why_invalid(&p)
-                .unwrap_or_else(|| "it is not a point of the space".into());
-            return Err(file.error_at(
-                &key,
-                format!(
-                    "{p} is not a valid point of {}: {why}",
-                    space_path.display()
-                ),
-            ));
-        }
-        Ok(p)
-    };
-    let baseline = space_point("baseline", &setup.baseline)?;
-    let default_point = setup
-        .default
-        .as_ref()
-        .map(|t| space_point("default", t))
-        .transpose()?;
-    Ok((space_path, space, baseline, default_point))
-}
-
-/// Runs a campaign.
-pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
-    let v = validate(&file, gpu_present())?;
-    let out_dir = shard_output_dir(&file, options.out.as_deref(), options.shard);
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
-    // One writer per folder, taken before --fresh may delete anything; held until we return.
-    let _folder_lock = results::FolderLock::acquire(&out_dir)?;
-
-    let bks = solvers::bks::BestKnown::embedded();
-    let (instances, classes, holdouts) = campaign_instances(&file, &out_dir, &bks, options.shard)?;
-    let (store, existing) = open_store(&file, &out_dir, options.mode)?;
+/// Runs a campaign resolved for a run ([`crate::campaign::plan::Resolve::run`]); the plan
+/// holds its folder's lock until this returns.
+pub fn run(mut plan: CampaignPlan, options: &TuneOptions) -> Result<TuneSummary> {
+    let set = plan.instances.take().context(
+        "the campaign was resolved for a check (nothing written), not for a run: its \
+         generated instances are not loaded",
+    )?;
+    let (store, existing) = open_store(&plan, options.mode)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     install_ctrl_c(stop.clone());
-    let budget = Budget::new(&file.config.budget, stop);
-    let (backend, device_names, device_label) = match v.choice {
-        BackendChoice::Gpu => open_gpus(&file, &v.setup, options, v.mode, &out_dir)?,
-        _ => {
-            let m = file.config.measurement.clone().unwrap_or_default();
-            let name = crate::runner::cpu::device_name();
-            (
-                Backend::Cpu(CpuSettings {
-                    warmup_runs: m.warmup_runs.min(1),
-                    timed_runs: m.timed_runs.clamp(1, 5),
-                    iterations: v.setup.iterations,
-                    mode: v.mode,
-                }),
-                vec![name.clone()],
-                name,
-            )
-        }
-    };
-
+    let budget = Budget::new(&plan.budget, stop);
+    let (backend, device_names, device_label) = open_backend(&plan, options)?;
     let settings = campaign_settings(
-        &file,
-        &v,
+        &plan,
         &backend,
         &device_label,
-        &instances,
+        &set.all,
         options,
-        existing.as_ref().map(|e| (e, &store, out_dir.as_path())),
+        existing.as_ref().map(|e| (e, &store)),
     )?;
-    let Validated {
-        searches,
-        mode,
-        seeds,
-        space,
-        baseline,
-        default_point,
-        ..
-    } = v;
-    let campaign = store.campaign(&file.config.name, &file.text, &settings)?;
+    let campaign = store.campaign(&plan.name, &plan.text, &settings)?;
     store.update_campaign_settings(campaign.id, &settings)?;
     if options.mode == StartMode::Resume {
         let crashed = store.recover(campaign.id)?;
@@ -504,13 +227,13 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
             );
         }
     }
-    let mut instance_ids = Vec::with_capacity(instances.len());
-    for inst in &instances {
+    let mut instance_ids = Vec::with_capacity(set.all.len());
+    for inst in &set.all {
         instance_ids.push(store.instance(campaign.id, &inst.record)?);
     }
 
     let mut cpu_lock = match &backend {
-        Backend::Cpu(_) => device_lock::cpu_lock(&lock_note(&file, &out_dir))?,
+        Backend::Cpu(_) => device_lock::cpu_lock(&plan.lock_note())?,
         Backend::Gpu { .. } => None,
     };
     if let (Some(lock), true) = (&mut cpu_lock, options.no_wait) {
@@ -520,42 +243,60 @@ pub fn run(file: CampaignFile, options: &TuneOptions) -> Result<TuneSummary> {
     let mut t = Tuning {
         store,
         campaign_id: campaign.id,
-        margin_percent: file.config.quality.margin_percent,
-        max_attempts: file.config.budget.max_attempts,
-        name: file.config.name.clone(),
-        instances,
+        margin_percent: plan.margin_percent,
+        max_attempts: plan.budget.max_attempts,
+        name: plan.name.clone(),
+        instances: set.all,
         instance_ids,
-        space: Arc::new(space),
+        space: Arc::new(plan.setup.space.clone()),
         backend,
         budget,
         devices: device_names,
         clock: TrialClock::default(),
-        mode,
-        seeds,
-        racing: file.config.racing.clone(),
+        mode: plan.mode,
+        seeds: plan.seeds.clone(),
+        racing: plan.racing.clone(),
         progress,
         cpu_lock,
     };
 
-    let phases = phases::phases(&file)?;
-    let campaign_mode = t.mode;
     let (summaries, baselines) = tune_phases(
         &mut t,
-        &phases,
-        &classes,
-        &holdouts,
+        &plan.phases,
+        &set.classes,
+        &set.holdouts,
         &Starts {
-            searches: &searches,
-            baseline: &baseline,
-            default_point: default_point.as_ref(),
+            searches: &plan.searches,
+            baseline: &plan.setup.baseline,
+            default_point: plan.setup.default_point.as_ref(),
         },
-        options.shard.is_some(),
+        plan.shard.is_some(),
     )?;
     // The summary's production-run count is in units of the campaign's first budget.
-    t.set_phase(&phases[0], campaign_mode);
+    t.set_phase(&plan.phases[0], plan.mode);
     t.progress.finish();
 
-    write_summary(&t, &out_dir, device_label, summaries, &baselines)
+    write_summary(&t, &plan.out_dir, device_label, summaries, &baselines)
+}
+
+/// The measuring backend: the campaign's GPUs (a worker each), or this process's CPU. Returns
+/// it, the name of each device trials record and the label of them all.
+fn open_backend(
+    plan: &CampaignPlan,
+    options: &TuneOptions,
+) -> Result<(Backend, Vec<String>, String)> {
+    if plan.backend == BackendKind::Gpu {
+        return open_gpus(plan, options);
+    }
+    let m = &plan.measurement;
+    let name = crate::runner::cpu::device_name();
+    let settings = CpuSettings {
+        warmup_runs: m.warmup_runs.min(1),
+        timed_runs: m.timed_runs.clamp(1, 5),
+        iterations: plan.setup.iterations,
+        mode: plan.mode,
+    };
+    Ok((Backend::Cpu(settings), vec![name.clone()], name))
 }
 
 /// What every class's search starts from: the searches, the baseline and the default.
@@ -697,186 +438,97 @@ fn write_summary(
 }
 
 /// What the campaign records about itself (`results::CampaignSettings`), after refusing a
-/// `--resume` (`resume`: the stored campaign, its store and folder) whose measurement
-/// settings changed.
+/// `--resume` (`resume`: the stored campaign and its store) whose measurement settings
+/// changed.
 fn campaign_settings(
-    file: &CampaignFile,
-    v: &Validated,
+    plan: &CampaignPlan,
     backend: &Backend,
     device_label: &str,
     instances: &[CampaignInstance],
     options: &TuneOptions,
-    resume: Option<(&results::CampaignRow, &Store, &Path)>,
+    resume: Option<(&results::CampaignRow, &Store)>,
 ) -> Result<serde_json::Value> {
-    let arch = match backend {
-        Backend::Gpu { compiles, .. } => Some(compiles.target().arch.0),
+    let compiler = match backend {
+        Backend::Gpu { compiles, .. } => Some(settings::Compiler {
+            arch: compiles.target().arch.0,
+            nvrtc: kernels::nvrtc::version()
+                .ok()
+                .map(|(a, b)| format!("{a}.{b}")),
+        }),
         Backend::Cpu(_) => None,
     };
-    let nvrtc = (backend.name() == "gpu")
-        .then(kernels::nvrtc::version)
-        .and_then(Result::ok)
-        .map(|(a, b)| format!("{a}.{b}"));
-    let objectives = v
-        .searches
-        .iter()
-        .map(|(_, o)| o.to_string())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let measured_under = settings::fingerprint(&settings::Inputs {
-        file,
-        objectives: objectives.clone(),
-        mode: v.mode,
-        seeds: &v.seeds,
-        backend: backend.name(),
-        arch,
-        nvrtc: nvrtc.clone(),
-        space: &v.space,
-        setup_table: match v.choice {
-            BackendChoice::Gpu => "gpu",
-            _ => "cpu",
-        },
-        iterations: v.setup.iterations,
-        baseline: &v.baseline,
-        default_point: v.default_point.as_ref(),
-        instances,
-    })?;
-    if let (Some((existing, store, out_dir)), StartMode::Resume) = (resume, options.mode) {
+    let measured_under = settings::fingerprint(plan, compiler.as_ref(), instances)?;
+    if let (Some((existing, store)), StartMode::Resume) = (resume, options.mode) {
         let changes = settings::changes(&existing.settings, &measured_under);
         if !changes.is_empty() {
             let trials = store.trials(existing.id)?.len();
-            bail!(settings::refusal(file, out_dir, trials, &changes));
+            bail!(settings::refusal(plan, trials, &changes));
         }
     }
+    let setup = &plan.setup;
     let settings = results::CampaignSettings {
         measured_under: Some(measured_under),
         family: instances::family_of(instances).map(|f| f.name().to_string()),
         backend: Some(backend.name().to_string()),
         device: Some(device_label.to_string()),
-        objectives: Some(objectives),
-        production_runs: Some(file.config.budget.production_runs),
-        run: Some(v.mode),
-        budgets_s: Some(file.budgets()?).filter(|b| b.len() > 1),
-        seeds: Some(v.seeds.clone()),
-        baseline: Some(v.baseline.clone()),
-        default: v.default_point.clone(),
-        parameters: Some(
-            search::SearchSpace::parameters(&v.space)
-                .into_iter()
-                .map(|(name, kind)| results::Parameter {
-                    name,
-                    kind: serde_json::to_value(kind)
-                        .ok()
-                        .and_then(|k| k.as_str().map(str::to_string))
-                        .unwrap_or_default(),
-                })
-                .collect(),
-        ),
-        quality_margin_percent: Some(file.config.quality.margin_percent),
-        measurement: serde_json::to_value(file.config.measurement.clone().unwrap_or_default()).ok(),
-        seed: Some(file.config.seed),
-        space: Some(v.space_path.display().to_string()),
+        objectives: Some(plan.objectives_label()),
+        production_runs: Some(plan.budget.production_runs),
+        run: Some(plan.mode),
+        budgets_s: Some(plan.budgets_s.clone()).filter(|b| b.len() > 1),
+        seeds: Some(plan.seeds.clone()),
+        baseline: Some(setup.baseline.clone()),
+        default: setup.default_point.clone(),
+        parameters: Some(parameters(&setup.space)),
+        quality_margin_percent: Some(plan.margin_percent),
+        measurement: serde_json::to_value(&plan.measurement).ok(),
+        seed: Some(plan.seed),
+        space: Some(setup.space_path.display().to_string()),
         campaign_file: Some(
-            std::fs::canonicalize(&file.path)
-                .unwrap_or_else(|_| file.path.clone())
+            std::fs::canonicalize(&plan.path)
+                .unwrap_or_else(|_| plan.path.clone())
                 .display()
                 .to_string(),
         ),
-        iterations: v.setup.iterations.map(|i| i as i64),
-        arch,
+        iterations: setup.iterations.map(|i| i as i64),
+        arch: compiler.as_ref().map(|c| c.arch),
         driver: (backend.name() == "gpu")
             .then(kernels::gpu::driver_version)
             .and_then(Result::ok)
             .map(|(a, b)| format!("{a}.{b}")),
-        nvrtc,
+        nvrtc: compiler.and_then(|c| c.nvrtc),
         optin_shared: match backend {
             Backend::Gpu { compiles, .. } => Some(compiles.target().optin_shared as u64),
             Backend::Cpu(_) => None,
         },
-        strategy: Some(
-            v.searches
-                .iter()
-                .map(|(s, _)| s.name())
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
-        shard: options.shard.map(|s| s.to_string()),
+        strategy: Some(plan.strategies_label()),
+        shard: plan.shard.map(|s| s.to_string()),
     }
     .to_json();
     Ok(settings)
 }
 
-/// Fixed-work objectives compare the time of the same work: refused when the space mixes
-/// algorithm variants, whose iterations are different work.
-fn check_same_work(space: &Space) -> Result<(), String> {
-    for p in space.param_info() {
-        if p.kind == search::ParamKind::Variant && p.domain.len() > 1 {
-            let values: Vec<String> = p.domain.iter().map(ToString::to_string).collect();
-            return Err(format!(
-                "time, power and energy compare a fixed amount of work, but parameter `{}` \
-                 mixes variants ({}) whose iterations are different work; use objective \
-                 \"gap@budget\" (with [run] budget_s) or \"time-to-target\", or fix `{}` to \
-                 one value in the space's overrides",
-                p.name,
-                values.join(", "),
-                p.name
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Instance indices per class name.
-type ClassMembers = BTreeMap<String, Vec<usize>>;
-
-/// The campaign's instances (searched ones first, then holdouts), its classes (members by
-/// index; a shard keeps only its classes) and each class's holdouts (indices into the same
-/// list). Holdouts enter the store too (their trials are recorded), but no class's search sees
-/// them: they join their class only for the comparison after the search.
-fn campaign_instances(
-    file: &CampaignFile,
-    out_dir: &Path,
-    bks: &solvers::bks::BestKnown,
-    shard: Option<Shard>,
-) -> Result<(Vec<CampaignInstance>, ClassMembers, ClassMembers)> {
-    let instances = instances::resolve(file, out_dir, bks)?;
-    let classes = instances::classes(file, &instances)?;
-    // Only the instances the classes keep (per_class may drop some) enter the store.
-    let (mut instances, mut classes) = keep_members(instances, classes);
-    if let Some(shard) = shard {
-        // Every shard stores every instance (merge checks they agree); it searches its classes.
-        let mut position = 0;
-        classes.retain(|_, _| {
-            position += 1;
-            shard.takes(position - 1)
-        });
-        if classes.is_empty() {
-            bail!(
-                "shard {shard} of campaign {} has no class to tune (the campaign has fewer \
-                 classes than shards); use at most as many shards as classes",
-                file.path.display()
-            );
-        }
-    }
-    let mut holdouts = ClassMembers::new();
-    for h in instances::resolve_holdouts(file, &instances, out_dir, bks)? {
-        holdouts
-            .entry(h.record.class.clone())
-            .or_default()
-            .push(instances.len());
-        instances.push(h);
-    }
-    Ok((instances, classes, holdouts))
+/// The space's parameters and their kinds, as the settings record them.
+fn parameters(space: &Space) -> Vec<results::Parameter> {
+    search::SearchSpace::parameters(space)
+        .into_iter()
+        .map(|(name, kind)| results::Parameter {
+            name,
+            kind: serde_json::to_value(kind)
+                .ok()
+                .and_then(|k| k.as_str().map(str::to_string))
+                .unwrap_or_default(),
+        })
+        .collect()
 }
 
 /// Opens the folder's store: `--fresh` deletes it first; a new run refuses a folder that
 /// holds this campaign, `--resume` one that holds another (a renamed campaign). Returns the
 /// store and this campaign's row where it exists.
 fn open_store(
-    file: &CampaignFile,
-    out_dir: &Path,
+    plan: &CampaignPlan,
     mode: StartMode,
 ) -> Result<(Store, Option<results::CampaignRow>)> {
-    let store_path = out_dir.join(STORE_FILE);
+    let store_path = &plan.store_path;
     if mode == StartMode::Fresh && store_path.exists() {
         for suffix in ["", "-wal", "-shm"] {
             let p = PathBuf::from(format!("{}{suffix}", store_path.display()));
@@ -886,11 +538,8 @@ fn open_store(
             }
         }
     }
-    let store = Store::open(&store_path)?;
-    let existing = store
-        .campaigns()?
-        .into_iter()
-        .find(|c| c.name == file.config.name);
+    let store = Store::open(store_path)?;
+    let existing = store.campaigns()?.into_iter().find(|c| c.name == plan.name);
     if mode == StartMode::Resume && existing.is_none() {
         // A renamed campaign would otherwise start a second campaign beside the first.
         if let Some(other) = store.campaigns()?.first() {
@@ -898,10 +547,10 @@ fn open_store(
                 "cannot resume campaign {:?} in {}: the folder holds campaign {:?} (was the \
                  campaign renamed?); rename it back in {}, or start a new store: `--fresh` \
                  (deletes the folder's results) or `--out NEW_FOLDER`",
-                file.config.name,
-                out_dir.display(),
+                plan.name,
+                plan.out_dir.display(),
                 other.name,
-                file.path.display()
+                plan.path.display()
             );
         }
     }
@@ -911,34 +560,14 @@ fn open_store(
             bail!(
                 "{} already holds campaign {:?} ({trials} trials); run `mats tune {} --resume` to \
                  continue it, or --fresh to start over",
-                out_dir.display(),
-                file.config.name,
-                file.path.display()
+                plan.out_dir.display(),
+                plan.name,
+                plan.path.display()
             );
         }
     }
 
     Ok((store, existing))
-}
-
-fn keep_members(
-    instances: Vec<CampaignInstance>,
-    classes: BTreeMap<String, Vec<usize>>,
-) -> (Vec<CampaignInstance>, BTreeMap<String, Vec<usize>>) {
-    let mut used: Vec<usize> = classes.values().flatten().copied().collect();
-    used.sort_unstable();
-    let new_index = |old: usize| used.binary_search(&old).expect("a member is used");
-    let classes = classes
-        .into_iter()
-        .map(|(c, members)| (c, members.into_iter().map(new_index).collect()))
-        .collect();
-    let instances = instances
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| used.binary_search(i).is_ok())
-        .map(|(_, inst)| inst)
-        .collect();
-    (instances, classes)
 }
 
 /// The run of `strategy` on a class, reusing an unfinished run of the same name on resume.
@@ -1374,25 +1003,21 @@ fn fxhash(text: &str) -> u64 {
     })
 }
 
-fn open_gpus(
-    file: &CampaignFile,
-    setup: &SetupConfig,
-    options: &TuneOptions,
-    mode: RunMode,
-    out_dir: &Path,
-) -> Result<(Backend, Vec<String>, String)> {
+/// The campaign's GPUs, each with its measuring worker and device lock, and the compile pool
+/// for their architecture.
+fn open_gpus(plan: &CampaignPlan, options: &TuneOptions) -> Result<(Backend, Vec<String>, String)> {
     let mut workers = Vec::new();
     let mut names = Vec::new();
     let mut arch = None;
     let mut optin_shared = usize::MAX;
     let mut label = Vec::new();
-    for &ordinal in &file.config.devices {
+    for &ordinal in &plan.devices {
         // Opening the device here only reads what it is; the worker owns it for measuring.
         let gpu = kernels::gpu::Gpu::open(ordinal)
-            .map_err(|e| file.error_at("devices", format!("GPU {ordinal}: {e}")))?;
+            .map_err(|e| plan.error_at("devices", format!("GPU {ordinal}: {e}")))?;
         let name = format!("{} #{ordinal}", gpu.info.name);
         if arch.is_some_and(|a| a != gpu.info.arch) {
-            return Err(file.error_at(
+            return Err(plan.error_at(
                 "devices",
                 "all devices of a campaign must have the same architecture",
             ));
@@ -1408,10 +1033,10 @@ fn open_gpus(
             .uuid()
             .map(|u| measure::worker::format_uuid(&u.bytes))
             .unwrap_or_else(|_| format!("index-{ordinal}"));
-        let mut lock = DeviceLock::open(&device_lock::lock_dir(), &key, &lock_note(file, out_dir))?;
+        let mut lock = DeviceLock::open(&device_lock::lock_dir(), &key, &plan.lock_note())?;
         if options.no_wait {
             lock.check_free()
-                .map_err(|e| file.error_at("devices", format!("GPU {ordinal}: {e:#}")))?;
+                .map_err(|e| plan.error_at("devices", format!("GPU {ordinal}: {e:#}")))?;
         }
         workers.push(GpuWorker::new(
             options.worker_exe.clone(),
@@ -1422,9 +1047,9 @@ fn open_gpus(
     }
     let (major, minor) = kernels::gpu::driver_version().unwrap_or((0, 0));
     let settings = GpuSettings {
-        measure: file.config.measurement.clone().unwrap_or_default(),
-        iterations: setup.iterations,
-        mode,
+        measure: plan.measurement.clone(),
+        iterations: plan.setup.iterations,
+        mode: plan.mode,
         cache_dir: kernels::KernelCache::default_dir(),
         timeout: std::time::Duration::from_secs(300),
     };
@@ -1444,15 +1069,6 @@ fn open_gpus(
         names,
         format!("{}, CUDA driver {major}.{minor}", label.join(", ")),
     ))
-}
-
-/// What a device lock's holder is, for the messages of processes that wait for it.
-fn lock_note(file: &CampaignFile, out_dir: &Path) -> String {
-    format!(
-        "mats tune {:?} into {}",
-        file.config.name,
-        out_dir.display()
-    )
 }
 
 /// Ctrl-C sets the stop flag; the campaign stops after the current trial. A second Ctrl-C

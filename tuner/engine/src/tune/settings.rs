@@ -15,89 +15,81 @@ use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::campaign::config::RunMode;
 use crate::campaign::instances::CampaignInstance;
-use crate::campaign::CampaignFile;
-use search::space::Space;
+use crate::campaign::plan::CampaignPlan;
 
 /// The key of the campaign's settings JSON that holds the measurement settings.
 pub const KEY: &str = "measured_under";
 
-/// What the fingerprint is made of (borrowed from the tuner's validated campaign).
-pub struct Inputs<'a> {
-    pub file: &'a CampaignFile,
-    pub objectives: String,
-    pub mode: RunMode,
-    pub seeds: &'a [u64],
-    pub backend: &'a str,
-    /// The kernels' architecture and NVRTC version. The device itself is part of a trial's
-    /// identity (a trial is only reused on its own device), and shards of one campaign run on
-    /// different machines, so it is not compared here.
-    pub arch: Option<u32>,
+/// What the GPUs' kernels are compiled for: their architecture and the NVRTC version. The
+/// device itself is part of a trial's identity (a trial is only reused on its own device),
+/// and shards of one campaign run on different machines, so it is not compared here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compiler {
+    pub arch: u32,
     pub nvrtc: Option<String>,
-    pub space: &'a Space,
-    /// `gpu` or `cpu`: the campaign table whose overrides and iterations apply.
-    pub setup_table: &'a str,
-    pub iterations: Option<u64>,
-    pub baseline: &'a results::Point,
-    pub default_point: Option<&'a results::Point>,
-    /// Searched instances and holdouts, each with its class.
-    pub instances: &'a [CampaignInstance],
 }
 
-/// The measurement settings as a flat map of dotted keys (`run.budget_s`,
+/// The measurement settings of `plan` as a flat map of dotted keys (`run.budget_s`,
 /// `instances.tai12a.sha256`, ...), so a change is named by the key a user edits.
-pub fn fingerprint(i: &Inputs) -> Result<BTreeMap<String, Value>> {
+/// `compiler`: the GPUs' (`None` on the CPU); `instances`: searched ones and holdouts, each
+/// with its class.
+pub fn fingerprint(
+    plan: &CampaignPlan,
+    compiler: Option<&Compiler>,
+    instances: &[CampaignInstance],
+) -> Result<BTreeMap<String, Value>> {
     let mut nested = serde_json::Map::new();
-    let c = &i.file.config;
-    nested.insert("objective".into(), json!(i.objectives));
-    let mut run = serde_json::to_value(i.mode)?;
+    let setup = &plan.setup;
+    nested.insert("objective".into(), json!(plan.objectives_label()));
+    let mut run = serde_json::to_value(plan.mode)?;
     // Several budgets: a later budget's trials are measured at its own budget, so the list
     // decides their values (absent for one budget, so older campaigns still resume).
-    if let (Value::Object(run), Some(budgets)) = (&mut run, &c.run.budgets_s) {
-        run.insert("budgets_s".into(), json!(budgets));
-        run.insert("later_seeds".into(), json!(c.run.later_seeds));
+    if let (Value::Object(run), false) = (&mut run, plan.budgets_s.is_empty()) {
+        run.insert("budgets_s".into(), json!(plan.budgets_s));
+        run.insert("later_seeds".into(), json!(plan.later_seeds));
     }
     nested.insert("run".into(), run);
-    nested.insert("seeds".into(), json!(i.seeds));
-    nested.insert("backend".into(), json!(i.backend));
-    nested.insert("arch".into(), json!(i.arch));
-    nested.insert("nvrtc".into(), json!(i.nvrtc));
+    nested.insert("seeds".into(), json!(plan.seeds));
+    nested.insert("backend".into(), json!(plan.backend.name()));
+    nested.insert("arch".into(), json!(compiler.map(|c| c.arch)));
+    nested.insert(
+        "nvrtc".into(),
+        json!(compiler.and_then(|c| c.nvrtc.clone())),
+    );
     nested.insert(
         "measurement".into(),
-        serde_json::to_value(c.measurement.clone().unwrap_or_default())?,
+        serde_json::to_value(&plan.measurement)?,
     );
-    nested.insert(format!("{}.iterations", i.setup_table), json!(i.iterations));
+    nested.insert(
+        format!("{}.iterations", setup.table),
+        json!(setup.iterations),
+    );
     nested.insert(
         "space".into(),
         json!({
-            "file_sha256": short_sha(i.space.text().as_bytes()),
-            "family": i.space.family(),
+            "file_sha256": short_sha(setup.space.text().as_bytes()),
+            "family": setup.space.family(),
         }),
     );
     // The overrides as the campaign wrote them (constants, domains, constraints): they change
     // what a point realises to.
-    let overrides = toml::from_str::<toml::Table>(&i.file.text)
-        .ok()
-        .and_then(|t| t.get(i.setup_table)?.get("overrides").cloned())
-        .map(|o| serde_json::to_value(o).unwrap_or(Value::Null))
-        .unwrap_or(Value::Null);
-    nested.insert(format!("{}.overrides", i.setup_table), overrides);
     nested.insert(
-        format!("{}.baseline", i.setup_table),
-        json!(i.baseline.to_string()),
+        format!("{}.overrides", setup.table),
+        setup.overrides_as_written.clone(),
     );
     nested.insert(
-        format!("{}.default", i.setup_table),
-        json!(i.default_point.map(ToString::to_string)),
+        format!("{}.baseline", setup.table),
+        json!(setup.baseline.to_string()),
     );
     nested.insert(
-        "quality.margin_percent".into(),
-        json!(c.quality.margin_percent),
+        format!("{}.default", setup.table),
+        json!(setup.default_point.as_ref().map(ToString::to_string)),
     );
-    let mut instances = serde_json::Map::new();
-    for inst in i.instances {
-        instances.insert(
+    nested.insert("quality.margin_percent".into(), json!(plan.margin_percent));
+    let mut by_name = serde_json::Map::new();
+    for inst in instances {
+        by_name.insert(
             inst.record.name.clone(),
             json!({
                 "class": inst.record.class,
@@ -106,7 +98,7 @@ pub fn fingerprint(i: &Inputs) -> Result<BTreeMap<String, Value>> {
             }),
         );
     }
-    nested.insert("instances".into(), Value::Object(instances));
+    nested.insert("instances".into(), Value::Object(by_name));
     let mut flat = BTreeMap::new();
     flatten("", &Value::Object(nested), &mut flat);
     Ok(flat)
@@ -207,7 +199,7 @@ fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
 }
 
 /// The refusal of `--resume` after a change: names the changed keys and the two ways out.
-pub fn refusal(file: &CampaignFile, out_dir: &Path, trials: usize, changes: &[Change]) -> String {
+pub fn refusal(plan: &CampaignPlan, trials: usize, changes: &[Change]) -> String {
     let listed: Vec<String> = changes.iter().take(8).map(ToString::to_string).collect();
     let more = changes.len().saturating_sub(listed.len());
     format!(
@@ -215,15 +207,15 @@ pub fn refusal(file: &CampaignFile, out_dir: &Path, trials: usize, changes: &[Ch
          settings, and reusing them would mix unlike measurements; changed: {}{}. Revert \
          these settings in {}, or start a new store: `--fresh` (deletes the folder's results) \
          or `--out NEW_FOLDER`",
-        file.config.name,
-        out_dir.display(),
+        plan.name,
+        plan.out_dir.display(),
         listed.join(", "),
         if more > 0 {
             format!(" and {more} more")
         } else {
             String::new()
         },
-        file.path.display()
+        plan.path.display()
     )
 }
 

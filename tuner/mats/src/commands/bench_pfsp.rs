@@ -433,6 +433,9 @@ fn parse_instances(spec: &str) -> Result<Vec<usize>> {
     Ok(out)
 }
 
+/// The GPU iterated-greedy variants against the CPU's on Taillard instances, each for
+/// n m / 2 x `--time-factor` ms per instance: prints a row per instance and the mean gap per
+/// class, and returns the rows.
 fn ig_quality(
     gpu: &Gpu,
     cache: &KernelCache,
@@ -471,6 +474,13 @@ fn ig_quality(
     }
     header += &format!("  {:>6} {:>10} {:>10}", "walks", "it/walk", "CPU it/walk");
     println!("{header}");
+    let bench = IgBench {
+        gpu,
+        cache,
+        args,
+        variants: &variants,
+        cpu_walks,
+    };
     let mut rows = Vec::new();
     for number in wanted {
         let name = format!("ta{number:03}");
@@ -480,14 +490,36 @@ fn ig_quality(
                 args.taillard.join("bks.csv").display()
             );
         };
+        let row = bench.instance(entry)?;
+        print_quality_row(&row, cpu_walks);
+        rows.push(row);
+    }
+    print_class_means(&rows, &names);
+    Ok(rows)
+}
+
+/// What every instance of the iterated-greedy comparison runs with.
+struct IgBench<'a> {
+    gpu: &'a Gpu,
+    cache: &'a KernelCache,
+    args: &'a BenchPfspArgs,
+    variants: &'a [GpuAlgorithm],
+    /// CPU walks, one per core the first variant's host thread leaves.
+    cpu_walks: usize,
+}
+
+impl IgBench<'_> {
+    /// Every variant and the CPU on one instance, once per seed.
+    fn instance(&self, entry: &Taillard) -> Result<QualityRow> {
+        let (gpu, variants) = (self.gpu, self.variants);
         let inst = pfsp::read(&entry.file, Some(entry.index))?;
         let (n, m) = (inst.jobs, inst.machines);
-        let seconds = (n * m) as f64 / 2.0 * args.time_factor / 1e3;
+        let seconds = (n * m) as f64 / 2.0 * self.args.time_factor / 1e3;
         let limit = Duration::from_secs_f64(seconds);
         // Compiled and loaded before the clock starts (the disk cache serves later runs).
         let prepared = variants
             .iter()
-            .map(|&v| pfsp_gpu::prepare(gpu, cache, &inst, &GpuParams::new(v)))
+            .map(|&v| pfsp_gpu::prepare(gpu, self.cache, &inst, &GpuParams::new(v)))
             .collect::<Result<Vec<_>, _>>()?;
         let gap = |value: i64| 100.0 * (value - entry.best) as f64 / entry.best as f64;
         let walks = |p: &pfsp_gpu::Prepared, v: GpuAlgorithm| {
@@ -499,106 +531,127 @@ fn ig_quality(
             }
         };
         let mut row = QualityRow {
-            instance: name.clone(),
+            instance: entry.name.clone(),
             jobs: n,
             machines: m,
             best_known: entry.best,
             seconds,
-            variant: names[0].to_string(),
+            variant: variants[0].name().to_string(),
             gpu_gaps: Vec::new(),
             cpu_gaps: Vec::new(),
             gpu_walks: walks(&prepared[0], variants[0]),
             gpu_iterations: Vec::new(),
             cpu_iterations: Vec::new(),
-            others: Vec::new(),
+            others: variants[1..]
+                .iter()
+                .zip(&prepared[1..])
+                .map(|(&v, p)| OtherVariant {
+                    variant: v.name().to_string(),
+                    gaps: Vec::new(),
+                    walks: walks(p, v),
+                    iterations: Vec::new(),
+                })
+                .collect(),
         };
-        let mut others: Vec<OtherVariant> = variants[1..]
-            .iter()
-            .zip(&prepared[1..])
-            .map(|(&v, p)| OtherVariant {
-                variant: v.name().to_string(),
-                gaps: Vec::new(),
-                walks: walks(p, v),
-                iterations: Vec::new(),
-            })
-            .collect();
-        for seed in 1..=args.seeds {
+        for seed in 1..=self.args.seeds {
             let options = RunOptions {
                 seed,
                 budget: Budget::time_limit(limit),
                 ..Default::default()
             };
-            let (first, cpu) = std::thread::scope(|scope| {
-                let cpu = scope.spawn(|| {
-                    solvers::run::multistart(cpu_walks, cpu_walks, |walk| {
-                        pfsp::iterated_greedy(
-                            &inst,
-                            &IgParams::default(),
-                            &RunOptions {
-                                seed: seed * 1_000_003 + walk as u64,
-                                threads: 1,
-                                budget: Budget::time_limit(limit),
-                            },
-                        )
-                    })
-                });
-                let first = prepared[0].run(gpu, &options);
-                (first, cpu.join())
-            });
-            let first = first?;
-            let cpu = cpu
-                .map_err(|_| anyhow::anyhow!("a CPU walk panicked"))?
-                .context("no CPU walk ran")?;
-            anyhow::ensure!(
-                inst.makespan(&first.outcome.solution) == first.outcome.objective,
-                "{} returned a mis-scored solution on {name}",
-                names[0]
-            );
-            anyhow::ensure!(inst.makespan(&cpu.solution) == cpu.objective);
-            row.gpu_gaps.push(gap(first.outcome.objective));
-            row.gpu_iterations.push(first.outcome.iterations);
+            let (first, cpu) = self.first_beside_cpu(&inst, &entry.name, &prepared[0], &options)?;
+            row.gpu_gaps.push(gap(first.objective));
+            row.gpu_iterations.push(first.iterations);
             row.cpu_gaps.push(gap(cpu.objective));
             row.cpu_iterations.push(cpu.iterations);
-            for (other, p) in others.iter_mut().zip(&prepared[1..]) {
+            for (other, p) in row.others.iter_mut().zip(&prepared[1..]) {
                 let run = p.run(gpu, &options)?;
                 anyhow::ensure!(
                     inst.makespan(&run.outcome.solution) == run.outcome.objective,
-                    "{} returned a mis-scored solution on {name}",
-                    other.variant
+                    "{} returned a mis-scored solution on {}",
+                    other.variant,
+                    entry.name
                 );
                 other.gaps.push(gap(run.outcome.objective));
                 other.iterations.push(run.outcome.iterations);
             }
         }
-        let per_walk = |total: &[u64], walks: usize| {
-            total.iter().sum::<u64>() as f64 / (total.len().max(1) * walks.max(1)) as f64
-        };
-        let spread = |g: &[f64]| format!("{:.3}\u{b1}{:.3}", mean(g), sd(g));
-        let mut line = format!(
-            "{:<7} {:>8} {:>7} {:>8.2}  {:>15}",
-            name,
-            format!("{n}x{m}"),
-            entry.best,
-            seconds,
-            spread(&row.gpu_gaps)
-        );
-        for other in &others {
-            line += &format!("  {:>15}", spread(&other.gaps));
-        }
-        line += &format!(
-            "  {:>15}  {:>6} {:>10.0} {:>10.0}",
-            spread(&row.cpu_gaps),
-            row.gpu_walks,
-            per_walk(&row.gpu_iterations, row.gpu_walks as usize),
-            per_walk(&row.cpu_iterations, cpu_walks)
-        );
-        println!("{line}");
-        row.others = others;
-        rows.push(row);
+        Ok(row)
     }
-    // Mean gap per class (n x m): each variant and the CPU.
+
+    /// The first variant on the GPU and the CPU walks beside it, for one seed; both outcomes
+    /// re-scored.
+    fn first_beside_cpu(
+        &self,
+        inst: &Instance,
+        name: &str,
+        first: &pfsp_gpu::Prepared,
+        options: &RunOptions,
+    ) -> Result<(solvers::run::Outcome, solvers::run::Outcome)> {
+        let cpu_walks = self.cpu_walks;
+        let (gpu_run, cpu) = std::thread::scope(|scope| {
+            let cpu = scope.spawn(|| {
+                solvers::run::multistart(cpu_walks, cpu_walks, |walk| {
+                    pfsp::iterated_greedy(
+                        inst,
+                        &IgParams::default(),
+                        &RunOptions {
+                            seed: options.seed * 1_000_003 + walk as u64,
+                            threads: 1,
+                            budget: options.budget.clone(),
+                        },
+                    )
+                })
+            });
+            let gpu_run = first.run(self.gpu, options);
+            (gpu_run, cpu.join())
+        });
+        let gpu_run = gpu_run?;
+        let cpu = cpu
+            .map_err(|_| anyhow::anyhow!("a CPU walk panicked"))?
+            .context("no CPU walk ran")?;
+        anyhow::ensure!(
+            inst.makespan(&gpu_run.outcome.solution) == gpu_run.outcome.objective,
+            "{} returned a mis-scored solution on {name}",
+            self.variants[0].name()
+        );
+        anyhow::ensure!(inst.makespan(&cpu.solution) == cpu.objective);
+        Ok((gpu_run.outcome, cpu))
+    }
+}
+
+/// One instance's line: each variant's and the CPU's gap, and the iterations per walk.
+fn print_quality_row(row: &QualityRow, cpu_walks: usize) {
+    let per_walk = |total: &[u64], walks: usize| {
+        total.iter().sum::<u64>() as f64 / (total.len().max(1) * walks.max(1)) as f64
+    };
+    let spread = |g: &[f64]| format!("{:.3}\u{b1}{:.3}", mean(g), sd(g));
+    let mut line = format!(
+        "{:<7} {:>8} {:>7} {:>8.2}  {:>15}",
+        row.instance,
+        format!("{}x{}", row.jobs, row.machines),
+        row.best_known,
+        row.seconds,
+        spread(&row.gpu_gaps)
+    );
+    for other in &row.others {
+        line += &format!("  {:>15}", spread(&other.gaps));
+    }
+    line += &format!(
+        "  {:>15}  {:>6} {:>10.0} {:>10.0}",
+        spread(&row.cpu_gaps),
+        row.gpu_walks,
+        per_walk(&row.gpu_iterations, row.gpu_walks as usize),
+        per_walk(&row.cpu_iterations, cpu_walks)
+    );
+    println!("{line}");
+}
+
+/// Mean gap per class (n x m): each variant's and the CPU's, and on how many instances the
+/// first variant beat the CPU.
+fn print_class_means(rows: &[QualityRow], names: &[&str]) {
     let mut classes: BTreeMap<(usize, usize), Vec<&QualityRow>> = BTreeMap::new();
-    for r in &rows {
+    for r in rows {
         classes.entry((r.jobs, r.machines)).or_default().push(r);
     }
     println!("\nMean gap per class (mean over instances and seeds), % above the best known:");
@@ -614,7 +667,7 @@ fn ig_quality(
         let spread = |g: &[f64]| format!("{:.3}\u{b1}{:.3}", mean(g), sd(g));
         let mut line = format!("{:>8} {:>9}", format!("{n}x{m}"), members.len());
         line += &format!("  {:>15}", spread(&all(&|r| &r.gpu_gaps)));
-        for k in 0..variants.len() - 1 {
+        for k in 0..names.len() - 1 {
             line += &format!("  {:>15}", spread(&all(&|r| &r.others[k].gaps)));
         }
         line += &format!("  {:>15}", spread(&all(&|r| &r.cpu_gaps)));
@@ -624,7 +677,6 @@ fn ig_quality(
             .count();
         println!("{line}  {wins} of {}", members.len());
     }
-    Ok(rows)
 }
 
 /// Sample standard deviation (0 for fewer than two values).

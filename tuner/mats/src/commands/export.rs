@@ -20,17 +20,6 @@ pub use engine::bundle::{ClassEntry, Index, KernelFile, Manifest, Measured};
 
 pub fn run(args: &ExportArgs) -> Result<()> {
     let (store, campaign) = super::results::open(&args.source)?;
-    let settings = results::CampaignSettings::from_json(&campaign.settings);
-    let backend = settings.backend.clone().unwrap_or_else(|| "cpu".into());
-    let family = settings.family.clone().unwrap_or_default();
-    let device = settings.device.clone().unwrap_or_default();
-    let arch = settings.arch;
-
-    let run_mode = settings.run;
-    let quality = matches!(
-        run_mode,
-        Some(results::RunMode::Budget { .. }) | Some(results::RunMode::Target { .. })
-    );
     // The campaign's own verdict per class: where the final re-measure found the baseline
     // or the default better than the search's winner, that point is exported instead.
     let summary = engine::tune::read_summary(&args.source.dir.join("summary.json")).ok();
@@ -42,152 +31,22 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             args.source.dir.display()
         );
     }
-
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let space = engine::tune::stored_space(&campaign)
-        .context("the campaign's space (file and overrides) is needed to export")?;
-    let instances = store.instances(campaign.id)?;
-    // The driver the measurements were taken under (a bundle's timings belong to it); the
-    // NVRTC that builds the kernels now.
-    let driver = settings.driver.clone();
-    let nvrtc = if backend == "gpu" {
-        kernels::nvrtc::version()
-            .ok()
-            .map(|(a, b)| format!("{a}.{b}"))
-    } else {
-        None
-    };
+    let source = Source::read(&store, &campaign, summary)?;
 
-    // A class's instances: those its summary lists (a campaign's own class names, which
-    // the instances' feature classes need not match), else those of that feature class.
-    let members = |label: &str| -> Vec<&results::InstanceRow> {
-        let listed = summary
-            .as_ref()
-            .and_then(|s| s.classes.iter().find(|c| c.class == label))
-            .map(|c| &c.instances);
-        let class = results::split_budget_class(label).0;
-        instances
-            .iter()
-            .filter(|i| match listed {
-                Some(names) => names.contains(&i.record.name),
-                None => i.record.class == class,
-            })
-            .collect()
-    };
-    let mut bundles: BTreeMap<(String, Point), (String, Manifest)> = BTreeMap::new();
-    let mut index = Index {
-        campaign: campaign.name.clone(),
-        family: family.clone(),
-        backend: backend.clone(),
-        device: device.clone(),
-        arch,
-        driver: driver.clone(),
-        nvrtc: nvrtc.clone(),
-        classes: BTreeMap::new(),
-        run: run_mode,
-    };
+    let mut bundles = Bundles::default();
+    let mut index = source.empty_index();
     for (label, points) in &by_class {
-        // `CLASS@BUDGETs` where the campaign tuned several budgets.
-        let (class, budget_s) = results::split_budget_class(label);
-        let run = budget_s
-            .map(|budget_s| results::RunMode::Budget { budget_s })
-            .or(run_mode);
-        let mut bundle_of = |m: &Measured, note: Option<String>| -> String {
-            let next = bundles.len();
-            let key = (label.clone(), m.point.clone());
-            let (name, manifest) = bundles.entry(key).or_insert_with(|| {
-                let id = match budget_s {
-                    Some(b) => format!("{}@{b}", m.point.key()),
-                    None => m.point.key(),
-                };
-                let name = format!("bundle-{next:02}-{}", &short_hash(&id));
-                let manifest = Manifest {
-                    point: m.point.clone(),
-                    flags: Vec::new(),
-                    values: BTreeMap::new(),
-                    backend: backend.clone(),
-                    device: device.clone(),
-                    arch,
-                    driver: driver.clone(),
-                    nvrtc: nvrtc.clone(),
-                    measured: BTreeMap::new(),
-                    kernels: Vec::new(),
-                    objective: settings.objectives.clone(),
-                    run,
-                    note,
-                };
-                (name, manifest)
-            });
-            manifest
-                .measured
-                .entry(label.clone())
-                .or_insert_with(|| m.clone());
-            name.clone()
-        };
-        let measured: Vec<&Measured> = points.values().collect();
-        let mut chosen = BTreeMap::new();
-        let prefers: &[&str] = if quality {
-            &["quality", "energy"]
-        } else {
-            &["time", "energy", "power"]
-        };
-        let verdict = summary.as_ref().and_then(|s| s.verdict(label));
-        let target_mode = matches!(run_mode, Some(results::RunMode::Target { .. }));
-        for &prefer in prefers {
-            let Some((best, note)) =
-                preferred(prefer, &measured, points, verdict.as_ref(), target_mode)
-            else {
-                continue;
-            };
-            if let Some(n) = &note {
-                println!("  {label}: {n}");
-            }
-            let name = bundle_of(best, note);
-            chosen.insert(prefer.to_string(), name.clone());
-            let point_id = store.point(campaign.id, &best.point)?;
-            store.set_export(
-                campaign.id,
-                &ExportRow {
-                    class: label.clone(),
-                    prefer: prefer.to_string(),
-                    point_id,
-                    point: best.point.clone(),
-                    bundle: name,
-                },
-            )?;
-        }
-        // The front, each point with its own bundle so a cap in `solve --tuned` can run it,
-        // with the verification's re-measured values where the campaign made one.
-        let mut front = engine::pick::front(&measured);
-        for m in &mut front {
-            if let Some(again) = remeasured.get(label).and_then(|r| r.get(&m.point)) {
-                *m = again.clone();
-            }
-            m.bundle = Some(bundle_of(m, None));
-        }
-        let entry = index
-            .classes
-            .entry(class.to_string())
-            .or_insert_with(|| ClassEntry {
-                bundles: BTreeMap::new(),
-                pareto: Vec::new(),
-                features: engine::bundle::feature_ranges(
-                    members(label).into_iter().map(|i| &i.record.features),
-                ),
-                budgets: Vec::new(),
-            });
-        match budget_s {
-            Some(budget_s) => entry.budgets.push(engine::bundle::BudgetEntry {
-                budget_s,
-                bundles: chosen,
-                pareto: front,
-            }),
-            None => {
-                entry.bundles = chosen;
-                entry.pareto = front;
-            }
-        }
+        let front_again = remeasured.get(label);
+        export_class(
+            &source,
+            &mut bundles,
+            &mut index,
+            label,
+            points,
+            front_again,
+        )?;
     }
     // Older readers see the first budget as the class's bundles and front.
     for entry in index.classes.values_mut() {
@@ -199,52 +58,302 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             entry.pareto = first.pareto.clone();
         }
     }
-
-    for ((_, point), (name, manifest)) in &mut bundles {
-        let folder = args.out.join(&*name);
-        std::fs::create_dir_all(&folder)
-            .with_context(|| format!("cannot create {}", folder.display()))?;
-        let r = engine::runner::Realised::from(
-            space
-                .realise(point)
-                .map_err(|e| anyhow::anyhow!("bundle {name}: {e}"))?,
-        );
-        manifest.flags = r.flags;
-        manifest.values = r.values;
-        // A production run's length is part of what was tuned: `solve --tuned` repeats it.
-        if let (false, Some(i)) = (quality, settings.iterations) {
-            manifest
-                .values
-                .entry("iterations".into())
-                .or_insert(results::Value::Int(i));
-        }
-        if backend == "gpu" {
-            let sources: Vec<PathBuf> = instances
-                .iter()
-                .filter(|i| {
-                    manifest
-                        .measured
-                        .keys()
-                        .any(|label| members(label).iter().any(|m| m.id == i.id))
-                })
-                .map(|i| PathBuf::from(&i.record.source))
-                .collect();
-            let optin = settings.optin_shared.unwrap_or(227 * 1024) as usize;
-            manifest.kernels = build_kernels(&family, &folder, manifest, &sources, optin)?;
-        }
-        let text = serde_json::to_string_pretty(&*manifest)?;
-        std::fs::write(folder.join("manifest.json"), text)
-            .with_context(|| format!("cannot write {}", folder.join("manifest.json").display()))?;
+    for ((_, point), (name, manifest)) in &mut bundles.by_point {
+        write_bundle(&source, &args.out, name, point, manifest)?;
     }
     let text = serde_json::to_string_pretty(&index)?;
     std::fs::write(args.out.join("index.json"), text)
         .with_context(|| format!("cannot write {}", args.out.join("index.json").display()))?;
-    print_index(&index, bundles.len(), &args.out);
+    print_index(&index, bundles.by_point.len(), &args.out);
     if let Some(bin) = &args.binaries {
         for (class, path) in crate::standalone::write_binaries(&args.out, bin)? {
             println!("  standalone {}  ({class})", path.display());
         }
     }
+    Ok(())
+}
+
+/// What an export reads of a stored campaign once: its store and row, its recorded
+/// settings, summary, space and instances, and the NVRTC that builds the kernels now.
+struct Source<'a> {
+    store: &'a results::Store,
+    campaign: &'a results::CampaignRow,
+    settings: results::CampaignSettings,
+    summary: Option<results::TuneSummary>,
+    backend: String,
+    family: String,
+    device: String,
+    /// A quality objective (a budget or a target), not fixed work.
+    quality: bool,
+    space: search::space::Space,
+    instances: Vec<results::InstanceRow>,
+    nvrtc: Option<String>,
+}
+
+impl<'a> Source<'a> {
+    fn read(
+        store: &'a results::Store,
+        campaign: &'a results::CampaignRow,
+        summary: Option<results::TuneSummary>,
+    ) -> Result<Source<'a>> {
+        let settings = results::CampaignSettings::from_json(&campaign.settings);
+        let backend = settings.backend.clone().unwrap_or_else(|| "cpu".into());
+        let space = engine::tune::stored_space(campaign)
+            .context("the campaign's space (file and overrides) is needed to export")?;
+        let instances = store.instances(campaign.id)?;
+        let nvrtc = if backend == "gpu" {
+            kernels::nvrtc::version()
+                .ok()
+                .map(|(a, b)| format!("{a}.{b}"))
+        } else {
+            None
+        };
+        Ok(Source {
+            store,
+            campaign,
+            family: settings.family.clone().unwrap_or_default(),
+            device: settings.device.clone().unwrap_or_default(),
+            quality: matches!(
+                settings.run,
+                Some(results::RunMode::Budget { .. }) | Some(results::RunMode::Target { .. })
+            ),
+            settings,
+            summary,
+            backend,
+            space,
+            instances,
+            nvrtc,
+        })
+    }
+
+    /// A class's instances: those its summary lists (a campaign's own class names, which
+    /// the instances' feature classes need not match), else those of that feature class.
+    fn members(&self, label: &str) -> Vec<&results::InstanceRow> {
+        let listed = self
+            .summary
+            .as_ref()
+            .and_then(|s| s.classes.iter().find(|c| c.class == label))
+            .map(|c| &c.instances);
+        let class = results::split_budget_class(label).0;
+        self.instances
+            .iter()
+            .filter(|i| match listed {
+                Some(names) => names.contains(&i.record.name),
+                None => i.record.class == class,
+            })
+            .collect()
+    }
+
+    /// The index before any class: what the campaign measured on and with what.
+    fn empty_index(&self) -> Index {
+        Index {
+            campaign: self.campaign.name.clone(),
+            family: self.family.clone(),
+            backend: self.backend.clone(),
+            device: self.device.clone(),
+            arch: self.settings.arch,
+            // The driver the measurements were taken under (a bundle's timings belong to it).
+            driver: self.settings.driver.clone(),
+            nvrtc: self.nvrtc.clone(),
+            classes: BTreeMap::new(),
+            run: self.settings.run,
+        }
+    }
+}
+
+/// The bundles of an export: one per (class label, point), numbered in the order they are
+/// first asked for.
+#[derive(Default)]
+struct Bundles {
+    by_point: BTreeMap<(String, Point), (String, Manifest)>,
+}
+
+impl Bundles {
+    /// The bundle of `m` for the class `label` (at `budget_s` where the campaign tuned several
+    /// budgets), made on first use; records what was measured there.
+    fn bundle_of(
+        &mut self,
+        source: &Source,
+        label: &str,
+        budget_s: Option<f64>,
+        m: &Measured,
+        note: Option<String>,
+    ) -> String {
+        let next = self.by_point.len();
+        let key = (label.to_string(), m.point.clone());
+        let (name, manifest) = self.by_point.entry(key).or_insert_with(|| {
+            let id = match budget_s {
+                Some(b) => format!("{}@{b}", m.point.key()),
+                None => m.point.key(),
+            };
+            let name = format!("bundle-{next:02}-{}", &short_hash(&id));
+            let settings = &source.settings;
+            let manifest = Manifest {
+                point: m.point.clone(),
+                flags: Vec::new(),
+                values: BTreeMap::new(),
+                backend: source.backend.clone(),
+                device: source.device.clone(),
+                arch: settings.arch,
+                driver: settings.driver.clone(),
+                nvrtc: source.nvrtc.clone(),
+                measured: BTreeMap::new(),
+                kernels: Vec::new(),
+                objective: settings.objectives.clone(),
+                run: budget_s
+                    .map(|budget_s| results::RunMode::Budget { budget_s })
+                    .or(settings.run),
+                note,
+            };
+            (name, manifest)
+        });
+        manifest
+            .measured
+            .entry(label.to_string())
+            .or_insert_with(|| m.clone());
+        name.clone()
+    }
+}
+
+/// One class (label `CLASS` or `CLASS@BUDGETs`): its bundle per preference, recorded in the
+/// store's exports, and its front, each point with a bundle of its own so a cap in `solve
+/// --tuned` can run it, with the verification's re-measured values (`front_again`) where the
+/// campaign made one.
+fn export_class(
+    source: &Source,
+    bundles: &mut Bundles,
+    index: &mut Index,
+    label: &str,
+    points: &BTreeMap<Point, Measured>,
+    front_again: Option<&BTreeMap<Point, Measured>>,
+) -> Result<()> {
+    let (class, budget_s) = results::split_budget_class(label);
+    let measured: Vec<&Measured> = points.values().collect();
+    let chosen = choose_bundles(source, bundles, label, budget_s, &measured, points)?;
+    let mut front = engine::pick::front(&measured);
+    for m in &mut front {
+        if let Some(again) = front_again.and_then(|r| r.get(&m.point)) {
+            *m = again.clone();
+        }
+        m.bundle = Some(bundles.bundle_of(source, label, budget_s, m, None));
+    }
+    let entry = index
+        .classes
+        .entry(class.to_string())
+        .or_insert_with(|| ClassEntry {
+            bundles: BTreeMap::new(),
+            pareto: Vec::new(),
+            features: engine::bundle::feature_ranges(
+                source
+                    .members(label)
+                    .into_iter()
+                    .map(|i| &i.record.features),
+            ),
+            budgets: Vec::new(),
+        });
+    match budget_s {
+        Some(budget_s) => entry.budgets.push(engine::bundle::BudgetEntry {
+            budget_s,
+            bundles: chosen,
+            pareto: front,
+        }),
+        None => {
+            entry.bundles = chosen;
+            entry.pareto = front;
+        }
+    }
+    Ok(())
+}
+
+/// A class's bundle for each preference (quality and energy, or time, energy and power),
+/// each recorded in the store's exports; returns preference -> bundle name.
+fn choose_bundles(
+    source: &Source,
+    bundles: &mut Bundles,
+    label: &str,
+    budget_s: Option<f64>,
+    measured: &[&Measured],
+    points: &BTreeMap<Point, Measured>,
+) -> Result<BTreeMap<String, String>> {
+    let prefers: &[&str] = if source.quality {
+        &["quality", "energy"]
+    } else {
+        &["time", "energy", "power"]
+    };
+    let verdict = source.summary.as_ref().and_then(|s| s.verdict(label));
+    let target_mode = matches!(source.settings.run, Some(results::RunMode::Target { .. }));
+    let mut chosen = BTreeMap::new();
+    for &prefer in prefers {
+        let Some((best, note)) = preferred(prefer, measured, points, verdict.as_ref(), target_mode)
+        else {
+            continue;
+        };
+        if let Some(n) = &note {
+            println!("  {label}: {n}");
+        }
+        let name = bundles.bundle_of(source, label, budget_s, best, note);
+        chosen.insert(prefer.to_string(), name.clone());
+        let campaign_id = source.campaign.id;
+        let point_id = source.store.point(campaign_id, &best.point)?;
+        source.store.set_export(
+            campaign_id,
+            &ExportRow {
+                class: label.to_string(),
+                prefer: prefer.to_string(),
+                point_id,
+                point: best.point.clone(),
+                bundle: name,
+            },
+        )?;
+    }
+    Ok(chosen)
+}
+
+/// Writes one bundle's folder: its manifest with the point realised (flags, values, a fixed
+/// work's iterations) and, on the GPU, its kernels for the instances of the classes it serves.
+fn write_bundle(
+    source: &Source,
+    out: &Path,
+    name: &str,
+    point: &Point,
+    manifest: &mut Manifest,
+) -> Result<()> {
+    let folder = out.join(name);
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    let r = engine::runner::Realised::from(
+        source
+            .space
+            .realise(point)
+            .map_err(|e| anyhow::anyhow!("bundle {name}: {e}"))?,
+    );
+    manifest.flags = r.flags;
+    manifest.values = r.values;
+    // A production run's length is part of what was tuned: `solve --tuned` repeats it.
+    if let (false, Some(i)) = (source.quality, source.settings.iterations) {
+        manifest
+            .values
+            .entry("iterations".into())
+            .or_insert(results::Value::Int(i));
+    }
+    if source.backend == "gpu" {
+        let sources: Vec<PathBuf> = source
+            .instances
+            .iter()
+            .filter(|i| {
+                manifest
+                    .measured
+                    .keys()
+                    .any(|label| source.members(label).iter().any(|m| m.id == i.id))
+            })
+            .map(|i| PathBuf::from(&i.record.source))
+            .collect();
+        let optin = source.settings.optin_shared.unwrap_or(227 * 1024) as usize;
+        manifest.kernels = build_kernels(&source.family, &folder, manifest, &sources, optin)?;
+    }
+    let text = serde_json::to_string_pretty(&*manifest)?;
+    std::fs::write(folder.join("manifest.json"), text)
+        .with_context(|| format!("cannot write {}", folder.join("manifest.json").display()))?;
     Ok(())
 }
 

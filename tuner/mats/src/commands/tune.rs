@@ -5,20 +5,22 @@ use std::io::IsTerminal;
 use anyhow::{Context, Result};
 
 use crate::cli::TuneArgs;
-use engine::campaign::CampaignFile;
+use engine::campaign::{CampaignFile, CampaignPlan, Resolve};
 use engine::tune::{self, StartMode, TuneOptions};
 
 pub fn run(args: &TuneArgs) -> Result<()> {
     let file = CampaignFile::read(&args.campaign)?;
     if args.check {
-        let backend = tune::check_anywhere(&file)?;
+        let plan = tune::check_anywhere(&file)?;
         println!(
-            "campaign {} ({}): valid for backend {backend}",
-            file.config.name,
-            args.campaign.display()
+            "campaign {} ({}): valid for backend {}",
+            plan.name,
+            args.campaign.display(),
+            plan.backend.name()
         );
         return Ok(());
     }
+    let plan = CampaignPlan::resolve(&file, &Resolve::run(args.out.clone(), args.shard))?;
     let options = TuneOptions {
         mode: if args.resume {
             StartMode::Resume
@@ -27,13 +29,11 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         } else {
             StartMode::New
         },
-        out: args.out.clone(),
         worker_exe: std::env::current_exe().context("cannot find the mats executable")?,
         progress: !args.quiet && std::io::stderr().is_terminal(),
         no_wait: args.no_wait,
-        shard: args.shard,
     };
-    let summary = tune::run(file, &options)?;
+    let summary = tune::run(plan, &options)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
         return Ok(());

@@ -8,8 +8,8 @@
 
 use anyhow::Result;
 
-use crate::campaign::config::RunMode;
-use crate::campaign::CampaignFile;
+use super::config::RunMode;
+use super::CampaignFile;
 
 /// How far apart the seed ranges of two budgets lie: beyond the verification's fresh seeds
 /// (`seed + 1_000_000 + k`) and any seed count a campaign may ask for.

@@ -1,0 +1,342 @@
+//! A campaign resolved once into the typed plan the engine consumes: its searches and
+//! objectives, what a production run is and its seeds, the budgets (phases), the backend and
+//! its setup (space, baseline, default), measurement settings, devices, the output folder and
+//! the instances with their classes. Every derivation and check of the campaign file happens
+//! in [`CampaignPlan::resolve`], with errors naming the file and key; nothing after it reads
+//! the file again.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use measure::MeasureSettings;
+use search::{Objective, Strategy};
+
+use super::config::{self, BackendChoice, BudgetConfig, CampaignFile, RacingConfig, RunMode};
+use super::instances::{self, CampaignInstance};
+use super::phases::{self, Phase};
+use super::setup::{self, BackendKind, Setup};
+use super::shard::Shard;
+
+/// The store's file name inside a campaign's output folder.
+pub const STORE_FILE: &str = "results.sqlite";
+
+/// Instance indices per class name.
+pub type ClassMembers = BTreeMap<String, Vec<usize>>;
+
+/// A campaign's instances, loaded, and how they form classes.
+#[derive(Debug, Clone)]
+pub struct InstanceSet {
+    /// The searched instances (those some class keeps) first, then the holdouts.
+    pub all: Vec<CampaignInstance>,
+    /// Members of each class (indices into `all`); a shard keeps only its classes.
+    pub classes: ClassMembers,
+    /// Held-out instances of each class (indices into `all`): stored and measured, never
+    /// searched; they join their class only for the comparison after the search.
+    pub holdouts: ClassMembers,
+}
+
+/// Whether resolving may write into the campaign's output folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Folder {
+    /// A check (`mats tune --check`, the daemon's submit): nothing is written. The instances
+    /// of a campaign that generates them are left unresolved, since they are written only
+    /// into the output folder.
+    Untouched,
+    /// A run: creates the folder, takes its lock (held by the plan: one writer per folder,
+    /// before `--fresh` may delete anything) and writes generated instances into it.
+    Write,
+}
+
+/// How to resolve a campaign: on what machine, into which folder, which share of it.
+#[derive(Debug, Clone)]
+pub struct Resolve {
+    /// Whether the GPU setup is usable (`backend = "auto"` picks it when present).
+    pub gpu_present: bool,
+    /// `--out`: overrides the campaign's output folder.
+    pub out: Option<PathBuf>,
+    /// `--shard K/N`: tune only this share of the classes.
+    pub shard: Option<Shard>,
+    pub folder: Folder,
+}
+
+impl Resolve {
+    /// As `mats tune` runs it on this machine.
+    pub fn run(out: Option<PathBuf>, shard: Option<Shard>) -> Resolve {
+        Resolve {
+            gpu_present: setup::gpu_present(),
+            out,
+            shard,
+            folder: Folder::Write,
+        }
+    }
+
+    /// As `mats tune` would run it on this machine, writing nothing.
+    pub fn check(out: Option<PathBuf>) -> Resolve {
+        Resolve {
+            gpu_present: setup::gpu_present(),
+            out,
+            shard: None,
+            folder: Folder::Untouched,
+        }
+    }
+}
+
+/// A campaign resolved: everything the engine needs, derived and checked once.
+#[derive(Debug)]
+pub struct CampaignPlan {
+    /// Identifies the campaign in the store.
+    pub name: String,
+    /// The campaign file: where it was read (messages, the recorded `campaign_file`) and its
+    /// text (the store keeps it).
+    pub path: PathBuf,
+    pub text: String,
+    /// Seed of the strategies and of every production run.
+    pub seed: u64,
+    /// Every search of a class, in order, with what it minimises.
+    pub searches: Vec<(Strategy, Objective)>,
+    /// What a production run is (of the first budget when there are several).
+    pub mode: RunMode,
+    /// Seeds of the production runs on one instance.
+    pub seeds: Vec<u64>,
+    /// `[run] budgets_s`, checked; empty when the campaign names one budget or none.
+    pub budgets_s: Vec<f64>,
+    /// `[run] later_seeds` (only with `budgets_s`).
+    pub later_seeds: Option<u32>,
+    /// One tuning of every class per budget (one phase without `budgets_s`).
+    pub phases: Vec<Phase>,
+    /// When to stop.
+    pub budget: BudgetConfig,
+    pub racing: RacingConfig,
+    /// The quality guard's margin, percentage points of gap.
+    pub margin_percent: f64,
+    pub measurement: MeasureSettings,
+    pub backend: BackendKind,
+    pub setup: Setup,
+    /// GPU ordinals to measure on.
+    pub devices: Vec<usize>,
+    pub shard: Option<Shard>,
+    pub out_dir: PathBuf,
+    pub store_path: PathBuf,
+    /// `None` only from a check ([`Folder::Untouched`]) of a campaign that generates its
+    /// instances.
+    pub instances: Option<InstanceSet>,
+    /// Held while the plan lives ([`Folder::Write`]).
+    _folder_lock: Option<results::FolderLock>,
+}
+
+impl CampaignPlan {
+    /// Derives and checks everything the engine needs from `file`, once; see [`Folder`] for
+    /// what it writes.
+    pub fn resolve(file: &CampaignFile, how: &Resolve) -> Result<CampaignPlan> {
+        let settled = settle(file, how.gpu_present)?;
+        let out_dir = output_dir(file, how.out.as_deref(), how.shard);
+        let (instances, folder_lock) = match how.folder {
+            Folder::Write => {
+                std::fs::create_dir_all(&out_dir).with_context(|| {
+                    format!("cannot create the output folder {}", out_dir.display())
+                })?;
+                let lock = results::FolderLock::acquire(&out_dir)?;
+                (Some(instance_set(file, &out_dir, how.shard)?), Some(lock))
+            }
+            Folder::Untouched if instances::generates(file) => (None, None),
+            Folder::Untouched => (Some(instance_set(file, Path::new("."), None)?), None),
+        };
+        let c = &file.config;
+        Ok(CampaignPlan {
+            name: c.name.clone(),
+            path: file.path.clone(),
+            text: file.text.clone(),
+            seed: c.seed,
+            searches: settled.searches,
+            mode: settled.mode,
+            seeds: settled.seeds,
+            budgets_s: settled.budgets_s,
+            later_seeds: c.run.later_seeds,
+            phases: settled.phases,
+            budget: c.budget.clone(),
+            racing: c.racing.clone(),
+            margin_percent: c.quality.margin_percent,
+            measurement: c.measurement.clone().unwrap_or_default(),
+            backend: settled.backend,
+            setup: settled.setup,
+            devices: c.devices.clone(),
+            shard: how.shard,
+            store_path: out_dir.join(STORE_FILE),
+            out_dir,
+            instances,
+            _folder_lock: folder_lock,
+        })
+    }
+
+    /// An error about `key`, naming the campaign file and the key's line.
+    pub fn error_at(&self, key: &str, message: impl std::fmt::Display) -> anyhow::Error {
+        config::error_at(&self.path, &self.text, key, message)
+    }
+
+    /// The objectives of the searches, in order (`time gap@budget ...`).
+    pub fn objectives_label(&self) -> String {
+        let names: Vec<String> = self.searches.iter().map(|(_, o)| o.to_string()).collect();
+        names.join(" ")
+    }
+
+    /// The strategies of the searches, in order.
+    pub fn strategies_label(&self) -> String {
+        let names: Vec<&str> = self.searches.iter().map(|(s, _)| s.name()).collect();
+        names.join(" ")
+    }
+
+    /// What a device lock's holder is, for the messages of processes that wait for it.
+    pub fn lock_note(&self) -> String {
+        format!("mats tune {:?} into {}", self.name, self.out_dir.display())
+    }
+}
+
+/// Checks a campaign as `mats tune` would on this machine before touching its folder. The
+/// daemon calls it before queueing, so errors reach the submitter at once.
+pub fn check(file: &CampaignFile) -> Result<CampaignPlan> {
+    CampaignPlan::resolve(file, &Resolve::check(None))
+}
+
+/// [`check`] as on a machine with a GPU when the campaign has a `[gpu]` table (`mats tune
+/// --check`: a GPU campaign is checked on a laptop before it goes to the GPU machine); the
+/// plan's backend is the one it was checked for.
+pub fn check_anywhere(file: &CampaignFile) -> Result<CampaignPlan> {
+    let gpu = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
+    let how = Resolve {
+        gpu_present: gpu || setup::gpu_present(),
+        ..Resolve::check(None)
+    };
+    CampaignPlan::resolve(file, &how)
+}
+
+/// The settings part of a plan: everything but the folder and the instances.
+struct Settled {
+    searches: Vec<(Strategy, Objective)>,
+    mode: RunMode,
+    seeds: Vec<u64>,
+    budgets_s: Vec<f64>,
+    phases: Vec<Phase>,
+    backend: BackendKind,
+    setup: Setup,
+}
+
+/// Objectives, run mode, budgets, backend, space, baseline and default point, checked
+/// against each other.
+fn settle(file: &CampaignFile, gpu_present: bool) -> Result<Settled> {
+    let searches = file.searches()?;
+    let mode = file.run_mode()?;
+    let seeds = file.run_seeds()?;
+    let phases = phases::phases(file)?;
+    let (backend, config) = setup::choose(file, gpu_present)?;
+    // The table this machine does not use is checked too: a campaign whose `auto` backend
+    // resolved to the CPU here used to pass with a broken [gpu] table, which then failed on
+    // the GPU machine (or in the daemon's child) instead of at submit.
+    for (other, unused) in [("gpu", &file.config.gpu), ("cpu", &file.config.cpu)] {
+        if let Some(unused) = unused.as_ref().filter(|_| other != backend.name()) {
+            setup::resolve(file, other, unused)?;
+        }
+    }
+    let setup = setup::resolve(file, backend.name(), config)?;
+    let gpu_metric = |o: &Objective| {
+        super::metrics(*o)
+            .iter()
+            .any(|m| !matches!(m, super::Metric::Time | super::Metric::Gap))
+    };
+    if backend == BackendKind::Cpu && searches.iter().any(|(_, o)| gpu_metric(o)) {
+        return Err(file.error_at(
+            "objective",
+            "power and energy are measured on GPUs only; a CPU campaign optimises time, \
+             gap@budget or time-to-target",
+        ));
+    }
+    if mode == RunMode::FixedWork {
+        setup::check_same_work(&setup.space).map_err(|e| file.error_at("objective", e))?;
+    }
+    Ok(Settled {
+        searches,
+        mode,
+        seeds,
+        budgets_s: file.budgets()?,
+        phases,
+        backend,
+        setup,
+    })
+}
+
+/// The output folder: `--out`, else the campaign's `output` (relative to its file), else
+/// `runs/<name>`; a shard without `--out` writes into `shard-K-of-N` inside the campaign's
+/// folder (which `mats merge` can then take as its output).
+fn output_dir(file: &CampaignFile, out: Option<&Path>, shard: Option<Shard>) -> PathBuf {
+    let campaign_dir = |out: Option<&Path>| match (out, &file.config.output) {
+        (Some(o), _) => o.to_path_buf(),
+        (None, Some(o)) => file.resolve(o),
+        (None, None) => PathBuf::from("runs").join(&file.config.name),
+    };
+    match (out, shard) {
+        (None, Some(s)) => campaign_dir(None).join(format!("shard-{}-of-{}", s.index, s.count)),
+        _ => campaign_dir(out),
+    }
+}
+
+/// The campaign's instances (searched ones first, then holdouts), its classes (a shard keeps
+/// only its own) and each class's holdouts. Every shard stores every instance (merge checks
+/// they agree); it searches only its classes.
+fn instance_set(file: &CampaignFile, out_dir: &Path, shard: Option<Shard>) -> Result<InstanceSet> {
+    let bks = solvers::bks::BestKnown::embedded();
+    let resolved = instances::resolve(file, out_dir, &bks)?;
+    let classes = instances::classes(file, &resolved)?;
+    // Only the instances the classes keep (per_class may drop some) enter the store.
+    let (mut all, mut classes) = keep_members(resolved, classes);
+    if let Some(shard) = shard {
+        let mut position = 0;
+        classes.retain(|_, _| {
+            position += 1;
+            shard.takes(position - 1)
+        });
+        if classes.is_empty() {
+            bail!(
+                "shard {shard} of campaign {} has no class to tune (the campaign has fewer \
+                 classes than shards); use at most as many shards as classes",
+                file.path.display()
+            );
+        }
+    }
+    let mut holdouts = ClassMembers::new();
+    for h in instances::resolve_holdouts(file, &all, out_dir, &bks)? {
+        holdouts
+            .entry(h.record.class.clone())
+            .or_default()
+            .push(all.len());
+        all.push(h);
+    }
+    Ok(InstanceSet {
+        all,
+        classes,
+        holdouts,
+    })
+}
+
+/// Drops the instances no class keeps and renumbers the members.
+fn keep_members(
+    instances: Vec<CampaignInstance>,
+    classes: ClassMembers,
+) -> (Vec<CampaignInstance>, ClassMembers) {
+    let mut used: Vec<usize> = classes.values().flatten().copied().collect();
+    used.sort_unstable();
+    let new_index = |old: usize| used.binary_search(&old).expect("a member is used");
+    let classes = classes
+        .into_iter()
+        .map(|(c, members)| (c, members.into_iter().map(new_index).collect()))
+        .collect();
+    let instances = instances
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| used.binary_search(i).is_ok())
+        .map(|(_, inst)| inst)
+        .collect();
+    (instances, classes)
+}
+
+#[cfg(test)]
+mod tests;

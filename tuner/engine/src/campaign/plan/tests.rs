@@ -1,0 +1,408 @@
+//! A campaign resolved into its plan: the shipped campaigns, the fingerprint stores recorded
+//! before the plan existed, the folder a run writes, and one error per derived piece, each
+//! naming the file and the key.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
+const FIXTURE_SPACE: &str = r#"
+description = "PFSP CPU solvers (fixture)"
+family = "pfsp"
+constraints = ["threads <= max_threads"]
+
+[constants]
+max_threads = 16
+
+[[param]]
+name = "algorithm"
+kind = "variant"
+values = ["tabu", "ig"]
+
+[[param]]
+name = "tenure"
+kind = "runtime"
+when = 'algorithm == "tabu"'
+values = [3, 5, 7]
+
+[[param]]
+name = "destruction"
+kind = "runtime"
+when = 'algorithm == "ig"'
+range = { from = 2, to = 4 }
+
+[[param]]
+name = "threads"
+kind = "runtime"
+pow2 = { from = 1, to = 4 }
+"#;
+
+const FIXTURE: &str = r#"
+name = "print"
+backend = "cpu"
+seed = 3
+objective = "gap@budget"
+
+[run]
+budgets_s = [0.05, 0.5]
+seeds = 2
+later_seeds = 1
+
+[instances]
+paths = ["listed.txt"]
+generate = [{ family = "pfsp", jobs = 6, machines = 3, seed = 11 }]
+holdout_generate = [{ family = "pfsp", jobs = 7, machines = 3, seed = 12 }]
+
+[cpu]
+space = "space.toml"
+iterations = 40
+baseline = { algorithm = "tabu", tenure = 5, threads = 1 }
+default = { algorithm = "ig", destruction = 3, threads = 2 }
+
+[cpu.overrides]
+constants = { max_threads = 2 }
+
+[quality]
+margin_percent = 1.5
+
+[measurement]
+warmup_runs = 0
+timed_runs = 2
+"#;
+
+/// Writes a CPU campaign into `dir` with a space of its own, a listed instance file and
+/// generated instances and holdouts, several budgets, overrides, a default point and
+/// measurement settings: every input of the fingerprint set to something other than its
+/// default. `edit` changes the campaign text before it is written. Returns its path.
+fn write_fixture(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
+    std::fs::write(dir.join("space.toml"), FIXTURE_SPACE).unwrap();
+    let listed = solvers::pfsp::to_taillard_text(&solvers::pfsp::generate(5, 3, 21));
+    std::fs::write(dir.join("listed.txt"), listed).unwrap();
+    let path = dir.join("print.toml");
+    std::fs::write(&path, edit(FIXTURE.to_string())).unwrap();
+    path
+}
+
+/// The fixture ([`write_fixture`]) read.
+fn fixture(dir: &Path, edit: impl Fn(String) -> String) -> CampaignFile {
+    CampaignFile::read(&write_fixture(dir, edit)).unwrap()
+}
+
+fn run_into(out: &Path) -> Resolve {
+    Resolve {
+        gpu_present: false,
+        out: Some(out.to_path_buf()),
+        shard: None,
+        folder: Folder::Write,
+    }
+}
+
+/// What the fingerprint was, key by key, for the fixture before the campaign had a plan
+/// (computed then by `tune::settings::fingerprint` from the campaign file): a store written
+/// then must still resume.
+const FINGERPRINT_BEFORE_THE_PLAN: &str = r#"{
+  "arch": null,
+  "backend": "cpu",
+  "cpu.baseline": "algorithm=tabu,tenure=5,threads=1",
+  "cpu.default": "algorithm=ig,destruction=3,threads=2",
+  "cpu.iterations": 40,
+  "cpu.overrides.constants.max_threads": 2,
+  "instances.listed.best_known": null,
+  "instances.listed.class": "pfsp:size=small",
+  "instances.listed.sha256": "8aa0e69d21c03009",
+  "instances.pfsp-6x3-s11.best_known": null,
+  "instances.pfsp-6x3-s11.class": "pfsp:size=small",
+  "instances.pfsp-6x3-s11.sha256": "226e141147744f44",
+  "instances.pfsp-7x3-s12.best_known": null,
+  "instances.pfsp-7x3-s12.class": "pfsp:size=small",
+  "instances.pfsp-7x3-s12.sha256": "47bdad7ed68b547d",
+  "measurement.energy_window_s": 1.0,
+  "measurement.power_sample_hz": 50.0,
+  "measurement.timed_runs": 2,
+  "measurement.warmup_runs": 0,
+  "measurement.warmup_s": 0.5,
+  "nvrtc": null,
+  "objective": "gap",
+  "quality.margin_percent": 1.5,
+  "run.budget_s": 0.05,
+  "run.budgets_s": [
+    0.05,
+    0.5
+  ],
+  "run.later_seeds": 1,
+  "run.mode": "budget",
+  "seeds": [
+    3,
+    4
+  ],
+  "space.family": "pfsp",
+  "space.file_sha256": "cd1c33250ba64029"
+}"#;
+
+#[test]
+fn the_fingerprint_of_a_plan_is_the_one_stores_recorded_before_the_plan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = fixture(tmp.path(), |t| t);
+    let plan = CampaignPlan::resolve(&file, &run_into(&tmp.path().join("out"))).unwrap();
+    let instances = &plan.instances.as_ref().unwrap().all;
+    let now = crate::tune::settings::fingerprint(&plan, None, instances).unwrap();
+    let before: BTreeMap<String, serde_json::Value> =
+        serde_json::from_str(FINGERPRINT_BEFORE_THE_PLAN).unwrap();
+    let changes = crate::tune::settings::changes(
+        &serde_json::json!({ crate::tune::settings::KEY: before }),
+        &now,
+    );
+    assert!(changes.is_empty(), "{changes:?}");
+    assert_eq!(now.len(), before.len());
+}
+
+#[test]
+fn a_plan_holds_every_derived_piece_of_the_campaign() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = fixture(tmp.path(), |t| t);
+    let out = tmp.path().join("out");
+    let plan = CampaignPlan::resolve(&file, &run_into(&out)).unwrap();
+    assert_eq!(plan.name, "print");
+    assert_eq!(plan.backend, BackendKind::Cpu);
+    assert_eq!(plan.mode, RunMode::Budget { budget_s: 0.05 });
+    assert_eq!(plan.seeds, [3, 4]);
+    assert_eq!(plan.budgets_s, [0.05, 0.5]);
+    assert_eq!(plan.phases.len(), 2);
+    assert_eq!(plan.phases[1].seeds.len(), 1, "later_seeds");
+    assert_eq!(plan.searches.len(), 1);
+    assert_eq!(plan.objectives_label(), "gap");
+    assert_eq!(plan.setup.table, "cpu");
+    assert_eq!(plan.setup.iterations, Some(40));
+    assert!(plan.setup.baseline.to_string().contains("tabu"));
+    assert!(plan.setup.default_point.is_some());
+    assert_eq!(
+        plan.setup.overrides_as_written,
+        serde_json::json!({"constants": {"max_threads": 2}})
+    );
+    assert_eq!(plan.margin_percent, 1.5);
+    assert_eq!(plan.measurement.timed_runs, 2);
+    assert_eq!(plan.store_path, out.join(STORE_FILE));
+    // Two tuning instances (one listed, one generated into the folder) and a holdout.
+    let set = plan.instances.as_ref().unwrap();
+    assert_eq!(set.all.len(), 3);
+    assert!(set.all[..2]
+        .iter()
+        .any(|i| i.path.starts_with(out.join("instances"))));
+    let members: usize = set.classes.values().map(Vec::len).sum();
+    let held: Vec<usize> = set.holdouts.values().flatten().copied().collect();
+    assert_eq!((members, held), (2, vec![2]));
+}
+
+#[test]
+fn a_run_plan_holds_its_folder_and_a_check_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = fixture(tmp.path(), |t| t);
+    let out = tmp.path().join("out");
+    let check = Resolve {
+        folder: Folder::Untouched,
+        ..run_into(&out)
+    };
+    let checked = CampaignPlan::resolve(&file, &check).unwrap();
+    assert!(
+        checked.instances.is_none(),
+        "generated instances need the folder"
+    );
+    assert!(!out.exists(), "a check created {}", out.display());
+
+    let plan = CampaignPlan::resolve(&file, &run_into(&out)).unwrap();
+    let e = format!(
+        "{:#}",
+        CampaignPlan::resolve(&file, &run_into(&out)).unwrap_err()
+    );
+    assert!(e.contains("in use by another mats process"), "{e}");
+    drop(plan);
+    CampaignPlan::resolve(&file, &run_into(&out)).unwrap();
+}
+
+#[test]
+fn the_output_folder_follows_out_the_campaign_and_the_shard() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = fixture(tmp.path(), |t| {
+        t.replace("seed = 3\n", "seed = 3\noutput = \"here\"\n")
+    });
+    let shard = Some(Shard { index: 1, count: 2 });
+    assert_eq!(output_dir(&file, None, None), tmp.path().join("here"));
+    assert_eq!(
+        output_dir(&file, None, shard),
+        tmp.path().join("here").join("shard-1-of-2")
+    );
+    let out = Path::new("elsewhere");
+    assert_eq!(output_dir(&file, Some(out), shard), out);
+    let file = fixture(tmp.path(), |t| t);
+    assert_eq!(output_dir(&file, None, None), Path::new("runs/print"));
+}
+
+/// Resolves the fixture edited by `edit` for a run and returns the error, one line.
+fn error_of(edit: impl Fn(String) -> String) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write_fixture(tmp.path(), edit);
+    let resolved = CampaignFile::read(&path)
+        .and_then(|file| CampaignPlan::resolve(&file, &run_into(&tmp.path().join("out"))));
+    format!("{:#}", resolved.expect_err("the edit is refused"))
+}
+
+/// A piece of the plan, the edits of the fixture that break it, and what the error names.
+type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
+#[test]
+fn each_derived_piece_refuses_bad_input_naming_the_file_and_key() {
+    const RUN: &str = "[run]\nbudgets_s = [0.05, 0.5]\nseeds = 2\nlater_seeds = 1\n";
+    const PATHS: &str = "paths = [\"listed.txt\"]";
+    let cases: [Case; 13] = [
+        // (the piece, edits of the fixture, what the error names)
+        (
+            "objective",
+            &[("\"gap@budget\"", "\"speed\"")],
+            "`objective`",
+        ),
+        ("seeds", &[("seeds = 2", "seeds = 0")], "`run.seeds`"),
+        (
+            "budgets",
+            &[("[0.05, 0.5]", "[0.5, 0.05]")],
+            "`run.budgets_s`",
+        ),
+        (
+            "phases",
+            &[("budgets_s = [0.05, 0.5]", "budget_s = 0.05")],
+            "`run.later_seeds`",
+        ),
+        (
+            "baseline",
+            &[("tenure = 5", "tenure = 4")],
+            "`cpu.baseline`",
+        ),
+        (
+            "default",
+            &[("destruction = 3", "destruction = 9")],
+            "`cpu.default`",
+        ),
+        (
+            "overrides",
+            &[(
+                "[cpu.overrides]",
+                "[cpu.overrides.params.nothing]\nvalues = [1]\n[cpu.overrides]",
+            )],
+            "`overrides`",
+        ),
+        (
+            "metric on the CPU",
+            &[("\"gap@budget\"", "\"energy@budget\"")],
+            "GPUs only",
+        ),
+        (
+            "same work",
+            &[("\"gap@budget\"", "\"time\""), (RUN, "")],
+            "mixes variants",
+        ),
+        (
+            "instances",
+            &[(PATHS, "paths = [\"missing.txt\"]")],
+            "`paths`",
+        ),
+        (
+            "classes",
+            &[(
+                PATHS,
+                "paths = [\"listed.txt\"]\nclasses = { a = [\"nope\"] }",
+            )],
+            "`classes`",
+        ),
+        (
+            "measurement",
+            &[("timed_runs = 2", "observers = [\"rapl\"]")],
+            "rapl",
+        ),
+        (
+            "devices",
+            &[("seed = 3\n", "seed = 3\ndevices = []\n")],
+            "`devices`",
+        ),
+    ];
+    for (piece, edits, named) in cases {
+        let e = error_of(|mut text| {
+            for (old, new) in edits {
+                assert!(text.contains(old), "{piece}: {old}");
+                text = text.replace(old, new);
+            }
+            text
+        });
+        assert!(
+            e.contains("print.toml") && e.contains(named),
+            "{piece}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_shard_without_a_class_and_a_holdout_that_is_tuned_are_refused() {
+    let e = {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = fixture(tmp.path(), |t| t);
+        let how = Resolve {
+            shard: Some(Shard { index: 3, count: 3 }),
+            ..run_into(&tmp.path().join("out"))
+        };
+        format!("{:#}", CampaignPlan::resolve(&file, &how).unwrap_err())
+    };
+    assert!(e.contains("shard 3/3") && e.contains("print.toml"), "{e}");
+    let e = error_of(|t| {
+        t.replace(
+            "paths = [\"listed.txt\"]",
+            "paths = [\"listed.txt\"]\nholdout = [\"listed.txt\"]",
+        )
+    });
+    assert!(
+        e.contains("`holdout`") && e.contains("both a tuning instance"),
+        "{e}"
+    );
+}
+
+/// Every shipped campaign resolves as `mats tune --check` resolves it (as on a GPU machine
+/// where it has a [gpu] table), and as `mats tune` would on this machine: without a GPU, a
+/// GPU-only campaign is refused with the message it was refused with before the plan.
+#[test]
+fn every_shipped_campaign_resolves_for_a_check() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(repo("campaigns")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let file = CampaignFile::read(&path).unwrap();
+        let anywhere =
+            check_anywhere(&file).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        let gpu_table = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
+        assert_eq!(
+            anywhere.backend == BackendKind::Gpu,
+            gpu_table,
+            "{}",
+            path.display()
+        );
+        match (check(&file), setup::gpu_present()) {
+            (Ok(plan), _) => assert_eq!(plan.name, file.config.name),
+            (Err(e), false) => {
+                let expected = format!(
+                    "campaign {} asks for backend \"gpu\", but this machine has no usable \
+                     NVIDIA GPU (no CUDA driver or no device)",
+                    path.display()
+                );
+                assert_eq!(format!("{e:#}"), expected);
+                assert_eq!(file.config.backend, BackendChoice::Gpu);
+            }
+            (Err(e), true) => panic!("{}: {e:#}", path.display()),
+        }
+        checked += 1;
+    }
+    assert!(checked >= 11, "{checked}");
+}
