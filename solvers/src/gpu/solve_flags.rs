@@ -354,9 +354,20 @@ mod tests {
         assert!(!p.focused.or_opt);
         assert_eq!((p.local_search.neighbours, p.local_search.warps), (8, 8));
         assert_eq!(p.ants, Some(640));
-        let e = SolveConfig::from_flags(
+        // Focused is the default; MAX-MIN AS does not take its flags.
+        let c = SolveConfig::from_flags(
             Family::Tsp,
             &[given("--min-new-edges", FlagValue::Int(12))],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(c.config.variant_name(), "focused");
+        let e = SolveConfig::from_flags(
+            Family::Tsp,
+            &[
+                given("--algo", text("mmas")),
+                given("--min-new-edges", FlagValue::Int(12)),
+            ],
             &[],
         )
         .unwrap_err();

@@ -459,7 +459,7 @@ pub struct SolveArgs {
     /// hwsw `sts` (tabu search). GPU (qap):
     /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default); GPU (pfsp):
     /// `ig-block` (default; tabu-prefix where a walk does not fit), `tabu-full`, `tabu-prefix`;
-    /// GPU (tsp): `mmas` (default), `as` or `focused` (a warp per ant).
+    /// GPU (tsp): `focused` (default; a warp per ant), `mmas` or `as`.
     #[arg(long, value_name = "NAME")]
     pub algo: Option<String>,
     /// Run the tuned configuration for this instance's class from an export folder

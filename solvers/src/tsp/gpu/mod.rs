@@ -467,10 +467,11 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--merge", &["merge"], &["focused"]),
         flag("--restart-stall", &["restart_stall"], &["mmas", "focused"]),
     ];
-    // MAX-MIN AS with 2-opt: it is what reaches 1% on pr2392 in 10 s (the Ant System without
-    // local search ends 20-60% above; docs/tsp-gpu.md).
+    // Focused ACO: on the H100 it ends 0.15% above the optimum of pr2392 in 10 s and 0.39%
+    // above pla85900's in 60 s, where MAX-MIN AS with 2-opt ends 0.55% and 8.7% above
+    // (docs/tsp-gpu.md); `variant` (a construction) does not change it.
     const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] =
-        &[("variant", "data"), ("algorithm", "mmas")];
+        &[("variant", "data"), ("algorithm", "focused")];
 
     type Instance = Instance;
 
