@@ -1,6 +1,6 @@
 //! Guided climbing: first-improvement hill climbing whose budget, once a climb stops
-//! improving, is shared between two ways on: a climb from an unseen random point (what plain
-//! hill climbing does), and two-parameter moves from the incumbent, ranked by a model.
+//! improving, is shared between two ways on: a climb from an unseen point (a restart, as plain
+//! hill climbing makes), and two-parameter moves from the incumbent, ranked by a model.
 //!
 //! At a local optimum p every one-parameter neighbour has been measured, which is what the
 //! model needs: a move that changes parameters i and j at once is estimated additively on the
@@ -10,16 +10,17 @@
 //! and ranks 12th of about 200 pairs), and plain restarts pay a whole climb each to stumble on
 //! it. Each turn measures the next `pairs` moves of the ranking; the first better one starts
 //! a climb, and its optimum gets a ranking of its own. A turn without a better move hands the
-//! budget back to a random restart, and the ranking resumes where it stopped on the next turn,
+//! budget back to a restart, and the ranking resumes where it stopped on the next turn,
 //! so neither way can stall the search: a basin the pairs cannot leave still gets restarts,
 //! and a space whose restarts keep landing in poor basins still gets the pairs.
 //!
-//! A restart costs a whole climb (40 to 100 evaluations on the published spaces, most of them
-//! the neighbourhood of a poor local optimum), so where it begins matters more than the few
-//! pair moves of a turn: of `restart_candidates` unseen random points, the restart takes the
-//! one that a main-effects model of everything measured so far ([`Marginals`]) estimates best.
-//! Choosing costs no evaluation; the candidates are still random, so restarts keep reaching
-//! every region, only the obviously poor ones (bad tile sizes, strides) less often.
+//! A restart costs a whole climb (typically 30 to 80 evaluations on the convolution spaces,
+//! most of them the neighbourhood of a poor local optimum), so where it begins matters more
+//! than the few pair moves of a turn: of `restart_candidates` unseen random points, the
+//! restart takes the one that a main-effects model of everything measured so far
+//! ([`Marginals`]) estimates best. Choosing costs no evaluation; the candidates are still
+//! random, so restarts keep reaching every region, only the obviously poor ones (bad tile
+//! sizes, strides) less often.
 
 use std::collections::HashSet;
 
