@@ -234,6 +234,10 @@ pub struct BenchStrategiesArgs {
     /// Seeds per strategy.
     #[arg(long, default_value_t = 10)]
     pub seeds: u64,
+    /// The first seed: runs use FIRST-SEED .. FIRST-SEED + SEEDS, so that a choice made on
+    /// one set of seeds can be checked on another.
+    #[arg(long, default_value_t = 0)]
+    pub first_seed: u64,
     /// Budgets as percentages of each space; the aggregate score averages every budget from
     /// the smallest to the largest.
     #[arg(long, value_delimiter = ',', default_values_t = vec![2.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0])]

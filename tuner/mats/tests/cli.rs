@@ -736,6 +736,8 @@ fn bench_strategies_prints_both_score_definitions() {
         &cache,
         "--seeds",
         "3",
+        "--first-seed",
+        "100",
         "--budgets",
         "10,25",
         "--strategies",
@@ -761,4 +763,18 @@ fn bench_strategies_prints_both_score_definitions() {
     let row = &study["spaces"][0]["strategies"][0];
     assert_eq!(row["kernel_tuner"]["at"].as_array().map(Vec::len), Some(2));
     assert!(row["kernel_tuner"]["aggregate"].as_f64().is_some(), "{row}");
+    assert_eq!(study["first_seed"].as_u64(), Some(100), "{study}");
+    let e = error_of(&[
+        "bench",
+        "strategies",
+        &cache,
+        "--seeds",
+        "2",
+        "--first-seed",
+        &u64::MAX.to_string(),
+    ]);
+    assert!(
+        e.contains("--first-seed") && e.contains("past the last seed"),
+        "{e}"
+    );
 }

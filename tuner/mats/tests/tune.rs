@@ -697,7 +697,10 @@ fn a_campaign_without_a_strategy_uses_the_default() {
     assert_eq!(searches[0].0, Strategy::default_for(Objective::Time));
     assert!(matches!(
         searches[0].0,
-        Strategy::GuidedClimbing { pairs: 4 }
+        Strategy::GuidedClimbing {
+            pairs: 4,
+            restart_candidates: 32
+        }
     ));
     let pareto = parse(body.replace("seed = 7", "seed = 7\nobjective = [\"time\", \"energy\"]"))
         .searches()

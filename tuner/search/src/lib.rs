@@ -17,6 +17,7 @@ mod guided_climbing;
 mod hill_climbing;
 pub mod kt_cache;
 pub mod kt_score;
+mod marginals;
 mod objective;
 mod options;
 mod pareto;

@@ -104,12 +104,17 @@ pub enum Strategy {
         restart_after: usize,
     },
     /// First-improvement hill climbing that, once a climb stops improving, shares the budget
-    /// between random restarts and two-parameter moves from the incumbent ranked by an
-    /// additive model of its measured neighbours.
+    /// between restarts and two-parameter moves from the incumbent ranked by an additive model
+    /// of its measured neighbours; each restart begins at the unseen random point (of
+    /// `restart_candidates`) that a main-effects model of the measured points estimates best.
     GuidedClimbing {
         /// Pair moves measured per turn before a random restart.
         #[serde(default = "default_pairs")]
         pairs: usize,
+        /// Unseen random points each restart chooses among, by a main-effects model of the
+        /// points measured so far (1: a plain random restart).
+        #[serde(default = "default_restart_candidates")]
+        restart_candidates: usize,
     },
     /// Pareto local search over two objectives: explore the neighbours of every point of the
     /// current front until none is left unexplored, then restart from an unseen random point.
@@ -122,7 +127,7 @@ pub enum Strategy {
 
 impl Strategy {
     /// The strategy of a campaign that names none: guided climbing (first-improvement hill
-    /// climbing that, when a climb stops improving, alternates random restarts with
+    /// climbing that, when a climb stops improving, alternates model-chosen restarts with
     /// model-ranked pair moves from the incumbent) for one objective, chosen by `mats bench
     /// strategies` with 100 seeds on the five published spaces (docs/strategies.md), Pareto
     /// local search for two.
@@ -131,9 +136,14 @@ impl Strategy {
             Objective::Pareto(..) => Strategy::Pareto { restarts: None },
             _ => Strategy::GuidedClimbing {
                 pairs: default_pairs(),
+                restart_candidates: default_restart_candidates(),
             },
         }
     }
+}
+
+fn default_restart_candidates() -> usize {
+    32
 }
 
 fn default_pairs() -> usize {
@@ -325,9 +335,10 @@ impl Strategy {
                 None,
                 rng,
             ),
-            Strategy::GuidedClimbing { pairs } => {
-                guided_climbing::run(space, &mut tracker, start, *pairs, rng)
-            }
+            Strategy::GuidedClimbing {
+                pairs,
+                restart_candidates,
+            } => guided_climbing::run(space, &mut tracker, start, *pairs, *restart_candidates, rng),
             Strategy::SimulatedAnnealing {
                 initial_temperature,
                 cooling,
@@ -407,9 +418,13 @@ impl Strategy {
                 }
                 Ok(())
             }
-            Strategy::GuidedClimbing { pairs: 0 } => {
+            Strategy::GuidedClimbing { pairs: 0, .. } => {
                 bail!("guided-climbing: pairs must be at least 1")
             }
+            Strategy::GuidedClimbing {
+                restart_candidates: 0,
+                ..
+            } => bail!("guided-climbing: restart_candidates must be at least 1"),
             Strategy::BasinHopping { temperature, .. }
                 if !(*temperature >= 0.0 && temperature.is_finite()) =>
             {

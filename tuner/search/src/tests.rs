@@ -98,6 +98,7 @@ fn all_strategies() -> Vec<Strategy> {
         r#"name = "basin-hopping""#,
         r#"name = "guided-climbing""#,
         "name = \"guided-climbing\"\npairs = 1",
+        "name = \"guided-climbing\"\nrestart_candidates = 1",
     ]
     .iter()
     .map(|t| strategy(t))

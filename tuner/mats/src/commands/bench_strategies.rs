@@ -37,6 +37,10 @@ pub const ROSTER: &[(&str, &str)] = &[
     ("genetic", r#"name = "genetic""#),
     ("basin-hopping", r#"name = "basin-hopping""#),
     ("guided-climbing", r#"name = "guided-climbing""#),
+    (
+        "guided-climbing:random-restarts",
+        "name = \"guided-climbing\"\nrestart_candidates = 1",
+    ),
 ];
 
 struct Source {
@@ -70,6 +74,7 @@ struct SpaceStudy {
 #[derive(Debug, Serialize)]
 struct Study {
     fractions: Vec<f64>,
+    first_seed: u64,
     seeds: u64,
     spaces: Vec<SpaceStudy>,
 }
@@ -92,6 +97,14 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
     if args.seeds == 0 {
         bail!("--seeds must be at least 1");
     }
+    let Some(end) = args.first_seed.checked_add(args.seeds) else {
+        bail!(
+            "--first-seed {} + --seeds {} is past the last seed",
+            args.first_seed,
+            args.seeds
+        );
+    };
+    let seeds = args.first_seed..end;
     let fractions: Vec<f64> = args.budgets.iter().map(|b| b / 100.0).collect();
     let roster = roster(&args.strategies)?;
     let external = match &args.external {
@@ -115,6 +128,7 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
     }
     let mut study = Study {
         fractions: fractions.clone(),
+        first_seed: args.first_seed,
         seeds: args.seeds,
         spaces: Vec::new(),
     };
@@ -131,7 +145,7 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
                 &source.table,
                 strategy,
                 Objective::Time,
-                0..args.seeds,
+                seeds.clone(),
                 len,
             )
             .with_context(|| format!("strategy {label} on {}", source.name))?;
@@ -168,7 +182,7 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
                 &Strategy::Pareto { restarts: None },
                 Objective::Pareto(Metric::Time, Metric::Energy),
                 &[0.05, 0.10, 0.15, 0.20, 0.25],
-                0..args.seeds,
+                seeds.clone(),
             )?
         } else {
             Vec::new()
@@ -415,7 +429,7 @@ fn aggregate_table(
 }
 
 fn header(fractions: &[f64], last: &str) {
-    print!("{:<28}", "strategy");
+    print!("{:<32}", "strategy");
     for f in fractions {
         print!(" {:>6}", format!("{:.0}%", f * 100.0));
     }
@@ -424,7 +438,7 @@ fn header(fractions: &[f64], last: &str) {
 
 /// One table row without its line end (the caller may add a spread).
 fn row(name: &str, at: &[f64], aggregate: f64) {
-    print!("{name:<28}");
+    print!("{name:<32}");
     for v in at {
         print!(" {v:>6.3}");
     }
