@@ -124,8 +124,10 @@ fn island_solves_of_every_family_report_per_gpu_work_within_the_limit() {
             "gpu",
             "--gpus",
             gpus.as_str(),
+            // 5 s: a cold machine spends 1-2 s of the limit initialising the driver before
+            // the first epoch, and the test wants at least two exchanges after it.
             "--time-limit",
-            "3",
+            "5",
             "--exchange-interval",
             "0.5",
             "--json",
@@ -141,7 +143,7 @@ fn island_solves_of_every_family_report_per_gpu_work_within_the_limit() {
             "{file}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(took < 3.5, "{file}: {took:.3} s for a 3 s limit");
+        assert!(took < 5.5, "{file}: {took:.3} s for a 5 s limit");
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let islands = &report["gpu"]["islands"];
         let rows = islands["per_gpu"].as_array().unwrap();
