@@ -143,7 +143,8 @@ fn focused_refuses_what_its_kernel_cannot_hold() {
     use solvers::tsp::focused::SourceRule;
     let device = h100();
     let inst = random(2000);
-    let cases: [(&str, fn(&mut GpuParams)); 4] = [
+    type Change = fn(&mut GpuParams);
+    let cases: [(&str, Change); 4] = [
         ("`source`", |p| p.focused.source = SourceRule::Own),
         ("`candidates`", |p| p.candidates = 40),
         ("`ls_neighbours`", |p| p.local_search.neighbours = 20),
