@@ -2,31 +2,22 @@
 //! every ant's tour after an iteration is a permutation whose reported length is the CPU's
 //! exact length (the kernel computes it incrementally from the changed edges), on coordinate
 //! instances of three distance types and on matrix ones, with and without Or-opt and with
-//! both GPU source rules, and with merging (whose merged tours the run's last check re-scores;
-//! a merge that broke a tour would fail it, and merges are counted); a run is a pure function of its seed; and the colony improves on its
-//! first local optimum and reaches the optimum of small instances. Skipped with a message on a
+//! both GPU source rules, and with merging (whose merged tours the run's last check re-scores:
+//! a merge that broke a tour would fail it; merges are counted); a run is a pure function of its
+//! seed; and the colony improves on its first local optimum and reaches the optimum of small
+//! instances. Skipped with a message on a
 //! machine without a GPU, unless MATS_REQUIRE_GPU=1, where it fails.
+
+mod common;
 
 use kernels::gpu::{self, Gpu};
 use kernels::KernelCache;
-use rand::Rng;
-use solvers::run::{stream_rng, Budget, RunOptions};
+use solvers::run::{Budget, RunOptions};
 use solvers::tsp::focused::SourceRule;
 use solvers::tsp::gpu::{focused, GpuParams};
-use solvers::tsp::{EdgeWeightType, Instance};
+use solvers::tsp::EdgeWeightType;
 
-fn random_instance(kind: EdgeWeightType, n: usize, seed: u64) -> Instance {
-    let mut rng = stream_rng(seed, 0);
-    let coords = (0..n)
-        .map(|_| (rng.random_range(0.0..5000.0), rng.random_range(0.0..5000.0)))
-        .collect();
-    Instance::from_coords(format!("random-{}", kind.name()), kind, coords).unwrap()
-}
-
-fn shipped(name: &str) -> Instance {
-    let path = format!("{}/../data/tsp/{name}.tsp", env!("CARGO_MANIFEST_DIR"));
-    solvers::tsp::read(std::path::Path::new(&path)).unwrap()
-}
+use common::{random_tsp as random_instance, shipped_tsp as shipped};
 
 fn options(seed: u64, iterations: u64) -> RunOptions {
     RunOptions {

@@ -6,10 +6,11 @@
 //! reach the optimum of small instances. Skipped with a message on a machine without a GPU,
 //! unless MATS_REQUIRE_GPU=1, where it fails.
 
+mod common;
+
 use kernels::gpu::{self, Gpu, KernelClock};
 use kernels::KernelCache;
 use rand::seq::SliceRandom;
-use rand::Rng;
 use solvers::run::{stream_rng, Budget, RunOptions};
 use solvers::tsp::gpu::local_search::{LocalSearch, LsParams};
 use solvers::tsp::gpu::mmas;
@@ -17,18 +18,7 @@ use solvers::tsp::gpu::{Colony, Construction, GpuParams};
 use solvers::tsp::local_search::has_improving_move;
 use solvers::tsp::{CandidateLists, EdgeWeightType, Instance};
 
-fn random_instance(kind: EdgeWeightType, n: usize, seed: u64) -> Instance {
-    let mut rng = stream_rng(seed, 0);
-    let coords = (0..n)
-        .map(|_| (rng.random_range(0.0..5000.0), rng.random_range(0.0..5000.0)))
-        .collect();
-    Instance::from_coords(format!("random-{}", kind.name()), kind, coords).unwrap()
-}
-
-fn shipped(name: &str) -> Instance {
-    let path = format!("{}/../data/tsp/{name}.tsp", env!("CARGO_MANIFEST_DIR"));
-    solvers::tsp::read(std::path::Path::new(&path)).unwrap()
-}
+use common::{random_tsp as random_instance, shipped_tsp as shipped};
 
 fn instances() -> Vec<Instance> {
     let mut out = vec![

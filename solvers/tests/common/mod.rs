@@ -19,3 +19,20 @@ pub fn shared_data(test: &str) -> Option<PathBuf> {
         None
     }
 }
+
+/// `n` cities uniform in [0, 5000)^2 under `kind`, from the seed's stream.
+pub fn random_tsp(kind: solvers::tsp::EdgeWeightType, n: usize, seed: u64) -> solvers::tsp::Instance {
+    use rand::Rng;
+    let mut rng = solvers::run::stream_rng(seed, 0);
+    let coords = (0..n)
+        .map(|_| (rng.random_range(0.0..5000.0), rng.random_range(0.0..5000.0)))
+        .collect();
+    solvers::tsp::Instance::from_coords(format!("random-{}", kind.name()), kind, coords)
+        .expect("random coordinates make an instance")
+}
+
+/// A TSPLIB instance of the repository's data/tsp.
+pub fn shipped_tsp(name: &str) -> solvers::tsp::Instance {
+    solvers::tsp::read(&repo_data().join(format!("tsp/{name}.tsp")))
+        .unwrap_or_else(|e| panic!("data/tsp/{name}.tsp: {e}"))
+}

@@ -76,6 +76,42 @@ pub fn ants_per_block(construction: Construction, threads: u32) -> u32 {
     }
 }
 
+/// The instance on the device, as `TSP_DIST` reads it: coordinates, or for GEO and EXPLICIT
+/// the int32 distance matrix (an entry that does not fit is refused naming it).
+#[allow(clippy::type_complexity)]
+pub fn upload_instance(
+    stream: &Arc<CudaStream>,
+    inst: &Instance,
+) -> Result<(Option<CudaSlice<f64>>, Option<CudaSlice<i32>>), KernelError> {
+    let n = inst.n();
+    if uses_matrix(inst) {
+        let mut host = vec![0i32; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                host[i * n + j] = i32::try_from(inst.dist(i, j)).map_err(|_| {
+                    KernelError::InvalidConfig(format!(
+                        "{}: distance d({}, {}) = {} does not fit the GPU's int32 matrix",
+                        inst.name,
+                        i + 1,
+                        j + 1,
+                        inst.dist(i, j)
+                    ))
+                })?;
+            }
+        }
+        let matrix = stream
+            .clone_htod(&host)
+            .map_err(driver("uploading the distance matrix"))?;
+        Ok((None, Some(matrix)))
+    } else {
+        let host: Vec<f64> = inst.coords().iter().flat_map(|&(x, y)| [x, y]).collect();
+        let coords = stream
+            .clone_htod(&host)
+            .map_err(driver("uploading the coordinates"))?;
+        Ok((Some(coords), None))
+    }
+}
+
 /// The ant colony's device state.
 pub struct Colony {
     n: usize,
@@ -177,25 +213,7 @@ impl Colony {
             )
         };
 
-        let (coords, matrix) = if uses_matrix(inst) {
-            let mut host = vec![0i32; n * n];
-            for i in 0..n {
-                for j in 0..n {
-                    // check() proved every distance fits int32.
-                    host[i * n + j] = inst.dist(i, j) as i32;
-                }
-            }
-            let matrix = stream
-                .clone_htod(&host)
-                .map_err(driver("uploading the distance matrix"))?;
-            (None, Some(matrix))
-        } else {
-            let host: Vec<f64> = inst.coords().iter().flat_map(|&(x, y)| [x, y]).collect();
-            let coords = stream
-                .clone_htod(&host)
-                .map_err(driver("uploading the coordinates"))?;
-            (Some(coords), None)
-        };
+        let (coords, matrix) = upload_instance(&stream, inst)?;
         let lists = match inst.edge_weight_type {
             EdgeWeightType::Geo | EdgeWeightType::Explicit => {
                 CandidateLists::from_matrix(&inst.distance_matrix(), n, k)

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use super::ant_system::{check_tour, TspGpuRun};
-use super::colony::{dist_define, list_length, uses_matrix};
+use super::colony::{dist_define, list_length, upload_instance, uses_matrix};
 use super::GpuParams;
 use crate::run::{stream_rng, Outcome, RunOptions};
 use crate::tsp::focused::tour::{local_optimum, ActiveQueue, LsStats, Neighbours, Tour};
@@ -292,32 +292,7 @@ pub fn prepare(
         .clamp(1, gpu.info.sm_count.max(1) as usize * 8);
     let pheromone_launch = Launch::linear(stride_blocks as u32, STRIDE_THREADS);
     let stream = gpu.stream().clone();
-    let (coords, matrix) = if uses_matrix(inst) {
-        let mut host = vec![0i32; n * n];
-        for i in 0..n {
-            for j in 0..n {
-                host[i * n + j] = i32::try_from(inst.dist(i, j)).map_err(|_| {
-                    KernelError::InvalidConfig(format!(
-                        "{}: distance d({}, {}) = {} does not fit the GPU's int32 matrix",
-                        inst.name,
-                        i + 1,
-                        j + 1,
-                        inst.dist(i, j)
-                    ))
-                })?;
-            }
-        }
-        let matrix = stream
-            .clone_htod(&host)
-            .map_err(driver("uploading the distance matrix"))?;
-        (None, Some(matrix))
-    } else {
-        let host: Vec<f64> = inst.coords().iter().flat_map(|&(x, y)| [x, y]).collect();
-        let coords = stream
-            .clone_htod(&host)
-            .map_err(driver("uploading the coordinates"))?;
-        (Some(coords), None)
-    };
+    let (coords, matrix) = upload_instance(&stream, inst)?;
     let lists: Vec<u32> = CandidateLists::from_instance(inst, k)
         .as_slice()
         .iter()
