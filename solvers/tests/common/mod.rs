@@ -21,7 +21,11 @@ pub fn shared_data(test: &str) -> Option<PathBuf> {
 }
 
 /// `n` cities uniform in [0, 5000)^2 under `kind`, from the seed's stream.
-pub fn random_tsp(kind: solvers::tsp::EdgeWeightType, n: usize, seed: u64) -> solvers::tsp::Instance {
+pub fn random_tsp(
+    kind: solvers::tsp::EdgeWeightType,
+    n: usize,
+    seed: u64,
+) -> solvers::tsp::Instance {
     use rand::Rng;
     let mut rng = solvers::run::stream_rng(seed, 0);
     let coords = (0..n)
