@@ -75,6 +75,23 @@ pub fn request(address: &DaemonAddress, request: &Request) -> Result<serde_json:
     }
 }
 
+/// Sends one request and reads its reply as the type the protocol gives it
+/// ([`crate::protocol::reply`]); also returns the reply as written, for `--json`.
+pub fn request_as<T: serde::de::DeserializeOwned>(
+    address: &DaemonAddress,
+    request: &Request,
+) -> Result<(T, serde_json::Value)> {
+    let raw = self::request(address, request)?;
+    let typed = serde_json::from_value(raw.clone()).with_context(|| {
+        format!(
+            "the daemon's reply does not have the fields this mats expects (a daemon of \
+             another version?): {}",
+            solvers::limits::cut(&raw.to_string())
+        )
+    })?;
+    Ok((typed, raw))
+}
+
 /// A TCP connection to `addr` within [`timeout`].
 fn connect_tcp(addr: &str) -> Result<std::net::TcpStream> {
     use std::net::ToSocketAddrs as _;

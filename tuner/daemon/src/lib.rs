@@ -31,7 +31,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
-use protocol::{error_reply, parse_request, Request, LOG_CHUNK_BYTES, MAX_REQUEST_BYTES};
+use protocol::{error_reply, parse_request, reply, Request, LOG_CHUNK_BYTES, MAX_REQUEST_BYTES};
 use queue::{NewEntry, Queue};
 
 /// The default socket: `$MATS_DAEMON_SOCKET`, else `RUNTIME/daemon.sock`.
@@ -487,11 +487,10 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
 
 async fn answer(d: &Arc<Daemon>, request: Request) -> serde_json::Value {
     let result = match request {
-        Request::Ping => Ok(serde_json::json!({
-            "ok": true,
-            "pid": std::process::id(),
-            "version": env!("CARGO_PKG_VERSION"),
-        })),
+        Request::Ping => ok(&reply::Pong {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }),
         Request::Submit {
             campaign,
             out,
@@ -570,20 +569,30 @@ fn submit(
     })?;
     drop(q);
     d.wake.notify_one();
-    Ok(serde_json::json!({"ok": true, "id": id, "name": plan.name, "out": out_dir}))
+    ok(&reply::Submitted {
+        id,
+        name: plan.name,
+        out: out_dir,
+    })
 }
 
-fn describe(d: &Daemon, e: &queue::Entry) -> serde_json::Value {
-    let p = progress::read(e);
-    let mut v = serde_json::to_value(e).unwrap_or_default();
+/// A reply: `"ok": true` beside the fields of `body`.
+fn ok<T: serde::Serialize>(body: &T) -> Result<serde_json::Value> {
+    let mut v = serde_json::to_value(body).context("writing a reply")?;
     if let Some(map) = v.as_object_mut() {
-        map.insert(
-            "progress".into(),
-            serde_json::to_value(p).unwrap_or_default(),
-        );
-        map.insert("log".into(), d.log_path(e.id).display().to_string().into());
+        map.insert("ok".into(), true.into());
     }
-    v
+    Ok(v)
+}
+
+/// A campaign with its live progress and its log file.
+fn describe(d: &Daemon, e: &queue::Entry) -> reply::Campaign {
+    let mut entry = e.clone();
+    entry.progress = Some(progress::read(e));
+    reply::Campaign {
+        entry,
+        log: Some(d.log_path(e.id)),
+    }
 }
 
 fn status(d: &Daemon, id: Option<i64>) -> Result<serde_json::Value> {
@@ -594,27 +603,31 @@ fn status(d: &Daemon, id: Option<i64>) -> Result<serde_json::Value> {
                 .get(id)?
                 .with_context(|| format!("no campaign {id} in the queue"))?;
             drop(q);
-            Ok(serde_json::json!({"ok": true, "campaign": describe(d, &e)}))
+            ok(&reply::One {
+                campaign: describe(d, &e),
+            })
         }
         None => {
             let all = q.all()?;
             drop(q);
             // Finished campaigns' stores are not read: status stays fast with a long history.
-            let list: Vec<serde_json::Value> = all
+            let campaigns = all
                 .iter()
                 .map(|e| {
                     if e.state == "running" {
                         describe(d, e)
                     } else {
-                        serde_json::to_value(e).unwrap_or_default()
+                        reply::Campaign {
+                            entry: e.clone(),
+                            log: None,
+                        }
                     }
                 })
                 .collect();
-            Ok(serde_json::json!({
-                "ok": true,
-                "jobs": d.jobs,
-                "campaigns": list,
-            }))
+            ok(&reply::All {
+                jobs: d.jobs,
+                campaigns,
+            })
         }
     }
 }
@@ -627,7 +640,10 @@ fn cancel(d: &Daemon, id: i64) -> Result<serde_json::Value> {
     match e.state.as_str() {
         "queued" => {
             q.finish(id, "cancelled", Some("cancelled before it started"))?;
-            Ok(serde_json::json!({"ok": true, "id": id, "state": "cancelled"}))
+            ok(&reply::Cancelled {
+                id,
+                state: "cancelled".into(),
+            })
         }
         "running" => {
             q.request_cancel(id)?;
@@ -643,7 +659,10 @@ fn cancel(d: &Daemon, id: i64) -> Result<serde_json::Value> {
                     },
                 );
             }
-            Ok(serde_json::json!({"ok": true, "id": id, "state": "cancelling"}))
+            ok(&reply::Cancelled {
+                id,
+                state: "cancelling".into(),
+            })
         }
         other => bail!("campaign {id} is already {other}"),
     }
@@ -667,13 +686,12 @@ fn logs(d: &Daemon, id: i64, offset: u64) -> Result<serde_json::Value> {
         next += text.len() as u64;
     }
     let ended = !matches!(e.state.as_str(), "queued" | "running");
-    Ok(serde_json::json!({
-        "ok": true,
-        "text": String::from_utf8_lossy(&text),
-        "offset": next,
-        "state": e.state,
-        "ended": ended,
-    }))
+    ok(&reply::LogChunk {
+        text: String::from_utf8_lossy(&text).into_owned(),
+        offset: next,
+        state: e.state,
+        ended,
+    })
 }
 
 /// Starts queued campaigns while fewer than `jobs` run; woken by submits and ends.
@@ -777,7 +795,7 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
                 Err(err) => ("failed", Some(format!("cannot wait for mats tune: {err}"))),
             }
         };
-        let progress = serde_json::to_value(progress::read(&e)).unwrap_or_default();
+        let progress = progress::read(&e);
         let q = d.queue();
         if let Err(err) = q
             .set_progress(e.id, &progress)
@@ -791,7 +809,7 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
             e.id,
             e.name,
             reason.map(|r| format!(" ({r})")).unwrap_or_default(),
-            progress["trials_done"]
+            progress.trials_done
         );
         d.wake.notify_one();
     });
@@ -822,6 +840,24 @@ fn failure_reason(log: &Path, status: std::process::ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replies_are_written_with_ok_and_read_back_as_their_types() {
+        let chunk = reply::LogChunk {
+            text: "trial 1\n".into(),
+            offset: 8,
+            state: "running".into(),
+            ended: false,
+        };
+        let written = ok(&chunk).unwrap();
+        assert_eq!(written["ok"], true);
+        let back: reply::LogChunk = serde_json::from_value(written).unwrap();
+        assert_eq!(back, chunk);
+        // A reply that lacks a field the type needs (a daemon of another version) is refused,
+        // not read as a default.
+        let short = serde_json::json!({"ok": true, "id": 4, "name": "c"});
+        assert!(serde_json::from_value::<reply::Submitted>(short).is_err());
+    }
 
     #[test]
     fn only_the_daemons_own_user_is_served() {

@@ -5,11 +5,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::queue::{now, Entry};
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Progress {
     /// Finished trials (any outcome) in the campaign's store.
     pub trials_done: i64,
@@ -22,7 +22,7 @@ pub struct Progress {
     pub eta_s: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Best {
     pub class: String,
     pub objective: String,

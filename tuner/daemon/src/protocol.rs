@@ -51,6 +51,72 @@ pub enum Request {
     },
 }
 
+/// The reply to each request, as the daemon writes it (beside `"ok": true`) and a client reads
+/// it back ([`crate::client::request_as`]): no field is looked up by name.
+pub mod reply {
+    use std::path::PathBuf;
+
+    use serde::{Deserialize, Serialize};
+
+    pub use crate::progress::{Best, Progress};
+    pub use crate::queue::Entry;
+
+    /// `ping`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Pong {
+        pub pid: u32,
+        pub version: String,
+    }
+
+    /// `submit`: the campaign's queue id, name and output folder.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Submitted {
+        pub id: i64,
+        pub name: String,
+        pub out: PathBuf,
+    }
+
+    /// A campaign as `status` shows it: the queue's entry (with its live progress while it
+    /// runs) and, for a campaign described in full, its log file.
+    #[derive(Debug, Clone, Serialize, Deserialize)]
+    pub struct Campaign {
+        #[serde(flatten)]
+        pub entry: Entry,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub log: Option<PathBuf>,
+    }
+
+    /// `status` of one campaign.
+    #[derive(Debug, Clone, Serialize, Deserialize)]
+    pub struct One {
+        pub campaign: Campaign,
+    }
+
+    /// `status` of the whole queue.
+    #[derive(Debug, Clone, Serialize, Deserialize)]
+    pub struct All {
+        pub jobs: usize,
+        pub campaigns: Vec<Campaign>,
+    }
+
+    /// `cancel`: the campaign's state after the request.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Cancelled {
+        pub id: i64,
+        pub state: String,
+    }
+
+    /// `logs`: the text from the offset asked for, the offset after it, and whether the
+    /// campaign has ended (so a follower stops).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct LogChunk {
+        pub text: String,
+        pub offset: u64,
+        pub state: String,
+        pub ended: bool,
+    }
+}
+
 /// A parsed request line: the request and the token it carried, if any.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {

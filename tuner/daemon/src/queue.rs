@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, Row};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS campaigns (
@@ -34,7 +34,7 @@ CREATE INDEX IF NOT EXISTS campaigns_by_state ON campaigns (state, priority, id)
 ";
 
 /// One campaign of the queue.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Entry {
     pub id: i64,
     pub name: String,
@@ -53,9 +53,10 @@ pub struct Entry {
     pub reason: Option<String>,
     pub max_trials: Option<i64>,
     pub wall_s: Option<f64>,
-    /// Trials done and best value when the campaign last ended (status of finished
-    /// campaigns answers from here, without opening their stores).
-    pub progress: Option<serde_json::Value>,
+    /// Trials done and best value: while it runs, read from its store; once it ended, as
+    /// recorded then (status of finished campaigns answers from here, without opening their
+    /// stores).
+    pub progress: Option<crate::progress::Progress>,
 }
 
 /// What a new entry needs.
@@ -228,11 +229,11 @@ impl Queue {
             .map_err(|e| self.err(e))
     }
 
-    pub fn set_progress(&self, id: i64, progress: &serde_json::Value) -> Result<()> {
+    pub fn set_progress(&self, id: i64, progress: &crate::progress::Progress) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE campaigns SET progress = ?2 WHERE id = ?1",
-                params![id, progress.to_string()],
+                params![id, serde_json::to_string(progress)?],
             )
             .map(drop)
             .map_err(|e| self.err(e))

@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use crate::cli::BenchDaemonArgs;
-use daemon::client::request;
 use daemon::client::DaemonAddress;
+use daemon::client::{request, request_as};
+use daemon::protocol::reply::{All, Entry, One, Submitted};
 use daemon::protocol::Request;
 
 fn now() -> f64 {
@@ -122,7 +123,7 @@ impl Bench {
     }
 
     fn submit(&self, campaign: &Path, out: &str) -> Result<i64> {
-        let reply = request(
+        let (reply, _): (Submitted, _) = request_as(
             &self.address,
             &Request::Submit {
                 campaign: campaign.to_path_buf(),
@@ -131,22 +132,23 @@ impl Bench {
                 cwd: self.dir.clone(),
             },
         )?;
-        reply["id"].as_i64().context("no id in the reply")
+        Ok(reply.id)
     }
 
-    fn status(&self, id: i64) -> Result<serde_json::Value> {
-        Ok(request(&self.address, &Request::Status { id: Some(id) })?["campaign"].clone())
+    fn status(&self, id: i64) -> Result<Entry> {
+        let (one, _): (One, _) = request_as(&self.address, &Request::Status { id: Some(id) })?;
+        Ok(one.campaign.entry)
     }
 
-    fn wait_ended(&self, id: i64, timeout: Duration) -> Result<serde_json::Value> {
+    fn wait_ended(&self, id: i64, timeout: Duration) -> Result<Entry> {
         let end = Instant::now() + timeout;
         loop {
             let s = self.status(id)?;
-            if !matches!(s["state"].as_str(), Some("queued" | "running")) {
+            if !matches!(s.state.as_str(), "queued" | "running") {
                 return Ok(s);
             }
             if Instant::now() > end {
-                bail!("campaign {id} did not end within {timeout:?}: {s}");
+                bail!("campaign {id} did not end within {timeout:?}: {}", s.state);
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -217,11 +219,11 @@ pub fn run(args: &BenchDaemonArgs) -> Result<()> {
         let end = Instant::now() + Duration::from_secs(60);
         let at = loop {
             let s = b.status(id)?;
-            if let Some(at) = s["progress"]["first_trial_at"].as_f64() {
+            if let Some(at) = s.progress.as_ref().and_then(|p| p.first_trial_at) {
                 break at;
             }
-            if Instant::now() > end || !matches!(s["state"].as_str(), Some("queued" | "running")) {
-                bail!("campaign {id} recorded no trial: {s}");
+            if Instant::now() > end || !matches!(s.state.as_str(), "queued" | "running") {
+                bail!("campaign {id} recorded no trial (state {})", s.state);
             }
             std::thread::sleep(Duration::from_millis(2));
         };
@@ -236,12 +238,14 @@ pub fn run(args: &BenchDaemonArgs) -> Result<()> {
     for q in 0..args.queued {
         ids.push(b.submit(&small, &format!("queued-{q}"))?);
     }
-    let all: serde_json::Value = request(&b.address, &Request::Status { id: None })?;
-    let listed = all["campaigns"].as_array().map_or(0, Vec::len);
-    let waiting = all["campaigns"]
-        .as_array()
-        .map_or(0, |c| c.iter().filter(|c| c["state"] == "queued").count());
-    let reply_bytes = all.to_string().len();
+    let (all, raw): (All, _) = request_as(&b.address, &Request::Status { id: None })?;
+    let listed = all.campaigns.len();
+    let waiting = all
+        .campaigns
+        .iter()
+        .filter(|c| c.entry.state == "queued")
+        .count();
+    let reply_bytes = raw.to_string().len();
     let mut status_s = Vec::new();
     for _ in 0..args.requests {
         let t = Instant::now();

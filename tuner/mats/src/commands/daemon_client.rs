@@ -8,7 +8,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::cli::{CancelArgs, LogsArgs, StatusArgs, SubmitArgs};
-use daemon::client::request;
+use daemon::client::request_as;
+use daemon::protocol::reply::{All, Campaign, Cancelled, LogChunk, One, Submitted};
 use daemon::protocol::Request;
 
 fn absolute(path: &Path) -> Result<std::path::PathBuf> {
@@ -23,7 +24,7 @@ fn absolute(path: &Path) -> Result<std::path::PathBuf> {
 pub fn submit(args: &SubmitArgs) -> Result<()> {
     let campaign = std::fs::canonicalize(&args.campaign)
         .with_context(|| format!("cannot read {}", args.campaign.display()))?;
-    let reply = request(
+    let (reply, raw): (Submitted, _) = request_as(
         &args.daemon.to_address(),
         &Request::Submit {
             campaign,
@@ -33,22 +34,22 @@ pub fn submit(args: &SubmitArgs) -> Result<()> {
         },
     )?;
     if args.json {
-        println!("{reply}");
+        println!("{raw}");
     } else {
-        println!("{}", reply["id"]);
+        println!("{}", reply.id);
         eprintln!(
             "queued campaign {} as {} (results in {}; follow with `mats status {1}` or `mats \
              logs {1} --follow`)",
-            reply["name"].as_str().unwrap_or("?"),
-            reply["id"],
-            reply["out"].as_str().unwrap_or("?")
+            reply.name,
+            reply.id,
+            reply.out.display()
         );
     }
     Ok(())
 }
 
-fn seconds(v: &serde_json::Value) -> String {
-    match v.as_f64() {
+fn seconds(s: Option<f64>) -> String {
+    match s {
         None => "-".into(),
         Some(s) if s < 90.0 => format!("{s:.0} s"),
         Some(s) if s < 5400.0 => format!("{:.0} min", s / 60.0),
@@ -56,67 +57,68 @@ fn seconds(v: &serde_json::Value) -> String {
     }
 }
 
-fn best(v: &serde_json::Value) -> String {
-    let b = &v["progress"]["best"];
-    match (b["objective"].as_str(), b["value"].as_f64()) {
-        (Some(o), Some(x)) if o.starts_with("gap") => {
-            format!("{x:.3}% {}", b["class"].as_str().unwrap_or(""))
-        }
-        (Some(o), Some(x)) => format!("{x:.4} {o} {}", b["class"].as_str().unwrap_or("")),
-        _ => "-".into(),
+fn best(c: &Campaign) -> String {
+    match c.entry.progress.as_ref().and_then(|p| p.best.as_ref()) {
+        Some(b) if b.objective.starts_with("gap") => format!("{:.3}% {}", b.value, b.class),
+        Some(b) => format!("{:.4} {} {}", b.value, b.objective, b.class),
+        None => "-".into(),
     }
 }
 
-fn print_campaign(c: &serde_json::Value) {
+fn print_campaign(c: &Campaign) {
+    let e = &c.entry;
+    let progress = e.progress.as_ref();
     println!(
         "{:>4} {:<10} {:>4} {:<24} {:>7} {:>9} {:<28} {}",
-        c["id"].to_string(),
-        c["state"].as_str().unwrap_or("?"),
-        c["priority"].to_string(),
-        c["name"]
-            .as_str()
-            .unwrap_or("?")
-            .chars()
-            .take(24)
-            .collect::<String>(),
-        c["progress"]["trials_done"]
-            .as_i64()
-            .map_or("-".into(), |n| n.to_string()),
-        seconds(&c["progress"]["eta_s"]),
+        e.id,
+        e.state,
+        e.priority,
+        e.name.chars().take(24).collect::<String>(),
+        progress.map_or("-".into(), |p| p.trials_done.to_string()),
+        seconds(progress.and_then(|p| p.eta_s)),
         best(c),
-        c["reason"].as_str().unwrap_or("")
+        e.reason.as_deref().unwrap_or("")
     );
 }
 
 const HEADER: &str = "  id state       pri name                      trials       ETA best so far                  note";
 
 pub fn status(args: &StatusArgs) -> Result<()> {
+    let address = args.daemon.to_address();
     loop {
-        let reply = request(&args.daemon.to_address(), &Request::Status { id: args.id })?;
-        let ended = args.id.is_some()
-            && !matches!(
-                reply["campaign"]["state"].as_str(),
-                Some("queued" | "running")
-            );
-        if args.json {
-            println!("{reply}");
-        } else {
-            println!("{HEADER}");
-            match args.id {
-                Some(_) => {
-                    print_campaign(&reply["campaign"]);
+        let request = Request::Status { id: args.id };
+        let (ended, raw) = match args.id {
+            Some(_) => {
+                let (one, raw): (One, _) = request_as(&address, &request)?;
+                let state = one.campaign.entry.state.as_str();
+                let ended = !matches!(state, "queued" | "running");
+                if !args.json {
+                    println!("{HEADER}");
+                    print_campaign(&one.campaign);
                     println!(
                         "     results {}, log {}",
-                        reply["campaign"]["out_dir"].as_str().unwrap_or("?"),
-                        reply["campaign"]["log"].as_str().unwrap_or("?")
+                        one.campaign.entry.out_dir.display(),
+                        one.campaign
+                            .log
+                            .as_ref()
+                            .map_or("?".into(), |l| l.display().to_string())
                     );
                 }
-                None => {
-                    for c in reply["campaigns"].as_array().into_iter().flatten() {
+                (ended, raw)
+            }
+            None => {
+                let (all, raw): (All, _) = request_as(&address, &request)?;
+                if !args.json {
+                    println!("{HEADER}");
+                    for c in &all.campaigns {
                         print_campaign(c);
                     }
                 }
+                (false, raw)
             }
+        };
+        if args.json {
+            println!("{raw}");
         }
         if !args.watch || ended {
             return Ok(());
@@ -129,15 +131,12 @@ pub fn status(args: &StatusArgs) -> Result<()> {
 }
 
 pub fn cancel(args: &CancelArgs) -> Result<()> {
-    let reply = request(&args.daemon.to_address(), &Request::Cancel { id: args.id })?;
+    let (reply, raw): (Cancelled, _) =
+        request_as(&args.daemon.to_address(), &Request::Cancel { id: args.id })?;
     if args.json {
-        println!("{reply}");
+        println!("{raw}");
     } else {
-        println!(
-            "campaign {}: {}",
-            args.id,
-            reply["state"].as_str().unwrap_or("?")
-        );
+        println!("campaign {}: {}", reply.id, reply.state);
     }
     Ok(())
 }
@@ -146,20 +145,19 @@ pub fn logs(args: &LogsArgs) -> Result<()> {
     let mut offset = 0u64;
     let mut out = std::io::stdout();
     loop {
-        let reply = request(
+        let (chunk, _): (LogChunk, _) = request_as(
             &args.daemon.to_address(),
             &Request::Logs {
                 id: args.id,
                 offset,
             },
         )?;
-        let text = reply["text"].as_str().unwrap_or("");
-        out.write_all(text.as_bytes())
+        out.write_all(chunk.text.as_bytes())
             .and_then(|()| out.flush())
             .map_err(crate::output::stdout_error)?;
-        offset = reply["offset"].as_u64().unwrap_or(offset);
-        if text.is_empty() {
-            if !args.follow || reply["ended"] == true {
+        offset = chunk.offset;
+        if chunk.text.is_empty() {
+            if !args.follow || chunk.ended {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(300));
