@@ -91,123 +91,18 @@ pub(crate) fn render(
         .collect();
 
     let mut sections = vec![campaign_section(input, &an), classes_section(&an)];
-    let budget_rows = crate::budgets::budget_rows(&an);
-    if !budget_rows.is_empty() {
-        let metric = an
-            .settings
-            .objectives
-            .as_deref()
-            .and_then(|o| o.split_whitespace().next())
-            .unwrap_or("time");
-        sections.push(section(
-            "budgets",
-            "Budgets",
-            Some(
-                "The campaign tuned each class at several budgets (a later budget's search \
-                 starting from the earlier winner): how the best configuration changes with \
-                 the budget.",
-            ),
-            vec![Entry::Table(crate::budgets::budget_table(
-                &budget_rows,
-                metric,
-            ))],
-        ));
-    }
+    sections.extend(budgets_section(&an));
     let verdicts = crate::verdict::class_verdicts(input);
     sections.push(verdict_section(&mut w, input, &verdicts)?);
-
-    let mut pareto = Vec::new();
-    let mut convergence = Vec::new();
-    let mut subspace = Vec::new();
+    let (mut pareto, mut convergence, mut subspace) = (Vec::new(), Vec::new(), Vec::new());
     for class in &an.classes {
         let no = class_no[class.as_str()];
-        let cd = &an.class_data[class];
-        if cd.runs.is_empty() {
+        if an.class_data[class].runs.is_empty() {
             continue;
         }
-        for (x, y) in data::figure_pairs(an.settings.objectives.as_deref()) {
-            // Time-based figures keep the ids they always had (`pareto-power-01`).
-            let id = match x {
-                Metric::Time => format!("pareto-{}-{no:02}", y.name()),
-                _ => format!("pareto-{}-{}-{no:02}", x.name(), y.name()),
-            };
-            let title = format!("Pareto front, {} vs {}: {class}", x.name(), y.name());
-            pareto.push(match data::pareto_data(input, &an, class, (x, y)) {
-                Ok(d) => {
-                    let plot = ParetoPlot { data: &d };
-                    let caption = pareto_caption(&d);
-                    let tables = vec![pareto_table(&d, &plot, cd.baseline_time())];
-                    w.figure(id, title, &plot, caption, tables)?
-                }
-                Err(reason) => w.skip(id, title, reason),
-            });
-        }
-        let mut metrics: Vec<Metric> = cd
-            .runs
-            .iter()
-            .filter(|r| r.row.strategy != "baseline" && r.row.strategy != "cross-class")
-            .flat_map(|r| data::objective_metrics(&r.row.objective))
-            .collect();
-        metrics.sort();
-        metrics.dedup();
-        if metrics.is_empty() {
-            convergence.push(w.skip(
-                format!("convergence-{no:02}"),
-                format!("Convergence: {class}"),
-                "no search run in this class".into(),
-            ));
-        }
-        for metric in metrics {
-            let id = format!("convergence-{}-{no:02}", metric.name());
-            let title = format!("Convergence ({}): {class}", metric.name());
-            convergence.push(match data::convergence_data(&an, class, metric) {
-                Ok(lines) => {
-                    let plot = ConvergencePlot {
-                        class,
-                        metric,
-                        lines: &lines,
-                    };
-                    let caption = format!(
-                        "{} against trial runs as a percentage of {} production runs; one line \
-                         per run, the dot marks its last evaluation.",
-                        improvement_label(metric),
-                        an.settings.production_runs
-                    );
-                    let tables = vec![convergence_table(&lines)];
-                    w.figure(id, title, &plot, caption, tables)?
-                }
-                Err(reason) => w.skip(id, title, reason),
-            });
-        }
-        let id = format!("subspace-{no:02}");
-        let title = format!("Compiler sub-space (Fig. 2): {class}");
-        subspace.push(match data::compiler_subspace(&an, class) {
-            Ok(points) => {
-                let plot = SubspacePlot {
-                    class,
-                    points: &points,
-                };
-                let mut caption = "Points that differ from the baseline only in compiler flags \
-                                   and defines: (a) speedups sorted, (b) power sorted, (c) \
-                                   speedup in order of power."
-                    .to_string();
-                if points.iter().any(|p| p.power_w.is_none()) {
-                    caption.push_str(" Power was not measured, so only (a) is drawn.");
-                }
-                let mut rows: Vec<&data::SubspacePoint> = points.iter().collect();
-                rows.sort_by(|a, b| a.speedup.total_cmp(&b.speedup));
-                let table = Table {
-                    caption: None,
-                    headers: vec!["point".into(), "speedup".into(), "power (W)".into()],
-                    rows: rows
-                        .iter()
-                        .map(|p| vec![p.key.clone(), num(p.speedup), opt(p.power_w)])
-                        .collect(),
-                };
-                w.figure(id, title, &plot, caption, vec![table])?
-            }
-            Err(reason) => w.skip(id, title, reason),
-        });
+        pareto.extend(pareto_entries(&mut w, input, &an, class, no)?);
+        convergence.extend(convergence_entries(&mut w, &an, class, no)?);
+        subspace.push(subspace_entry(&mut w, &an, class, no)?);
     }
     sections.push(section(
         "pareto",
@@ -225,46 +120,7 @@ pub(crate) fn render(
         None,
         subspace,
     ));
-
-    let mut paper = Vec::new();
-    paper.push(bars_entry(
-        &mut w,
-        "fig3-staged",
-        "Staged vs combined search (Fig. 3)",
-        "Best speedup each staged search reached per class: compiler flags first, launch \
-         configuration first, or both at once.",
-        data::staged_bars(&an).map(|b| vec![b]),
-    )?);
-    let fig4 = data::data_tuned_bars(&an);
-    let tuned_note = fig4.as_ref().ok().map(|(_, k)| k.clone());
-    paper.push(bars_entry(
-        &mut w,
-        "fig4-data-tuned",
-        "Data-tuned vs tuned (Fig. 4)",
-        &format!(
-            "Speedup over the baseline of each class's own best point (data-tuned) and of the \
-             one point with the highest geometric-mean speedup over all classes (tuned{}).",
-            tuned_note.map(|k| format!(": {k}")).unwrap_or_default()
-        ),
-        fig4.map(|(b, _)| vec![b]),
-    )?);
-    paper.push(bars_entry(
-        &mut w,
-        "fig5-algorithmic-choice",
-        "With and without algorithmic choice (Fig. 5)",
-        "Best speedup per class when only the baseline's variant may be chosen, and when any \
-         variant may.",
-        data::algorithmic_choice_bars(&an).map(|b| vec![b]),
-    )?);
-    paper.push(bars_entry(
-        &mut w,
-        "fig6-objectives",
-        "Tuning for time vs power vs Pareto (Fig. 6)",
-        "Time and power of the point each objective chose per class (for Pareto runs, the \
-         time-best and power-best points of the run's front).",
-        data::objective_bars(&an).map(|b| b.to_vec()),
-    )?);
-    sections.push(section("paper", "The paper's figures", None, paper));
+    sections.push(paper_section(&mut w, &an)?);
 
     let page = Page {
         title: format!("mats report: {}", input.campaign.name),
@@ -282,6 +138,189 @@ pub(crate) fn render(
         source,
     })?;
     Ok(w.summary)
+}
+
+/// How the best configuration changes with the budget, where the campaign tuned several.
+fn budgets_section(an: &Analysis<'_>) -> Option<Section> {
+    let rows = crate::budgets::budget_rows(an);
+    if rows.is_empty() {
+        return None;
+    }
+    let metric = an
+        .settings
+        .objectives
+        .as_deref()
+        .and_then(|o| o.split_whitespace().next())
+        .unwrap_or("time");
+    Some(section(
+        "budgets",
+        "Budgets",
+        Some(
+            "The campaign tuned each class at several budgets (a later budget's search \
+             starting from the earlier winner): how the best configuration changes with \
+             the budget.",
+        ),
+        vec![Entry::Table(crate::budgets::budget_table(&rows, metric))],
+    ))
+}
+
+/// A class's Pareto figures, one per pair of metrics the campaign's objectives draw.
+fn pareto_entries(
+    w: &mut Writer<'_>,
+    input: &ReportInput,
+    an: &Analysis<'_>,
+    class: &str,
+    no: usize,
+) -> Result<Vec<Entry>, ReportError> {
+    let cd = &an.class_data[class];
+    let mut entries = Vec::new();
+    for (x, y) in data::figure_pairs(an.settings.objectives.as_deref()) {
+        // Time-based figures keep the ids they always had (`pareto-power-01`).
+        let id = match x {
+            Metric::Time => format!("pareto-{}-{no:02}", y.name()),
+            _ => format!("pareto-{}-{}-{no:02}", x.name(), y.name()),
+        };
+        let title = format!("Pareto front, {} vs {}: {class}", x.name(), y.name());
+        entries.push(match data::pareto_data(input, an, class, (x, y)) {
+            Ok(d) => {
+                let plot = ParetoPlot { data: &d };
+                let caption = pareto_caption(&d);
+                let tables = vec![pareto_table(&d, &plot, cd.baseline_time())];
+                w.figure(id, title, &plot, caption, tables)?
+            }
+            Err(reason) => w.skip(id, title, reason),
+        });
+    }
+    Ok(entries)
+}
+
+/// A class's convergence figures, one per metric its searches optimised.
+fn convergence_entries(
+    w: &mut Writer<'_>,
+    an: &Analysis<'_>,
+    class: &str,
+    no: usize,
+) -> Result<Vec<Entry>, ReportError> {
+    let mut metrics: Vec<Metric> = an.class_data[class]
+        .runs
+        .iter()
+        .filter(|r| r.row.strategy != "baseline" && r.row.strategy != "cross-class")
+        .flat_map(|r| data::objective_metrics(&r.row.objective))
+        .collect();
+    metrics.sort();
+    metrics.dedup();
+    if metrics.is_empty() {
+        return Ok(vec![w.skip(
+            format!("convergence-{no:02}"),
+            format!("Convergence: {class}"),
+            "no search run in this class".into(),
+        )]);
+    }
+    let mut entries = Vec::new();
+    for metric in metrics {
+        let id = format!("convergence-{}-{no:02}", metric.name());
+        let title = format!("Convergence ({}): {class}", metric.name());
+        entries.push(match data::convergence_data(an, class, metric) {
+            Ok(lines) => {
+                let plot = ConvergencePlot {
+                    class,
+                    metric,
+                    lines: &lines,
+                };
+                let caption = format!(
+                    "{} against trial runs as a percentage of {} production runs; one line \
+                     per run, the dot marks its last evaluation.",
+                    improvement_label(metric),
+                    an.settings.production_runs
+                );
+                let tables = vec![convergence_table(&lines)];
+                w.figure(id, title, &plot, caption, tables)?
+            }
+            Err(reason) => w.skip(id, title, reason),
+        });
+    }
+    Ok(entries)
+}
+
+/// A class's compiler sub-space figure (the paper's Fig. 2).
+fn subspace_entry(
+    w: &mut Writer<'_>,
+    an: &Analysis<'_>,
+    class: &str,
+    no: usize,
+) -> Result<Entry, ReportError> {
+    let id = format!("subspace-{no:02}");
+    let title = format!("Compiler sub-space (Fig. 2): {class}");
+    Ok(match data::compiler_subspace(an, class) {
+        Ok(points) => {
+            let plot = SubspacePlot {
+                class,
+                points: &points,
+            };
+            let mut caption = "Points that differ from the baseline only in compiler flags \
+                               and defines: (a) speedups sorted, (b) power sorted, (c) \
+                               speedup in order of power."
+                .to_string();
+            if points.iter().any(|p| p.power_w.is_none()) {
+                caption.push_str(" Power was not measured, so only (a) is drawn.");
+            }
+            let mut rows: Vec<&data::SubspacePoint> = points.iter().collect();
+            rows.sort_by(|a, b| a.speedup.total_cmp(&b.speedup));
+            let table = Table {
+                caption: None,
+                headers: vec!["point".into(), "speedup".into(), "power (W)".into()],
+                rows: rows
+                    .iter()
+                    .map(|p| vec![p.key.clone(), num(p.speedup), opt(p.power_w)])
+                    .collect(),
+            };
+            w.figure(id, title, &plot, caption, vec![table])?
+        }
+        Err(reason) => w.skip(id, title, reason),
+    })
+}
+
+/// The paper's Figs. 3-6 over all classes.
+fn paper_section(w: &mut Writer<'_>, an: &Analysis<'_>) -> Result<Section, ReportError> {
+    let mut paper = Vec::new();
+    paper.push(bars_entry(
+        w,
+        "fig3-staged",
+        "Staged vs combined search (Fig. 3)",
+        "Best speedup each staged search reached per class: compiler flags first, launch \
+         configuration first, or both at once.",
+        data::staged_bars(an).map(|b| vec![b]),
+    )?);
+    let fig4 = data::data_tuned_bars(an);
+    let tuned_note = fig4.as_ref().ok().map(|(_, k)| k.clone());
+    paper.push(bars_entry(
+        w,
+        "fig4-data-tuned",
+        "Data-tuned vs tuned (Fig. 4)",
+        &format!(
+            "Speedup over the baseline of each class's own best point (data-tuned) and of the \
+             one point with the highest geometric-mean speedup over all classes (tuned{}).",
+            tuned_note.map(|k| format!(": {k}")).unwrap_or_default()
+        ),
+        fig4.map(|(b, _)| vec![b]),
+    )?);
+    paper.push(bars_entry(
+        w,
+        "fig5-algorithmic-choice",
+        "With and without algorithmic choice (Fig. 5)",
+        "Best speedup per class when only the baseline's variant may be chosen, and when any \
+         variant may.",
+        data::algorithmic_choice_bars(an).map(|b| vec![b]),
+    )?);
+    paper.push(bars_entry(
+        w,
+        "fig6-objectives",
+        "Tuning for time vs power vs Pareto (Fig. 6)",
+        "Time and power of the point each objective chose per class (for Pareto runs, the \
+         time-best and power-best points of the run's front).",
+        data::objective_bars(an).map(|b| b.to_vec()),
+    )?);
+    Ok(section("paper", "The paper's figures", None, paper))
 }
 
 /// The verdict per class (tuned vs default on fresh seeds and holdouts), its figure, and the

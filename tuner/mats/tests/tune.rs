@@ -403,14 +403,23 @@ fn shipped_campaigns_are_valid() {
                 let realised = engine::runner::Realised::from(space.realise(&point).unwrap());
                 match engine::runner::gpu::config(family, &realised) {
                     Err(e) => panic!("{}: {point}: {e}", path.display()),
-                    // The TSP campaign starts from MAX-MIN AS with 2-opt, with the space's
-                    // local-search values rather than the workload's defaults.
+                    // tsp-tsplib starts from MAX-MIN AS with 2-opt, with the space's
+                    // local-search values rather than the workload's defaults; tsp-large-gpu
+                    // from the focused colony's GPU defaults.
                     Ok(config) if family == solvers::family::Family::Tsp => {
                         let json = serde_json::to_value(&config).unwrap();
                         let params = &json;
-                        assert_eq!(params["algorithm"], "mmas", "{json}");
-                        assert_eq!(params["local_search"]["warps"], 4, "{json}");
-                        assert_eq!(params["rho"], 0.2, "{json}");
+                        if path.ends_with("tsp-large-gpu.toml") {
+                            assert_eq!(params["algorithm"], "focused", "{json}");
+                            assert_eq!(params["ants"], 1024, "{json}");
+                            assert_eq!(params["local_search"]["neighbours"], 16, "{json}");
+                            assert_eq!(params["focused"]["min_new_edges"], 16, "{json}");
+                            assert_eq!(params["focused"]["source"], "best", "{json}");
+                        } else {
+                            assert_eq!(params["algorithm"], "mmas", "{json}");
+                            assert_eq!(params["local_search"]["warps"], 4, "{json}");
+                            assert_eq!(params["rho"], 0.2, "{json}");
+                        }
                     }
                     Ok(_) => {}
                 }

@@ -481,14 +481,32 @@ fn solve_tuned(
     let folder = dir.join(bundle);
     let manifest = Manifest::read(&folder, dir)?;
     tuned.bundle = Some(bundle.clone());
-    // A bundle runs at the budget it was tuned for unless --time-limit or --iterations says
-    // otherwise; an explicit --time-limit is always honoured.
-    // Range-checked (-1 and 1e308 used to panic in the duration conversion); the limit
-    // counts from process start like --time-limit.
+    let budget = tuned_budget(budget, &manifest, &folder)?;
+    // Said once the bundle is known to load, so a broken bundle's error stays one line.
+    eprintln!("{picked}");
+    say_bundle(&manifest, bundle, &budget);
+    let mut solved = if manifest.backend == "gpu" {
+        run_tuned_gpu(args, instance, &manifest, &folder, bundle, budget)?
+    } else {
+        run_tuned_cpu(args, instance, &manifest, bundle, budget)?
+    };
+    solved.tuned = Some(tuned);
+    Ok(solved)
+}
+
+/// A bundle runs at the budget it was tuned for unless --time-limit or --iterations says
+/// otherwise; an explicit --time-limit is always honoured. The tuned limit is range-checked
+/// (-1 and 1e308 used to panic in the duration conversion) and counts from process start
+/// like --time-limit.
+fn tuned_budget(
+    budget: Budget,
+    manifest: &engine::bundle::Manifest,
+    folder: &std::path::Path,
+) -> Result<Budget> {
     let tuned_limit = manifest
         .tuned_limit()
         .map_err(|e| anyhow::anyhow!("{}: {e}", folder.join("manifest.json").display()))?;
-    let budget = match (budget.time_limit, budget.iterations, tuned_limit) {
+    Ok(match (budget.time_limit, budget.iterations, tuned_limit) {
         (None, None, Some(limit)) => Budget {
             time_limit: Some(remaining(limit, Instant::now()).0),
             ..budget
@@ -502,74 +520,102 @@ fn solve_tuned(
             ..budget
         },
         _ => budget,
-    };
-    // Said once the bundle is known to load, so a broken bundle's error stays one line.
-    eprintln!("{picked}");
-    if let Some(run) = &manifest.run {
-        eprintln!(
-            "bundle {bundle}: tuned for {} at {}; running {}",
-            manifest.objective.as_deref().unwrap_or("?"),
-            match run {
-                RunMode::Budget { budget_s } => format!("{budget_s} s per run"),
-                RunMode::Target { cap_s, .. } => format!("a target, capped at {cap_s} s"),
-                RunMode::FixedWork => "a fixed number of iterations".into(),
-            },
-            match (budget.time_limit, budget.iterations) {
-                (Some(t), _) => format!("for {:.3} s", t.as_secs_f64()),
-                (None, Some(i)) => format!("{i} iterations"),
-                (None, None) => "the solver's default length".into(),
-            }
+    })
+}
+
+/// What the bundle was tuned for and how long this run is.
+fn say_bundle(manifest: &engine::bundle::Manifest, bundle: &str, budget: &Budget) {
+    let Some(run) = &manifest.run else { return };
+    eprintln!(
+        "bundle {bundle}: tuned for {} at {}; running {}",
+        manifest.objective.as_deref().unwrap_or("?"),
+        match run {
+            RunMode::Budget { budget_s } => format!("{budget_s} s per run"),
+            RunMode::Target { cap_s, .. } => format!("a target, capped at {cap_s} s"),
+            RunMode::FixedWork => "a fixed number of iterations".into(),
+        },
+        match (budget.time_limit, budget.iterations) {
+            (Some(t), _) => format!("for {:.3} s", t.as_secs_f64()),
+            (None, Some(i)) => format!("{i} iterations"),
+            (None, None) => "the solver's default length".into(),
+        }
+    );
+}
+
+/// The GPU a GPU bundle can run on: the driver present, the architecture it was built for,
+/// and the driver it was measured under (its timings do not carry over to another).
+fn bundle_gpu(
+    args: &SolveArgs,
+    manifest: &engine::bundle::Manifest,
+    folder: &std::path::Path,
+) -> Result<kernels::gpu::Gpu> {
+    if !kernels::gpu::driver_available() {
+        bail!(
+            "bundle {} was tuned on a GPU ({}), and this machine has no CUDA driver",
+            folder.display(),
+            manifest.device
         );
     }
-    if manifest.backend == "gpu" {
-        if !kernels::gpu::driver_available() {
+    let gpu = kernels::gpu::Gpu::open(args.gpu)?;
+    if let Some(arch) = manifest.arch {
+        if gpu.info.arch.0 != arch {
             bail!(
-                "bundle {} was tuned on a GPU ({}), and this machine has no CUDA driver",
+                "bundle {} was built for {} (sm_{arch}) but GPU {} is {} ({}); tune and export \
+                 on this GPU's architecture",
                 folder.display(),
-                manifest.device
+                manifest.device,
+                args.gpu,
+                gpu.info.name,
+                gpu.info.arch
             );
         }
-        let gpu = kernels::gpu::Gpu::open(args.gpu)?;
-        if let Some(arch) = manifest.arch {
-            if gpu.info.arch.0 != arch {
-                bail!(
-                    "bundle {} was built for {} (sm_{arch}) but GPU {} is {} ({}); tune and export \
-                     on this GPU's architecture",
-                    folder.display(),
-                    manifest.device,
-                    args.gpu,
-                    gpu.info.name,
-                    gpu.info.arch
-                );
-            }
-        }
-        let driver = kernels::gpu::driver_version()
-            .ok()
-            .map(|(a, b)| format!("{a}.{b}"));
-        if manifest.driver.is_some() && driver != manifest.driver {
-            bail!(
-                "bundle {} was measured under CUDA driver {} but this machine has {}; its \
-                 timings do not carry over: re-run the campaign here",
-                folder.display(),
-                manifest.driver.as_deref().unwrap_or("?"),
-                driver.as_deref().unwrap_or("none")
-            );
-        }
-        // The run's length is the budget's alone: a time limit ends every variant.
-        let config = manifest.gpu_config(instance.family())?;
-        // The bundle's CUBINs load under the NVRTC that built them, installed here or not.
-        let cache = kernels::KernelCache::new(folder.join("kernels"))
-            .prebuilt_under(manifest.nvrtc.as_deref());
-        let options = RunOptions {
-            seed: args.seed,
-            threads: 1,
-            budget,
-        };
-        let algorithm = format!("{} (tuned: {bundle})", config.variant_name());
-        let mut solved = run_gpu(args, &gpu, &config, &cache, instance, &options, algorithm)?;
-        solved.tuned = Some(tuned);
-        return Ok(solved);
     }
+    let driver = kernels::gpu::driver_version()
+        .ok()
+        .map(|(a, b)| format!("{a}.{b}"));
+    if manifest.driver.is_some() && driver != manifest.driver {
+        bail!(
+            "bundle {} was measured under CUDA driver {} but this machine has {}; its \
+             timings do not carry over: re-run the campaign here",
+            folder.display(),
+            manifest.driver.as_deref().unwrap_or("?"),
+            driver.as_deref().unwrap_or("none")
+        );
+    }
+    Ok(gpu)
+}
+
+/// Runs a GPU bundle: its configuration, with its CUBINs loaded under the NVRTC that built
+/// them (installed here or not); the run's length is the budget's alone.
+fn run_tuned_gpu(
+    args: &SolveArgs,
+    instance: &family::Instance,
+    manifest: &engine::bundle::Manifest,
+    folder: &std::path::Path,
+    bundle: &str,
+    budget: Budget,
+) -> Result<Solved> {
+    let gpu = bundle_gpu(args, manifest, folder)?;
+    let config = manifest.gpu_config(instance.family())?;
+    let cache =
+        kernels::KernelCache::new(folder.join("kernels")).prebuilt_under(manifest.nvrtc.as_deref());
+    let options = RunOptions {
+        seed: args.seed,
+        threads: 1,
+        budget,
+    };
+    let algorithm = format!("{} (tuned: {bundle})", config.variant_name());
+    run_gpu(args, &gpu, &config, &cache, instance, &options, algorithm)
+}
+
+/// Runs a CPU bundle: its solver and knobs, on its thread count unless --threads says.
+fn run_tuned_cpu(
+    args: &SolveArgs,
+    instance: &family::Instance,
+    manifest: &engine::bundle::Manifest,
+    bundle: &str,
+    budget: Budget,
+) -> Result<Solved> {
     let (algorithm, params, threads) =
         engine::runner::cpu::params(instance.family(), &manifest.realised())
             .map_err(anyhow::Error::msg)?;
@@ -592,7 +638,7 @@ fn solve_tuned(
         backend: "cpu",
         threads,
         gpu: None,
-        tuned: Some(tuned),
+        tuned: None,
     })
 }
 
