@@ -333,6 +333,108 @@ impl TabuList {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// Launches `hwsw_tabu`: the best admissible candidate of the evaluated neighbourhood (its
+/// answer lands in the mapped `result`).
+fn launch_tabu(
+    k: &Kernels,
+    b: &mut Buffers,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    n64: u64,
+    admit_below: i64,
+    tabu_bits: u64,
+    result: u64,
+) -> Result<(), KernelError> {
+    let mut builder = stream.launch_builder(k.tabu.function());
+    builder
+        .arg(&b.dh)
+        .arg(&n64)
+        .arg(&b.out)
+        .arg(&b.count)
+        .arg(&admit_below)
+        .arg(&tabu_bits)
+        .arg(&mut b.partial_v)
+        .arg(&mut b.partial_k)
+        .arg(&mut b.blocks_done)
+        .arg(&mut b.chunk_counter)
+        .arg(&result);
+    // SAFETY: matches hwsw_tabu; partials hold one slot per block of tabu_launch.
+    unsafe { builder.launch(k.tabu_launch.config()) }
+        .map(|_| ())
+        .map_err(k.tabu.launch_error(&k.tabu_launch))
+}
+
+/// Launches `hwsw_move`: flips nodes i and j on the device and updates the tabu bits.
+fn launch_move(
+    k: &Kernels,
+    b: &mut Buffers,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    (i, j): (usize, usize),
+    tabu_bits: u64,
+    (clear, set): (u64, u64),
+) -> Result<(), KernelError> {
+    let (ii, jj) = (i as i32, j as i32);
+    let mut builder = stream.launch_builder(k.moves.function());
+    builder
+        .arg(&ii)
+        .arg(&jj)
+        .arg(&mut b.x)
+        .arg(&mut b.w)
+        .arg(&mut b.dh)
+        .arg(&b.soft)
+        .arg(&b.hard)
+        .arg(&b.start)
+        .arg(&b.node)
+        .arg(&b.cost)
+        .arg(&tabu_bits)
+        .arg(&clear)
+        .arg(&set);
+    // SAFETY: matches hwsw_move; i < j < n.
+    unsafe { builder.launch(k.move_launch.config()) }
+        .map(|_| ())
+        .map_err(k.moves.launch_error(&k.move_launch))
+}
+
+/// A restart as `sts` makes it: all hardware, two distinct random nodes flipped.
+fn restart_state(rng: &mut SolverRng, n: usize) -> Vec<u8> {
+    let mut x = vec![0u8; n];
+    let a = rng.random_range(0..n);
+    let mut c = rng.random_range(0..n - 1);
+    if c >= a {
+        c += 1;
+    }
+    x[a] = 1;
+    x[c] = 1;
+    x
+}
+
+/// The GPU's move (i, j) re-scored on the host: exact costs, feasibility against R, and the
+/// GPU's dH where it reported one; a mismatch is an error naming the move.
+fn rescored_move(
+    inst: &Instance,
+    params: &GpuParams,
+    x: &[u8],
+    costs: crate::hwsw::Costs,
+    (i, j): (usize, usize),
+    gpu_dh: Option<i64>,
+) -> Result<crate::hwsw::Costs, KernelError> {
+    let r = inst.r();
+    let next = flip2_costs(inst, x, costs, i, j);
+    if next.software + next.communication > r
+        || gpu_dh.is_some_and(|dh| next.hardware != costs.hardware + dh)
+    {
+        return Err(KernelError::InvalidConfig(format!(
+            "{}: the GPU's move ({i}, {j}) does not re-score on the CPU (H {} + dH {:?} vs \
+             {}, S + C {} vs R {r})",
+            params.algorithm.name(),
+            costs.hardware,
+            gpu_dh,
+            next.hardware,
+            next.software + next.communication
+        )));
+    }
+    Ok(next)
+}
+
 pub(super) fn run(
     k: &Kernels,
     b: &mut Buffers,
@@ -407,22 +509,7 @@ pub(super) fn run(
                 epoch,
                 params.algorithm,
             )?;
-            let mut builder = stream.launch_builder(k.tabu.function());
-            builder
-                .arg(&b.dh)
-                .arg(&n64)
-                .arg(&b.out)
-                .arg(&b.count)
-                .arg(&admit_below)
-                .arg(&tabu_bits)
-                .arg(&mut b.partial_v)
-                .arg(&mut b.partial_k)
-                .arg(&mut b.blocks_done)
-                .arg(&mut b.chunk_counter)
-                .arg(&result.device);
-            // SAFETY: matches hwsw_tabu; partials hold one slot per block of tabu_launch.
-            unsafe { builder.launch(k.tabu_launch.config()) }
-                .map_err(k.tabu.launch_error(&k.tabu_launch))?;
+            launch_tabu(k, b, &stream, n64, admit_below, tabu_bits, result.device)?;
             timer.stop(gpu, "evaluating the neighbourhood", launches + 1)?;
             evaluations += total;
             // SAFETY: the kernel wrote these four words and the stream is idle.
@@ -431,14 +518,7 @@ pub(super) fn run(
             if answer[0] == 0 {
                 // Restart as `sts`: all hardware, two distinct random nodes flipped.
                 restarts += 1;
-                x.iter_mut().for_each(|v| *v = 0);
-                let a = rng.random_range(0..n);
-                let mut c = rng.random_range(0..n - 1);
-                if c >= a {
-                    c += 1;
-                }
-                x[a] = 1;
-                x[c] = 1;
+                x = restart_state(&mut rng, n);
                 costs = inst.costs(&x);
                 upload_state(gpu, b, inst, &x)?;
                 continue;
@@ -463,21 +543,7 @@ pub(super) fn run(
             )));
         }
         let (i, j) = pair_of(n, chosen);
-        // Re-score the move on the host: exact costs, feasibility, and the GPU's dH.
-        let next = flip2_costs(inst, &x, costs, i, j);
-        if next.software + next.communication > r
-            || found.is_some_and(|(dh, _)| next.hardware != costs.hardware + dh)
-        {
-            return Err(KernelError::InvalidConfig(format!(
-                "{}: the GPU's move ({i}, {j}) does not re-score on the CPU (H {} + dH {:?} vs \
-                 {}, S + C {} vs R {r})",
-                params.algorithm.name(),
-                costs.hardware,
-                found.map(|f| f.0),
-                next.hardware,
-                next.software + next.communication
-            )));
-        }
+        let next = rescored_move(inst, params, &x, costs, (i, j), found.map(|f| f.0))?;
         let (clear, set) = tabu.push(pair_index(n, i, j));
         if let Some(bits) = &mut host_tabu {
             let p = bits.ptr()?;
@@ -493,25 +559,7 @@ pub(super) fn run(
         }
         timer.start(gpu)?;
         started = true;
-        let (ii, jj) = (i as i32, j as i32);
-        let mut builder = stream.launch_builder(k.moves.function());
-        builder
-            .arg(&ii)
-            .arg(&jj)
-            .arg(&mut b.x)
-            .arg(&mut b.w)
-            .arg(&mut b.dh)
-            .arg(&b.soft)
-            .arg(&b.hard)
-            .arg(&b.start)
-            .arg(&b.node)
-            .arg(&b.cost)
-            .arg(&tabu_bits)
-            .arg(&clear)
-            .arg(&set);
-        // SAFETY: matches hwsw_move; i < j < n.
-        unsafe { builder.launch(k.move_launch.config()) }
-            .map_err(k.moves.launch_error(&k.move_launch))?;
+        launch_move(k, b, &stream, (i, j), tabu_bits, (clear, set))?;
         timer.launches += 1;
         x[i] ^= 1;
         x[j] ^= 1;

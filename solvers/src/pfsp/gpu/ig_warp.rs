@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use cudarc::driver::PushKernelArg;
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use kernels::gpu::{DeviceInfo, Gpu, Kernel, KernelClock, Launch, Module};
 use kernels::KernelError;
 
@@ -192,6 +192,198 @@ pub fn walks_of(params: &GpuParams, launch: &Launch) -> usize {
     }
 }
 
+/// The walks' device state of one run: current and best sequences with their values, the
+/// per-walk counters and destruction sizes, the acceptance table and the tables' scratch.
+struct WalkBuffers {
+    cur: CudaSlice<i32>,
+    best: CudaSlice<i32>,
+    cur_values: CudaSlice<i64>,
+    best_values: CudaSlice<i64>,
+    counters: CudaSlice<u64>,
+    d_state: CudaSlice<i32>,
+    evaluated: CudaSlice<u64>,
+    walked: CudaSlice<u64>,
+    accept: CudaSlice<u32>,
+    /// Untyped: the kernel reads it as int32 or int64 (PFSP_WIDE); 8-byte units cover both.
+    scratch: CudaSlice<u64>,
+}
+
+impl WalkBuffers {
+    fn upload(
+        stream: &std::sync::Arc<CudaStream>,
+        starts: &[i32],
+        first_cur: &[i64],
+        start_values: &[i64],
+        d_min: usize,
+        table: &[u32],
+        scratch_len: usize,
+    ) -> Result<WalkBuffers, KernelError> {
+        let walks = start_values.len();
+        let err = |what: &'static str| driver(what);
+        Ok(WalkBuffers {
+            cur: stream
+                .clone_htod(starts)
+                .map_err(err("uploading ig-warp walks"))?,
+            best: stream
+                .clone_htod(starts)
+                .map_err(err("uploading ig-warp walks"))?,
+            cur_values: stream
+                .clone_htod(first_cur)
+                .map_err(err("uploading ig-warp values"))?,
+            best_values: stream
+                .clone_htod(start_values)
+                .map_err(err("uploading ig-warp values"))?,
+            counters: stream
+                .alloc_zeros::<u64>(walks)
+                .map_err(err("allocating ig-warp counters"))?,
+            d_state: stream
+                .clone_htod(&vec![d_min as i32; walks])
+                .map_err(err("uploading ig-warp destruction sizes"))?,
+            evaluated: stream
+                .alloc_zeros::<u64>(walks)
+                .map_err(err("allocating ig-warp counters"))?,
+            walked: stream
+                .alloc_zeros::<u64>(walks)
+                .map_err(err("allocating ig-warp counters"))?,
+            accept: stream
+                .clone_htod(table)
+                .map_err(err("uploading the acceptance table"))?,
+            scratch: stream
+                .alloc_zeros::<u64>(scratch_len)
+                .map_err(err("allocating ig-warp tables"))?,
+        })
+    }
+}
+
+/// One launch's arguments beside the buffers.
+struct Slice {
+    seed: u64,
+    walks: i32,
+    /// Iterations per walk (a clock budget decides under a time limit alone).
+    iterations: i32,
+    d_min: i32,
+    d_max: i32,
+    ties: i32,
+    table_len: i32,
+    /// The slice after which walks start no new iteration, and the hard stop.
+    budget_ns: u64,
+    hard_ns: u64,
+}
+
+impl WalkBuffers {
+    /// One launch of `pfsp_ig_warp` over every walk.
+    fn launch(
+        &mut self,
+        prepared: &Prepared,
+        stream: &std::sync::Arc<CudaStream>,
+        a: &Slice,
+    ) -> Result<(), KernelError> {
+        let launch = prepared.launch;
+        let mut builder = stream.launch_builder(prepared.kernel.function());
+        builder
+            .arg(&prepared.times)
+            .arg(&a.seed)
+            .arg(&a.walks)
+            .arg(&a.iterations)
+            .arg(&a.d_min)
+            .arg(&a.d_max)
+            .arg(&a.ties)
+            .arg(&self.accept)
+            .arg(&a.table_len)
+            .arg(&mut self.cur)
+            .arg(&mut self.cur_values)
+            .arg(&mut self.best)
+            .arg(&mut self.best_values)
+            .arg(&mut self.counters)
+            .arg(&mut self.d_state)
+            .arg(&mut self.evaluated)
+            .arg(&mut self.scratch)
+            .arg(&a.budget_ns)
+            .arg(&a.hard_ns)
+            .arg(&mut self.walked);
+        // SAFETY: matches pfsp_ig_warp; every buffer holds `walks` walks (n jobs each), the
+        // scratch IGW_TABLE values per walk where the tables are global.
+        unsafe { builder.launch(launch.config()) }
+            .map(|_| ())
+            .map_err(prepared.kernel.launch_error(&launch))
+    }
+}
+
+/// The buffers a traced run reads back into [`WalkState`]s.
+struct WalksNow<'a> {
+    cur: &'a CudaSlice<i32>,
+    best: &'a CudaSlice<i32>,
+    cur_values: &'a CudaSlice<i64>,
+    counters: &'a CudaSlice<u64>,
+    d_state: &'a CudaSlice<i32>,
+}
+
+impl WalksNow<'_> {
+    fn read(
+        &self,
+        stream: &std::sync::Arc<CudaStream>,
+        n: usize,
+        best_values: &[i64],
+        evaluated: &[u64],
+    ) -> Result<Vec<WalkState>, KernelError> {
+        let err = |what: &'static str| driver(what);
+        let cur = stream
+            .clone_dtoh(self.cur)
+            .map_err(err("reading ig-warp walks"))?;
+        let best = stream
+            .clone_dtoh(self.best)
+            .map_err(err("reading ig-warp walks"))?;
+        let cur_values = stream
+            .clone_dtoh(self.cur_values)
+            .map_err(err("reading ig-warp walks"))?;
+        let counters = stream
+            .clone_dtoh(self.counters)
+            .map_err(err("reading ig-warp walks"))?;
+        let d = stream
+            .clone_dtoh(self.d_state)
+            .map_err(err("reading ig-warp walks"))?;
+        let to_jobs = |v: &[i32]| v.iter().map(|&j| j.max(0) as usize).collect::<Vec<_>>();
+        Ok((0..best_values.len())
+            .map(|w| WalkState {
+                cur: to_jobs(&cur[w * n..(w + 1) * n]),
+                cur_value: cur_values[w],
+                best: to_jobs(&best[w * n..(w + 1) * n]),
+                best_value: best_values[w],
+                counter: counters[w],
+                d: d[w].max(0) as usize,
+                evaluated: evaluated[w],
+            })
+            .collect())
+    }
+}
+
+/// Every walk's first sequence and value, and its current value (-1 where a traced walk does
+/// its own first local search on the GPU). The start is NEH improved by one local search on
+/// the host that all walks share (with `trace`, each walk does its own, as the CPU reference's
+/// `start` does, which tests compare); an island's exchanged solutions take the first walks.
+fn starts(
+    prepared: &Prepared,
+    walk_params: &WalkParams,
+    walks: usize,
+    seed: u64,
+) -> (Vec<i32>, Vec<i64>, Vec<i64>) {
+    let inst = &prepared.inst;
+    let neh_start = neh(inst);
+    let (start, start_value) = if prepared.params.trace {
+        let v = inst.makespan(&neh_start);
+        (neh_start, v)
+    } else {
+        crate::pfsp::ig_warp::Walker::new(inst, walk_params, seed).improve(&neh_start)
+    };
+    let (starts, start_values) = super::walk_starts(walks, &start, start_value, &prepared.starts);
+    let first_cur = if prepared.params.trace {
+        vec![-1; walks]
+    } else {
+        start_values.clone()
+    };
+    (starts, start_values, first_cur)
+}
+
 pub(super) fn run(
     prepared: &Prepared,
     gpu: &Gpu,
@@ -211,62 +403,24 @@ pub(super) fn run(
         temperature: params.temperature,
         ties: params.ties,
     };
-    // NEH, improved by one local search on the host that all walks share (with `trace`, each
-    // walk does its own on the GPU, as the CPU reference's `start` does, which tests compare).
-    let neh_start = neh(inst);
-    let (start, start_value) = if params.trace {
-        let v = inst.makespan(&neh_start);
-        (neh_start, v)
-    } else {
-        crate::pfsp::ig_warp::Walker::new(inst, &walk_params, options.seed).improve(&neh_start)
-    };
     let (d_min, d_max) = walk_params.clamped(n);
     let table = acceptance_table(temperature(inst, params.temperature));
-    let (starts, start_values) = super::walk_starts(walks, &start, start_value, &prepared.starts);
-    // Traced walks do their own first local search on the GPU (current value -1).
-    let first_cur: Vec<i64> = if params.trace {
-        vec![-1; walks]
-    } else {
-        start_values.clone()
-    };
+    let (starts, start_values, first_cur) = starts(prepared, &walk_params, walks, options.seed);
     let err = |what: &'static str| driver(what);
-    let mut cur = stream
-        .clone_htod(&starts)
-        .map_err(err("uploading ig-warp walks"))?;
-    let mut best = stream
-        .clone_htod(&starts)
-        .map_err(err("uploading ig-warp walks"))?;
-    let mut cur_values = stream
-        .clone_htod(&first_cur)
-        .map_err(err("uploading ig-warp values"))?;
-    let mut best_values = stream
-        .clone_htod(&start_values)
-        .map_err(err("uploading ig-warp values"))?;
-    let mut counters = stream
-        .alloc_zeros::<u64>(walks)
-        .map_err(err("allocating ig-warp counters"))?;
-    let mut d_state = stream
-        .clone_htod(&vec![d_min as i32; walks])
-        .map_err(err("uploading ig-warp destruction sizes"))?;
-    let mut evaluated = stream
-        .alloc_zeros::<u64>(walks)
-        .map_err(err("allocating ig-warp counters"))?;
-    let mut walked = stream
-        .alloc_zeros::<u64>(walks)
-        .map_err(err("allocating ig-warp counters"))?;
-    let accept = stream
-        .clone_htod(&table)
-        .map_err(err("uploading the acceptance table"))?;
-    let (table_bytes, _) = ig_warp_bytes(n, inst.machines, !prepared.wide);
-    let scratch_bytes = if tables_in_shared(params, inst) {
-        8
+    let scratch_len = if tables_in_shared(params, inst) {
+        1
     } else {
-        walks * table_bytes
+        (walks * ig_warp_bytes(n, inst.machines, !prepared.wide).0).div_ceil(8)
     };
-    // Untyped scratch: the kernel reads it as int32 or int64 (PFSP_WIDE); 8-byte units cover both.
-    let mut scratch = stream
-        .alloc_zeros::<u64>(scratch_bytes.div_ceil(8))
-        .map_err(err("allocating ig-warp tables"))?;
+    let mut bufs = WalkBuffers::upload(
+        &stream,
+        &starts,
+        &first_cur,
+        &start_values,
+        d_min,
+        &table,
+        scratch_len,
+    )?;
 
     let seed = options.seed;
     let per_walk = options
@@ -287,7 +441,6 @@ pub(super) fn run(
     let timed = options.budget.iterations.is_none() && deadline.is_some();
     let mut chunk: u64 = if timed { u64::from(i32::MAX as u32) } else { 1 };
     let mut spent = 0u64;
-    let launch = prepared.launch;
     let (walks_arg, d_min_arg, d_max_arg) = (walks as i32, d_min as i32, d_max as i32);
     let ties = i32::from(params.ties);
     let table_len = table.len() as i32;
@@ -306,33 +459,21 @@ pub(super) fn run(
         };
         let before = timer.seconds;
         timer.timed(gpu, "running ig-warp", 1, || {
-            let mut builder = stream.launch_builder(prepared.kernel.function());
-            builder
-                .arg(&prepared.times)
-                .arg(&seed)
-                .arg(&walks_arg)
-                .arg(&this)
-                .arg(&d_min_arg)
-                .arg(&d_max_arg)
-                .arg(&ties)
-                .arg(&accept)
-                .arg(&table_len)
-                .arg(&mut cur)
-                .arg(&mut cur_values)
-                .arg(&mut best)
-                .arg(&mut best_values)
-                .arg(&mut counters)
-                .arg(&mut d_state)
-                .arg(&mut evaluated)
-                .arg(&mut scratch)
-                .arg(&budget_ns)
-                .arg(&hard_ns)
-                .arg(&mut walked);
-            // SAFETY: matches pfsp_ig_warp; every buffer holds `walks` walks (n jobs each), the
-            // scratch IGW_TABLE values per walk where the tables are global.
-            unsafe { builder.launch(launch.config()) }
-                .map(|_| ())
-                .map_err(prepared.kernel.launch_error(&launch))
+            bufs.launch(
+                prepared,
+                &stream,
+                &Slice {
+                    seed,
+                    walks: walks_arg,
+                    iterations: this,
+                    d_min: d_min_arg,
+                    d_max: d_max_arg,
+                    ties,
+                    table_len,
+                    budget_ns,
+                    hard_ns,
+                },
+            )
         })?;
         if !timed {
             spent += this as u64;
@@ -348,10 +489,10 @@ pub(super) fn run(
                 params.restart_stall,
                 &mut stalled,
                 &mut seen,
-                &best_values,
-                &best,
-                &mut cur,
-                &mut cur_values,
+                &bufs.best_values,
+                &bufs.best,
+                &mut bufs.cur,
+                &mut bufs.cur_values,
                 &mut rng,
             )?;
         }
@@ -368,52 +509,34 @@ pub(super) fn run(
     }
     timer.search_seconds = search_started.elapsed().as_secs_f64();
     let values = stream
-        .clone_dtoh(&best_values)
+        .clone_dtoh(&bufs.best_values)
         .map_err(err("reading ig-warp bests"))?;
     let Some((objective, index)) = values.iter().enumerate().map(|(i, &v)| (v, i)).min() else {
         return Err(KernelError::InvalidConfig("ig-warp ran no walk".into()));
     };
     let done = stream
-        .clone_dtoh(&evaluated)
+        .clone_dtoh(&bufs.evaluated)
         .map_err(err("reading ig-warp counters"))?;
     let iterations: u64 = stream
-        .clone_dtoh(&walked)
+        .clone_dtoh(&bufs.walked)
         .map_err(err("reading ig-warp counters"))?
         .iter()
         .sum();
     let to_jobs = |v: &[i32]| v.iter().map(|&j| j.max(0) as usize).collect::<Vec<_>>();
     let states = if params.trace {
-        let cur_h = stream
-            .clone_dtoh(&cur)
-            .map_err(err("reading ig-warp walks"))?;
-        let best_h = stream
-            .clone_dtoh(&best)
-            .map_err(err("reading ig-warp walks"))?;
-        let cur_v = stream
-            .clone_dtoh(&cur_values)
-            .map_err(err("reading ig-warp walks"))?;
-        let counters_h = stream
-            .clone_dtoh(&counters)
-            .map_err(err("reading ig-warp walks"))?;
-        let d_h = stream
-            .clone_dtoh(&d_state)
-            .map_err(err("reading ig-warp walks"))?;
-        (0..walks)
-            .map(|w| WalkState {
-                cur: to_jobs(&cur_h[w * n..(w + 1) * n]),
-                cur_value: cur_v[w],
-                best: to_jobs(&best_h[w * n..(w + 1) * n]),
-                best_value: values[w],
-                counter: counters_h[w],
-                d: d_h[w].max(0) as usize,
-                evaluated: done[w],
-            })
-            .collect()
+        let walks_now = WalksNow {
+            cur: &bufs.cur,
+            best: &bufs.best,
+            cur_values: &bufs.cur_values,
+            counters: &bufs.counters,
+            d_state: &bufs.d_state,
+        };
+        walks_now.read(&stream, n, &values, &done)?
     } else {
         Vec::new()
     };
     let row = stream
-        .clone_dtoh(&best.slice(index * n..(index + 1) * n))
+        .clone_dtoh(&bufs.best.slice(index * n..(index + 1) * n))
         .map_err(err("reading the best sequence"))?;
     Ok((
         Outcome {
@@ -423,6 +546,6 @@ pub(super) fn run(
             evaluations: done.iter().sum(),
         },
         states,
-        super::walk_bests(prepared, &stream, &best, &values)?,
+        super::walk_bests(prepared, &stream, &bufs.best, &values)?,
     ))
 }
