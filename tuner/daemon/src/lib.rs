@@ -21,6 +21,7 @@ pub mod client;
 mod progress;
 pub mod protocol;
 mod queue;
+mod status;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

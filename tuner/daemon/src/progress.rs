@@ -5,29 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
-use serde::{Deserialize, Serialize};
 
 use super::queue::{now, Entry};
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Progress {
-    /// Finished trials (any outcome) in the campaign's store.
-    pub trials_done: i64,
-    /// Unix seconds of the first trial's start, if any.
-    pub first_trial_at: Option<f64>,
-    /// The latest search's best evaluation: its class, objective and value.
-    pub best: Option<Best>,
-    /// Seconds left by the trial or wall-time budget at the pace so far (None when the
-    /// campaign has neither or has not started).
-    pub eta_s: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Best {
-    pub class: String,
-    pub objective: String,
-    pub value: f64,
-}
+pub use super::status::{Best, Progress};
 
 /// Reads what the store holds; a store that does not exist yet (or cannot be read) gives an
 /// empty progress, never an error: status must answer whatever the campaign's state.

@@ -58,8 +58,8 @@ pub mod reply {
 
     use serde::{Deserialize, Serialize};
 
-    pub use crate::progress::{Best, Progress};
     pub use crate::queue::Entry;
+    pub use crate::status::{Best, Progress};
 
     /// `ping`.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -56,7 +56,7 @@ pub struct Entry {
     /// Trials done and best value: while it runs, read from its store; once it ended, as
     /// recorded then (status of finished campaigns answers from here, without opening their
     /// stores).
-    pub progress: Option<crate::progress::Progress>,
+    pub progress: Option<crate::status::Progress>,
 }
 
 /// What a new entry needs.
@@ -229,7 +229,7 @@ impl Queue {
             .map_err(|e| self.err(e))
     }
 
-    pub fn set_progress(&self, id: i64, progress: &crate::progress::Progress) -> Result<()> {
+    pub fn set_progress(&self, id: i64, progress: &crate::status::Progress) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE campaigns SET progress = ?2 WHERE id = ?1",
