@@ -7,8 +7,7 @@ use anyhow::Result;
 use results::{FrontPoint, Point};
 use search::Objectives;
 
-use super::evaluator::ClassEvaluator;
-use super::{open_run, Tuning};
+use super::{measure_on_seeds, Tuning};
 
 /// The run label of the front's re-measure (a verification run: not a search result).
 pub const RUN_LABEL: &str = "front";
@@ -43,37 +42,20 @@ pub fn remeasure(
     if front.is_empty() || members.is_empty() {
         return Ok(());
     }
-    let saved = std::mem::replace(&mut t.seeds, seeds);
-    let result = (|| -> Result<()> {
-        let (run_id, recorded, _) = open_run(t, class, RUN_LABEL, metric.name())?;
-        let points: Vec<Point> = front.iter().map(|f| f.point.clone()).collect();
-        let mut ev = ClassEvaluator::new(
-            t,
-            class,
-            members.to_vec(),
-            run_id,
-            recorded,
-            None,
-            Some(metric),
-        );
-        let evaluated = ev.evaluate_interleaved(&points)?;
-        let incomplete = ev.incomplete;
-        drop(ev);
-        if incomplete {
-            return Ok(());
+    let points: Vec<Point> = front.iter().map(|f| f.point.clone()).collect();
+    let Some((_, evaluated)) =
+        measure_on_seeds(t, class, RUN_LABEL, members, &points, seeds, metric, None)?
+    else {
+        return Ok(());
+    };
+    for (f, e) in front.iter_mut().zip(evaluated) {
+        if let Some(o) = e.objectives {
+            f.gap_percent = o.gap_percent.or(e.gap_percent);
+            f.energy_j = o.energy_j;
+            f.power_w = o.power_w;
+            f.time_s = o.time_s;
+            f.remeasured = true;
         }
-        t.store.end_run(run_id)?;
-        for (f, e) in front.iter_mut().zip(evaluated) {
-            if let Some(o) = e.objectives {
-                f.gap_percent = o.gap_percent.or(e.gap_percent);
-                f.energy_j = o.energy_j;
-                f.power_w = o.power_w;
-                f.time_s = o.time_s;
-                f.remeasured = true;
-            }
-        }
-        Ok(())
-    })();
-    t.seeds = saved;
-    result
+    }
+    Ok(())
 }

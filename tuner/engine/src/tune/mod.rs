@@ -731,15 +731,91 @@ fn compare(
     if members.is_empty() || points.is_empty() {
         return Ok(None);
     }
-    let saved = std::mem::replace(&mut t.seeds, seeds.clone());
-    let result = (|| -> Result<Option<Comparison>> {
-        let (run_id, recorded, _) = open_run(t, class, label, metric.name())?;
-        let mut distinct: Vec<Point> = Vec::new();
-        for (_, p) in points {
-            if !distinct.contains(p) {
-                distinct.push(p.clone());
-            }
+    let mut distinct: Vec<Point> = Vec::new();
+    for (_, p) in points {
+        if !distinct.contains(p) {
+            distinct.push(p.clone());
         }
+    }
+    let Some((run_id, evaluated)) = measure_on_seeds(
+        t,
+        class,
+        label,
+        members,
+        &distinct,
+        seeds.clone(),
+        metric,
+        baseline,
+    )?
+    else {
+        return Ok(None);
+    };
+    let mut values = BTreeMap::new();
+    for (role, p) in points {
+        let k = distinct.iter().position(|d| d == p).expect("listed");
+        let e = &evaluated[k];
+        let v: Option<Vec<f64>> = e.pairs.iter().map(|v| v.metric(metric)).collect();
+        let complete = e.objectives.is_some() && !e.pairs.is_empty();
+        values.insert(
+            role.clone(),
+            v.filter(|_| complete).and_then(|v| MeanSd::of(&v)),
+        );
+    }
+    let lowest = values
+        .values()
+        .filter_map(|v| v.map(|v| v.mean))
+        .min_by(f64::total_cmp);
+    let winner = lowest.and_then(|low| {
+        let at_lowest = |r: &str| {
+            values
+                .get(r)
+                .copied()
+                .flatten()
+                .is_some_and(|v| v.mean <= low + 1e-12)
+        };
+        if at_lowest("tuned") {
+            Some("tuned".to_string())
+        } else {
+            values.keys().find(|r| at_lowest(r)).cloned()
+        }
+    });
+    let comparison = Comparison {
+        instances: members
+            .iter()
+            .map(|&i| t.instances[i].record.name.clone())
+            .collect(),
+        seeds,
+        values,
+        points: points.iter().cloned().collect(),
+        winner,
+    };
+    // The report reads the verdict from the store (a merged or copied folder may have no
+    // summary.json).
+    t.store.set_run_options(
+        run_id,
+        &serde_json::json!({ "comparison": comparison, "metric": metric.name() }),
+    )?;
+    Ok(Some(comparison))
+}
+
+/// Measures `points` interleaved on `members` under `seeds` (the campaign's own seeds are
+/// restored afterwards) as a run named `label` of the class, the verification's way: a
+/// comparison of roles, or a front re-measured. Returns the run and one evaluation per point,
+/// or None where the budget ran out before every trial was measured.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn measure_on_seeds(
+    t: &mut Tuning,
+    class: &str,
+    label: &str,
+    members: &[usize],
+    points: &[Point],
+    seeds: Vec<u64>,
+    metric: crate::campaign::Metric,
+    baseline: Option<Baseline>,
+) -> Result<Option<(i64, Vec<evaluator::Evaluated>)>> {
+    let saved = std::mem::replace(&mut t.seeds, seeds);
+    let result = (|| -> Result<Option<(i64, Vec<evaluator::Evaluated>)>> {
+        let (run_id, recorded, _) = open_run(t, class, label, metric.name())?;
         let mut ev = ClassEvaluator::new(
             t,
             class,
@@ -749,59 +825,14 @@ fn compare(
             baseline,
             Some(metric),
         );
-        let evaluated = ev.evaluate_interleaved(&distinct)?;
+        let evaluated = ev.evaluate_interleaved(points)?;
         let incomplete = ev.incomplete;
         drop(ev);
         if incomplete {
             return Ok(None);
         }
         t.store.end_run(run_id)?;
-        let mut values = BTreeMap::new();
-        for (role, p) in points {
-            let k = distinct.iter().position(|d| d == p).expect("listed");
-            let e = &evaluated[k];
-            let v: Option<Vec<f64>> = e.pairs.iter().map(|v| v.metric(metric)).collect();
-            let complete = e.objectives.is_some() && !e.pairs.is_empty();
-            values.insert(
-                role.clone(),
-                v.filter(|_| complete).and_then(|v| MeanSd::of(&v)),
-            );
-        }
-        let lowest = values
-            .values()
-            .filter_map(|v| v.map(|v| v.mean))
-            .min_by(f64::total_cmp);
-        let winner = lowest.and_then(|low| {
-            let at_lowest = |r: &str| {
-                values
-                    .get(r)
-                    .copied()
-                    .flatten()
-                    .is_some_and(|v| v.mean <= low + 1e-12)
-            };
-            if at_lowest("tuned") {
-                Some("tuned".to_string())
-            } else {
-                values.keys().find(|r| at_lowest(r)).cloned()
-            }
-        });
-        let comparison = Comparison {
-            instances: members
-                .iter()
-                .map(|&i| t.instances[i].record.name.clone())
-                .collect(),
-            seeds,
-            values,
-            points: points.iter().cloned().collect(),
-            winner,
-        };
-        // The report reads the verdict from the store (a merged or copied folder may have no
-        // summary.json).
-        t.store.set_run_options(
-            run_id,
-            &serde_json::json!({ "comparison": comparison, "metric": metric.name() }),
-        )?;
-        Ok(Some(comparison))
+        Ok(Some((run_id, evaluated)))
     })();
     t.seeds = saved;
     result
