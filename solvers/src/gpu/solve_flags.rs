@@ -429,6 +429,12 @@ mod tests {
             e.starts_with("--threads: ") && e.contains("multiple of 32"),
             "{e}"
         );
+        let e = SolveConfig::from_flags(Family::Tsp, &[given("--merge", text("maybe"))], &[])
+            .unwrap_err();
+        assert!(
+            e.starts_with("--merge: ") && e.contains("takes on or off"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -41,6 +41,18 @@ impl dyn PointValues + '_ {
         }
     }
 
+    /// An on/off parameter (`on`/`off`, `true`/`false`, `1`/`0`).
+    pub fn switch(&self, name: &str) -> Result<Option<bool>, String> {
+        match self.text(name).as_deref() {
+            None => Ok(None),
+            Some("on" | "true" | "1") => Ok(Some(true)),
+            Some("off" | "false" | "0") => Ok(Some(false)),
+            Some(other) => Err(format!(
+                "parameter `{name}` takes on or off, found {other:?}"
+            )),
+        }
+    }
+
     /// The `variant` parameter, which every GPU point names.
     pub fn variant(&self, known: &str) -> Result<String, String> {
         self.text("variant")

@@ -378,13 +378,13 @@ pub fn prepare(
 }
 
 impl Prepared {
+    /// The coordinates' and the matrix's device pointers (0 for the one TSP_DIST does not read).
     fn dist_args(&self) -> (u64, u64) {
-        let ptr = |s: &Option<CudaSlice<_>>| s.as_ref().map_or(0, |s| s.device_ptr(&self.stream).0);
+        let coords = self.coords.as_ref();
+        let matrix = self.matrix.as_ref();
         (
-            ptr(&self.coords),
-            self.matrix
-                .as_ref()
-                .map_or(0, |s| s.device_ptr(&self.stream).0),
+            coords.map_or(0, |s| s.device_ptr(&self.stream).0),
+            matrix.map_or(0, |s| s.device_ptr(&self.stream).0),
         )
     }
 

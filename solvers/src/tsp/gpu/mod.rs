@@ -539,19 +539,11 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if let Some(s) = point.text("source") {
             params.focused.source = crate::tsp::focused::SourceRule::from_name(&s)?;
         }
-        if let Some(o) = point.text("merge") {
-            params.focused.merge = match o.as_str() {
-                "on" | "true" | "1" => true,
-                "off" | "false" | "0" => false,
-                _ => return Err(format!("parameter `merge` takes on or off, found {o:?}")),
-            };
+        if let Some(merge) = point.switch("merge")? {
+            params.focused.merge = merge;
         }
-        if let Some(o) = point.text("or_opt") {
-            params.focused.or_opt = match o.as_str() {
-                "on" | "true" | "1" => true,
-                "off" | "false" | "0" => false,
-                _ => return Err(format!("parameter `or_opt` takes on or off, found {o:?}")),
-            };
+        if let Some(or_opt) = point.switch("or_opt")? {
+            params.focused.or_opt = or_opt;
         }
         params.flags = point.flags().to_vec();
         Ok(params)
