@@ -62,24 +62,9 @@ fn propose(
     rng: &mut dyn rand::RngCore,
 ) -> Option<Point> {
     let objective = tracker.objective;
-    let costs: Vec<Option<f64>> = tracker
-        .history
-        .iter()
-        .map(|(_, o)| {
-            o.as_ref()
-                .and_then(|o| objective.scalar(o))
-                .and_then(|c| objective.log_cost(c))
-        })
-        .collect();
-    let worst = costs
-        .iter()
-        .flatten()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max);
-    if !worst.is_finite() {
+    let Some(y) = objective.history_log_costs(&tracker.history) else {
         return tracker.fresh_point(space, rng);
-    }
-    let y: Vec<f64> = costs.iter().map(|c| c.unwrap_or(worst)).collect();
+    };
     let x: Vec<f64> = tracker
         .history
         .iter()

@@ -20,16 +20,7 @@ impl Marginals {
     /// The model of `history` (failed points at the worst log cost measured); None before
     /// anything succeeded.
     pub fn fit(history: &[(Point, Option<Objectives>)], objective: Objective) -> Option<Marginals> {
-        let logs: Vec<Option<f64>> = history
-            .iter()
-            .map(|(_, o)| {
-                o.as_ref()
-                    .and_then(|o| objective.scalar(o))
-                    .and_then(|c| objective.log_cost(c))
-            })
-            .collect();
-        let worst = logs.iter().flatten().copied().reduce(f64::max)?;
-        let logs: Vec<f64> = logs.into_iter().map(|l| l.unwrap_or(worst)).collect();
+        let logs = objective.history_log_costs(history)?;
         let mean = logs.iter().sum::<f64>() / logs.len() as f64;
         let mut effects: HashMap<(String, Value), (f64, usize)> = HashMap::new();
         for ((p, _), l) in history.iter().zip(&logs) {

@@ -99,6 +99,22 @@ impl Objective {
         }
     }
 
+    /// The log cost of every measured point, a failed one (or one without a logarithm)
+    /// counted as the worst that succeeded, which is how the models read a history; None
+    /// while nothing succeeded.
+    pub fn history_log_costs<P>(self, history: &[(P, Option<Objectives>)]) -> Option<Vec<f64>> {
+        let logs: Vec<Option<f64>> = history
+            .iter()
+            .map(|(_, o)| {
+                o.as_ref()
+                    .and_then(|o| self.scalar(o))
+                    .and_then(|c| self.log_cost(c))
+            })
+            .collect();
+        let worst = logs.iter().flatten().copied().reduce(f64::max)?;
+        Some(logs.into_iter().map(|l| l.unwrap_or(worst)).collect())
+    }
+
     /// Both metrics of a Pareto objective (the scalar twice for a single one).
     pub fn pair(self, o: &Objectives) -> Option<(f64, f64)> {
         match self {
