@@ -196,8 +196,8 @@ pub fn check_tour(inst: &Instance, tour: &[usize], length: i64) -> Result<(), Ke
 }
 
 impl TspGpuRun {
-    /// The family-neutral record of this run (the construction kernel names the entry).
-    pub fn into_gpu_run(self, construction: super::Construction) -> crate::gpu::workload::GpuRun {
+    /// The family-neutral record of this run; `entry` is the main kernel's.
+    pub fn into_gpu_run(self, entry: &str) -> crate::gpu::workload::GpuRun {
         crate::gpu::workload::GpuRun {
             outcome: self.outcome,
             kernel_seconds: self.construct_seconds + self.pheromone_seconds,
@@ -207,7 +207,7 @@ impl TspGpuRun {
             resources: self.resources,
             attributes: self.attributes,
             launch: self.launch,
-            entry: construction.entry().to_string(),
+            entry: entry.to_string(),
             layout: None,
             blocks_per_sm: None,
         }
@@ -220,7 +220,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
         gpu: &Gpu,
         options: &RunOptions,
     ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
-        Ok(Prepared::run(self, gpu, options)?.into_gpu_run(self.params.construction))
+        Ok(Prepared::run(self, gpu, options)?.into_gpu_run(self.params.construction.entry()))
     }
 
     fn launch(&self) -> Launch {

@@ -834,10 +834,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
         gpu: &Gpu,
         options: &RunOptions,
     ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
-        let run = Prepared::run(self, gpu, options)?;
-        let mut record = run.into_gpu_run(super::Construction::Data);
-        record.entry = "tsp_focused_ants".into();
-        Ok(record)
+        Ok(Prepared::run(self, gpu, options)?.into_gpu_run(self.ants_kernel.entry()))
     }
 
     fn launch(&self) -> Launch {

@@ -212,7 +212,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
         gpu: &Gpu,
         options: &RunOptions,
     ) -> Result<crate::gpu::workload::GpuRun, KernelError> {
-        Ok(Prepared::run(self, gpu, options)?.into_gpu_run(self.params.construction))
+        Ok(Prepared::run(self, gpu, options)?.into_gpu_run(self.params.construction.entry()))
     }
 
     fn launch(&self) -> Launch {
