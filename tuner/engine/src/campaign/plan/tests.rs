@@ -373,13 +373,24 @@ fn a_shard_without_a_class_and_a_holdout_that_is_tuned_are_refused() {
 /// GPU-only campaign is refused with the message it was refused with before the plan.
 #[test]
 fn every_shipped_campaign_resolves_for_a_check() {
-    let mut checked = 0;
+    let (mut checked, mut skipped) = (0, 0);
     for entry in std::fs::read_dir(repo("campaigns")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
         let file = CampaignFile::read(&path).unwrap();
+        // Campaigns of the large instances read them from ../shared beside the repository;
+        // a checkout without it (CI) checks the others and says so.
+        if file.text.contains("shared/data") && !repo("../shared/data").is_dir() {
+            println!(
+                "{}: skipped: its instances are in ../shared/data, not found beside the \
+                 repository",
+                path.display()
+            );
+            skipped += 1;
+            continue;
+        }
         let anywhere =
             check_anywhere(&file).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         let gpu_table = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
@@ -404,5 +415,9 @@ fn every_shipped_campaign_resolves_for_a_check() {
         }
         checked += 1;
     }
-    assert!(checked >= 11, "{checked}");
+    // 12 shipped campaigns, of which 2 read ../shared.
+    assert!(
+        checked + skipped >= 12 && checked >= 10,
+        "{checked} + {skipped}"
+    );
 }
