@@ -443,9 +443,10 @@ fn rots_block_runs_every_qaplib_instance() {
     );
 }
 
-/// The adaptive (breakout) perturbation and path relinking run and their answers re-score on
-/// the CPU. (The schedule is checked against its rule in qap_gpu_host.rs, the relinking walk
-/// against a from-scratch walk in solvers::qap::gpu::relink.)
+/// The adaptive (breakout) perturbation, path relinking and crossover run and their answers
+/// re-score on the CPU. (The schedule is checked against its rule in qap_gpu_host.rs, the
+/// relinking walk against a from-scratch walk in solvers::qap::gpu::relink, the crossover and
+/// the restarts' starts in solvers::qap::gpu::{crossover, rots_block}.)
 #[test]
 fn rots_block_adaptive_perturbation_and_relinking_run() {
     let Some(gpu) = gpu_or_skip("rots_block_adaptive_perturbation_and_relinking_run") else {
@@ -468,6 +469,10 @@ fn rots_block_adaptive_perturbation_and_relinking_run() {
         p.clone(),
         GpuParams {
             relink: true,
+            ..p.clone()
+        },
+        GpuParams {
+            crossover: true,
             ..p.clone()
         },
     ] {

@@ -300,7 +300,26 @@ mod tests {
         assert_eq!(p.aspiration_factor, 2.5);
         assert_eq!(p.solutions, 96);
         assert!(p.relink);
+        assert!(!p.crossover);
         assert_eq!(p.flags, vec!["-O3".to_string()]);
+
+        // Crossover is the other restart rule; asking for both names both.
+        let c =
+            SolveConfig::from_flags(Family::Qap, &[given("--crossover", FlagValue::Int(1))], &[])
+                .unwrap();
+        let GpuConfig::Qap(p) = &c.config else {
+            panic!("not qap")
+        };
+        assert!(p.crossover && !p.relink);
+        let both = [
+            given("--crossover", FlagValue::Int(1)),
+            given("--relink", FlagValue::Int(1)),
+        ];
+        let err = SolveConfig::from_flags(Family::Qap, &both, &[]).unwrap_err();
+        assert!(
+            err.to_string().contains("`relink` and `crossover`"),
+            "{err}"
+        );
 
         // One value, two parameters: --destruction fixes ig-warp's adaptive range.
         let c = SolveConfig::from_flags(

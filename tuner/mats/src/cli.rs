@@ -535,6 +535,10 @@ pub struct SolveArgs {
     /// best toward the best block's best (path relinking) instead of random swaps.
     #[arg(long)]
     pub relink: bool,
+    /// GPU rots-block: restart a stalled block from the crossover of its best and another
+    /// block's best (a memetic algorithm over the blocks' bests) instead of random swaps.
+    #[arg(long, conflicts_with = "relink")]
+    pub crossover: bool,
     /// GPU rots-block: where a block keeps its working set: `auto` (default: the fastest that
     /// fits), `shared` (all in shared memory), `global-tabu` (deltas in shared memory, tabu
     /// and matrices in global), `global` (deltas too in global memory; any n <= 512).

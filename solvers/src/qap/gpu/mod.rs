@@ -29,6 +29,7 @@ use crate::gpu::workload::{CompileTarget, PointValues};
 
 pub mod compare;
 mod context;
+pub mod crossover;
 mod island_blocks;
 pub mod relink;
 mod rots_block;
@@ -152,6 +153,12 @@ pub struct GpuParams {
     /// dimension (`relink`, 0/1); not yet measured on the GPU.
     #[serde(default)]
     pub relink: bool,
+    /// `rots-block`: restart a stalled block from the uniform-like crossover of its own best
+    /// and a partner block's best (binary tournament; [`crossover`]): a memetic algorithm
+    /// whose population is the blocks' bests. Where the child equals the own best, random
+    /// swaps as without it. A space dimension (`crossover`, 0/1); excludes `relink`.
+    #[serde(default)]
+    pub crossover: bool,
     /// `rots-block`: at most this many iterations per launch, as a factor of n (0 = no cap;
     /// launches otherwise last ~0.1 s). The restart test runs between launches, so this sets
     /// how long a block may stagnate (`restart_stall` launches) in iterations rather than time.
@@ -371,6 +378,7 @@ impl GpuParams {
             perturbation: 0.25,
             perturbation_max: 0.0,
             relink: false,
+            crossover: false,
             rots_shared: true,
             layout: RotsLayout::Auto,
             narrow_matrices: true,
@@ -592,6 +600,12 @@ impl GpuParams {
                 self.perturbation_max
             ));
         }
+        if self.relink && self.crossover {
+            return Err(
+                "`relink` and `crossover` are two rules for a restart's start; set one of them"
+                    .into(),
+            );
+        }
         if !(self.tenure_min_factor.is_finite()
             && self.tenure_max_factor.is_finite()
             && self.tenure_min_factor > 0.0
@@ -640,6 +654,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--perturbation", &["perturbation"], ROTS),
         flag("--perturbation-max", &["perturbation_max"], ROTS),
         flag("--relink", &["relink"], ROTS),
+        flag("--crossover", &["crossover"], ROTS),
         flag("--launch-iterations", &["launch_iterations"], ROTS),
         flag("--restart-stall", &["restart_stall"], ROTS),
         flag("--layout", &["layout"], ROTS),
@@ -688,6 +703,12 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
                 return Err(format!("parameter `relink` is 0 or 1, got {r}"));
             }
             params.relink = r == 1;
+        }
+        if let Some(r) = point.count::<u32>("crossover")? {
+            if r > 1 {
+                return Err(format!("parameter `crossover` is 0 or 1, got {r}"));
+            }
+            params.crossover = r == 1;
         }
         if let Some(k) = point.count("restart_stall")? {
             params.restart_stall = k;

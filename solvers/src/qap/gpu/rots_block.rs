@@ -79,6 +79,7 @@ pub(super) fn rots_block(
         strength: vec![swaps; p],
         improved: vec![false; p],
         relink: if params.relink { ctx.inst } else { None },
+        crossover: params.crossover,
         best: vec![i64::MAX; p],
         stalled: vec![0; p],
         rng: crate::run::stream_rng(options.seed ^ 0x5eed_e11e, 0),
@@ -272,6 +273,8 @@ pub(super) struct Restarts<'a> {
     improved: Vec<bool>,
     /// With `relink`: the instance, to walk from a stalled block's best toward the elite.
     relink: Option<&'a crate::qap::Instance>,
+    /// With `crossover`: restart from the child of the own best and a partner's best.
+    crossover: bool,
     best: Vec<i64>,
     stalled: Vec<u32>,
     rng: crate::run::SolverRng,
@@ -306,24 +309,11 @@ impl Restarts<'_> {
         perms: &mut CudaSlice<i32>,
         done: &mut CudaSlice<i32>,
     ) -> Result<(), KernelError> {
-        use rand::Rng;
         let stream = ctx.gpu.stream();
         let costs = stream
             .clone_dtoh(best_costs)
             .map_err(driver("reading costs"))?;
-        for (i, &c) in costs.iter().enumerate() {
-            if c < self.best[i] {
-                self.best[i] = c;
-                self.stalled[i] = 0;
-                self.improved[i] = true;
-            } else {
-                self.stalled[i] += 1;
-            }
-        }
-        let (_, best_index) = RunContext::best_of(&costs);
-        let stale: Vec<usize> = (0..costs.len())
-            .filter(|&i| i != best_index && self.stalled[i] >= self.stall)
-            .collect();
+        let stale = self.stale_blocks(&costs);
         if stale.is_empty() {
             return Ok(());
         }
@@ -337,33 +327,87 @@ impl Restarts<'_> {
         let mut host_done = stream
             .clone_dtoh(done)
             .map_err(driver("reading iteration counts"))?;
+        for (i, start) in self.starts(&stale, &costs, &own_bests, n) {
+            for (slot, &v) in host_perms[i * n..(i + 1) * n].iter_mut().zip(&start) {
+                *slot = v as i32;
+            }
+            host_done[i] = -1;
+        }
+        stream
+            .memcpy_htod(&host_perms, perms)
+            .map_err(driver("writing restart permutations"))?;
+        stream
+            .memcpy_htod(&host_done, done)
+            .map_err(driver("writing restart flags"))?;
+        Ok(())
+    }
+
+    /// Counts each block's launches without improvement (from its best cost after a launch)
+    /// and returns the blocks due for a restart; the best block never is.
+    fn stale_blocks(&mut self, costs: &[i64]) -> Vec<usize> {
+        for (i, &c) in costs.iter().enumerate() {
+            if c < self.best[i] {
+                self.best[i] = c;
+                self.stalled[i] = 0;
+                self.improved[i] = true;
+            } else {
+                self.stalled[i] += 1;
+            }
+        }
+        let (_, best_index) = RunContext::best_of(costs);
+        (0..costs.len())
+            .filter(|&i| i != best_index && self.stalled[i] >= self.stall)
+            .collect()
+    }
+
+    /// Where each stale block restarts (host only, so it is tested without a GPU): path
+    /// relinking toward the elite, a crossover with a partner, or random swaps of the own best
+    /// (also where relinking or crossover has nothing to offer). `own_bests` holds the
+    /// blocks' best permutations as the kernel wrote them; relinking and crossover check
+    /// them first, so a fault's garbage is never recombined.
+    fn starts(
+        &mut self,
+        stale: &[usize],
+        costs: &[i64],
+        own_bests: &[i32],
+        n: usize,
+    ) -> Vec<(usize, Vec<usize>)> {
+        use rand::Rng;
         let perm_of = |i: usize| -> Vec<usize> {
             own_bests[i * n..(i + 1) * n]
                 .iter()
                 .map(|&v| v.max(0) as usize)
                 .collect()
         };
+        let valid = |p: &Vec<usize>| crate::permutation::check(p, n).is_ok();
+        let (_, best_index) = RunContext::best_of(costs);
         let elite = perm_of(best_index);
-        for &i in &stale {
+        let mut out = Vec::with_capacity(stale.len());
+        for &i in stale {
             let mut q = perm_of(i);
-            // Path relinking: the best point between this block's best and the elite, as far
-            // from both as a perturbation would move (the walk needs both to be permutations:
-            // the kernel writes them, the check guards against a fault's garbage).
-            if let Some(inst) = self.relink {
-                let valid = crate::permutation::check(&q, n).is_ok()
-                    && crate::permutation::check(&elite, n).is_ok();
-                if let Some((p, _)) = valid
+            self.stalled[i] = 0;
+            let recombined = if !valid(&q) {
+                None
+            } else if let Some(inst) = self.relink {
+                // The best point between this block's best and the elite, as far from both as
+                // a perturbation would move.
+                valid(&elite)
                     .then(|| super::relink::relink(inst, &q, &elite, self.swaps))
                     .flatten()
-                {
-                    for (slot, &v) in host_perms[i * n..(i + 1) * n].iter_mut().zip(&p) {
-                        *slot = v as i32;
-                    }
-                    host_done[i] = -1;
-                    self.stalled[i] = 0;
-                    self.improved[i] = false;
-                    continue;
-                }
+                    .map(|(p, _)| p)
+            } else if self.crossover {
+                super::crossover::tournament(costs, i, &mut self.rng)
+                    .map(perm_of)
+                    .filter(valid)
+                    .map(|b| super::crossover::uniform_like(&q, &b, &mut self.rng))
+                    .filter(|child| *child != q)
+            } else {
+                None
+            };
+            if let Some(start) = recombined {
+                self.improved[i] = false;
+                out.push((i, start));
+                continue;
             }
             let swaps = next_perturbation(
                 self.strength[i],
@@ -378,18 +422,105 @@ impl Restarts<'_> {
                 let y = self.rng.random_range(0..n);
                 q.swap(x, y);
             }
-            for (slot, &v) in host_perms[i * n..(i + 1) * n].iter_mut().zip(&q) {
-                *slot = v as i32;
-            }
-            host_done[i] = -1;
-            self.stalled[i] = 0;
+            out.push((i, q));
         }
-        stream
-            .memcpy_htod(&host_perms, perms)
-            .map_err(driver("writing restart permutations"))?;
-        stream
-            .memcpy_htod(&host_done, done)
-            .map_err(driver("writing restart flags"))?;
-        Ok(())
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qap::gpu::start_permutation;
+
+    fn restarts(crossover: bool, relink: Option<&crate::qap::Instance>, p: usize) -> Restarts<'_> {
+        Restarts {
+            stall: 2,
+            swaps: 3,
+            max_swaps: 3,
+            strength: vec![3; p],
+            improved: vec![false; p],
+            relink,
+            crossover,
+            best: vec![i64::MAX; p],
+            stalled: vec![0; p],
+            rng: crate::run::stream_rng(11, 0),
+        }
+    }
+
+    fn flat(perms: &[Vec<usize>]) -> Vec<i32> {
+        perms.iter().flatten().map(|&v| v as i32).collect()
+    }
+
+    /// Two launches without improvement make every block but the best stale; with crossover
+    /// each restarts from a permutation that keeps what its best shares with every other
+    /// block's (here: the first half, common to all), and that differs from its own best.
+    #[test]
+    fn crossover_restarts_recombine_the_blocks_bests() {
+        let (n, p) = (30usize, 6usize);
+        let mut bests: Vec<Vec<usize>> =
+            (0..p as u64).map(|k| start_permutation(n, 3, k)).collect();
+        let shared = bests[0][..n / 2].to_vec();
+        for b in bests.iter_mut().skip(1) {
+            for (f, &l) in shared.iter().enumerate() {
+                let j = b.iter().position(|&x| x == l).unwrap();
+                b.swap(f, j);
+            }
+        }
+        let costs: Vec<i64> = (0..p as i64).map(|k| 100 + k).collect();
+        let mut r = restarts(true, None, p);
+        assert!(
+            r.stale_blocks(&costs).is_empty(),
+            "the first launch sets the bests"
+        );
+        assert!(r.stale_blocks(&costs).is_empty());
+        let stale = r.stale_blocks(&costs);
+        assert_eq!(
+            stale,
+            [1, 2, 3, 4, 5],
+            "block 0 holds the best and is never restarted"
+        );
+        let starts = r.starts(&stale, &costs, &flat(&bests), n);
+        assert_eq!(starts.len(), stale.len());
+        for (i, start) in &starts {
+            crate::permutation::check(start, n).unwrap();
+            assert_eq!(
+                &start[..n / 2],
+                &shared[..],
+                "block {i} lost the shared assignments"
+            );
+            assert_ne!(
+                start, &bests[*i],
+                "block {i} restarts from its own best unchanged"
+            );
+            assert_eq!(r.stalled[*i], 0);
+        }
+    }
+
+    /// Without a rule that recombines, and where the bests are garbage (a faulted launch),
+    /// restarts fall back to random swaps of the own best: never a recombination of garbage.
+    #[test]
+    fn restarts_fall_back_to_swaps() {
+        let (n, p) = (20usize, 4usize);
+        let bests: Vec<Vec<usize>> = (0..p as u64).map(|k| start_permutation(n, 5, k)).collect();
+        let costs = vec![10, 11, 12, 13];
+        let mut r = restarts(false, None, p);
+        let starts = r.starts(&[1, 2], &costs, &flat(&bests), n);
+        for (i, start) in &starts {
+            crate::permutation::check(start, n).unwrap();
+            let moved = (0..n).filter(|&f| start[f] != bests[*i][f]).count();
+            assert!(
+                moved <= 2 * 3,
+                "3 swaps move at most 6 facilities, moved {moved}"
+            );
+        }
+        let mut garbage = flat(&bests);
+        garbage[n..2 * n].fill(0);
+        let mut r = restarts(true, None, p);
+        let starts = r.starts(&[1], &costs, &garbage, n);
+        assert!(
+            starts[0].1.iter().all(|&l| l == 0),
+            "garbage is swapped, not recombined"
+        );
     }
 }
