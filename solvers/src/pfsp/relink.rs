@@ -490,4 +490,31 @@ mod tests {
         assert!(!none.offer(&[0], 1));
         assert!(none.is_empty());
     }
+
+    /// The host's cost of one path between unrelated sequences (the longest paths), which a
+    /// restart pays per stalled walk: `cargo test -p mats-solvers --lib relink_cost --
+    /// --ignored --nocapture`.
+    #[test]
+    #[ignore = "a timing, printed"]
+    fn relink_cost_per_path() {
+        let mut rng = crate::run::stream_rng(1, 0);
+        for (n, m) in [(100usize, 20usize), (200, 20), (500, 20), (800, 60)] {
+            let inst = generate(n, m, 1);
+            let a = random_sequence(n, &mut rng);
+            let b = random_sequence(n, &mut rng);
+            let reps = 20;
+            let started = std::time::Instant::now();
+            let mut last = None;
+            for _ in 0..reps {
+                last = std::hint::black_box(relink(&inst, &a, &b, 4));
+            }
+            let ms = started.elapsed().as_secs_f64() * 1e3 / f64::from(reps);
+            let (p, v) = last.unwrap();
+            assert_eq!(inst.makespan(&p), v);
+            eprintln!(
+                "{n} x {m}: {} moves, {ms:.3} ms per path",
+                insertion_distance(&a, &b)
+            );
+        }
+    }
 }

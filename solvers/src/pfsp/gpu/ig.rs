@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use super::restarts::{Relinking, Restarts};
+use super::restarts::{apply, Relinking, Restarts, WalkRows};
 use super::{completion_fits_i32, driver, GpuParams, Prepared};
 use crate::pfsp::{neh, Instance, DEFAULT_IG_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
@@ -148,8 +148,8 @@ pub(super) fn run(
                 &stream,
                 inst,
                 &mut restarts,
-                &best_values,
-                &best,
+                &mut best_values,
+                &mut best,
                 &mut cur,
                 &mut cur_values,
             )?;
@@ -208,26 +208,25 @@ pub(super) fn restarts_of(
 
 /// Restarts walks whose best has not improved for `restart_stall` launches: reads the walks'
 /// bests, lets [`Restarts`] plan the new current sequences and makespans, and writes them
-/// where the kernels read a walk's current state (the walk keeps its own best; a value >= 0
-/// tells the kernel it is the sequence's exact makespan).
+/// where the kernels read a walk's current state, as [`super::restarts::apply`] says (a walk
+/// keeps its own best unless a relinked sequence beats it).
 pub(super) fn restart(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     inst: &Instance,
     restarts: &mut Restarts,
-    best_values: &cudarc::driver::CudaSlice<i64>,
-    best: &cudarc::driver::CudaSlice<i32>,
+    best_values: &mut cudarc::driver::CudaSlice<i64>,
+    best: &mut cudarc::driver::CudaSlice<i32>,
     cur: &mut cudarc::driver::CudaSlice<i32>,
     cur_values: &mut cudarc::driver::CudaSlice<i64>,
 ) -> Result<(), KernelError> {
-    let n = inst.jobs;
-    let values = stream
+    let mut values = stream
         .clone_dtoh(best_values)
         .map_err(driver("reading ig-block bests"))?;
     let pending = restarts.tally(&values);
     if pending.is_idle() {
         return Ok(());
     }
-    let bests = stream
+    let mut bests = stream
         .clone_dtoh(best)
         .map_err(driver("reading ig-block bests"))?;
     let plan = restarts.plan(inst, &values, &bests, &pending);
@@ -240,11 +239,19 @@ pub(super) fn restart(
     let mut host_values = stream
         .clone_dtoh(cur_values)
         .map_err(driver("reading ig-block walks"))?;
-    for r in plan {
-        if let Some(row) = host_cur.get_mut(r.walk * n..(r.walk + 1) * n) {
-            row.copy_from_slice(&r.sequence);
-            host_values[r.walk] = r.value;
-        }
+    let rows = WalkRows {
+        cur: &mut host_cur,
+        cur_values: &mut host_values,
+        best: &mut bests,
+        best_values: &mut values,
+    };
+    if apply(&plan, inst.jobs, rows) {
+        stream
+            .memcpy_htod(&bests, best)
+            .map_err(driver("writing ig-block bests"))?;
+        stream
+            .memcpy_htod(&values, best_values)
+            .map_err(driver("writing ig-block bests"))?;
     }
     stream
         .memcpy_htod(&host_cur, cur)

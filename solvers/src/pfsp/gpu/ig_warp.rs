@@ -486,8 +486,8 @@ pub(super) fn run(
                 &stream,
                 inst,
                 &mut restarts,
-                &bufs.best_values,
-                &bufs.best,
+                &mut bufs.best_values,
+                &mut bufs.best,
                 &mut bufs.cur,
                 &mut bufs.cur_values,
             )?;

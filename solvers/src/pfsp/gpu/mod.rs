@@ -238,7 +238,7 @@ impl GpuParams {
         }
         if !self.algorithm.is_tabu() && !(1..=MAX_ELITE).contains(&self.elite) {
             return Err(format!(
-                "elite (the pool of --relink's restarts) must be in 1..={MAX_ELITE}, got {}",
+                "elite (the size of the restarts' pool) must be in 1..={MAX_ELITE}, got {}",
                 self.elite
             ));
         }

@@ -1,7 +1,8 @@
 //! The host side of ig-block's and ig-warp's restarts between launches, apart from the device
 //! buffers so that tests run it without a GPU: which walks restart, and the sequence and
 //! makespan each continues from ([`Restart`], written to the walk's current sequence and
-//! value as the kernels read them; the walk keeps its own best).
+//! value as the kernels read them by [`apply`]; the walk keeps its own best unless a relinked
+//! sequence beats it).
 //!
 //! A walk whose best has not improved for `stall` launches restarts; the best walk never does.
 //! Without relinking it continues from the best sequence of one of the four best walks (drawn
@@ -10,8 +11,9 @@
 //! sequence on the insertion path from its own best toward a random member of the pool
 //! ([`crate::pfsp::relink`]), at least `min_distance` moves from both, with that sequence's
 //! makespan computed on the host; where the path is too short it continues from the member
-//! itself. Relinking costs at most n^2 m per stalled walk on the host (about 2 ms at 500 x
-//! 20), so the walks of one launch are relinked in parallel.
+//! itself. Relinking costs at most n^2 m per stalled walk on the host (3 ms at 500 x 20, 19 ms
+//! at 800 x 60 between unrelated sequences: `relink::tests::relink_cost_per_path`) while the
+//! GPU waits, so the walks of one launch are relinked in parallel.
 
 use rand::Rng;
 use rayon::prelude::*;
@@ -29,6 +31,48 @@ pub struct Restart {
     pub walk: usize,
     pub sequence: Vec<i32>,
     pub value: i64,
+    /// Found on a path (not a copy of a sequence some walk or the pool already holds).
+    pub relinked: bool,
+}
+
+/// The walks' state as the kernels keep it, copied to the host: current and best sequences
+/// (walks x n job ids) and their makespans.
+pub struct WalkRows<'a> {
+    pub cur: &'a mut [i32],
+    pub cur_values: &'a mut [i64],
+    pub best: &'a mut [i32],
+    pub best_values: &'a mut [i64],
+}
+
+/// Writes a plan into the walks' rows: each restarted walk's current sequence and its exact
+/// makespan (>= 0, so the kernels take it as the value instead of improving the sequence
+/// first). Where a relinked sequence beats the walk's own best it becomes the best too (a
+/// copied one never does, as before relinking existed: another walk holds it): the
+/// kernels compare only their iterations' results with the best, so the walk would otherwise
+/// lose it. Returns whether any best changed (then the bests must be written back too).
+pub fn apply(plan: &[Restart], n: usize, rows: WalkRows) -> bool {
+    let mut best_changed = false;
+    for r in plan {
+        let range = r.walk * n..(r.walk + 1) * n;
+        let (Some(cur), Some(cur_value)) = (
+            rows.cur.get_mut(range.clone()),
+            rows.cur_values.get_mut(r.walk),
+        ) else {
+            continue;
+        };
+        cur.copy_from_slice(&r.sequence);
+        *cur_value = r.value;
+        if let (Some(best), Some(best_value)) =
+            (rows.best.get_mut(range), rows.best_values.get_mut(r.walk))
+        {
+            if r.relinked && r.value < *best_value {
+                best.copy_from_slice(&r.sequence);
+                *best_value = r.value;
+                best_changed = true;
+            }
+        }
+    }
+    best_changed
 }
 
 /// Restarts with path relinking: the pool of guides and how far from both ends a restart
@@ -174,6 +218,7 @@ impl Restarts {
                     walk,
                     sequence: bests.get(from * n..(from + 1) * n)?.to_vec(),
                     value: *values.get(from)?,
+                    relinked: false,
                 }),
                 Source::Relink {
                     walk,
@@ -182,12 +227,15 @@ impl Restarts {
                     guide_value,
                     min_distance,
                 } => {
-                    let (seq, value) =
-                        relink(inst, &own, &guide, min_distance).unwrap_or((guide, guide_value));
+                    let (seq, value, relinked) = match relink(inst, &own, &guide, min_distance) {
+                        Some((seq, value)) => (seq, value, true),
+                        None => (guide, guide_value, false),
+                    };
                     Some(Restart {
                         walk,
                         sequence: seq.iter().map(|&j| j as i32).collect(),
                         value,
+                        relinked,
                     })
                 }
             })
@@ -285,6 +333,7 @@ mod tests {
         let expected: Vec<usize> = (0..10).filter(|&i| i != ranked[0]).collect();
         assert_eq!(walks, expected);
         for r in &plan {
+            assert!(!r.relinked);
             let from = (0..10)
                 .find(|&w| rows[w * n..(w + 1) * n] == r.sequence[..])
                 .unwrap();
@@ -333,6 +382,10 @@ mod tests {
         let plan = restarts.plan(&inst, &values, &rows, &pending);
         let best = pending.elite[0];
         assert_eq!(plan.len(), 11);
+        assert!(
+            plan.iter().any(|r| r.relinked),
+            "random bests are far apart"
+        );
         for r in &plan {
             assert_ne!(r.walk, best);
             let seq = jobs(&r.sequence);
@@ -346,7 +399,11 @@ mod tests {
                 let (a, b) = (insertion_distance(&own, &seq), insertion_distance(&seq, m));
                 a + b == total && a >= min_distance && b >= min_distance
             });
-            assert!(on_a_path || members.contains(&seq), "walk {}", r.walk);
+            if r.relinked {
+                assert!(on_a_path, "walk {}", r.walk);
+            } else {
+                assert!(members.contains(&seq), "walk {}", r.walk);
+            }
             assert_ne!(seq, own);
         }
     }
@@ -399,5 +456,62 @@ mod tests {
         assert_eq!(restarts.pool().unwrap().len(), 1);
         // A later launch offers only improvements.
         assert!(restarts.tally(&values).offers.is_empty());
+    }
+
+    #[test]
+    fn applying_a_plan_writes_current_rows_and_only_relinked_bests() {
+        let n = 3;
+        let mut cur = vec![0, 1, 2, 0, 1, 2, 0, 1, 2];
+        let mut cur_values = vec![-1, 50, 60];
+        let mut best = vec![2, 1, 0, 2, 1, 0, 2, 1, 0];
+        let mut best_values = vec![40, 45, 30];
+        let plan = [
+            // A copy better than the walk's best: the best stays the walk's own.
+            Restart {
+                walk: 0,
+                sequence: vec![1, 0, 2],
+                value: 35,
+                relinked: false,
+            },
+            // A relinked sequence better than the walk's best: it becomes the best.
+            Restart {
+                walk: 1,
+                sequence: vec![1, 2, 0],
+                value: 44,
+                relinked: true,
+            },
+            // Relinked but not better.
+            Restart {
+                walk: 2,
+                sequence: vec![0, 2, 1],
+                value: 31,
+                relinked: true,
+            },
+            // A walk that does not exist is skipped.
+            Restart {
+                walk: 7,
+                sequence: vec![0, 1, 2],
+                value: 1,
+                relinked: true,
+            },
+        ];
+        let rows = WalkRows {
+            cur: &mut cur,
+            cur_values: &mut cur_values,
+            best: &mut best,
+            best_values: &mut best_values,
+        };
+        assert!(apply(&plan, n, rows));
+        assert_eq!(cur, vec![1, 0, 2, 1, 2, 0, 0, 2, 1]);
+        assert_eq!(cur_values, vec![35, 44, 31]);
+        assert_eq!(best, vec![2, 1, 0, 1, 2, 0, 2, 1, 0]);
+        assert_eq!(best_values, vec![40, 44, 30]);
+        let rows = WalkRows {
+            cur: &mut cur,
+            cur_values: &mut cur_values,
+            best: &mut best,
+            best_values: &mut best_values,
+        };
+        assert!(!apply(&plan[..1], n, rows), "no best changed");
     }
 }
