@@ -10,14 +10,15 @@
 
 use std::time::Instant;
 
+use cudarc::driver::PushKernelArg;
+use kernels::gpu::{Gpu, Kernel, Launch, Module};
+use kernels::KernelError;
+
 use super::restarts::{apply, Relinking, Restarts, WalkRows};
 use super::{completion_fits_i32, driver, GpuParams, Prepared};
 use crate::pfsp::{neh, Instance, DEFAULT_IG_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
-use cudarc::driver::PushKernelArg;
 use kernels::gpu::KernelClock;
-use kernels::gpu::{Gpu, Kernel, Launch, Module};
-use kernels::KernelError;
 
 /// The most threads per block (the reduction scratch holds 32 warps).
 pub const IG_MAX_THREADS: u32 = 1024;

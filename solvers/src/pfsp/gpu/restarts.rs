@@ -52,7 +52,7 @@ pub struct WalkRows<'a> {
 /// lose it. Returns whether any best changed (then the bests must be written back too).
 pub fn apply(plan: &[Restart], n: usize, rows: WalkRows) -> bool {
     let mut best_changed = false;
-    for r in plan {
+    for r in plan.iter().filter(|r| r.sequence.len() == n) {
         let range = r.walk * n..(r.walk + 1) * n;
         let (Some(cur), Some(cur_value)) = (
             rows.cur.get_mut(range.clone()),
