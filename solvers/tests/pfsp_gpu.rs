@@ -1,7 +1,8 @@
 //! The flowshop GPU variants on a real GPU, checked on the CPU: `tabu-full` and `tabu-prefix`
 //! take exactly the CPU tabu's moves from NEH (move by move, every makespan re-scored from
 //! scratch), `ig-block` returns a permutation whose CPU makespan equals the GPU's, and `ig-warp`'s
-//! walks equal the CPU reference's (`solvers::pfsp::ig_warp`) step for step. Skipped
+//! walks equal the CPU reference's (`solvers::pfsp::ig_warp`) step for step; with relinking
+//! restarts (`relink`) every walk's best of both variants is re-scored. Skipped
 //! with a message on a machine without a GPU, unless MATS_REQUIRE_GPU=1, where it fails.
 
 use std::path::Path;
@@ -215,6 +216,60 @@ fn ig_block_returns_rescored_improvements() {
     )
     .unwrap();
     assert_eq!(run.outcome.objective, optimum);
+}
+
+/// Restarts with path relinking (`relink`) every launch: every walk's best (read back as an
+/// island's) is a permutation whose CPU makespan is the value the GPU holds, including those
+/// the host wrote where a relinked sequence beat a walk's best, and so is the result.
+#[test]
+fn ig_relinking_restarts_keep_every_walk_rescored() {
+    use solvers::gpu::PreparedRun;
+    let Some(gpu) = gpu_or_skip("ig_relinking_restarts_keep_every_walk_rescored") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    for algorithm in [GpuAlgorithm::IgBlock, GpuAlgorithm::IgWarp] {
+        for inst in instances() {
+            let base = GpuParams::new(algorithm);
+            let params = GpuParams {
+                blocks: 40,
+                destruction: base.destruction.min(inst.jobs - 1),
+                destruction_max: base.destruction_max.min(inst.jobs - 1),
+                relink: true,
+                elite: 4,
+                restart_stall: 1,
+                launch_iterations: 2,
+                ..base
+            };
+            let name = format!("{} {}", inst.name, algorithm.name());
+            let mut prepared = pfsp_gpu::prepare(&gpu, &cache, &inst, &params)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            // As an island with no seeds: the run returns every walk's best.
+            assert!(prepared.start_from(&[]));
+            let run = prepared
+                .run(
+                    &gpu,
+                    &RunOptions {
+                        seed: 5,
+                        budget: Budget::iterations(30),
+                        ..Default::default()
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(run.walk_bests.len(), 40, "{name}");
+            for (w, (seq, value)) in run.walk_bests.iter().enumerate() {
+                permutation::check(seq, inst.jobs).unwrap_or_else(|e| panic!("{name} {w}: {e}"));
+                assert_eq!(inst.makespan(seq), *value, "{name}: walk {w}");
+            }
+            let p = &run.outcome.solution;
+            permutation::check(p, inst.jobs).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(inst.makespan(p), run.outcome.objective, "{name}");
+            assert!(run.launches >= 10, "{name}: {} launches", run.launches);
+            let neh = inst.makespan(&pfsp::neh(&inst));
+            assert!(run.outcome.objective <= neh, "{name}: worse than NEH");
+            println!("{name} relink: {} (NEH {neh})", run.outcome.objective);
+        }
+    }
 }
 
 #[test]

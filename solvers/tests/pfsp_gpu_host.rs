@@ -353,3 +353,70 @@ fn solve_falls_back_to_ig_warp_only_where_the_default_does_not_fit() {
         .unwrap_err();
     assert!(err.contains("shared memory"), "{err}");
 }
+
+#[test]
+fn relinking_restarts_are_parameters_of_both_iterated_greedy_variants() {
+    use solvers::gpu::GpuWorkload;
+    let device = h100();
+    let inst = pfsp::generate(50, 20, 1);
+    for variant in ["ig-block", "ig-warp"] {
+        // Off by default, with a pool of 8 ready.
+        let p = GpuParams::from_point(&Point(vec![("variant", variant)])).unwrap();
+        assert!(!p.relink);
+        assert_eq!(p.elite, pfsp_gpu::DEFAULT_ELITE);
+        let p = GpuParams::from_point(&Point(vec![
+            ("variant", variant),
+            ("relink", "1"),
+            ("elite", "16"),
+        ]))
+        .unwrap();
+        assert!(p.relink && p.elite == 16, "{variant}");
+        p.check(&inst, &device).unwrap();
+        for (name, bad) in [("relink", "2"), ("elite", "0"), ("elite", "5000")] {
+            let err =
+                GpuParams::from_point(&Point(vec![("variant", variant), (name, bad)])).unwrap_err();
+            assert!(
+                err.contains(&format!("`{name}`")),
+                "{variant} {name}: {err}"
+            );
+        }
+        let err = GpuParams {
+            elite: 0,
+            ..GpuParams::new(GpuAlgorithm::from_name(variant).unwrap())
+        }
+        .check(&inst, &device)
+        .unwrap_err();
+        assert!(err.contains("elite"), "{err}");
+    }
+}
+
+#[test]
+fn solve_flags_turn_relinking_on_and_name_themselves_in_errors() {
+    use solvers::family::Family;
+    use solvers::gpu::solve_flags::{FlagValue, GivenFlag, SolveConfig};
+    let relink = GivenFlag {
+        flag: "--relink",
+        value: FlagValue::Int(1),
+    };
+    let elite = |e: i64| GivenFlag {
+        flag: "--elite",
+        value: FlagValue::Int(e),
+    };
+    let algo = |a: &str| GivenFlag {
+        flag: "--algo",
+        value: FlagValue::Text(a.into()),
+    };
+    let plan = |given: &[GivenFlag]| SolveConfig::from_flags(Family::Pfsp, given, &[]);
+    for variant in ["ig-block", "ig-warp"] {
+        plan(&[algo(variant), relink.clone(), elite(4)]).unwrap();
+        let err = plan(&[algo(variant), relink.clone(), elite(0)]).unwrap_err();
+        assert!(err.starts_with("--elite"), "{err}");
+    }
+    // The default variant takes them too.
+    plan(std::slice::from_ref(&relink)).unwrap();
+    let err = plan(&[algo("tabu-prefix"), relink]).unwrap_err();
+    assert!(
+        err.contains("--relink") && err.contains("does not apply"),
+        "{err}"
+    );
+}

@@ -14,6 +14,8 @@
 //! - [`mod@neh`], [`mod@tabu`], [`ig`]: the CPU reference solvers (NEH, tabu search after Wu et
 //!   al., iterated greedy of Ruiz & Stützle);
 //! - [`ig_warp`]: the CPU reference of the GPU `ig-warp` walk (same draws and moves);
+//! - [`relink`]: path relinking between sequences by insertion moves, and the elite pool of
+//!   the GPU iterated greedy's restarts;
 //! - [`gpu`]: the host side of the CUDA variants in `kernels/pfsp/` (tabu-full, tabu-prefix,
 //!   ig-block, ig-warp).
 
@@ -25,6 +27,7 @@ pub mod ig_warp;
 pub mod instance;
 pub mod neh;
 pub mod parse;
+pub mod relink;
 pub mod tabu;
 
 pub use generator::generate;

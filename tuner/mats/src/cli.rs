@@ -532,13 +532,20 @@ pub struct SolveArgs {
     #[arg(long, value_name = "F")]
     pub perturbation_max: Option<f64>,
     /// GPU rots-block: restart a stalled block from the best point on the swap path from its
-    /// best toward the best block's best (path relinking) instead of random swaps.
+    /// best toward the best block's best (path relinking) instead of random swaps. GPU pfsp
+    /// ig-block, ig-warp: restart a stalled walk from the best sequence on the insertion path
+    /// from its best toward a random member of an elite pool (--elite) instead of copying an
+    /// elite walk's best.
     #[arg(long)]
     pub relink: bool,
     /// GPU rots-block: restart a stalled block from the crossover of its best and another
     /// block's best (a memetic algorithm over the blocks' bests) instead of random swaps.
     #[arg(long, conflicts_with = "relink")]
     pub crossover: bool,
+    /// GPU pfsp ig-block, ig-warp with --relink: distinct sequences the elite pool keeps
+    /// (default 8).
+    #[arg(long, value_name = "E")]
+    pub elite: Option<usize>,
     /// GPU rots-block: where a block keeps its working set: `auto` (default: the fastest that
     /// fits), `shared` (all in shared memory), `global-tabu` (deltas in shared memory, tabu
     /// and matrices in global), `global` (deltas too in global memory; any n <= 512).

@@ -631,6 +631,22 @@ fn hwsw_gpu_arguments_are_checked_before_the_gpu() {
 }
 
 #[test]
+fn pfsp_relinking_flags_are_checked_before_the_gpu() {
+    let file = data("pfsp/tai20_5.txt");
+    let gpu = |extra: &[&str]| {
+        let mut args = vec!["solve", file.as_str(), "--index", "1", "--backend", "gpu"];
+        args.extend_from_slice(extra);
+        error_of(&args)
+    };
+    let e = gpu(&["--relink", "--elite", "0"]);
+    assert!(e.contains("--elite") && e.contains("1..=1024"), "{e}");
+    let e = gpu(&["--algo", "tabu-prefix", "--relink"]);
+    assert!(e.contains("--relink does not apply"), "{e}");
+    let e = error_of(&["solve", &file, "--index", "1", "--elite", "8"]);
+    assert!(e.contains("--elite applies to --backend gpu only"), "{e}");
+}
+
+#[test]
 fn generated_tsp_files_repeat_per_seed_and_focused_solves_them() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = |name: &str| dir.path().join(name).display().to_string();

@@ -5,15 +5,16 @@
 //! local search on the GPU. Between launches the host reads the walks' bests; a walk whose best
 //! has not improved for `restart_stall` launches continues from the best sequence of one of the
 //! four best walks (drawn at random), so that the walks that found nothing follow the ones that
-//! did, while the best walks keep their own trajectories.
+//! did, while the best walks keep their own trajectories; with `relink`, from a sequence on the
+//! path between its own best and an elite pool's member ([`super::restarts`]).
 
 use std::time::Instant;
 
 use cudarc::driver::PushKernelArg;
 use kernels::gpu::{Gpu, Kernel, Launch, Module};
 use kernels::KernelError;
-use rand::Rng;
 
+use super::restarts::{apply, Relinking, Restarts, WalkRows};
 use super::{completion_fits_i32, driver, GpuParams, Prepared};
 use crate::pfsp::{neh, Instance, DEFAULT_IG_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
@@ -110,9 +111,7 @@ pub(super) fn run(
         .budget
         .time_limit
         .map(|limit| Instant::now() + limit);
-    let mut rng = stream_rng(seed ^ 0x1e_b10c, 0);
-    let mut stalled = vec![0u32; walks];
-    let mut seen = start_values;
+    let mut restarts = restarts_of(params, start_values, stream_rng(seed ^ 0x1e_b10c, 0));
     // The first launch does the initial local search and one iteration, and measures.
     let mut chunk: u64 = 1;
     let mut spent = 0u64;
@@ -148,15 +147,12 @@ pub(super) fn run(
         if params.restart_stall > 0 && walks > 1 {
             restart(
                 &stream,
-                n,
-                params.restart_stall,
-                &mut stalled,
-                &mut seen,
-                &best_values,
-                &best,
+                inst,
+                &mut restarts,
+                &mut best_values,
+                &mut best,
                 &mut cur,
                 &mut cur_values,
-                &mut rng,
             )?;
         }
         chunk = super::next_chunk(
@@ -195,55 +191,68 @@ pub(super) fn run(
     ))
 }
 
-/// Restarts walks whose best has not improved for `stall` launches from the best sequence of
-/// one of the four best walks (never the best walk itself).
-#[allow(clippy::too_many_arguments)]
+/// The restart state of a run whose walks start with these bests: copying, or with
+/// `relink` path relinking at least the largest destruction size of moves from both ends (one
+/// iteration's destruction moves a sequence by at most that many insertions, so nearer
+/// sequences are what a walk reaches on its own).
+pub(super) fn restarts_of(
+    params: &GpuParams,
+    start_values: Vec<i64>,
+    rng: crate::run::SolverRng,
+) -> Restarts {
+    let relinking = params.relink.then(|| Relinking {
+        pool: crate::pfsp::relink::ElitePool::new(params.elite),
+        min_distance: params.destruction.max(params.destruction_max).max(1),
+    });
+    Restarts::new(params.restart_stall, start_values, rng, relinking)
+}
+
+/// Restarts walks whose best has not improved for `restart_stall` launches: reads the walks'
+/// bests, lets [`Restarts`] plan the new current sequences and makespans, and writes them
+/// where the kernels read a walk's current state, as [`super::restarts::apply`] says (a walk
+/// keeps its own best unless a relinked sequence beats it).
 pub(super) fn restart(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-    n: usize,
-    stall: u32,
-    stalled: &mut [u32],
-    seen: &mut [i64],
-    best_values: &cudarc::driver::CudaSlice<i64>,
-    best: &cudarc::driver::CudaSlice<i32>,
+    inst: &Instance,
+    restarts: &mut Restarts,
+    best_values: &mut cudarc::driver::CudaSlice<i64>,
+    best: &mut cudarc::driver::CudaSlice<i32>,
     cur: &mut cudarc::driver::CudaSlice<i32>,
     cur_values: &mut cudarc::driver::CudaSlice<i64>,
-    rng: &mut crate::run::SolverRng,
 ) -> Result<(), KernelError> {
-    let values = stream
+    let mut values = stream
         .clone_dtoh(best_values)
         .map_err(driver("reading ig-block bests"))?;
-    for (i, &v) in values.iter().enumerate() {
-        if v < seen[i] {
-            seen[i] = v;
-            stalled[i] = 0;
-        } else {
-            stalled[i] += 1;
-        }
-    }
-    let mut ranked: Vec<usize> = (0..values.len()).collect();
-    ranked.sort_by_key(|&i| (values[i], i));
-    let elite = &ranked[..ranked.len().min(4)];
-    let stale: Vec<usize> = (0..values.len())
-        .filter(|&i| i != ranked[0] && stalled[i] >= stall)
-        .collect();
-    if stale.is_empty() {
+    let pending = restarts.tally(&values);
+    if pending.is_idle() {
         return Ok(());
     }
-    let bests = stream
+    let mut bests = stream
         .clone_dtoh(best)
         .map_err(driver("reading ig-block bests"))?;
+    let plan = restarts.plan(inst, &values, &bests, &pending);
+    if plan.is_empty() {
+        return Ok(());
+    }
     let mut host_cur = stream
         .clone_dtoh(cur)
         .map_err(driver("reading ig-block walks"))?;
     let mut host_values = stream
         .clone_dtoh(cur_values)
         .map_err(driver("reading ig-block walks"))?;
-    for &i in &stale {
-        let from = elite[rng.random_range(0..elite.len())];
-        host_cur[i * n..(i + 1) * n].copy_from_slice(&bests[from * n..(from + 1) * n]);
-        host_values[i] = values[from];
-        stalled[i] = 0;
+    let rows = WalkRows {
+        cur: &mut host_cur,
+        cur_values: &mut host_values,
+        best: &mut bests,
+        best_values: &mut values,
+    };
+    if apply(&plan, inst.jobs, rows) {
+        stream
+            .memcpy_htod(&bests, best)
+            .map_err(driver("writing ig-block bests"))?;
+        stream
+            .memcpy_htod(&values, best_values)
+            .map_err(driver("writing ig-block bests"))?;
     }
     stream
         .memcpy_htod(&host_cur, cur)

@@ -432,9 +432,8 @@ pub(super) fn run(
             DEFAULT_IG_ITERATIONS
         });
     let deadline = options.budget.time_limit.map(|limit| run_started + limit);
-    let mut rng = stream_rng(seed ^ 0x1e_3a59, 0);
-    let mut stalled = vec![0u32; walks];
-    let mut seen = start_values;
+    let mut restarts =
+        super::ig::restarts_of(params, start_values, stream_rng(seed ^ 0x1e_3a59, 0));
     // Under a time limit alone, each launch gives every walk the same slice of GPU time (the
     // kernel's clock budget) instead of the same iteration count, so that no SM idles behind the
     // slowest walk; with an iteration budget (and in the tests) launches count iterations.
@@ -485,15 +484,12 @@ pub(super) fn run(
         if params.restart_stall > 0 && walks > 1 && !params.trace {
             super::ig::restart(
                 &stream,
-                n,
-                params.restart_stall,
-                &mut stalled,
-                &mut seen,
-                &bufs.best_values,
-                &bufs.best,
+                inst,
+                &mut restarts,
+                &mut bufs.best_values,
+                &mut bufs.best,
                 &mut bufs.cur,
                 &mut bufs.cur_values,
-                &mut rng,
             )?;
         }
         if timed {

@@ -14,6 +14,11 @@
 //! | `ig-block` | block per iterated-greedy walk | blocks (walks) 1..65535 (default: as many as are resident at once), threads per block 64..1024 (default 64), destruction d 1..64, at most n - 1 (default 4), temperature T (default 0.4) |
 //! | `ig-warp` | warp per iterated-greedy walk, `warps` walks per block | blocks = walks 1..2^24 (default: as many as are resident), warps per block 1..32 (default 4), destruction d_min..d_max (adaptive; default 2..6), temperature T, tie moves in the local search (default on), tables in shared or global memory (default: shared where 8 walks per SM fit) |
 //!
+//! Both iterated-greedy variants restart stalled walks between launches ([`restarts`]): from an
+//! elite walk's best, or with `relink` (off by default) from a sequence on the insertion path
+//! between the walk's best and a member of an elite pool of `elite` sequences (1..=1024,
+//! default 8; [`crate::pfsp::relink`]).
+//!
 //! Sizes: n in 2..=2048 (a move key holds the pair index in 22 bits), m in 1..=128 (a
 //! completion row lives in registers); processing times must fit int32 and their sum below
 //! 2^41 (a key holds the makespan in 42 bits). Completion times are int32 where the sum of all
@@ -23,6 +28,7 @@
 
 mod ig;
 mod ig_warp;
+mod restarts;
 mod tabu;
 
 pub use tabu::{table_entry, threads_for, TabuList};
@@ -118,7 +124,7 @@ pub struct GpuParams {
     /// ig-block: iterations per walk per launch (0 = aim at ~0.1 s launches).
     pub launch_iterations: u32,
     /// ig-block: a walk whose best has not improved for this many launches restarts from an
-    /// elite solution (0 = never).
+    /// elite solution (0 = never; see `relink`).
     pub restart_stall: u32,
     /// Extra NVRTC/ptxas flags (e.g. `-maxrregcount=64`, `--ptxas-options=-O2`).
     pub flags: Vec<String>,
@@ -135,6 +141,25 @@ pub struct GpuParams {
     /// ig-warp: where each walk's tables live.
     #[serde(default)]
     pub tables: IgwTables,
+    /// ig-block, ig-warp: a stalled walk restarts from the best sequence on the insertion path
+    /// from its own best toward a random member of the elite pool, at least the largest
+    /// destruction size of moves from both (`pfsp::relink`), instead of copying an elite walk's
+    /// best. A space dimension (`relink`, 0/1); off by default, not yet measured on the GPU.
+    #[serde(default)]
+    pub relink: bool,
+    /// ig-block, ig-warp with `relink`: distinct sequences the elite pool keeps across
+    /// launches (the walks' best, best first).
+    #[serde(default = "default_elite")]
+    pub elite: usize,
+}
+
+/// The elite pool's size where nothing sets it.
+pub const DEFAULT_ELITE: usize = 8;
+/// The largest elite pool: every restart scans it for members unlike the walk's best.
+pub const MAX_ELITE: usize = 1024;
+
+fn default_elite() -> usize {
+    DEFAULT_ELITE
 }
 
 impl GpuParams {
@@ -158,6 +183,8 @@ impl GpuParams {
             ties: false,
             warps: 0,
             tables: IgwTables::Auto,
+            relink: false,
+            elite: DEFAULT_ELITE,
         }
         .with_defaults()
     }
@@ -207,6 +234,12 @@ impl GpuParams {
             return Err(format!(
                 "{}: the sum of processing times ({total}) must stay below 2^41 (move keys)",
                 inst.name
+            ));
+        }
+        if !self.algorithm.is_tabu() && !(1..=MAX_ELITE).contains(&self.elite) {
+            return Err(format!(
+                "elite (the size of the restarts' pool) must be in 1..={MAX_ELITE}, got {}",
+                self.elite
             ));
         }
         if self.algorithm == GpuAlgorithm::IgWarp {
@@ -313,6 +346,8 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--destruction", &["destruction", "destruction_max"], IG),
         flag("--temperature", &["temperature"], IG),
         flag("--restart-stall", &["restart_stall"], IG),
+        flag("--relink", &["relink"], IG),
+        flag("--elite", &["elite"], IG),
         flag("--launch-iterations", &["launch_iterations"], IG),
     ];
     const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "ig-block")];
@@ -327,8 +362,8 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
     type Instance = Instance;
 
     /// `variant` and where set `threads`, `tenure` (tabu), `blocks`, `destruction`,
-    /// `temperature`, `launch_iterations`, `restart_stall` (ig-block), as `mats solve` takes
-    /// them (`--solutions` is `blocks`).
+    /// `temperature`, `launch_iterations`, `restart_stall`, `relink`, `elite` (ig-block,
+    /// ig-warp), as `mats solve` takes them (`--solutions` is `blocks`).
     fn from_point(point: &dyn PointValues) -> Result<GpuParams, String> {
         if !point.defines().is_empty() {
             return Err("the pfsp kernels take no #define parameters from a space".into());
@@ -355,6 +390,20 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         }
         if let Some(k) = point.count("restart_stall")? {
             params.restart_stall = k;
+        }
+        if let Some(r) = point.count::<u32>("relink")? {
+            if r > 1 {
+                return Err(format!("parameter `relink` is 0 or 1, got {r}"));
+            }
+            params.relink = r == 1;
+        }
+        if let Some(e) = point.count::<usize>("elite")? {
+            if !(1..=MAX_ELITE).contains(&e) {
+                return Err(format!(
+                    "parameter `elite` must be in 1..={MAX_ELITE}, got {e}"
+                ));
+            }
+            params.elite = e;
         }
         if let Some(d) = point.count("destruction_max")? {
             params.destruction_max = d;

@@ -362,6 +362,7 @@ fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
         ("--perturbation-max", float(args.perturbation_max)),
         ("--relink", args.relink.then_some(FlagValue::Int(1))),
         ("--crossover", args.crossover.then_some(FlagValue::Int(1))),
+        ("--elite", count(args.elite)),
         (
             "--launch-iterations",
             int(args.launch_iterations.map(i64::from)),

@@ -245,3 +245,23 @@ fn shipped_spaces_load() {
         );
     }
 }
+
+#[test]
+fn pfsp_space_relinks_only_the_iterated_greedy() {
+    let pfsp = shipped("pfsp.toml");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let mut seen = [false; 2];
+    for _ in 0..200 {
+        let p = pfsp.random_point(&mut rng).expect("point");
+        let ig = [Value::from("ig-block"), Value::from("ig-warp")]
+            .contains(p.get("variant").expect("variant"));
+        let relink = p.get("relink").and_then(Value::as_int);
+        assert_eq!(relink.is_some(), ig, "{p:?}");
+        // The pool's size is a dimension only where relinking is on.
+        assert_eq!(p.get("elite").is_some(), relink == Some(1), "{p:?}");
+        if let Some(r) = relink {
+            seen[r as usize] = true;
+        }
+    }
+    assert_eq!(seen, [true, true]);
+}

@@ -1,0 +1,517 @@
+//! The host side of ig-block's and ig-warp's restarts between launches, apart from the device
+//! buffers so that tests run it without a GPU: which walks restart, and the sequence and
+//! makespan each continues from ([`Restart`], written to the walk's current sequence and
+//! value as the kernels read them by [`apply`]; the walk keeps its own best unless a relinked
+//! sequence beats it).
+//!
+//! A walk whose best has not improved for `stall` launches restarts; the best walk never does.
+//! Without relinking it continues from the best sequence of one of the four best walks (drawn
+//! at random). With relinking (`relink`), the walks' bests feed an elite pool of `elite`
+//! distinct sequences kept across launches, and a stalled walk continues from the best
+//! sequence on the insertion path from its own best toward a random member of the pool
+//! ([`crate::pfsp::relink`]), at least `min_distance` moves from both, with that sequence's
+//! makespan computed on the host; where the path is too short it continues from the member
+//! itself. Relinking costs at most n^2 m per stalled walk on the host (3 ms at 500 x 20, 19 ms
+//! at 800 x 60 between unrelated sequences: `relink::tests::relink_cost_per_path`) while the
+//! GPU waits, so the walks of one launch are relinked in parallel.
+
+use rand::Rng;
+use rayon::prelude::*;
+
+use crate::pfsp::relink::{relink, ElitePool};
+use crate::pfsp::Instance;
+use crate::run::SolverRng;
+
+/// How many of the best walks a restart without relinking copies from.
+const ELITE_WALKS: usize = 4;
+
+/// One walk's new current sequence (job ids as the kernels store them) and its makespan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restart {
+    pub walk: usize,
+    pub sequence: Vec<i32>,
+    pub value: i64,
+    /// Found on a path (not a copy of a sequence some walk or the pool already holds).
+    pub relinked: bool,
+}
+
+/// The walks' state as the kernels keep it, copied to the host: current and best sequences
+/// (walks x n job ids) and their makespans.
+pub struct WalkRows<'a> {
+    pub cur: &'a mut [i32],
+    pub cur_values: &'a mut [i64],
+    pub best: &'a mut [i32],
+    pub best_values: &'a mut [i64],
+}
+
+/// Writes a plan into the walks' rows: each restarted walk's current sequence and its exact
+/// makespan (>= 0, so the kernels take it as the value instead of improving the sequence
+/// first). Where a relinked sequence beats the walk's own best it becomes the best too (a
+/// copied one never does, as before relinking existed: another walk holds it): the
+/// kernels compare only their iterations' results with the best, so the walk would otherwise
+/// lose it. Returns whether any best changed (then the bests must be written back too).
+pub fn apply(plan: &[Restart], n: usize, rows: WalkRows) -> bool {
+    let mut best_changed = false;
+    for r in plan.iter().filter(|r| r.sequence.len() == n) {
+        let range = r.walk * n..(r.walk + 1) * n;
+        let (Some(cur), Some(cur_value)) = (
+            rows.cur.get_mut(range.clone()),
+            rows.cur_values.get_mut(r.walk),
+        ) else {
+            continue;
+        };
+        cur.copy_from_slice(&r.sequence);
+        *cur_value = r.value;
+        if let (Some(best), Some(best_value)) =
+            (rows.best.get_mut(range), rows.best_values.get_mut(r.walk))
+        {
+            if r.relinked && r.value < *best_value {
+                best.copy_from_slice(&r.sequence);
+                *best_value = r.value;
+                best_changed = true;
+            }
+        }
+    }
+    best_changed
+}
+
+/// Restarts with path relinking: the pool of guides and how far from both ends a restart
+/// lies.
+#[derive(Debug, Clone)]
+pub struct Relinking {
+    pub pool: ElitePool,
+    pub min_distance: usize,
+}
+
+/// What a launch's bests ask for: the walks to restart, and the walks whose best may enter
+/// the elite pool (their sequences must be read).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pending {
+    pub stale: Vec<usize>,
+    pub offers: Vec<usize>,
+    /// The best walks, best first (ties to the lower index).
+    pub elite: Vec<usize>,
+}
+
+impl Pending {
+    /// Nothing to read or write this time.
+    pub fn is_idle(&self) -> bool {
+        self.stale.is_empty() && self.offers.is_empty()
+    }
+}
+
+/// The restart state of one run: per walk the launches since its best improved.
+#[derive(Debug, Clone)]
+pub struct Restarts {
+    stall: u32,
+    stalled: Vec<u32>,
+    seen: Vec<i64>,
+    rng: SolverRng,
+    relinking: Option<Relinking>,
+}
+
+impl Restarts {
+    /// Walks start with these bests; `relinking` is `None` for the copying restarts.
+    pub fn new(
+        stall: u32,
+        start_values: Vec<i64>,
+        rng: SolverRng,
+        relinking: Option<Relinking>,
+    ) -> Restarts {
+        Restarts {
+            stall,
+            stalled: vec![0; start_values.len()],
+            seen: start_values,
+            rng,
+            relinking,
+        }
+    }
+
+    /// The elite pool (with relinking).
+    #[cfg(test)]
+    pub fn pool(&self) -> Option<&ElitePool> {
+        self.relinking.as_ref().map(|r| &r.pool)
+    }
+
+    /// Counts a launch from the walks' best makespans (one per walk, as the kernel left them).
+    pub fn tally(&mut self, values: &[i64]) -> Pending {
+        let mut improved = Vec::new();
+        for (i, &v) in values.iter().enumerate() {
+            if v < self.seen[i] {
+                self.seen[i] = v;
+                self.stalled[i] = 0;
+                improved.push(i);
+            } else {
+                self.stalled[i] += 1;
+            }
+        }
+        let mut ranked: Vec<usize> = (0..values.len()).collect();
+        ranked.sort_by_key(|&i| (values[i], i));
+        ranked.truncate(ELITE_WALKS);
+        let Some(&best) = ranked.first() else {
+            return Pending::default();
+        };
+        let stale = (0..values.len())
+            .filter(|&i| i != best && self.stalled[i] >= self.stall)
+            .collect();
+        let offers = match &self.relinking {
+            None => Vec::new(),
+            // An empty pool takes the best walk even if it did not improve (its start).
+            Some(r) if r.pool.is_empty() && !improved.contains(&best) => {
+                improved.push(best);
+                improved
+            }
+            Some(r) => improved
+                .into_iter()
+                .filter(|&i| r.pool.admits(values[i]))
+                .collect(),
+        };
+        Pending {
+            stale,
+            offers,
+            elite: ranked,
+        }
+    }
+
+    /// The new state of every stale walk of `pending`, given the walks' bests (`values`) and
+    /// their best sequences (`bests`: walks x n job ids). A sequence that is not a permutation
+    /// (a fault's garbage) never enters the pool nor starts a path.
+    pub fn plan(
+        &mut self,
+        inst: &Instance,
+        values: &[i64],
+        bests: &[i32],
+        pending: &Pending,
+    ) -> Vec<Restart> {
+        let n = inst.jobs;
+        let row = |w: usize| -> Option<Vec<usize>> {
+            let jobs: Vec<usize> = bests
+                .get(w * n..(w + 1) * n)?
+                .iter()
+                .map(|&j| usize::try_from(j).unwrap_or(usize::MAX))
+                .collect();
+            crate::permutation::check(&jobs, n).ok().map(|_| jobs)
+        };
+        if let Some(r) = &mut self.relinking {
+            for &w in &pending.offers {
+                if let Some(seq) = row(w) {
+                    r.pool.offer(&seq, values[w]);
+                }
+            }
+        }
+        // Draws first, in walk order, so that the plan does not depend on the threads.
+        let mut sources = Vec::with_capacity(pending.stale.len());
+        for &i in &pending.stale {
+            self.stalled[i] = 0;
+            let own = self.relinking.as_ref().and_then(|_| row(i));
+            if let Some(source) = self.relink_source(i, own) {
+                sources.push(source);
+            } else if !pending.elite.is_empty() {
+                let from = pending.elite[self.rng.random_range(0..pending.elite.len())];
+                sources.push(Source::Copy { walk: i, from });
+            }
+        }
+        sources
+            .into_par_iter()
+            .filter_map(|source| match source {
+                Source::Copy { walk, from } => Some(Restart {
+                    walk,
+                    sequence: bests.get(from * n..(from + 1) * n)?.to_vec(),
+                    value: *values.get(from)?,
+                    relinked: false,
+                }),
+                Source::Relink {
+                    walk,
+                    own,
+                    guide,
+                    guide_value,
+                    min_distance,
+                } => {
+                    let (seq, value, relinked) = match relink(inst, &own, &guide, min_distance) {
+                        Some((seq, value)) => (seq, value, true),
+                        None => (guide, guide_value, false),
+                    };
+                    Some(Restart {
+                        walk,
+                        sequence: seq.iter().map(|&j| j as i32).collect(),
+                        value,
+                        relinked,
+                    })
+                }
+            })
+            .collect()
+    }
+
+    /// With relinking, a walk's path: from its own best (`own`, where it is a permutation)
+    /// toward a pool member drawn among those that differ from it.
+    fn relink_source(&mut self, walk: usize, own: Option<Vec<usize>>) -> Option<Source> {
+        let r = self.relinking.as_ref()?;
+        let own = own?;
+        let others: Vec<(&[usize], i64)> = r.pool.iter().filter(|(s, _)| *s != own).collect();
+        if others.is_empty() {
+            return None;
+        }
+        let (guide, guide_value) = others[self.rng.random_range(0..others.len())];
+        Some(Source::Relink {
+            walk,
+            guide: guide.to_vec(),
+            guide_value,
+            own,
+            min_distance: r.min_distance,
+        })
+    }
+}
+
+/// Where a stale walk continues from.
+enum Source {
+    /// The best sequence of another walk.
+    Copy { walk: usize, from: usize },
+    /// The path from the walk's own best toward an elite sequence.
+    Relink {
+        walk: usize,
+        own: Vec<usize>,
+        guide: Vec<usize>,
+        guide_value: i64,
+        min_distance: usize,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pfsp::relink::insertion_distance;
+    use crate::run::stream_rng;
+    use rand::seq::SliceRandom;
+
+    /// Walks with random bests on an instance: their rows and exact makespans.
+    fn walks(inst: &Instance, count: usize, seed: u64) -> (Vec<i32>, Vec<i64>) {
+        let mut rng = stream_rng(seed, 1);
+        let mut rows = Vec::new();
+        let mut values = Vec::new();
+        for _ in 0..count {
+            let mut s: Vec<usize> = (0..inst.jobs).collect();
+            s.shuffle(&mut rng);
+            values.push(inst.makespan(&s));
+            rows.extend(s.iter().map(|&j| j as i32));
+        }
+        (rows, values)
+    }
+
+    fn jobs(row: &[i32]) -> Vec<usize> {
+        row.iter().map(|&j| j as usize).collect()
+    }
+
+    /// Launches without improvement until the walks stall, then one plan.
+    fn stalled_plan(
+        restarts: &mut Restarts,
+        inst: &Instance,
+        rows: &[i32],
+        values: &[i64],
+        stall: u32,
+    ) -> (Pending, Vec<Restart>) {
+        for _ in 1..stall {
+            assert!(restarts.tally(values).stale.is_empty());
+        }
+        let pending = restarts.tally(values);
+        let plan = restarts.plan(inst, values, rows, &pending);
+        (pending, plan)
+    }
+
+    #[test]
+    fn copying_restarts_take_one_of_the_four_best_walks() {
+        let inst = crate::pfsp::generate(20, 5, 873_654_221);
+        let n = inst.jobs;
+        let (rows, values) = walks(&inst, 10, 1);
+        let mut restarts = Restarts::new(3, values.clone(), stream_rng(9, 0), None);
+        let (pending, plan) = stalled_plan(&mut restarts, &inst, &rows, &values, 3);
+        let mut ranked: Vec<usize> = (0..10).collect();
+        ranked.sort_by_key(|&i| (values[i], i));
+        assert_eq!(pending.elite, ranked[..4]);
+        assert!(pending.offers.is_empty() && restarts.pool().is_none());
+        // Every walk but the best restarts, from one of the four best.
+        let walks: Vec<usize> = plan.iter().map(|r| r.walk).collect();
+        let expected: Vec<usize> = (0..10).filter(|&i| i != ranked[0]).collect();
+        assert_eq!(walks, expected);
+        for r in &plan {
+            assert!(!r.relinked);
+            let from = (0..10)
+                .find(|&w| rows[w * n..(w + 1) * n] == r.sequence[..])
+                .unwrap();
+            assert!(ranked[..4].contains(&from));
+            assert_eq!(r.value, values[from]);
+        }
+        // The counters were reset: the next launch restarts nobody.
+        assert!(restarts.tally(&values).stale.is_empty());
+    }
+
+    #[test]
+    fn relinking_restarts_write_permutations_between_the_walk_and_the_pool() {
+        let inst = crate::pfsp::generate(30, 6, 5);
+        let n = inst.jobs;
+        let (rows, values) = walks(&inst, 12, 2);
+        let min_distance = 4;
+        let relinking = Relinking {
+            pool: ElitePool::new(5),
+            min_distance,
+        };
+        // The first launch improved walks 0..6 (their bests were worse before).
+        let mut before = values.clone();
+        for v in before.iter_mut().take(6) {
+            *v += 100;
+        }
+        let mut restarts = Restarts::new(2, before, stream_rng(9, 0), Some(relinking));
+        let pending = restarts.tally(&values);
+        let mut expected: Vec<usize> = (0..6).collect();
+        if pending.elite[0] >= 6 {
+            expected.push(pending.elite[0]);
+        }
+        assert_eq!(pending.offers, expected);
+        assert!(pending.stale.is_empty());
+        assert!(restarts.plan(&inst, &values, &rows, &pending).is_empty());
+        let pool = restarts.pool().unwrap();
+        assert_eq!(pool.len(), 5, "bounded");
+        let mut offered: Vec<i64> = expected.iter().map(|&w| values[w]).collect();
+        offered.sort();
+        let kept: Vec<i64> = pool.iter().map(|(_, v)| v).collect();
+        assert_eq!(kept, offered[..5], "the best of the offers, best first");
+        let members: Vec<Vec<usize>> = pool.iter().map(|(s, _)| s.to_vec()).collect();
+
+        // Two launches without improvement: every walk but the best has stalled.
+        restarts.tally(&values);
+        let pending = restarts.tally(&values);
+        let plan = restarts.plan(&inst, &values, &rows, &pending);
+        let best = pending.elite[0];
+        assert_eq!(plan.len(), 11);
+        assert!(
+            plan.iter().any(|r| r.relinked),
+            "random bests are far apart"
+        );
+        for r in &plan {
+            assert_ne!(r.walk, best);
+            let seq = jobs(&r.sequence);
+            crate::permutation::check(&seq, n).unwrap();
+            assert_eq!(inst.makespan(&seq), r.value, "walk {}", r.walk);
+            let own = jobs(&rows[r.walk * n..(r.walk + 1) * n]);
+            // On a shortest path from the own best to a member, far enough from both; or the
+            // member itself where the path is too short.
+            let on_a_path = members.iter().any(|m| {
+                let total = insertion_distance(&own, m);
+                let (a, b) = (insertion_distance(&own, &seq), insertion_distance(&seq, m));
+                a + b == total && a >= min_distance && b >= min_distance
+            });
+            if r.relinked {
+                assert!(on_a_path, "walk {}", r.walk);
+            } else {
+                assert!(members.contains(&seq), "walk {}", r.walk);
+            }
+            assert_ne!(seq, own);
+        }
+    }
+
+    #[test]
+    fn garbage_never_enters_the_pool_nor_starts_a_path() {
+        let inst = crate::pfsp::generate(12, 3, 7);
+        let n = inst.jobs;
+        let (mut rows, values) = walks(&inst, 4, 3);
+        // Walk 1's best is not a permutation (a repeated job).
+        rows[n] = rows[n + 1];
+        let relinking = Relinking {
+            pool: ElitePool::new(8),
+            min_distance: 1,
+        };
+        let worse: Vec<i64> = values.iter().map(|v| v + 1).collect();
+        let mut restarts = Restarts::new(1, worse, stream_rng(4, 0), Some(relinking));
+        let pending = restarts.tally(&values);
+        assert_eq!(pending.offers.len(), 4);
+        restarts.plan(&inst, &values, &rows, &pending);
+        let pool = restarts.pool().unwrap();
+        assert_eq!(pool.len(), 3);
+        assert!(pool
+            .iter()
+            .all(|(s, _)| crate::permutation::check(s, n).is_ok()));
+        let pending = restarts.tally(&values);
+        let plan = restarts.plan(&inst, &values, &rows, &pending);
+        // Walk 1 (if it restarts) copies a best walk's row rather than relinking garbage.
+        for r in plan.iter().filter(|r| r.walk == 1) {
+            let from = (0..4)
+                .find(|&w| rows[w * n..(w + 1) * n] == r.sequence[..])
+                .unwrap();
+            assert!(pending.elite.contains(&from));
+        }
+    }
+
+    #[test]
+    fn an_empty_pool_takes_the_best_walk() {
+        let inst = crate::pfsp::generate(10, 3, 2);
+        let (rows, values) = walks(&inst, 3, 5);
+        let relinking = Relinking {
+            pool: ElitePool::new(8),
+            min_distance: 1,
+        };
+        // Nothing improved on its start.
+        let mut restarts = Restarts::new(5, values.clone(), stream_rng(4, 0), Some(relinking));
+        let pending = restarts.tally(&values);
+        assert_eq!(pending.offers, vec![pending.elite[0]]);
+        restarts.plan(&inst, &values, &rows, &pending);
+        assert_eq!(restarts.pool().unwrap().len(), 1);
+        // A later launch offers only improvements.
+        assert!(restarts.tally(&values).offers.is_empty());
+    }
+
+    #[test]
+    fn applying_a_plan_writes_current_rows_and_only_relinked_bests() {
+        let n = 3;
+        let mut cur = vec![0, 1, 2, 0, 1, 2, 0, 1, 2];
+        let mut cur_values = vec![-1, 50, 60];
+        let mut best = vec![2, 1, 0, 2, 1, 0, 2, 1, 0];
+        let mut best_values = vec![40, 45, 30];
+        let plan = [
+            // A copy better than the walk's best: the best stays the walk's own.
+            Restart {
+                walk: 0,
+                sequence: vec![1, 0, 2],
+                value: 35,
+                relinked: false,
+            },
+            // A relinked sequence better than the walk's best: it becomes the best.
+            Restart {
+                walk: 1,
+                sequence: vec![1, 2, 0],
+                value: 44,
+                relinked: true,
+            },
+            // Relinked but not better.
+            Restart {
+                walk: 2,
+                sequence: vec![0, 2, 1],
+                value: 31,
+                relinked: true,
+            },
+            // A walk that does not exist is skipped.
+            Restart {
+                walk: 7,
+                sequence: vec![0, 1, 2],
+                value: 1,
+                relinked: true,
+            },
+        ];
+        let rows = WalkRows {
+            cur: &mut cur,
+            cur_values: &mut cur_values,
+            best: &mut best,
+            best_values: &mut best_values,
+        };
+        assert!(apply(&plan, n, rows));
+        assert_eq!(cur, vec![1, 0, 2, 1, 2, 0, 0, 2, 1]);
+        assert_eq!(cur_values, vec![35, 44, 31]);
+        assert_eq!(best, vec![2, 1, 0, 1, 2, 0, 2, 1, 0]);
+        assert_eq!(best_values, vec![40, 44, 30]);
+        let rows = WalkRows {
+            cur: &mut cur,
+            cur_values: &mut cur_values,
+            best: &mut best,
+            best_values: &mut best_values,
+        };
+        assert!(!apply(&plan[..1], n, rows), "no best changed");
+    }
+}
