@@ -360,9 +360,11 @@ fn relinking_restarts_are_parameters_of_both_iterated_greedy_variants() {
     let device = h100();
     let inst = pfsp::generate(50, 20, 1);
     for variant in ["ig-block", "ig-warp"] {
-        // Off by default, with a pool of 8 ready.
+        // On by default for ig-block only, with a pool of 8 ready.
         let p = GpuParams::from_point(&Point(vec![("variant", variant)])).unwrap();
-        assert!(!p.relink);
+        assert_eq!(p.relink, variant == "ig-block", "{variant}");
+        let off = GpuParams::from_point(&Point(vec![("variant", variant), ("relink", "0")]));
+        assert!(!off.unwrap().relink, "{variant}: relink = 0 copies");
         assert_eq!(p.elite, pfsp_gpu::DEFAULT_ELITE);
         let p = GpuParams::from_point(&Point(vec![
             ("variant", variant),

@@ -472,7 +472,7 @@ fn rots_block_adaptive_perturbation_and_relinking_run() {
             ..p.clone()
         },
         GpuParams {
-            crossover: true,
+            crossover: Some(true),
             ..p.clone()
         },
     ] {

@@ -385,3 +385,46 @@ fn rots_block_layout_variants_compile() {
         }
     }
 }
+
+/// rots-block's restarts recombine by default only where the flow dominance is high (tai*b,
+/// bur, the grey-pattern tai*c); uniform instances (tai*a) keep random swaps; a setting, or
+/// relinking, overrides the rule; bundles written before the setting existed keep swaps.
+#[test]
+fn rots_block_crossover_defaults_by_flow_dominance() {
+    use solvers::qap::gpu::{GpuAlgorithm, GpuParams};
+    use solvers::qap::Instance;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/qap");
+    let load =
+        |name: &str| -> Instance { solvers::qap::read(&root.join(format!("{name}.dat"))).unwrap() };
+    let uniform = load("tai40a");
+    let dominant = load("bur26a");
+    assert!(uniform.features().dominance < 200.0);
+    assert!(dominant.features().dominance >= 200.0);
+    let auto = GpuParams::new(GpuAlgorithm::RotsBlock);
+    assert_eq!(auto.crossover, None);
+    assert!(!auto.crossover_for(&uniform));
+    assert!(auto.crossover_for(&dominant));
+    let on = GpuParams {
+        crossover: Some(true),
+        ..auto.clone()
+    };
+    assert!(on.crossover_for(&uniform));
+    let off = GpuParams {
+        crossover: Some(false),
+        ..auto.clone()
+    };
+    assert!(!off.crossover_for(&dominant));
+    let relinking = GpuParams {
+        relink: true,
+        ..auto.clone()
+    };
+    assert!(
+        !relinking.crossover_for(&dominant),
+        "relinking is the other rule"
+    );
+    // A bundle from before: its JSON has no `crossover`.
+    let mut json = serde_json::to_value(&auto).unwrap();
+    json.as_object_mut().unwrap().remove("crossover");
+    let old: GpuParams = serde_json::from_value(json).unwrap();
+    assert_eq!(old.crossover, Some(false));
+}

@@ -300,7 +300,7 @@ mod tests {
         assert_eq!(p.aspiration_factor, 2.5);
         assert_eq!(p.solutions, 96);
         assert!(p.relink);
-        assert!(!p.crossover);
+        assert_eq!(p.crossover, None, "the default decides per instance");
         assert_eq!(p.flags, vec!["-O3".to_string()]);
 
         // Crossover is the other restart rule; asking for both names both.
@@ -310,7 +310,7 @@ mod tests {
         let GpuConfig::Qap(p) = &c.config else {
             panic!("not qap")
         };
-        assert!(p.crossover && !p.relink);
+        assert!(p.crossover == Some(true) && !p.relink);
         let both = [
             given("--crossover", FlagValue::Int(1)),
             given("--relink", FlagValue::Int(1)),

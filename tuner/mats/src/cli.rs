@@ -536,12 +536,18 @@ pub struct SolveArgs {
     /// ig-block, ig-warp: restart a stalled walk from the best sequence on the insertion path
     /// from its best toward a random member of an elite pool (--elite) instead of copying an
     /// elite walk's best.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_relink")]
     pub relink: bool,
+    /// GPU rots-block, pfsp ig-block, ig-warp: restarts without relinking (ig-block relinks by
+    /// default).
+    #[arg(long)]
+    pub no_relink: bool,
     /// GPU rots-block: restart a stalled block from the crossover of its best and another
     /// block's best (a memetic algorithm over the blocks' bests) instead of random swaps.
-    #[arg(long, conflicts_with = "relink")]
-    pub crossover: bool,
+    /// Default: on where the instance's flow dominance is high (>= 200), else off.
+    #[arg(long, value_name = "on|off", conflicts_with = "relink",
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub crossover: Option<bool>,
     /// GPU pfsp ig-block, ig-warp with --relink: distinct sequences the elite pool keeps
     /// (default 8).
     #[arg(long, value_name = "E")]

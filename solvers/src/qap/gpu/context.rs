@@ -27,6 +27,8 @@ pub(super) struct RunContext<'a> {
     pub(super) clock: KernelClock,
     /// The instance on the host, where a restart needs it (`relink`).
     pub(super) inst: Option<&'a crate::qap::Instance>,
+    /// rots-block's restarts recombine the blocks' bests ([`super::GpuParams::crossover_for`]).
+    pub(super) crossover: bool,
     /// rots-block as an island: its seeds and the blocks the last epoch left.
     pub(super) island: Option<&'a mut super::island_blocks::IslandBlocks>,
 }

@@ -79,7 +79,7 @@ pub(super) fn rots_block(
         strength: vec![swaps; p],
         improved: vec![false; p],
         relink: if params.relink { ctx.inst } else { None },
-        crossover: params.crossover,
+        crossover: ctx.crossover,
         best: vec![i64::MAX; p],
         stalled: vec![0; p],
         rng: crate::run::stream_rng(options.seed ^ 0x5eed_e11e, 0),

@@ -361,7 +361,11 @@ fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
         ("--perturbation", float(args.perturbation)),
         ("--perturbation-max", float(args.perturbation_max)),
         ("--relink", args.relink.then_some(FlagValue::Int(1))),
-        ("--crossover", args.crossover.then_some(FlagValue::Int(1))),
+        ("--no-relink", args.no_relink.then_some(FlagValue::Int(0))),
+        (
+            "--crossover",
+            args.crossover.map(|on| FlagValue::Int(on.into())),
+        ),
         ("--elite", count(args.elite)),
         (
             "--launch-iterations",
