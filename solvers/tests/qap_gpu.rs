@@ -443,7 +443,7 @@ fn rots_block_runs_every_qaplib_instance() {
     );
 }
 
-/// The adaptive (breakout) perturbation, path relinking and crossover run and their answers
+/// The adaptive (breakout) perturbation, path relinking, crossover and `--adapt` run and their answers
 /// re-score on the CPU. (The schedule is checked against its rule in qap_gpu_host.rs, the
 /// relinking walk against a from-scratch walk in solvers::qap::gpu::relink, the crossover and
 /// the restarts' starts in solvers::qap::gpu::{crossover, rots_block}.)
@@ -475,9 +475,14 @@ fn rots_block_adaptive_perturbation_and_relinking_run() {
             crossover: Some(true),
             ..p.clone()
         },
+        GpuParams {
+            adapt: true,
+            ..p.clone()
+        },
     ] {
         let run = qap_gpu::solve(&gpu, &cache, &inst, &p, &options).unwrap();
         permutation::check(&run.outcome.solution, inst.n()).unwrap();
         assert_eq!(inst.cost(&run.outcome.solution), run.outcome.objective);
+        assert_eq!(run.adaptation.is_some(), p.adapt, "{:?}", run.adaptation);
     }
 }

@@ -3,6 +3,7 @@
 //! family implements in its own `gpu` module; [`registry`] lists the families;
 //! [`solve_flags`] turns `mats solve`'s flags into a family's point.
 
+pub mod adapt;
 pub mod device_island;
 pub mod islands;
 pub mod registry;

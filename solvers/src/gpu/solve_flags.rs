@@ -310,7 +310,17 @@ mod tests {
         let GpuConfig::Qap(p) = &c.config else {
             panic!("not qap")
         };
-        assert!(p.crossover == Some(true) && !p.relink);
+        assert!(p.crossover == Some(true) && !p.relink && !p.adapt);
+        let c = SolveConfig::from_flags(Family::Qap, &[given("--adapt", FlagValue::Int(1))], &[])
+            .unwrap();
+        let GpuConfig::Qap(p) = &c.config else {
+            panic!("not qap")
+        };
+        assert!(p.adapt);
+        let err =
+            SolveConfig::from_flags(Family::Pfsp, &[given("--adapt", FlagValue::Int(1))], &[])
+                .unwrap_err();
+        assert!(err.contains("--adapt"), "{err}");
         let both = [
             given("--crossover", FlagValue::Int(1)),
             given("--relink", FlagValue::Int(1)),

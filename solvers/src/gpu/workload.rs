@@ -101,6 +101,8 @@ pub struct GpuRun {
     pub layout: Option<String>,
     /// Resident blocks per SM of the main kernel at its launch (the occupancy API).
     pub blocks_per_sm: Option<u32>,
+    /// With `--adapt`: the run-time configurations raced and how the blocks ended up spread.
+    pub adaptation: Option<String>,
 }
 
 /// A configuration compiled, loaded and given its instance: what repeated runs share.

@@ -552,6 +552,10 @@ pub struct SolveArgs {
     /// (default 8).
     #[arg(long, value_name = "E")]
     pub elite: Option<usize>,
+    /// GPU rots-block: race restart configurations across the blocks during the run (the
+    /// configured one and five neighbours; blocks move to the arm whose bests improve most).
+    #[arg(long)]
+    pub adapt: bool,
     /// GPU rots-block: where a block keeps its working set: `auto` (default: the fastest that
     /// fits), `shared` (all in shared memory), `global-tabu` (deltas in shared memory, tabu
     /// and matrices in global), `global` (deltas too in global memory; any n <= 512).

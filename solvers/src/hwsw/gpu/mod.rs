@@ -377,6 +377,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
                 .to_string(),
             layout: None,
             blocks_per_sm: None,
+            adaptation: None,
         })
     }
 

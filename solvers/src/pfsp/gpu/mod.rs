@@ -497,6 +497,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             entry: self.kernel.entry().to_string(),
             layout: None,
             blocks_per_sm: None,
+            adaptation: None,
         })
     }
 

@@ -29,6 +29,8 @@ pub(super) struct RunContext<'a> {
     pub(super) inst: Option<&'a crate::qap::Instance>,
     /// rots-block's restarts recombine the blocks' bests ([`super::GpuParams::crossover_for`]).
     pub(super) crossover: bool,
+    /// What `--adapt` ended with (written by rots-block).
+    pub(super) adaptation: Option<String>,
     /// rots-block as an island: its seeds and the blocks the last epoch left.
     pub(super) island: Option<&'a mut super::island_blocks::IslandBlocks>,
 }

@@ -161,6 +161,13 @@ pub struct GpuParams {
     /// Bundles written before it existed keep their restarts (`Some(false)`).
     #[serde(default = "crossover_off")]
     pub crossover: Option<bool>,
+    /// `rots-block`: race restart configurations across the blocks during the run
+    /// (`--adapt`, [`crate::gpu::adapt`]): the blocks start spread over the configured restarts
+    /// and five neighbours (the other restart rule, 0.6x and 1.4x the swaps, twice and half the
+    /// stall), and every 50 launches a quarter of the worst arm's blocks move to the arm whose
+    /// blocks' bests improved most. Off by default.
+    #[serde(default)]
+    pub adapt: bool,
     /// `rots-block`: at most this many iterations per launch, as a factor of n (0 = no cap;
     /// launches otherwise last ~0.1 s). The restart test runs between launches, so this sets
     /// how long a block may stagnate (`restart_stall` launches) in iterations rather than time.
@@ -381,6 +388,7 @@ impl GpuParams {
             perturbation_max: 0.0,
             relink: false,
             crossover: None,
+            adapt: false,
             rots_shared: true,
             layout: RotsLayout::Auto,
             narrow_matrices: true,
@@ -675,6 +683,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--relink", &["relink"], ROTS),
         flag("--no-relink", &["relink"], ROTS),
         flag("--crossover", &["crossover"], ROTS),
+        flag("--adapt", &["adapt"], ROTS),
         flag("--launch-iterations", &["launch_iterations"], ROTS),
         flag("--restart-stall", &["restart_stall"], ROTS),
         flag("--layout", &["layout"], ROTS),
@@ -723,6 +732,12 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
                 return Err(format!("parameter `relink` is 0 or 1, got {r}"));
             }
             params.relink = r == 1;
+        }
+        if let Some(r) = point.count::<u32>("adapt")? {
+            if r > 1 {
+                return Err(format!("parameter `adapt` is 0 or 1, got {r}"));
+            }
+            params.adapt = r == 1;
         }
         if let Some(v) = point.text("crossover") {
             params.crossover = match v.as_str() {
@@ -824,6 +839,7 @@ impl crate::gpu::workload::PreparedRun for WithParams {
                 format!("{} ({width} matrices{restarts})", k.layout().name())
             }),
             blocks_per_sm: self.prepared.blocks_per_sm,
+            adaptation: run.adaptation,
         })
     }
 
@@ -861,6 +877,8 @@ pub struct GpuRun {
     pub resources: Vec<Resources>,
     pub attributes: FunctionAttributes,
     pub launch: Launch,
+    /// With `adapt`: the restart arms and their blocks at the end.
+    pub adaptation: Option<String>,
 }
 
 /// The start permutation the kernels draw for start solution `solution` (a mirror of
@@ -1068,6 +1086,7 @@ impl Prepared {
             clock: KernelClock::new(gpu)?,
             inst: self.inst.as_ref(),
             crossover: self.crossover,
+            adaptation: None,
             island,
         };
         let (outcome, best_index) = match (params.algorithm, &self.child) {
@@ -1092,6 +1111,7 @@ impl Prepared {
             resources: self.resources.clone(),
             attributes: self.kernel.attributes,
             launch: self.launch,
+            adaptation: ctx.adaptation,
         })
     }
 }

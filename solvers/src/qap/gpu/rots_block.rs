@@ -12,6 +12,7 @@ use crate::run::{Outcome, RunOptions};
 use super::context::{pairs, RunContext};
 use super::island_blocks::IslandBlocks;
 use super::{driver, GpuParams};
+use crate::gpu::adapt::{Race, ROUND_LAUNCHES};
 
 pub(super) fn rots_block(
     ctx: &mut RunContext,
@@ -71,19 +72,12 @@ pub(super) fn rots_block(
     // short and measures the iteration rate, later ones aim at ~0.1 s.
     let mut chunk: u64 = 64;
     let mut spent = 0u64;
-    let swaps = (params.perturbation * n as f64).round() as usize;
-    let mut restarts = Restarts {
-        stall: params.restart_stall,
-        swaps,
-        max_swaps: ((params.perturbation_max * n as f64).round() as usize).max(swaps),
-        strength: vec![swaps; p],
-        improved: vec![false; p],
-        relink: if params.relink { ctx.inst } else { None },
-        crossover: ctx.crossover,
-        best: vec![i64::MAX; p],
-        stalled: vec![0; p],
-        rng: crate::run::stream_rng(options.seed ^ 0x5eed_e11e, 0),
-    };
+    let mut restarts = Restarts::new(
+        RestartArm::arms(params, n, ctx.crossover),
+        p,
+        if params.relink { ctx.inst } else { None },
+        crate::run::stream_rng(options.seed ^ 0x5eed_e11e, 0),
+    );
     let mut since_rebase = 0u64;
     while spent < total {
         let this = chunk.min(total - spent) as i32;
@@ -128,7 +122,7 @@ pub(super) fn rots_block(
         if ctx.timed_out() {
             break;
         }
-        if params.restart_stall > 0 && p > 1 && spent < total {
+        if restarts.restarts_at_all() && p > 1 && spent < total {
             restarts.after_launch(ctx, &best_costs, &best_perms, &mut perms, &mut done)?;
         }
         let seconds = (ctx.clock.seconds - before).max(1e-6);
@@ -144,6 +138,7 @@ pub(super) fn rots_block(
             chunk = chunk.min(u64::from(params.launch_iterations) * n as u64);
         }
     }
+    ctx.adaptation = restarts.summary();
     island_save(ctx, &perms, &best_perms, &best_costs)?;
     let host_best = stream
         .clone_dtoh(&best_costs)
@@ -261,26 +256,146 @@ pub fn next_perturbation(last: usize, improved: bool, min: usize, max: usize) ->
     }
 }
 
-/// The host side of rots-block's restarts (iterated tabu search per block).
-pub(super) struct Restarts<'a> {
+/// One restart configuration: the launches a block may go without improving, the swaps of a
+/// restart and the breakout schedule's ceiling, and whether it recombines instead. The run's
+/// parameters give one; `--adapt` races several ([`crate::gpu::adapt`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct RestartArm {
     stall: u32,
-    /// Swaps of a restart (`perturbation` x n), and the most the adaptive schedule reaches
-    /// (`perturbation_max` x n; equal to `swaps` when off).
     swaps: usize,
     max_swaps: usize,
+    crossover: bool,
+}
+
+impl RestartArm {
+    /// The run's arm, and with `adapt` its neighbours: the other restart rule, 0.6x and 1.4x
+    /// the swaps, twice and half the stall (a run that never restarts races stalls of 5).
+    pub(super) fn arms(params: &GpuParams, n: usize, crossover: bool) -> Vec<RestartArm> {
+        let swaps = (params.perturbation * n as f64).round() as usize;
+        let ceiling =
+            |swaps: usize| ((params.perturbation_max * n as f64).round() as usize).max(swaps);
+        let base = RestartArm {
+            stall: params.restart_stall,
+            swaps,
+            max_swaps: ceiling(swaps),
+            crossover,
+        };
+        if !params.adapt {
+            return vec![base];
+        }
+        let stall = base.stall.max(if base.stall == 0 { 5 } else { 1 });
+        let scaled = |f: f64| ((swaps.max(1) as f64 * f).round() as usize).clamp(1, n);
+        let mut arms = vec![RestartArm { stall, ..base }];
+        for arm in [
+            RestartArm {
+                stall,
+                crossover: !crossover,
+                ..base
+            },
+            RestartArm {
+                stall,
+                swaps: scaled(0.6),
+                max_swaps: ceiling(scaled(0.6)),
+                ..base
+            },
+            RestartArm {
+                stall,
+                swaps: scaled(1.4),
+                max_swaps: ceiling(scaled(1.4)),
+                ..base
+            },
+            RestartArm {
+                stall: stall * 2,
+                ..base
+            },
+            RestartArm {
+                stall: (stall / 2).max(1),
+                ..base
+            },
+        ] {
+            if !arms.contains(&arm) {
+                arms.push(arm);
+            }
+        }
+        arms
+    }
+
+    fn describe(&self, n: usize) -> String {
+        format!(
+            "{} after {} launches, {:.2} n swaps",
+            if self.crossover { "crossover" } else { "swaps" },
+            self.stall,
+            self.swaps as f64 / n.max(1) as f64
+        )
+    }
+}
+
+/// The host side of rots-block's restarts (iterated tabu search per block).
+pub(super) struct Restarts<'a> {
+    /// The restart configurations; block i runs `arms[race.arm(i)]` (arm 0 without a race).
+    arms: Vec<RestartArm>,
+    race: Option<Race>,
     /// Per block: the swaps of its last restart, and whether its best improved since.
     strength: Vec<usize>,
     improved: Vec<bool>,
     /// With `relink`: the instance, to walk from a stalled block's best toward the elite.
     relink: Option<&'a crate::qap::Instance>,
-    /// With `crossover`: restart from the child of the own best and a partner's best.
-    crossover: bool,
     best: Vec<i64>,
     stalled: Vec<u32>,
     rng: crate::run::SolverRng,
+    n: usize,
 }
 
-impl Restarts<'_> {
+impl<'a> Restarts<'a> {
+    pub(super) fn new(
+        arms: Vec<RestartArm>,
+        p: usize,
+        relink: Option<&'a crate::qap::Instance>,
+        rng: crate::run::SolverRng,
+    ) -> Restarts<'a> {
+        let race = (arms.len() > 1).then(|| Race::new(arms.len(), p, ROUND_LAUNCHES));
+        Restarts {
+            strength: (0..p)
+                .map(|_| arms.first().map_or(0, |a| a.swaps))
+                .collect(),
+            arms,
+            race,
+            improved: vec![false; p],
+            relink,
+            best: vec![i64::MAX; p],
+            stalled: vec![0; p],
+            rng,
+            n: 0,
+        }
+    }
+
+    fn arm(&self, block: usize) -> RestartArm {
+        let k = self.race.as_ref().map_or(0, |r| r.arm(block));
+        self.arms[k.min(self.arms.len() - 1)]
+    }
+
+    /// Whether any block ever restarts (an arm with a stall).
+    pub(super) fn restarts_at_all(&self) -> bool {
+        self.arms.iter().any(|a| a.stall > 0)
+    }
+
+    /// With `--adapt`: the arms and how many blocks ran each at the end, for the log and
+    /// `--json`.
+    pub(super) fn summary(&self) -> Option<String> {
+        let race = self.race.as_ref()?;
+        let arms: Vec<String> = self
+            .arms
+            .iter()
+            .zip(race.shares())
+            .map(|(a, blocks)| format!("{blocks} x ({})", a.describe(self.n)))
+            .collect();
+        Some(format!(
+            "adapt: blocks per restart arm at the end: {}; {} moved",
+            arms.join(", "),
+            race.moved()
+        ))
+    }
+
     /// Restarts every block whose best has not improved for `stall` launches from its own best
     /// with `swaps` random swaps (iterated tabu search per block); the kernel rebuilds the
     /// delta matrix and tabu list (done_iterations = -1) and keeps the block's best. Measured
@@ -313,6 +428,10 @@ impl Restarts<'_> {
         let costs = stream
             .clone_dtoh(best_costs)
             .map_err(driver("reading costs"))?;
+        self.n = ctx.n;
+        if let Some(race) = &mut self.race {
+            race.after_launch(&costs);
+        }
         let stale = self.stale_blocks(&costs);
         if stale.is_empty() {
             return Ok(());
@@ -356,7 +475,10 @@ impl Restarts<'_> {
         }
         let (_, best_index) = RunContext::best_of(costs);
         (0..costs.len())
-            .filter(|&i| i != best_index && self.stalled[i] >= self.stall)
+            .filter(|&i| {
+                let stall = self.arm(i).stall;
+                i != best_index && stall > 0 && self.stalled[i] >= stall
+            })
             .collect()
     }
 
@@ -384,6 +506,7 @@ impl Restarts<'_> {
         let elite = perm_of(best_index);
         let mut out = Vec::with_capacity(stale.len());
         for &i in stale {
+            let arm = self.arm(i);
             let mut q = perm_of(i);
             self.stalled[i] = 0;
             let recombined = if !valid(&q) {
@@ -392,10 +515,10 @@ impl Restarts<'_> {
                 // The best point between this block's best and the elite, as far from both as
                 // a perturbation would move.
                 valid(&elite)
-                    .then(|| super::relink::relink(inst, &q, &elite, self.swaps))
+                    .then(|| super::relink::relink(inst, &q, &elite, arm.swaps))
                     .flatten()
                     .map(|(p, _)| p)
-            } else if self.crossover {
+            } else if arm.crossover {
                 super::crossover::tournament(costs, i, &mut self.rng)
                     .map(perm_of)
                     .filter(valid)
@@ -409,12 +532,8 @@ impl Restarts<'_> {
                 out.push((i, start));
                 continue;
             }
-            let swaps = next_perturbation(
-                self.strength[i],
-                self.improved[i],
-                self.swaps,
-                self.max_swaps,
-            );
+            let swaps =
+                next_perturbation(self.strength[i], self.improved[i], arm.swaps, arm.max_swaps);
             self.strength[i] = swaps;
             self.improved[i] = false;
             for _ in 0..swaps {
@@ -434,18 +553,13 @@ mod tests {
     use crate::qap::gpu::start_permutation;
 
     fn restarts(crossover: bool, relink: Option<&crate::qap::Instance>, p: usize) -> Restarts<'_> {
-        Restarts {
+        let arm = RestartArm {
             stall: 2,
             swaps: 3,
             max_swaps: 3,
-            strength: vec![3; p],
-            improved: vec![false; p],
-            relink,
             crossover,
-            best: vec![i64::MAX; p],
-            stalled: vec![0; p],
-            rng: crate::run::stream_rng(11, 0),
-        }
+        };
+        Restarts::new(vec![arm], p, relink, crate::run::stream_rng(11, 0))
     }
 
     fn flat(perms: &[Vec<usize>]) -> Vec<i32> {
@@ -522,5 +636,65 @@ mod tests {
             starts[0].1.iter().all(|&l| l == 0),
             "garbage is swapped, not recombined"
         );
+    }
+}
+
+#[cfg(test)]
+mod adapt_tests {
+    use super::*;
+    use crate::qap::gpu::{start_permutation, GpuAlgorithm};
+
+    #[test]
+    fn adapt_races_the_configured_restarts_and_five_neighbours() {
+        let mut params = GpuParams::new(GpuAlgorithm::RotsBlock);
+        assert_eq!(RestartArm::arms(&params, 100, false).len(), 1);
+        params.adapt = true;
+        let arms = RestartArm::arms(&params, 100, false);
+        assert_eq!(arms.len(), 6, "{arms:?}");
+        let base = RestartArm {
+            stall: params.restart_stall,
+            swaps: 25,
+            max_swaps: 25,
+            crossover: false,
+        };
+        assert_eq!(arms[0], base, "the configured restarts come first");
+        assert!(arms.iter().any(|a| a.crossover));
+        assert!(arms.iter().any(|a| a.swaps == 15) && arms.iter().any(|a| a.swaps == 35));
+        assert!(arms.iter().any(|a| a.stall == 10) && arms.iter().any(|a| a.stall == 2));
+        // A run that never restarts races stalls around 5.
+        params.restart_stall = 0;
+        let arms = RestartArm::arms(&params, 100, false);
+        assert!(arms.iter().all(|a| a.stall > 0), "{arms:?}");
+    }
+
+    /// Blocks follow their own arm's stall: with arms of stall 1 and 3, after two launches
+    /// without improvement only the first arm's blocks (even indices) restart.
+    #[test]
+    fn each_block_restarts_by_its_arm() {
+        let (n, p) = (20usize, 6usize);
+        let arm = |stall| RestartArm {
+            stall,
+            swaps: 2,
+            max_swaps: 2,
+            crossover: false,
+        };
+        let mut r = Restarts::new(vec![arm(1), arm(3)], p, None, crate::run::stream_rng(3, 0));
+        let costs: Vec<i64> = (0..p as i64).map(|k| 50 + k).collect();
+        assert!(r.stale_blocks(&costs).is_empty());
+        let stale = r.stale_blocks(&costs);
+        assert_eq!(
+            stale,
+            [2, 4],
+            "arm 0 (stall 1) holds blocks 0, 2, 4; block 0 is the best"
+        );
+        let bests: Vec<i32> = (0..p as u64)
+            .flat_map(|k| start_permutation(n, 1, k))
+            .map(|v| v as i32)
+            .collect();
+        r.n = n;
+        assert_eq!(r.starts(&stale, &costs, &bests, n).len(), 2);
+        let summary = r.summary().unwrap();
+        assert!(summary.contains("3 x (swaps after 1 launches"), "{summary}");
+        assert!(summary.contains("3 x (swaps after 3 launches"), "{summary}");
     }
 }

@@ -362,6 +362,7 @@ fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
         ("--perturbation-max", float(args.perturbation_max)),
         ("--relink", args.relink.then_some(FlagValue::Int(1))),
         ("--no-relink", args.no_relink.then_some(FlagValue::Int(0))),
+        ("--adapt", args.adapt.then_some(FlagValue::Int(1))),
         (
             "--crossover",
             args.crossover.map(|on| FlagValue::Int(on.into())),
@@ -735,6 +736,7 @@ fn run_gpu(
             flags: config.flags().to_vec(),
             layout: run.layout.clone(),
             blocks_per_sm: run.blocks_per_sm,
+            adaptation: run.adaptation.clone(),
             islands: None,
         }),
         outcome: run.outcome,
@@ -764,6 +766,9 @@ pub struct GpuDetails {
     /// Resident blocks per SM of the main kernel (occupancy API).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks_per_sm: Option<u32>,
+    /// `--adapt`: the restart configurations raced and the blocks each had at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adaptation: Option<String>,
     /// `--gpus` with several GPUs: the islands' work and exchanges (see docs/json.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub islands: Option<islands::IslandsReport>,
@@ -800,6 +805,9 @@ fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
                 .map(|b| format!(", {b} blocks/SM"))
                 .unwrap_or_default();
             println!("layout     {layout}{resident}");
+        }
+        if let Some(adaptation) = &g.adaptation {
+            println!("restarts   {adaptation}");
         }
         if let Some(islands) = &g.islands {
             islands::print(islands);

@@ -213,6 +213,7 @@ fn solved(
             flags: config.flags().to_vec(),
             layout: lead.layout,
             blocks_per_sm: lead.blocks_per_sm,
+            adaptation: None,
             islands: Some(report),
         }),
     }

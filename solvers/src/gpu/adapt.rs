@@ -1,0 +1,196 @@
+//! `--adapt`: a race of run-time configurations ("arms") across the independent searches of
+//! one GPU run (QAP rots-block's blocks). The blocks start spread evenly over the arms; after
+//! every round of launches each arm is scored by how much its blocks' bests improved in the
+//! round, and part of the worst arm's blocks move to the best arm. An arm never falls below a
+//! floor of blocks, so one that loses early can still win later in the run, when the searches
+//! need other settings than at the start (the reason to adapt within a run rather than tune
+//! once per class).
+
+/// Launches per round (QAP: 10 n iterations each, so a round is ~0.3 s at n = 100 on an H100).
+pub const ROUND_LAUNCHES: u32 = 50;
+
+/// The share of the worst arm's blocks moved after a round (a quarter: fast enough to follow
+/// the run, slow enough that one lucky round does not empty an arm).
+const MOVED_SHARE: usize = 4;
+
+/// Which arm each block runs, and the round's bookkeeping.
+#[derive(Debug, Clone)]
+pub struct Race {
+    arm_of: Vec<usize>,
+    arms: usize,
+    /// Each block's best at the start of the round (`None` before the first launch).
+    round_start: Option<Vec<i64>>,
+    launches: u32,
+    round: u32,
+    min_blocks: usize,
+    moved: usize,
+}
+
+impl Race {
+    /// `blocks` spread round-robin over `arms` (block i runs arm i mod arms), rounds of
+    /// `round` launches; each arm keeps at least a quarter of its fair share of blocks.
+    pub fn new(arms: usize, blocks: usize, round: u32) -> Race {
+        let arms = arms.max(1);
+        Race {
+            arm_of: (0..blocks).map(|b| b % arms).collect(),
+            arms,
+            round_start: None,
+            launches: 0,
+            round: round.max(1),
+            min_blocks: (blocks / (MOVED_SHARE * arms)).max(1),
+            moved: 0,
+        }
+    }
+
+    /// The arm block `block` runs.
+    pub fn arm(&self, block: usize) -> usize {
+        self.arm_of.get(block).copied().unwrap_or(0)
+    }
+
+    /// Blocks per arm.
+    pub fn shares(&self) -> Vec<usize> {
+        let mut shares = vec![0; self.arms];
+        for &a in &self.arm_of {
+            shares[a] += 1;
+        }
+        shares
+    }
+
+    /// Blocks moved between arms so far.
+    pub fn moved(&self) -> usize {
+        self.moved
+    }
+
+    /// Called after every launch with each block's best cost (minimised). At the end of a
+    /// round, moves blocks from the worst-scoring arm to the best ([`Race::scores`]); returns
+    /// how many moved.
+    pub fn after_launch(&mut self, bests: &[i64]) -> usize {
+        let Some(start) = &self.round_start else {
+            self.round_start = Some(bests.to_vec());
+            return 0;
+        };
+        self.launches += 1;
+        if self.launches < self.round || start.len() != bests.len() {
+            return 0;
+        }
+        let scores = self.scores(start, bests);
+        self.round_start = Some(bests.to_vec());
+        self.launches = 0;
+        let shares = self.shares();
+        let by_score = |a: &usize, b: &usize| scores[*a].total_cmp(&scores[*b]).then(b.cmp(a));
+        let Some(best) = (0..self.arms).max_by(by_score) else {
+            return 0;
+        };
+        // The worst arm that can give blocks (ties: the higher index, so arm 0, the
+        // configuration the run was given, is the last to lose them).
+        let Some(worst) = (0..self.arms)
+            .filter(|&a| a != best && shares[a] > self.min_blocks)
+            .min_by(by_score)
+        else {
+            return 0;
+        };
+        if scores[worst] >= scores[best] {
+            return 0;
+        }
+        let give = (shares[worst] / MOVED_SHARE)
+            .max(1)
+            .min(shares[worst] - self.min_blocks);
+        // The worst arm's weakest blocks move: they gain most from other settings.
+        let mut members: Vec<usize> = (0..self.arm_of.len())
+            .filter(|&b| self.arm_of[b] == worst)
+            .collect();
+        members.sort_by_key(|&b| (std::cmp::Reverse(bests[b]), b));
+        for &b in members.iter().take(give) {
+            self.arm_of[b] = best;
+        }
+        self.moved += give;
+        give
+    }
+
+    /// Each arm's score over a round: the mean, over its blocks, of the relative improvement of
+    /// the block's best (`(start - now) / start`; an arm without blocks scores 0).
+    pub fn scores(&self, start: &[i64], now: &[i64]) -> Vec<f64> {
+        let mut sum = vec![0.0; self.arms];
+        let mut count = vec![0usize; self.arms];
+        for (b, (&s, &n)) in start.iter().zip(now).enumerate() {
+            let a = self.arm(b);
+            count[a] += 1;
+            if s > n && s != i64::MAX && s > 0 {
+                sum[a] += (s - n) as f64 / s as f64;
+            }
+        }
+        sum.iter()
+            .zip(&count)
+            .map(|(&s, &c)| if c == 0 { 0.0 } else { s / c as f64 })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_start_spread_and_the_improving_arm_gains_blocks() {
+        let mut race = Race::new(3, 12, 2);
+        assert_eq!(race.shares(), [4, 4, 4]);
+        assert_eq!(
+            (0..12).map(|b| race.arm(b)).collect::<Vec<_>>()[..4],
+            [0, 1, 2, 0]
+        );
+        let mut bests = vec![1000i64; 12];
+        assert_eq!(
+            race.after_launch(&bests),
+            0,
+            "the first launch starts the round"
+        );
+        // Arm 1's blocks improve, arm 2's do not, arm 0's a little.
+        for (b, best) in bests.iter_mut().enumerate() {
+            *best -= match race.arm(b) {
+                1 => 50,
+                0 => 5,
+                _ => 0,
+            };
+        }
+        assert_eq!(race.after_launch(&bests), 0, "mid-round");
+        // Arm 2's weakest block moves (block 8 holds its worst best; ties would go to the
+        // lower index).
+        bests[8] += 7;
+        assert_eq!(race.after_launch(&bests), 1, "a quarter of 4 blocks moves");
+        assert_eq!(race.shares(), [4, 5, 3]);
+        assert_eq!(race.arm(8), 1);
+        assert_eq!(race.moved(), 1);
+    }
+
+    #[test]
+    fn arms_keep_their_floor_and_ties_move_nothing() {
+        let mut race = Race::new(2, 8, 1);
+        // Floor: 8 / (4 x 2) = 1 block.
+        let mut bests = vec![100i64; 8];
+        race.after_launch(&bests);
+        assert_eq!(
+            race.after_launch(&bests),
+            0,
+            "no arm improved: nothing moves"
+        );
+        for round in 0..20 {
+            for (b, best) in bests.iter_mut().enumerate() {
+                if race.arm(b) == 0 {
+                    *best -= 1;
+                }
+            }
+            race.after_launch(&bests);
+            assert!(race.shares()[1] >= 1, "round {round}: {:?}", race.shares());
+        }
+        assert_eq!(race.shares(), [7, 1]);
+    }
+
+    #[test]
+    fn scores_are_mean_relative_improvements() {
+        let race = Race::new(2, 4, 1);
+        let s = race.scores(&[100, 200, 100, i64::MAX], &[90, 200, 100, 50]);
+        // Arm 0: blocks 0 and 2 (0.1 and 0); arm 1: blocks 1 and 3 (0 and a first best).
+        assert!((s[0] - 0.05).abs() < 1e-12, "{s:?}");
+        assert_eq!(s[1], 0.0);
+    }
+}
