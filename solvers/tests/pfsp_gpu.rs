@@ -239,6 +239,8 @@ fn ig_relinking_restarts_keep_every_walk_rescored() {
                 elite: 4,
                 restart_stall: 1,
                 launch_iterations: 2,
+                // ig-warp races its restarts too (`--adapt`): the same rows must hold.
+                adapt: algorithm == GpuAlgorithm::IgWarp,
                 ..base
             };
             let name = format!("{} {}", inst.name, algorithm.name());
@@ -257,6 +259,7 @@ fn ig_relinking_restarts_keep_every_walk_rescored() {
                 )
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(run.walk_bests.len(), 40, "{name}");
+            assert_eq!(run.adaptation.is_some(), params.adapt, "{name}");
             for (w, (seq, value)) in run.walk_bests.iter().enumerate() {
                 permutation::check(seq, inst.jobs).unwrap_or_else(|e| panic!("{name} {w}: {e}"));
                 assert_eq!(inst.makespan(seq), *value, "{name}: walk {w}");

@@ -317,9 +317,14 @@ mod tests {
             panic!("not qap")
         };
         assert!(p.adapt);
-        let err =
-            SolveConfig::from_flags(Family::Pfsp, &[given("--adapt", FlagValue::Int(1))], &[])
-                .unwrap_err();
+        let c = SolveConfig::from_flags(Family::Pfsp, &[given("--adapt", FlagValue::Int(1))], &[])
+            .unwrap();
+        let GpuConfig::Pfsp(p) = &c.config else {
+            panic!("not pfsp")
+        };
+        assert!(p.adapt, "ig-block, the default variant, takes it");
+        let err = SolveConfig::from_flags(Family::Tsp, &[given("--adapt", FlagValue::Int(1))], &[])
+            .unwrap_err();
         assert!(err.contains("--adapt"), "{err}");
         let both = [
             given("--crossover", FlagValue::Int(1)),

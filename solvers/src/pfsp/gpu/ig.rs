@@ -14,7 +14,7 @@ use cudarc::driver::PushKernelArg;
 use kernels::gpu::{Gpu, Kernel, Launch, Module};
 use kernels::KernelError;
 
-use super::restarts::{apply, Relinking, Restarts, WalkRows};
+use super::restarts::{apply, Relinking, RestartArm, Restarts, WalkRows};
 use super::{completion_fits_i32, driver, GpuParams, Prepared};
 use crate::pfsp::{neh, Instance, DEFAULT_IG_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
@@ -66,7 +66,7 @@ pub(super) fn run(
     gpu: &Gpu,
     timer: &mut KernelClock,
     options: &RunOptions,
-) -> Result<(Outcome, super::WalkBests), KernelError> {
+) -> Result<(Outcome, super::WalkBests, Option<String>), KernelError> {
     let inst = &prepared.inst;
     let params = &prepared.params;
     let (n, m) = (inst.jobs, inst.machines);
@@ -144,7 +144,7 @@ pub(super) fn run(
         if deadline.is_some_and(|d| now >= d) || spent >= per_walk {
             break;
         }
-        if params.restart_stall > 0 && walks > 1 {
+        if restarts.restarts_at_all() && walks > 1 {
             restart(
                 &stream,
                 inst,
@@ -188,6 +188,7 @@ pub(super) fn run(
             evaluations: done.iter().sum(),
         },
         bests,
+        restarts.summary(),
     ))
 }
 
@@ -200,11 +201,12 @@ pub(super) fn restarts_of(
     start_values: Vec<i64>,
     rng: crate::run::SolverRng,
 ) -> Restarts {
-    let relinking = params.relink.then(|| Relinking {
+    let arms = RestartArm::arms(params.restart_stall, params.relink, params.adapt);
+    let relinking = arms.iter().any(|a| a.relink).then(|| Relinking {
         pool: crate::pfsp::relink::ElitePool::new(params.elite),
         min_distance: params.destruction.max(params.destruction_max).max(1),
     });
-    Restarts::new(params.restart_stall, start_values, rng, relinking)
+    Restarts::with_arms(arms, start_values, rng, relinking)
 }
 
 /// Restarts walks whose best has not improved for `restart_stall` launches: reads the walks'

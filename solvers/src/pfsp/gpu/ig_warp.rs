@@ -389,7 +389,7 @@ pub(super) fn run(
     gpu: &Gpu,
     timer: &mut KernelClock,
     options: &RunOptions,
-) -> Result<(Outcome, Vec<WalkState>, super::WalkBests), KernelError> {
+) -> Result<(Outcome, Vec<WalkState>, super::WalkBests, Option<String>), KernelError> {
     let inst = &prepared.inst;
     let params = &prepared.params;
     let n = inst.jobs;
@@ -481,7 +481,7 @@ pub(super) fn run(
         if deadline.is_some_and(|d| now >= d) || spent >= per_walk {
             break;
         }
-        if params.restart_stall > 0 && walks > 1 && !params.trace {
+        if restarts.restarts_at_all() && walks > 1 && !params.trace {
             super::ig::restart(
                 &stream,
                 inst,
@@ -543,5 +543,6 @@ pub(super) fn run(
         },
         states,
         super::walk_bests(prepared, &stream, &bufs.best, &values)?,
+        restarts.summary(),
     ))
 }

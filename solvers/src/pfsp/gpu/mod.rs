@@ -155,6 +155,12 @@ pub struct GpuParams {
     /// launches (the walks' best, best first).
     #[serde(default = "default_elite")]
     pub elite: usize,
+    /// ig-block, ig-warp: race restart configurations across the walks during the run
+    /// (`--adapt`, [`crate::gpu::adapt`]): the configured restarts, the other rule (relink or
+    /// copy), twice and half the stall; every 50 launches a quarter of the worst arm's walks
+    /// move to the arm whose walks' bests improved most. Off by default.
+    #[serde(default)]
+    pub adapt: bool,
 }
 
 /// The elite pool's size where nothing sets it.
@@ -189,6 +195,7 @@ impl GpuParams {
             tables: IgwTables::Auto,
             relink: algorithm == GpuAlgorithm::IgBlock,
             elite: DEFAULT_ELITE,
+            adapt: false,
         }
         .with_defaults()
     }
@@ -353,6 +360,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--relink", &["relink"], IG),
         flag("--no-relink", &["relink"], IG),
         flag("--elite", &["elite"], IG),
+        flag("--adapt", &["adapt"], IG),
         flag("--launch-iterations", &["launch_iterations"], IG),
     ];
     const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "ig-block")];
@@ -401,6 +409,12 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
                 return Err(format!("parameter `relink` is 0 or 1, got {r}"));
             }
             params.relink = r == 1;
+        }
+        if let Some(r) = point.count::<u32>("adapt")? {
+            if r > 1 {
+                return Err(format!("parameter `adapt` is 0 or 1, got {r}"));
+            }
+            params.adapt = r == 1;
         }
         if let Some(e) = point.count::<usize>("elite")? {
             if !(1..=MAX_ELITE).contains(&e) {
@@ -497,7 +511,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             entry: self.kernel.entry().to_string(),
             layout: None,
             blocks_per_sm: None,
-            adaptation: None,
+            adaptation: run.adaptation,
         })
     }
 
@@ -563,6 +577,8 @@ pub struct GpuRun {
     pub walks: Vec<WalkState>,
     /// ig-block and ig-warp as an island: every walk's best (empty otherwise).
     pub walk_bests: WalkBests,
+    /// With `adapt`: the restart arms and their walks at the end.
+    pub adaptation: Option<String>,
     pub cache: CacheStatus,
     pub compile_seconds: f64,
     pub resources: Vec<Resources>,
@@ -722,19 +738,23 @@ impl Prepared {
         let mut timer = KernelClock::new(gpu)?;
         let mut walk_states = Vec::new();
         let mut walk_bests = Vec::new();
+        let mut adaptation = None;
         let (outcome, moves) = match self.params.algorithm {
             GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
                 tabu::run(self, gpu, &mut timer, options)?
             }
             GpuAlgorithm::IgBlock => {
-                let (outcome, bests) = ig::run(self, gpu, &mut timer, options)?;
+                let (outcome, bests, adapted) = ig::run(self, gpu, &mut timer, options)?;
                 walk_bests = bests;
+                adaptation = adapted;
                 (outcome, Vec::new())
             }
             GpuAlgorithm::IgWarp => {
-                let (outcome, walks, bests) = ig_warp::run(self, gpu, &mut timer, options)?;
+                let (outcome, walks, bests, adapted) =
+                    ig_warp::run(self, gpu, &mut timer, options)?;
                 walk_states = walks;
                 walk_bests = bests;
+                adaptation = adapted;
                 (outcome, Vec::new())
             }
         };
@@ -746,6 +766,7 @@ impl Prepared {
             moves,
             walks: walk_states,
             walk_bests,
+            adaptation,
             cache: self.cache,
             compile_seconds: self.compile_seconds,
             resources: self.resources.clone(),

@@ -18,6 +18,7 @@
 use rand::Rng;
 use rayon::prelude::*;
 
+use crate::gpu::adapt::{Race, ROUND_LAUNCHES};
 use crate::pfsp::relink::{relink, ElitePool};
 use crate::pfsp::Instance;
 use crate::run::SolverRng;
@@ -100,31 +101,126 @@ impl Pending {
     }
 }
 
+/// One restart configuration: the launches a walk may go without improving (0: never
+/// restarts) and whether it relinks. The run's parameters give one; `--adapt` races several
+/// ([`crate::gpu::adapt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestartArm {
+    pub stall: u32,
+    pub relink: bool,
+}
+
+impl RestartArm {
+    /// The run's arm, and with `adapt` its neighbours: the other restart rule, twice and half
+    /// the stall (a run that never restarts races stalls around 20).
+    pub fn arms(stall: u32, relink: bool, adapt: bool) -> Vec<RestartArm> {
+        let base = RestartArm { stall, relink };
+        if !adapt {
+            return vec![base];
+        }
+        let stall = if stall == 0 { 20 } else { stall };
+        let mut arms = vec![RestartArm { stall, relink }];
+        for arm in [
+            RestartArm {
+                stall,
+                relink: !relink,
+            },
+            RestartArm {
+                stall: stall * 2,
+                relink,
+            },
+            RestartArm {
+                stall: (stall / 2).max(1),
+                relink,
+            },
+        ] {
+            if !arms.contains(&arm) {
+                arms.push(arm);
+            }
+        }
+        arms
+    }
+}
+
 /// The restart state of one run: per walk the launches since its best improved.
 #[derive(Debug, Clone)]
 pub struct Restarts {
-    stall: u32,
+    /// Walk i runs `arms[race.arm(i)]` (arm 0 without a race).
+    arms: Vec<RestartArm>,
+    race: Option<Race>,
     stalled: Vec<u32>,
     seen: Vec<i64>,
     rng: SolverRng,
+    /// The pool, where any arm relinks.
     relinking: Option<Relinking>,
 }
 
 impl Restarts {
-    /// Walks start with these bests; `relinking` is `None` for the copying restarts.
+    /// Walks start with these bests; `relinking` is `None` for the copying restarts (one arm:
+    /// the tests' shorthand for [`Restarts::with_arms`]).
+    #[cfg(test)]
     pub fn new(
         stall: u32,
         start_values: Vec<i64>,
         rng: SolverRng,
         relinking: Option<Relinking>,
     ) -> Restarts {
-        Restarts {
+        let arm = RestartArm {
             stall,
-            stalled: vec![0; start_values.len()],
+            relink: relinking.is_some(),
+        };
+        Restarts::with_arms(vec![arm], start_values, rng, relinking)
+    }
+
+    /// As [`Restarts::new`], racing `arms` across the walks where there are several; relinking
+    /// arms need `relinking`'s pool (without it they copy).
+    pub fn with_arms(
+        arms: Vec<RestartArm>,
+        start_values: Vec<i64>,
+        rng: SolverRng,
+        relinking: Option<Relinking>,
+    ) -> Restarts {
+        let walks = start_values.len();
+        Restarts {
+            race: (arms.len() > 1).then(|| Race::new(arms.len(), walks, ROUND_LAUNCHES)),
+            arms,
+            stalled: vec![0; walks],
             seen: start_values,
             rng,
             relinking,
         }
+    }
+
+    fn arm(&self, walk: usize) -> RestartArm {
+        let k = self.race.as_ref().map_or(0, |r| r.arm(walk));
+        self.arms.get(k).copied().unwrap_or(RestartArm {
+            stall: 0,
+            relink: false,
+        })
+    }
+
+    /// Whether any walk ever restarts.
+    pub fn restarts_at_all(&self) -> bool {
+        self.arms.iter().any(|a| a.stall > 0)
+    }
+
+    /// With `--adapt`: the arms and how many walks ran each at the end.
+    pub fn summary(&self) -> Option<String> {
+        let race = self.race.as_ref()?;
+        let arms: Vec<String> = self
+            .arms
+            .iter()
+            .zip(race.shares())
+            .map(|(a, walks)| {
+                let rule = if a.relink { "relink" } else { "copy" };
+                format!("{walks} x ({rule} after {} launches)", a.stall)
+            })
+            .collect();
+        Some(format!(
+            "adapt: walks per restart arm at the end: {}; {} moved",
+            arms.join(", "),
+            race.moved()
+        ))
     }
 
     /// The elite pool (with relinking).
@@ -135,6 +231,9 @@ impl Restarts {
 
     /// Counts a launch from the walks' best makespans (one per walk, as the kernel left them).
     pub fn tally(&mut self, values: &[i64]) -> Pending {
+        if let Some(race) = &mut self.race {
+            race.after_launch(values);
+        }
         let mut improved = Vec::new();
         for (i, &v) in values.iter().enumerate() {
             if v < self.seen[i] {
@@ -152,7 +251,10 @@ impl Restarts {
             return Pending::default();
         };
         let stale = (0..values.len())
-            .filter(|&i| i != best && self.stalled[i] >= self.stall)
+            .filter(|&i| {
+                let stall = self.arm(i).stall;
+                i != best && stall > 0 && self.stalled[i] >= stall
+            })
             .collect();
         let offers = match &self.relinking {
             None => Vec::new(),
@@ -203,7 +305,11 @@ impl Restarts {
         let mut sources = Vec::with_capacity(pending.stale.len());
         for &i in &pending.stale {
             self.stalled[i] = 0;
-            let own = self.relinking.as_ref().and_then(|_| row(i));
+            let own = self
+                .relinking
+                .as_ref()
+                .filter(|_| self.arm(i).relink)
+                .and_then(|_| row(i));
             if let Some(source) = self.relink_source(i, own) {
                 sources.push(source);
             } else if !pending.elite.is_empty() {
@@ -315,6 +421,67 @@ mod tests {
         let pending = restarts.tally(values);
         let plan = restarts.plan(inst, values, rows, &pending);
         (pending, plan)
+    }
+
+    #[test]
+    fn adapt_races_the_configured_restarts_and_three_neighbours() {
+        assert_eq!(RestartArm::arms(20, true, false).len(), 1);
+        let arms = RestartArm::arms(20, true, true);
+        assert_eq!(
+            arms,
+            [(20, true), (20, false), (40, true), (10, true)]
+                .map(|(stall, relink)| RestartArm { stall, relink })
+        );
+        assert!(RestartArm::arms(0, false, true).iter().all(|a| a.stall > 0));
+    }
+
+    /// Walks follow their own arm: with a copying arm of stall 1 and a relinking arm of stall 2
+    /// (walks alternate), after one launch without improvement only the copying arm's walks
+    /// restart, and after the second the relinking arm's walks do, by relinking.
+    #[test]
+    fn each_walk_restarts_by_its_arm() {
+        let inst = crate::pfsp::generate(20, 5, 7);
+        let (rows, values) = walks(&inst, 8, 3);
+        let arms = vec![
+            RestartArm {
+                stall: 1,
+                relink: false,
+            },
+            RestartArm {
+                stall: 2,
+                relink: true,
+            },
+        ];
+        let relinking = Relinking {
+            pool: ElitePool::new(4),
+            min_distance: 2,
+        };
+        let mut r = Restarts::with_arms(arms, values.clone(), stream_rng(4, 0), Some(relinking));
+        let best = (0..8).min_by_key(|&i| (values[i], i)).unwrap();
+        let first = r.tally(&values);
+        let copy: Vec<usize> = (0..8).filter(|&i| i % 2 == 0 && i != best).collect();
+        assert_eq!(first.stale, copy);
+        let plan = r.plan(&inst, &values, &rows, &first);
+        assert!(plan.iter().all(|p| !p.relinked && p.walk % 2 == 0));
+        let second = r.tally(&values);
+        let relinking: Vec<usize> = (0..8).filter(|&i| i % 2 == 1 && i != best).collect();
+        assert!(
+            relinking.iter().all(|w| second.stale.contains(w)),
+            "{second:?}"
+        );
+        let plan = r.plan(&inst, &values, &rows, &second);
+        let odd: Vec<&Restart> = plan.iter().filter(|p| p.walk % 2 == 1).collect();
+        assert_eq!(odd.len(), relinking.len());
+        assert!(
+            odd.iter().all(|p| p.relinked),
+            "random walks lie far apart: paths exist"
+        );
+        let summary = r.summary().unwrap();
+        assert!(summary.contains("4 x (copy after 1 launches)"), "{summary}");
+        assert!(
+            summary.contains("4 x (relink after 2 launches)"),
+            "{summary}"
+        );
     }
 
     #[test]
