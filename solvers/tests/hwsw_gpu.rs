@@ -238,4 +238,19 @@ fn gpts_multi_finds_tiny_optima_and_rescores() {
         a.outcome.objective,
         sts.objective
     );
+    // `--adapt`: restarts raced across the searches; the answer re-scores and the race is
+    // reported (launches of 2 iterations, so rounds of 50 launches complete).
+    let adapting = GpuParams {
+        adapt: true,
+        launch_iterations: 2,
+        restart_stall: 1,
+        ..params
+    };
+    let run = hwsw_gpu::solve(&gpu, &cache, &inst, &adapting, &options(9, 400)).unwrap();
+    check_run(&inst, &run, "500 nodes, adapt");
+    let text = run.adaptation.expect("an adapting run reports its arms");
+    assert!(
+        text.starts_with("adapt: searches per restart arm"),
+        "{text}"
+    );
 }

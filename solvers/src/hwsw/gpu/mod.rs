@@ -130,6 +130,10 @@ pub struct GpuParams {
     /// gpts-multi: a search whose best has not improved for this many launches restarts from
     /// one of the four best searches' best solutions (0 = never).
     pub restart_stall: u32,
+    /// gpts-multi: race restart configurations across the searches during the run
+    /// (`--adapt`, [`crate::gpu::adapt`]; `multi::RestartArm`). Off by default.
+    #[serde(default)]
+    pub adapt: bool,
 }
 
 impl GpuParams {
@@ -148,6 +152,7 @@ impl GpuParams {
             samples: 4,
             launch_iterations: 0,
             restart_stall: 3,
+            adapt: false,
         }
     }
 
@@ -263,6 +268,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--solutions", &["searches"], MULTI),
         flag("--launch-iterations", &["launch_iterations"], MULTI),
         flag("--restart-stall", &["restart_stall"], MULTI),
+        flag("--adapt", &["adapt"], MULTI),
     ];
     const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "gpts-multi")];
 
@@ -308,6 +314,12 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         }
         if let Some(k) = point.count("launch_iterations")? {
             p.launch_iterations = k;
+        }
+        if let Some(r) = point.count::<u32>("adapt")? {
+            if r > 1 {
+                return Err(format!("parameter `adapt` is 0 or 1, got {r}"));
+            }
+            p.adapt = r == 1;
         }
         if let Some(k) = point.count("restart_stall")? {
             p.restart_stall = k;
@@ -377,7 +389,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
                 .to_string(),
             layout: None,
             blocks_per_sm: None,
-            adaptation: None,
+            adaptation: run.adaptation,
         })
     }
 
@@ -487,6 +499,8 @@ pub struct GpuRun {
     pub launches: u64,
     /// GPTS: restarts (no feasible candidate); gpts-multi: elite restarts.
     pub restarts: u64,
+    /// gpts-multi with `adapt`: the restart arms and their searches at the end.
+    pub adaptation: Option<String>,
     /// Independent searches (1 for GPTS).
     pub searches: u32,
     /// With `trace`: every move (i, j) taken.
@@ -588,6 +602,7 @@ impl Prepared {
     pub fn run(&mut self, gpu: &Gpu, options: &RunOptions) -> Result<GpuRun, KernelError> {
         let mut timer = KernelClock::new(gpu)?;
         let launch = self.launch();
+        let mut adaptation = None;
         let (outcome, moves, restarts, searches, attributes) = match &mut self.engine {
             Engine::Gpts { kernels, buffers } => {
                 let (outcome, moves, restarts) = gpts::run(
@@ -603,8 +618,9 @@ impl Prepared {
             }
             Engine::Multi(m) => {
                 let starts = self.island.as_ref().map(|i| i.starts()).unwrap_or_default();
-                let (outcome, restarts) =
+                let (outcome, restarts, adapted) =
                     m.run(&self.inst, &self.params, gpu, &mut timer, options, &starts)?;
+                adaptation = adapted;
                 if let Some(island) = &mut self.island {
                     island.saved = m.bests(gpu, self.inst.n())?;
                 }
@@ -639,6 +655,7 @@ impl Prepared {
             restarts,
             searches,
             moves,
+            adaptation,
             cache: self.cache,
             compile_seconds: self.compile_seconds,
             resources: self.resources.clone(),

@@ -16,6 +16,7 @@ use kernels::KernelError;
 use rand::Rng;
 
 use super::{driver, upload, GpuParams};
+use crate::gpu::adapt::{Race, ROUND_LAUNCHES};
 use crate::hwsw::{Instance, DEFAULT_STS_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
 
@@ -120,7 +121,7 @@ impl Multi {
         timer: &mut kernels::gpu::KernelClock,
         options: &RunOptions,
         starts: &[Vec<u8>],
-    ) -> Result<(Outcome, u64), KernelError> {
+    ) -> Result<(Outcome, u64, Option<String>), KernelError> {
         let stream = gpu.stream().clone();
         let n = inst.n();
         let s = self.launch.grid.0 as usize;
@@ -158,6 +159,8 @@ impl Multi {
         let tenure = params.tabu_length as u32;
         let mut launch_index = 0u64;
         let mut best_h = vec![i64::MAX; s];
+        let arms = RestartArm::arms(params.restart_stall, params.adapt);
+        let mut race = (arms.len() > 1).then(|| Race::new(arms.len(), s, ROUND_LAUNCHES));
         while !deadline.reached(done) {
             // Under a time limit, shorten the launch so it ends near the deadline.
             let mut iterations = per_launch;
@@ -209,6 +212,9 @@ impl Multi {
             if let Some(&top) = order.first() {
                 deadline.offer(best_h[top]);
             }
+            if let Some(race) = &mut race {
+                race.after_launch(&best_h);
+            }
             let mut flags = vec![0u32; s];
             for q in 0..s {
                 if best_h[q] < best_seen[q] {
@@ -217,10 +223,15 @@ impl Multi {
                 } else {
                     stalled[q] += 1;
                 }
-                if params.restart_stall > 0 && stalled[q] >= params.restart_stall && s > 4 {
-                    let elite = order[rng.random_range(0..4)];
-                    if elite != q {
-                        let (src, dst) = (elite * n, q * n);
+                let arm = arms[race.as_ref().map_or(0, |r| r.arm(q)).min(arms.len() - 1)];
+                if arm.stall > 0 && stalled[q] >= arm.stall && s > 4 {
+                    let from = if arm.from_elite {
+                        order[rng.random_range(0..4)]
+                    } else {
+                        q
+                    };
+                    if from != q || !arm.from_elite {
+                        let (src, dst) = (from * n, q * n);
                         let row = self.best_x.slice(src..src + n);
                         let mut target = self.x.slice_mut(dst..dst + n);
                         stream
@@ -251,6 +262,89 @@ impl Multi {
                     * (n as u64 + u64::from(params.threads_per_block) * u64::from(params.samples)),
             },
             restarts,
+            race.map(|r| summary(&arms, &r)),
         ))
+    }
+}
+
+/// One restart configuration of the searches: the launches a search may go without improving
+/// (0: never restarts) and whether it continues from one of the four best searches' bests or
+/// from its own best. The run's parameters give one; `--adapt` races several
+/// ([`crate::gpu::adapt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestartArm {
+    pub stall: u32,
+    pub from_elite: bool,
+}
+
+impl RestartArm {
+    /// The run's arm (elite restarts), and with `adapt` its neighbours: restarts from the own
+    /// best, twice and half the stall (a run that never restarts races stalls around 3).
+    pub fn arms(stall: u32, adapt: bool) -> Vec<RestartArm> {
+        let base = RestartArm {
+            stall,
+            from_elite: true,
+        };
+        if !adapt {
+            return vec![base];
+        }
+        let stall = if stall == 0 { 3 } else { stall };
+        let mut arms = vec![RestartArm { stall, ..base }];
+        for arm in [
+            RestartArm {
+                stall,
+                from_elite: false,
+            },
+            RestartArm {
+                stall: stall * 2,
+                ..base
+            },
+            RestartArm {
+                stall: (stall / 2).max(1),
+                ..base
+            },
+        ] {
+            if !arms.contains(&arm) {
+                arms.push(arm);
+            }
+        }
+        arms
+    }
+}
+
+/// The arms and how many searches ran each at the end, for the log and `--json`.
+fn summary(arms: &[RestartArm], race: &Race) -> String {
+    let parts: Vec<String> = arms
+        .iter()
+        .zip(race.shares())
+        .map(|(a, searches)| {
+            let from = if a.from_elite { "elite" } else { "own best" };
+            format!("{searches} x ({from} after {} launches)", a.stall)
+        })
+        .collect();
+    format!(
+        "adapt: searches per restart arm at the end: {}; {} moved",
+        parts.join(", "),
+        race.moved()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adapt_races_the_elite_restarts_and_three_neighbours() {
+        assert_eq!(RestartArm::arms(3, false).len(), 1);
+        let arms = RestartArm::arms(4, true);
+        let expected = [(4, true), (4, false), (8, true), (2, true)]
+            .map(|(stall, from_elite)| RestartArm { stall, from_elite });
+        assert_eq!(arms, expected);
+        // Stall 1: half of it is itself, so that arm is not repeated.
+        assert_eq!(RestartArm::arms(1, true).len(), 3);
+        assert!(RestartArm::arms(0, true).iter().all(|a| a.stall > 0));
+        let race = Race::new(arms.len(), 8, ROUND_LAUNCHES);
+        let text = summary(&arms, &race);
+        assert!(text.contains("2 x (own best after 4 launches)"), "{text}");
     }
 }
