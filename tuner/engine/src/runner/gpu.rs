@@ -178,12 +178,16 @@ fn convert(inst: &CampaignInstance, r: &SolveResult) -> TrialResult {
         gap_percent: None,
     };
     let mut log = format!(
-        "{} on {} ({}), {} launches/run, kernel share {:.3}{}",
+        "{} on {} ({}), {} launches/run{}{}",
         inst.record.name,
         r.device.name,
         r.launch,
         r.launches,
-        m.energy.as_ref().map_or(0.0, |e| e.kernel_share),
+        // Only an energy window measures it (a budget run has none): never print a 0 for it.
+        m.energy
+            .as_ref()
+            .map(|e| format!(", kernel share {:.3}", e.kernel_share))
+            .unwrap_or_default(),
         m.power_note
             .as_ref()
             .map(|n| format!("; power: {n}"))

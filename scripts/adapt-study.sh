@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Issue 28, item 5: `mats solve --backend gpu --adapt` against the default on five instances per
+# family that no campaign names, paired by seed, at a 10 s limit. Runs on the GPU machine from
+# the repository root after scripts/gpu-test.sh (or a bundle with bin/mats and shared/data) is
+# there. Usage: bash scripts/adapt-study.sh FAMILY [SECONDS] [SEEDS]
+#   FAMILY: qap | pfsp | hwsw (one family is 5 instances x SEEDS x 2 runs x SECONDS: 300 s at
+#   the defaults, so one device call holds one family).
+# Prints per instance the default's and --adapt's mean objective, the paired difference
+# (adapt - default) with its standard error, and whether --adapt is lower by more than two
+# standard errors (the issue's criterion); raw runs go to $OUT/adapt-FAMILY.csv.
+set -u
+family=${1:?usage: adapt-study.sh qap|pfsp|hwsw [SECONDS] [SEEDS]}
+seconds=${2:-10}
+seeds=${3:-3}
+root=$PWD
+bundle=$root/gpu-bundle
+mats=$bundle/bin/mats
+[ -x "$mats" ] || mats=$root/target/release/mats
+data=$bundle/shared/data
+[ -d "$data" ] || data=$root/../shared/data
+out=${OUT:-$root/gpu-results}
+mkdir -p "$out"
+csv=$out/adapt-$family.csv
+echo "instance,seed,mode,objective,gap_percent,seconds" > "$csv"
+export CUDA_CACHE_DISABLE=1 MATS_CACHE_DIR=${MATS_CACHE_DIR:-/tmp/mats-cache}
+
+case $family in
+    qap)
+        instances=()
+        for name in tai80a tai100a sko100a wil50 lipa90a; do
+            instances+=("$data/qaplib/instances/$name.dat|$name|")
+        done ;;
+    pfsp)
+        t=$data/taillard-pfsp/taillard
+        instances=("$t/tai50_20.txt|ta053|--index 3" "$t/tai100_20.txt|ta083|--index 3"
+            "$t/tai100_10.txt|ta071|--index 1" "$t/tai200_10.txt|ta091|--index 1"
+            "$t/tai200_20.txt|ta104|--index 4") ;;
+    hwsw)
+        instances=()
+        for s in 11 12 13 14 15; do
+            g=$out/adapt-g$s.hwsw
+            "$mats" instance generate hwsw --nodes 2000 --edges 6000 --ccr 1 --r-level low \
+                --seed "$s" -o "$g" > /dev/null || exit 1
+            instances+=("$g|g2000-s$s|")
+        done ;;
+    *) echo "unknown family $family (qap, pfsp, hwsw)" >&2; exit 2 ;;
+esac
+
+for entry in "${instances[@]}"; do
+    IFS='|' read -r path name extra <<< "$entry"
+    for seed in $(seq 1 "$seeds"); do
+        for mode in default adapt; do
+            flags=()
+            [ "$mode" = adapt ] && flags=(--adapt)
+            # shellcheck disable=SC2086
+            json=$(timeout $((seconds * 3 + 30)) "$mats" solve "$path" $extra --backend gpu \
+                --time-limit "$seconds" --seed "$seed" --json "${flags[@]}" 2>> "$out/adapt-$family.err")
+            line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["objective"], d.get("gap_percent"), d["seconds"], sep=",")' "$json" 2>/dev/null) \
+                || line=",,"
+            echo "$name,$seed,$mode,$line" >> "$csv"
+        done
+    done
+done
+
+python3 - "$csv" <<'EOF'
+import csv, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+by = {}
+for r in rows:
+    runs = by.setdefault(r["instance"], {}).setdefault(int(r["seed"]), {})
+    if r["objective"]:
+        runs[r["mode"]] = int(r["objective"])
+wins = 0
+print(f"{'instance':12s} {'default':>14s} {'adapt':>14s} {'adapt - default':>18s} {'2 SE':>10s}  verdict")
+for name, seeds in by.items():
+    pairs = [(s["default"], s["adapt"]) for s in seeds.values() if "default" in s and "adapt" in s]
+    if not pairs:
+        print(f"{name:12s} no complete pair (see the .err file)")
+        continue
+    d = [a - b for b, a in pairs]
+    mean = sum(d) / len(d)
+    se = math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d)) if len(d) > 1 else float("nan")
+    better = len(d) > 1 and mean < 0 and -mean > 2 * se
+    wins += better
+    mb = sum(p[0] for p in pairs) / len(pairs)
+    ma = sum(p[1] for p in pairs) / len(pairs)
+    print(f"{name:12s} {mb:14.1f} {ma:14.1f} {mean:18.1f} {2 * se:10.1f}  {'adapt lower (> 2 SE)' if better else 'not shown'}")
+print(f"--adapt lower by more than two standard errors on {wins} of {len(by)} instances")
+EOF
