@@ -715,7 +715,16 @@ fn run_gpu(
         }
         options.budget.time_limit = Some(left);
     }
-    let run = prepared.run(gpu, &options)?;
+    // The run's own mean power and energy (NVML), so a `--max-power` pick can be checked
+    // against its cap on this very run; absent where NVML is not there.
+    let meter = gpu.context().uuid().ok().and_then(|u| {
+        measure::power::PowerMeter::open(&measure::worker::format_uuid(&u.bytes)).ok()
+    });
+    let (run, power) = measure::budget_run(
+        meter.as_ref(),
+        &measure::observer::DEFAULT_OBSERVERS,
+        || prepared.run(gpu, &options),
+    )?;
     let (solutions, _) = config.shape();
     Ok(Solved {
         tuned: None,
@@ -737,6 +746,8 @@ fn run_gpu(
             layout: run.layout.clone(),
             blocks_per_sm: run.blocks_per_sm,
             adaptation: run.adaptation.clone(),
+            power_w: power.power_w,
+            energy_j: power.energy_j,
             islands: None,
         }),
         outcome: run.outcome,
@@ -769,6 +780,12 @@ pub struct GpuDetails {
     /// `--adapt`: the restart configurations raced and the blocks each had at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adaptation: Option<String>,
+    /// Mean board power over the run (NVML, W) and that times the run's wall time (J);
+    /// absent where NVML cannot be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_w: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
     /// `--gpus` with several GPUs: the islands' work and exchanges (see docs/json.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub islands: Option<islands::IslandsReport>,
@@ -808,6 +825,9 @@ fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
         }
         if let Some(adaptation) = &g.adaptation {
             println!("restarts   {adaptation}");
+        }
+        if let (Some(w), Some(j)) = (g.power_w, g.energy_j) {
+            println!("power      {w:.1} W mean over the run (NVML), {j:.1} J");
         }
         if let Some(islands) = &g.islands {
             islands::print(islands);

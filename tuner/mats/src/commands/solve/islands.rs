@@ -214,6 +214,8 @@ fn solved(
             layout: lead.layout,
             blocks_per_sm: lead.blocks_per_sm,
             adaptation: None,
+            power_w: None,
+            energy_j: None,
             islands: Some(report),
         }),
     }
