@@ -13,6 +13,23 @@ pub const ROUND_LAUNCHES: u32 = 50;
 /// the run, slow enough that one lucky round does not empty an arm).
 const MOVED_SHARE: usize = 4;
 
+/// The arms of a race: `base` (the run's own configuration) first, then each variant that
+/// differs from every arm before it.
+pub fn arms<A: PartialEq>(base: A, variants: impl IntoIterator<Item = A>) -> Vec<A> {
+    let mut arms = vec![base];
+    for arm in variants {
+        if !arms.contains(&arm) {
+            arms.push(arm);
+        }
+    }
+    arms
+}
+
+/// Twice and half (at least 1) a restart stall: the neighbours every family races.
+pub fn stall_neighbours(stall: u32) -> [u32; 2] {
+    [stall.saturating_mul(2), (stall / 2).max(1)]
+}
+
 /// Which arm each block runs, and the round's bookkeeping.
 #[derive(Debug, Clone)]
 pub struct Race {
@@ -183,6 +200,14 @@ mod tests {
             assert!(race.shares()[1] >= 1, "round {round}: {:?}", race.shares());
         }
         assert_eq!(race.shares(), [7, 1]);
+    }
+
+    #[test]
+    fn arms_keep_the_base_first_and_drop_repeats() {
+        assert_eq!(arms(3, [4, 3, 6, 4, 1]), [3, 4, 6, 1]);
+        assert_eq!(stall_neighbours(5), [10, 2]);
+        assert_eq!(stall_neighbours(1), [2, 1]);
+        assert_eq!(stall_neighbours(u32::MAX)[0], u32::MAX);
     }
 
     #[test]

@@ -315,11 +315,8 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if let Some(k) = point.count("launch_iterations")? {
             p.launch_iterations = k;
         }
-        if let Some(r) = point.count::<u32>("adapt")? {
-            if r > 1 {
-                return Err(format!("parameter `adapt` is 0 or 1, got {r}"));
-            }
-            p.adapt = r == 1;
+        if let Some(on) = point.switch("adapt")? {
+            p.adapt = on;
         }
         if let Some(k) = point.count("restart_stall")? {
             p.restart_stall = k;

@@ -16,7 +16,7 @@ use kernels::KernelError;
 use rand::Rng;
 
 use super::{driver, upload, GpuParams};
-use crate::gpu::adapt::{Race, ROUND_LAUNCHES};
+use crate::gpu::adapt::{self, stall_neighbours, Race, ROUND_LAUNCHES};
 use crate::hwsw::{Instance, DEFAULT_STS_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
 
@@ -289,26 +289,25 @@ impl RestartArm {
             return vec![base];
         }
         let stall = if stall == 0 { 3 } else { stall };
-        let mut arms = vec![RestartArm { stall, ..base }];
-        for arm in [
-            RestartArm {
-                stall,
-                from_elite: false,
-            },
-            RestartArm {
-                stall: stall * 2,
-                ..base
-            },
-            RestartArm {
-                stall: (stall / 2).max(1),
-                ..base
-            },
-        ] {
-            if !arms.contains(&arm) {
-                arms.push(arm);
-            }
-        }
-        arms
+        let base = RestartArm { stall, ..base };
+        let [longer, shorter] = stall_neighbours(stall);
+        adapt::arms(
+            base,
+            [
+                RestartArm {
+                    from_elite: false,
+                    ..base
+                },
+                RestartArm {
+                    stall: longer,
+                    ..base
+                },
+                RestartArm {
+                    stall: shorter,
+                    ..base
+                },
+            ],
+        )
     }
 }
 

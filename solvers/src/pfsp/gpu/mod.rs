@@ -404,17 +404,11 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if let Some(k) = point.count("restart_stall")? {
             params.restart_stall = k;
         }
-        if let Some(r) = point.count::<u32>("relink")? {
-            if r > 1 {
-                return Err(format!("parameter `relink` is 0 or 1, got {r}"));
-            }
-            params.relink = r == 1;
+        if let Some(on) = point.switch("relink")? {
+            params.relink = on;
         }
-        if let Some(r) = point.count::<u32>("adapt")? {
-            if r > 1 {
-                return Err(format!("parameter `adapt` is 0 or 1, got {r}"));
-            }
-            params.adapt = r == 1;
+        if let Some(on) = point.switch("adapt")? {
+            params.adapt = on;
         }
         if let Some(e) = point.count::<usize>("elite")? {
             if !(1..=MAX_ELITE).contains(&e) {

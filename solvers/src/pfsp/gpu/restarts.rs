@@ -18,7 +18,7 @@
 use rand::Rng;
 use rayon::prelude::*;
 
-use crate::gpu::adapt::{Race, ROUND_LAUNCHES};
+use crate::gpu::adapt::{self, stall_neighbours, Race, ROUND_LAUNCHES};
 use crate::pfsp::relink::{relink, ElitePool};
 use crate::pfsp::Instance;
 use crate::run::SolverRng;
@@ -119,26 +119,24 @@ impl RestartArm {
             return vec![base];
         }
         let stall = if stall == 0 { 20 } else { stall };
-        let mut arms = vec![RestartArm { stall, relink }];
-        for arm in [
-            RestartArm {
-                stall,
-                relink: !relink,
-            },
-            RestartArm {
-                stall: stall * 2,
-                relink,
-            },
-            RestartArm {
-                stall: (stall / 2).max(1),
-                relink,
-            },
-        ] {
-            if !arms.contains(&arm) {
-                arms.push(arm);
-            }
-        }
-        arms
+        let [longer, shorter] = stall_neighbours(stall);
+        adapt::arms(
+            RestartArm { stall, relink },
+            [
+                RestartArm {
+                    stall,
+                    relink: !relink,
+                },
+                RestartArm {
+                    stall: longer,
+                    relink,
+                },
+                RestartArm {
+                    stall: shorter,
+                    relink,
+                },
+            ],
+        )
     }
 }
 

@@ -727,29 +727,16 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if let Some(f) = point.float("perturbation_max")? {
             params.perturbation_max = f;
         }
-        if let Some(r) = point.count::<u32>("relink")? {
-            if r > 1 {
-                return Err(format!("parameter `relink` is 0 or 1, got {r}"));
-            }
-            params.relink = r == 1;
+        if let Some(on) = point.switch("relink")? {
+            params.relink = on;
         }
-        if let Some(r) = point.count::<u32>("adapt")? {
-            if r > 1 {
-                return Err(format!("parameter `adapt` is 0 or 1, got {r}"));
-            }
-            params.adapt = r == 1;
+        if let Some(on) = point.switch("adapt")? {
+            params.adapt = on;
         }
-        if let Some(v) = point.text("crossover") {
-            params.crossover = match v.as_str() {
-                "auto" => None,
-                "1" | "on" => Some(true),
-                "0" | "off" => Some(false),
-                other => {
-                    return Err(format!(
-                        "parameter `crossover` is auto, 0 (off) or 1 (on), got {other}"
-                    ))
-                }
-            };
+        if point.text("crossover").as_deref() == Some("auto") {
+            params.crossover = None;
+        } else if let Some(on) = point.switch("crossover")? {
+            params.crossover = Some(on);
         }
         if let Some(k) = point.count("restart_stall")? {
             params.restart_stall = k;

@@ -12,7 +12,7 @@ use crate::run::{Outcome, RunOptions};
 use super::context::{pairs, RunContext};
 use super::island_blocks::IslandBlocks;
 use super::{driver, GpuParams};
-use crate::gpu::adapt::{Race, ROUND_LAUNCHES};
+use crate::gpu::adapt::{self, stall_neighbours, Race, ROUND_LAUNCHES};
 
 pub(super) fn rots_block(
     ctx: &mut RunContext,
@@ -283,41 +283,37 @@ impl RestartArm {
         if !params.adapt {
             return vec![base];
         }
-        let stall = base.stall.max(if base.stall == 0 { 5 } else { 1 });
+        let stall = if base.stall == 0 { 5 } else { base.stall };
         let scaled = |f: f64| ((swaps.max(1) as f64 * f).round() as usize).clamp(1, n);
-        let mut arms = vec![RestartArm { stall, ..base }];
-        for arm in [
-            RestartArm {
-                stall,
-                crossover: !crossover,
-                ..base
-            },
-            RestartArm {
-                stall,
-                swaps: scaled(0.6),
-                max_swaps: ceiling(scaled(0.6)),
-                ..base
-            },
-            RestartArm {
-                stall,
-                swaps: scaled(1.4),
-                max_swaps: ceiling(scaled(1.4)),
-                ..base
-            },
-            RestartArm {
-                stall: stall * 2,
-                ..base
-            },
-            RestartArm {
-                stall: (stall / 2).max(1),
-                ..base
-            },
-        ] {
-            if !arms.contains(&arm) {
-                arms.push(arm);
-            }
-        }
-        arms
+        let base = RestartArm { stall, ..base };
+        let [longer, shorter] = stall_neighbours(stall);
+        adapt::arms(
+            base,
+            [
+                RestartArm {
+                    crossover: !crossover,
+                    ..base
+                },
+                RestartArm {
+                    swaps: scaled(0.6),
+                    max_swaps: ceiling(scaled(0.6)),
+                    ..base
+                },
+                RestartArm {
+                    swaps: scaled(1.4),
+                    max_swaps: ceiling(scaled(1.4)),
+                    ..base
+                },
+                RestartArm {
+                    stall: longer,
+                    ..base
+                },
+                RestartArm {
+                    stall: shorter,
+                    ..base
+                },
+            ],
+        )
     }
 
     fn describe(&self, n: usize) -> String {
