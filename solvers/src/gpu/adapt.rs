@@ -78,6 +78,21 @@ impl Race {
         self.moved
     }
 
+    /// For the log and `--json`: "adapt: UNIT per restart arm at the end: K x (LABEL), ...;
+    /// M moved", with one label per arm in arm order.
+    pub fn summary(&self, unit: &str, labels: impl IntoIterator<Item = String>) -> String {
+        let arms: Vec<String> = labels
+            .into_iter()
+            .zip(self.shares())
+            .map(|(label, k)| format!("{k} x ({label})"))
+            .collect();
+        format!(
+            "adapt: {unit} per restart arm at the end: {}; {} moved",
+            arms.join(", "),
+            self.moved
+        )
+    }
+
     /// Called after every launch with each block's best cost (minimised). At the end of a
     /// round, moves blocks from the worst-scoring arm to the best ([`Race::scores`]); returns
     /// how many moved.

@@ -313,19 +313,11 @@ impl RestartArm {
 
 /// The arms and how many searches ran each at the end, for the log and `--json`.
 fn summary(arms: &[RestartArm], race: &Race) -> String {
-    let parts: Vec<String> = arms
-        .iter()
-        .zip(race.shares())
-        .map(|(a, searches)| {
-            let from = if a.from_elite { "elite" } else { "own best" };
-            format!("{searches} x ({from} after {} launches)", a.stall)
-        })
-        .collect();
-    format!(
-        "adapt: searches per restart arm at the end: {}; {} moved",
-        parts.join(", "),
-        race.moved()
-    )
+    let labels = arms.iter().map(|a| {
+        let from = if a.from_elite { "elite" } else { "own best" };
+        format!("{from} after {} launches", a.stall)
+    });
+    race.summary("searches", labels)
 }
 
 #[cfg(test)]

@@ -204,21 +204,11 @@ impl Restarts {
 
     /// With `--adapt`: the arms and how many walks ran each at the end.
     pub fn summary(&self) -> Option<String> {
-        let race = self.race.as_ref()?;
-        let arms: Vec<String> = self
-            .arms
-            .iter()
-            .zip(race.shares())
-            .map(|(a, walks)| {
-                let rule = if a.relink { "relink" } else { "copy" };
-                format!("{walks} x ({rule} after {} launches)", a.stall)
-            })
-            .collect();
-        Some(format!(
-            "adapt: walks per restart arm at the end: {}; {} moved",
-            arms.join(", "),
-            race.moved()
-        ))
+        let labels = self.arms.iter().map(|a| {
+            let rule = if a.relink { "relink" } else { "copy" };
+            format!("{rule} after {} launches", a.stall)
+        });
+        Some(self.race.as_ref()?.summary("walks", labels))
     }
 
     /// The elite pool (with relinking).

@@ -378,18 +378,8 @@ impl<'a> Restarts<'a> {
     /// With `--adapt`: the arms and how many blocks ran each at the end, for the log and
     /// `--json`.
     pub(super) fn summary(&self) -> Option<String> {
-        let race = self.race.as_ref()?;
-        let arms: Vec<String> = self
-            .arms
-            .iter()
-            .zip(race.shares())
-            .map(|(a, blocks)| format!("{blocks} x ({})", a.describe(self.n)))
-            .collect();
-        Some(format!(
-            "adapt: blocks per restart arm at the end: {}; {} moved",
-            arms.join(", "),
-            race.moved()
-        ))
+        let labels = self.arms.iter().map(|a| a.describe(self.n));
+        Some(self.race.as_ref()?.summary("blocks", labels))
     }
 
     /// Restarts every block whose best has not improved for `stall` launches from its own best
