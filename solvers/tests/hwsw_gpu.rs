@@ -239,7 +239,7 @@ fn gpts_multi_finds_tiny_optima_and_rescores() {
         sts.objective
     );
     // `--adapt`: restarts raced across the searches; the answer re-scores and the race is
-    // reported (launches of 2 iterations, so rounds of 50 launches complete).
+    // reported (launches of 2 iterations: many launches, whether or not a round completes).
     let adapting = GpuParams {
         adapt: true,
         launch_iterations: 2,

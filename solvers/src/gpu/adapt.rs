@@ -6,8 +6,22 @@
 //! need other settings than at the start (the reason to adapt within a run rather than tune
 //! once per class).
 
-/// Launches per round (QAP: 10 n iterations each, so a round is ~0.3 s at n = 100 on an H100).
-pub const ROUND_LAUNCHES: u32 = 50;
+use std::time::{Duration, Instant};
+
+/// How long a round lasts: at least this many launches and this much wall time. Launches
+/// differ by family and instance (QAP rots-block: ~5 ms at n = 100; an iterated-greedy launch
+/// aims at ~100 ms), so the round is set in time: a quarter second gives a 10 s run ~40 rounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Round {
+    pub launches: u32,
+    pub time: Duration,
+}
+
+/// The rounds of `--adapt` runs.
+pub const ROUND: Round = Round {
+    launches: 2,
+    time: Duration::from_millis(250),
+};
 
 /// The share of the worst arm's blocks moved after a round (a quarter: fast enough to follow
 /// the run, slow enough that one lucky round does not empty an arm).
@@ -38,22 +52,27 @@ pub struct Race {
     /// Each block's best at the start of the round (`None` before the first launch).
     round_start: Option<Vec<i64>>,
     launches: u32,
-    round: u32,
+    round: Round,
+    round_started: Instant,
     min_blocks: usize,
     moved: usize,
 }
 
 impl Race {
     /// `blocks` spread round-robin over `arms` (block i runs arm i mod arms), rounds of
-    /// `round` launches; each arm keeps at least a quarter of its fair share of blocks.
-    pub fn new(arms: usize, blocks: usize, round: u32) -> Race {
+    /// `round`; each arm keeps at least a quarter of its fair share of blocks.
+    pub fn new(arms: usize, blocks: usize, round: Round) -> Race {
         let arms = arms.max(1);
         Race {
             arm_of: (0..blocks).map(|b| b % arms).collect(),
             arms,
             round_start: None,
             launches: 0,
-            round: round.max(1),
+            round: Round {
+                launches: round.launches.max(1),
+                ..round
+            },
+            round_started: Instant::now(),
             min_blocks: (blocks / (MOVED_SHARE * arms)).max(1),
             moved: 0,
         }
@@ -99,14 +118,19 @@ impl Race {
     pub fn after_launch(&mut self, bests: &[i64]) -> usize {
         let Some(start) = &self.round_start else {
             self.round_start = Some(bests.to_vec());
+            self.round_started = Instant::now();
             return 0;
         };
         self.launches += 1;
-        if self.launches < self.round || start.len() != bests.len() {
+        if self.launches < self.round.launches
+            || self.round_started.elapsed() < self.round.time
+            || start.len() != bests.len()
+        {
             return 0;
         }
         let scores = self.scores(start, bests);
         self.round_start = Some(bests.to_vec());
+        self.round_started = Instant::now();
         self.launches = 0;
         let shares = self.shares();
         let by_score = |a: &usize, b: &usize| scores[*a].total_cmp(&scores[*b]).then(b.cmp(a));
@@ -162,9 +186,17 @@ impl Race {
 mod tests {
     use super::*;
 
+    /// Rounds counted in launches only, so the tests do not depend on the clock.
+    fn by_launches(launches: u32) -> Round {
+        Round {
+            launches,
+            time: Duration::ZERO,
+        }
+    }
+
     #[test]
     fn blocks_start_spread_and_the_improving_arm_gains_blocks() {
-        let mut race = Race::new(3, 12, 2);
+        let mut race = Race::new(3, 12, by_launches(2));
         assert_eq!(race.shares(), [4, 4, 4]);
         assert_eq!(
             (0..12).map(|b| race.arm(b)).collect::<Vec<_>>()[..4],
@@ -196,7 +228,7 @@ mod tests {
 
     #[test]
     fn arms_keep_their_floor_and_ties_move_nothing() {
-        let mut race = Race::new(2, 8, 1);
+        let mut race = Race::new(2, 8, by_launches(1));
         // Floor: 8 / (4 x 2) = 1 block.
         let mut bests = vec![100i64; 8];
         race.after_launch(&bests);
@@ -227,7 +259,7 @@ mod tests {
 
     #[test]
     fn scores_are_mean_relative_improvements() {
-        let race = Race::new(2, 4, 1);
+        let race = Race::new(2, 4, by_launches(1));
         let s = race.scores(&[100, 200, 100, i64::MAX], &[90, 200, 100, 50]);
         // Arm 0: blocks 0 and 2 (0.1 and 0); arm 1: blocks 1 and 3 (0 and a first best).
         assert!((s[0] - 0.05).abs() < 1e-12, "{s:?}");

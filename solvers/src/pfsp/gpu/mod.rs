@@ -157,7 +157,7 @@ pub struct GpuParams {
     pub elite: usize,
     /// ig-block, ig-warp: race restart configurations across the walks during the run
     /// (`--adapt`, [`crate::gpu::adapt`]): the configured restarts, the other rule (relink or
-    /// copy), twice and half the stall; every 50 launches a quarter of the worst arm's walks
+    /// copy), twice and half the stall; every round (0.25 s) a quarter of the worst arm's walks
     /// move to the arm whose walks' bests improved most. Off by default.
     #[serde(default)]
     pub adapt: bool,

@@ -18,7 +18,7 @@
 use rand::Rng;
 use rayon::prelude::*;
 
-use crate::gpu::adapt::{self, stall_neighbours, Race, ROUND_LAUNCHES};
+use crate::gpu::adapt::{self, stall_neighbours, Race, ROUND};
 use crate::pfsp::relink::{relink, ElitePool};
 use crate::pfsp::Instance;
 use crate::run::SolverRng;
@@ -180,7 +180,7 @@ impl Restarts {
     ) -> Restarts {
         let walks = start_values.len();
         Restarts {
-            race: (arms.len() > 1).then(|| Race::new(arms.len(), walks, ROUND_LAUNCHES)),
+            race: (arms.len() > 1).then(|| Race::new(arms.len(), walks, ROUND)),
             arms,
             stalled: vec![0; walks],
             seen: start_values,

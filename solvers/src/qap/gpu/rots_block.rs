@@ -12,7 +12,7 @@ use crate::run::{Outcome, RunOptions};
 use super::context::{pairs, RunContext};
 use super::island_blocks::IslandBlocks;
 use super::{driver, GpuParams};
-use crate::gpu::adapt::{self, stall_neighbours, Race, ROUND_LAUNCHES};
+use crate::gpu::adapt::{self, stall_neighbours, Race, ROUND};
 
 pub(super) fn rots_block(
     ctx: &mut RunContext,
@@ -349,7 +349,7 @@ impl<'a> Restarts<'a> {
         relink: Option<&'a crate::qap::Instance>,
         rng: crate::run::SolverRng,
     ) -> Restarts<'a> {
-        let race = (arms.len() > 1).then(|| Race::new(arms.len(), p, ROUND_LAUNCHES));
+        let race = (arms.len() > 1).then(|| Race::new(arms.len(), p, ROUND));
         Restarts {
             strength: (0..p)
                 .map(|_| arms.first().map_or(0, |a| a.swaps))
