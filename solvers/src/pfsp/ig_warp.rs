@@ -19,6 +19,8 @@
 //! ([`super::eval::Insertion`], heads and tails in `i64`); tests check each chosen move's makespan
 //! against a full re-evaluation of the sequence.
 
+use std::time::Instant;
+
 use super::eval::Insertion;
 use super::instance::Instance;
 
@@ -136,6 +138,9 @@ pub struct Walker<'a> {
     values: Vec<i64>,
     /// With `Some`, every insertion's result (the sequence after it and its claimed makespan).
     pub trace: Option<Vec<Step>>,
+    /// [`Walker::improve_until`]'s stop (never set during a walk's iterations, which the GPU
+    /// mirrors exactly).
+    until: Option<Instant>,
 }
 
 impl<'a> Walker<'a> {
@@ -151,6 +156,7 @@ impl<'a> Walker<'a> {
             insertion: Insertion::new(),
             values: Vec::new(),
             trace: None,
+            until: None,
         }
     }
 
@@ -185,10 +191,19 @@ impl<'a> Walker<'a> {
     /// then shares: one search instead of one per walk, and for large instances (800 x 60) far
     /// quicker on a CPU core than on one warp.
     pub fn improve(&mut self, start: &[usize]) -> (Vec<usize>, i64) {
+        self.improve_until(start, None)
+    }
+
+    /// As [`Walker::improve`], stopping between two insertions once `until` has passed (the
+    /// sequence so far and its exact makespan): at 800 x 60 one full local search of NEH's
+    /// sequence takes 4-8 s on one core, too much of a short time limit.
+    pub fn improve_until(&mut self, start: &[usize], until: Option<Instant>) -> (Vec<usize>, i64) {
         let value = self.inst.makespan(start);
         let mut walk = self.start(u64::MAX, start, value);
         let mut seq = start.to_vec();
+        self.until = until;
         let value = self.local_search(&mut walk, &mut seq, value);
+        self.until = None;
         (seq, value)
     }
 
@@ -234,6 +249,9 @@ impl<'a> Walker<'a> {
                 order.swap(i, j);
             }
             for &job in &order {
+                if self.until.is_some_and(|t| Instant::now() >= t) {
+                    return value;
+                }
                 let from = seq.iter().position(|&j| j == job).unwrap_or(0);
                 seq.remove(from);
                 let (to, v) = self.best_insertion(walk, seq, job);
@@ -315,6 +333,26 @@ impl<'a> Walker<'a> {
 mod tests {
     use super::*;
     use crate::pfsp::{generate, neh};
+
+    /// The start's local search stops at its deadline with an exact makespan: a deadline
+    /// already past returns the start itself, none gives what `improve` gives, and the walk's
+    /// own searches are never cut (the stop is cleared).
+    #[test]
+    fn the_start_search_stops_at_its_deadline() {
+        let inst = generate(60, 10, 3);
+        let start = neh(&inst);
+        let mut walker = Walker::new(&inst, &WalkParams::default(), 1);
+        let (seq, v) = walker.improve_until(&start, Some(Instant::now()));
+        assert_eq!(
+            (seq.as_slice(), v),
+            (start.as_slice(), inst.makespan(&start))
+        );
+        let full = Walker::new(&inst, &WalkParams::default(), 1).improve(&start);
+        assert_eq!(walker.improve_until(&start, None), full);
+        assert!(full.1 <= inst.makespan(&start));
+        assert_eq!(inst.makespan(&full.0), full.1);
+        assert!(walker.until.is_none());
+    }
 
     #[test]
     fn hash_is_splitmix_of_the_mix() {

@@ -357,6 +357,9 @@ impl WalksNow<'_> {
     }
 }
 
+/// The share of a time limit the host's local search of the start may take.
+const START_SEARCH_SHARE: f64 = 0.1;
+
 /// Every walk's first sequence and value, and its current value (-1 where a traced walk does
 /// its own first local search on the GPU). The start is NEH improved by one local search on
 /// the host that all walks share (with `trace`, each walk does its own, as the CPU reference's
@@ -366,6 +369,7 @@ fn starts(
     walk_params: &WalkParams,
     walks: usize,
     seed: u64,
+    until: Option<Instant>,
 ) -> (Vec<i32>, Vec<i64>, Vec<i64>) {
     let inst = &prepared.inst;
     let neh_start = neh(inst);
@@ -373,7 +377,7 @@ fn starts(
         let v = inst.makespan(&neh_start);
         (neh_start, v)
     } else {
-        crate::pfsp::ig_warp::Walker::new(inst, walk_params, seed).improve(&neh_start)
+        crate::pfsp::ig_warp::Walker::new(inst, walk_params, seed).improve_until(&neh_start, until)
     };
     let (starts, start_values) = super::walk_starts(walks, &start, start_value, &prepared.starts);
     let first_cur = if prepared.params.trace {
@@ -405,7 +409,14 @@ pub(super) fn run(
     };
     let (d_min, d_max) = walk_params.clamped(n);
     let table = acceptance_table(temperature(inst, params.temperature));
-    let (starts, start_values, first_cur) = starts(prepared, &walk_params, walks, options.seed);
+    // The host's local search of the start takes at most a tenth of the time limit: the walks
+    // do the same search, on every core of the GPU.
+    let start_until = options
+        .budget
+        .time_limit
+        .map(|limit| run_started + limit.mul_f64(START_SEARCH_SHARE));
+    let (starts, start_values, first_cur) =
+        starts(prepared, &walk_params, walks, options.seed, start_until);
     let err = |what: &'static str| driver(what);
     let scratch_len = if tables_in_shared(params, inst) {
         1
