@@ -58,7 +58,20 @@ pub struct PowerSamples {
     pub throttled: bool,
 }
 
+/// NVML's name of an open CUDA device (its UUID, `GPU-...`).
+pub fn uuid_of(gpu: &kernels::gpu::Gpu) -> Result<String, String> {
+    gpu.context()
+        .uuid()
+        .map(|u| crate::worker::format_uuid(&u.bytes))
+        .map_err(|e| format!("reading the GPU's UUID: {e:?}"))
+}
+
 impl PowerMeter {
+    /// [`PowerMeter::open`] for an open CUDA device.
+    pub fn of_gpu(gpu: &kernels::gpu::Gpu) -> Result<PowerMeter, String> {
+        PowerMeter::open(&uuid_of(gpu)?)
+    }
+
     /// Opens NVML; `None` (with the reason) when it is missing, which only costs the power
     /// figures, never the time measurements.
     pub fn open(cuda_uuid: &str) -> Result<PowerMeter, String> {

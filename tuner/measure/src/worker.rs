@@ -88,11 +88,7 @@ fn open_gpu(ordinal: usize, open: &mut HashMap<usize, Open>) -> Result<&mut Open
         std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
         std::collections::hash_map::Entry::Vacant(entry) => {
             let gpu = Gpu::open(ordinal)?;
-            let meter = gpu
-                .context()
-                .uuid()
-                .map_err(|e| format!("reading the GPU's UUID: {e:?}"))
-                .and_then(|uuid| PowerMeter::open(&format_uuid(&uuid.bytes)));
+            let meter = PowerMeter::of_gpu(&gpu);
             entry.insert(Open { gpu, meter })
         }
     })

@@ -1059,11 +1059,7 @@ fn open_gpus(plan: &CampaignPlan, options: &TuneOptions) -> Result<(Backend, Vec
         names.push(name.clone());
         // The lock is keyed by UUID: CUDA ordinals differ between processes that see
         // different CUDA_VISIBLE_DEVICES.
-        let key = gpu
-            .context()
-            .uuid()
-            .map(|u| measure::worker::format_uuid(&u.bytes))
-            .unwrap_or_else(|_| format!("index-{ordinal}"));
+        let key = measure::power::uuid_of(&gpu).unwrap_or_else(|_| format!("index-{ordinal}"));
         let mut lock = DeviceLock::open(&device_lock::lock_dir(), &key, &plan.lock_note())?;
         if options.no_wait {
             lock.check_free()

@@ -6,7 +6,6 @@ use serde::Serialize;
 
 use crate::cli::DevicesArgs;
 use measure::power::{self, PowerMeter};
-use measure::worker::format_uuid;
 
 #[derive(Serialize)]
 struct Report {
@@ -56,11 +55,7 @@ pub fn run(args: &DevicesArgs) -> Result<()> {
     let mut devices = Vec::new();
     for ordinal in 0..count {
         let gpu = Gpu::open(ordinal)?;
-        let uuid = gpu
-            .context()
-            .uuid()
-            .map(|u| format_uuid(&u.bytes))
-            .unwrap_or_default();
+        let uuid = power::uuid_of(&gpu).unwrap_or_default();
         let (energy_counter, instant_power, nvml_note) = match PowerMeter::open(&uuid) {
             Ok(meter) => (
                 meter.energy_mj().is_some(),

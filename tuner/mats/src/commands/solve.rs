@@ -717,9 +717,7 @@ fn run_gpu(
     }
     // The run's own mean power and energy (NVML), so a `--max-power` pick can be checked
     // against its cap on this very run; absent where NVML is not there.
-    let meter = gpu.context().uuid().ok().and_then(|u| {
-        measure::power::PowerMeter::open(&measure::worker::format_uuid(&u.bytes)).ok()
-    });
+    let meter = measure::power::PowerMeter::of_gpu(gpu).ok();
     let (run, power) = measure::budget_run(
         meter.as_ref(),
         &measure::observer::DEFAULT_OBSERVERS,
