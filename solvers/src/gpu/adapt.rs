@@ -1,5 +1,6 @@
 //! `--adapt`: a race of run-time configurations ("arms") across the independent searches of
-//! one GPU run (QAP rots-block's blocks). The blocks start spread evenly over the arms; after
+//! one GPU run (QAP rots-block's blocks, PFSP's iterated-greedy walks, HW/SW gpts-multi's
+//! searches; "blocks" below). The blocks start spread evenly over the arms; after
 //! every round of launches each arm is scored by how much its blocks' bests improved in the
 //! round, and part of the worst arm's blocks move to the best arm. An arm never falls below a
 //! floor of blocks, so one that loses early can still win later in the run, when the searches
@@ -83,6 +84,12 @@ impl Race {
         self.arm_of.get(block).copied().unwrap_or(0)
     }
 
+    /// The configuration block `block` runs: `arms[0]` without a race (`arms` is never
+    /// empty: [`arms`] builds it).
+    pub fn pick<A: Copy>(race: Option<&Race>, arms: &[A], block: usize) -> A {
+        arms[race.map_or(0, |r| r.arm(block))]
+    }
+
     /// Blocks per arm.
     pub fn shares(&self) -> Vec<usize> {
         let mut shares = vec![0; self.arms];
@@ -90,11 +97,6 @@ impl Race {
             shares[a] += 1;
         }
         shares
-    }
-
-    /// Blocks moved between arms so far.
-    pub fn moved(&self) -> usize {
-        self.moved
     }
 
     /// For the log and `--json`: "adapt: UNIT per restart arm at the end: K x (LABEL), ...;
@@ -223,7 +225,9 @@ mod tests {
         assert_eq!(race.after_launch(&bests), 1, "a quarter of 4 blocks moves");
         assert_eq!(race.shares(), [4, 5, 3]);
         assert_eq!(race.arm(8), 1);
-        assert_eq!(race.moved(), 1);
+        assert!(race
+            .summary("blocks", ["a", "b", "c"].map(String::from))
+            .ends_with("; 1 moved"));
     }
 
     #[test]

@@ -223,7 +223,7 @@ impl Multi {
                 } else {
                     stalled[q] += 1;
                 }
-                let arm = arms[race.as_ref().map_or(0, |r| r.arm(q)).min(arms.len() - 1)];
+                let arm = Race::pick(race.as_ref(), &arms, q);
                 if arm.stall > 0 && stalled[q] >= arm.stall && s > 4 {
                     let from = if arm.from_elite {
                         order[rng.random_range(0..4)]

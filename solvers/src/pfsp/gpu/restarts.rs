@@ -190,11 +190,7 @@ impl Restarts {
     }
 
     fn arm(&self, walk: usize) -> RestartArm {
-        let k = self.race.as_ref().map_or(0, |r| r.arm(walk));
-        self.arms.get(k).copied().unwrap_or(RestartArm {
-            stall: 0,
-            relink: false,
-        })
+        Race::pick(self.race.as_ref(), &self.arms, walk)
     }
 
     /// Whether any walk ever restarts.

@@ -75,6 +75,7 @@ pub(super) fn rots_block(
     let mut restarts = Restarts::new(
         RestartArm::arms(params, n, ctx.crossover),
         p,
+        n,
         if params.relink { ctx.inst } else { None },
         crate::run::stream_rng(options.seed ^ 0x5eed_e11e, 0),
     );
@@ -346,6 +347,7 @@ impl<'a> Restarts<'a> {
     pub(super) fn new(
         arms: Vec<RestartArm>,
         p: usize,
+        n: usize,
         relink: Option<&'a crate::qap::Instance>,
         rng: crate::run::SolverRng,
     ) -> Restarts<'a> {
@@ -361,13 +363,12 @@ impl<'a> Restarts<'a> {
             best: vec![i64::MAX; p],
             stalled: vec![0; p],
             rng,
-            n: 0,
+            n,
         }
     }
 
     fn arm(&self, block: usize) -> RestartArm {
-        let k = self.race.as_ref().map_or(0, |r| r.arm(block));
-        self.arms[k.min(self.arms.len() - 1)]
+        Race::pick(self.race.as_ref(), &self.arms, block)
     }
 
     /// Whether any block ever restarts (an arm with a stall).
@@ -414,7 +415,6 @@ impl<'a> Restarts<'a> {
         let costs = stream
             .clone_dtoh(best_costs)
             .map_err(driver("reading costs"))?;
-        self.n = ctx.n;
         if let Some(race) = &mut self.race {
             race.after_launch(&costs);
         }
@@ -432,7 +432,7 @@ impl<'a> Restarts<'a> {
         let mut host_done = stream
             .clone_dtoh(done)
             .map_err(driver("reading iteration counts"))?;
-        for (i, start) in self.starts(&stale, &costs, &own_bests, n) {
+        for (i, start) in self.starts(&stale, &costs, &own_bests) {
             for (slot, &v) in host_perms[i * n..(i + 1) * n].iter_mut().zip(&start) {
                 *slot = v as i32;
             }
@@ -478,9 +478,9 @@ impl<'a> Restarts<'a> {
         stale: &[usize],
         costs: &[i64],
         own_bests: &[i32],
-        n: usize,
     ) -> Vec<(usize, Vec<usize>)> {
         use rand::Rng;
+        let n = self.n;
         let perm_of = |i: usize| -> Vec<usize> {
             own_bests[i * n..(i + 1) * n]
                 .iter()
@@ -538,14 +538,19 @@ mod tests {
     use super::*;
     use crate::qap::gpu::start_permutation;
 
-    fn restarts(crossover: bool, relink: Option<&crate::qap::Instance>, p: usize) -> Restarts<'_> {
+    fn restarts(
+        crossover: bool,
+        relink: Option<&crate::qap::Instance>,
+        n: usize,
+        p: usize,
+    ) -> Restarts<'_> {
         let arm = RestartArm {
             stall: 2,
             swaps: 3,
             max_swaps: 3,
             crossover,
         };
-        Restarts::new(vec![arm], p, relink, crate::run::stream_rng(11, 0))
+        Restarts::new(vec![arm], p, n, relink, crate::run::stream_rng(11, 0))
     }
 
     fn flat(perms: &[Vec<usize>]) -> Vec<i32> {
@@ -568,7 +573,7 @@ mod tests {
             }
         }
         let costs: Vec<i64> = (0..p as i64).map(|k| 100 + k).collect();
-        let mut r = restarts(true, None, p);
+        let mut r = restarts(true, None, n, p);
         assert!(
             r.stale_blocks(&costs).is_empty(),
             "the first launch sets the bests"
@@ -580,7 +585,7 @@ mod tests {
             [1, 2, 3, 4, 5],
             "block 0 holds the best and is never restarted"
         );
-        let starts = r.starts(&stale, &costs, &flat(&bests), n);
+        let starts = r.starts(&stale, &costs, &flat(&bests));
         assert_eq!(starts.len(), stale.len());
         for (i, start) in &starts {
             crate::permutation::check(start, n).unwrap();
@@ -604,8 +609,8 @@ mod tests {
         let (n, p) = (20usize, 4usize);
         let bests: Vec<Vec<usize>> = (0..p as u64).map(|k| start_permutation(n, 5, k)).collect();
         let costs = vec![10, 11, 12, 13];
-        let mut r = restarts(false, None, p);
-        let starts = r.starts(&[1, 2], &costs, &flat(&bests), n);
+        let mut r = restarts(false, None, n, p);
+        let starts = r.starts(&[1, 2], &costs, &flat(&bests));
         for (i, start) in &starts {
             crate::permutation::check(start, n).unwrap();
             let moved = (0..n).filter(|&f| start[f] != bests[*i][f]).count();
@@ -616,8 +621,8 @@ mod tests {
         }
         let mut garbage = flat(&bests);
         garbage[n..2 * n].fill(0);
-        let mut r = restarts(true, None, p);
-        let starts = r.starts(&[1], &costs, &garbage, n);
+        let mut r = restarts(true, None, n, p);
+        let starts = r.starts(&[1], &costs, &garbage);
         assert!(
             starts[0].1.iter().all(|&l| l == 0),
             "garbage is swapped, not recombined"
@@ -664,7 +669,13 @@ mod adapt_tests {
             max_swaps: 2,
             crossover: false,
         };
-        let mut r = Restarts::new(vec![arm(1), arm(3)], p, None, crate::run::stream_rng(3, 0));
+        let mut r = Restarts::new(
+            vec![arm(1), arm(3)],
+            p,
+            n,
+            None,
+            crate::run::stream_rng(3, 0),
+        );
         let costs: Vec<i64> = (0..p as i64).map(|k| 50 + k).collect();
         assert!(r.stale_blocks(&costs).is_empty());
         let stale = r.stale_blocks(&costs);
@@ -677,8 +688,7 @@ mod adapt_tests {
             .flat_map(|k| start_permutation(n, 1, k))
             .map(|v| v as i32)
             .collect();
-        r.n = n;
-        assert_eq!(r.starts(&stale, &costs, &bests, n).len(), 2);
+        assert_eq!(r.starts(&stale, &costs, &bests).len(), 2);
         let summary = r.summary().unwrap();
         assert!(summary.contains("3 x (swaps after 1 launches"), "{summary}");
         assert!(summary.contains("3 x (swaps after 3 launches"), "{summary}");
