@@ -80,9 +80,11 @@ fn restart_point(
     rng: &mut dyn rand::RngCore,
 ) -> Option<Point> {
     let first = tracker.fresh_point(space, rng)?;
-    let model = match Marginals::fit(&tracker.history, tracker.objective) {
-        Some(m) if candidates > 1 => m,
-        _ => return Some(first),
+    if candidates <= 1 {
+        return Some(first);
+    }
+    let Some(model) = Marginals::fit(&tracker.history, tracker.objective) else {
+        return Some(first);
     };
     let mut best = (model.estimate(&first), first);
     for _ in 1..candidates {
@@ -313,5 +315,19 @@ mod tests {
             format!("{e:#}").contains("pairs must be at least 1"),
             "{e:#}"
         );
+        // Candidates are drawn before the budget is checked again: their count is bounded.
+        for bad in [0, crate::strategy::MAX_RESTART_CANDIDATES + 1] {
+            let s = Strategy::GuidedClimbing {
+                pairs: 1,
+                restart_candidates: bad,
+            };
+            let e = s
+                .run(&space, &mut table, Objective::Time, None, &mut rng)
+                .expect_err("out of range");
+            assert!(
+                format!("{e:#}").contains("restart_candidates must be in 1..=1024"),
+                "{e:#}"
+            );
+        }
     }
 }

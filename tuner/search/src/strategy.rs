@@ -146,6 +146,10 @@ fn default_restart_candidates() -> usize {
     32
 }
 
+/// The most random points guided climbing draws per restart: each is drawn before the budget
+/// is checked again, so an unbounded count could keep a campaign from ever ending.
+pub const MAX_RESTART_CANDIDATES: usize = 1024;
+
 fn default_pairs() -> usize {
     4
 }
@@ -422,9 +426,11 @@ impl Strategy {
                 bail!("guided-climbing: pairs must be at least 1")
             }
             Strategy::GuidedClimbing {
-                restart_candidates: 0,
-                ..
-            } => bail!("guided-climbing: restart_candidates must be at least 1"),
+                restart_candidates, ..
+            } if !(1..=MAX_RESTART_CANDIDATES).contains(restart_candidates) => bail!(
+                "guided-climbing: restart_candidates must be in 1..={MAX_RESTART_CANDIDATES} \
+                 (random points drawn per restart), got {restart_candidates}"
+            ),
             Strategy::BasinHopping { temperature, .. }
                 if !(*temperature >= 0.0 && temperature.is_finite()) =>
             {
