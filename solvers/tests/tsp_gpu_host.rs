@@ -148,7 +148,7 @@ fn focused_refuses_what_its_kernel_cannot_hold() {
         ("`source`", |p| p.focused.source = SourceRule::Own),
         ("`candidates`", |p| p.candidates = 40),
         ("`ls_neighbours`", |p| p.local_search.neighbours = 20),
-        ("`ls_warps`", |p| p.local_search.warps = 9),
+        ("`threads`", |p| p.local_search.warps = 9),
     ];
     for (name, change) in cases {
         let mut params = GpuParams::focused();

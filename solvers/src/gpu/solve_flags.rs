@@ -139,7 +139,9 @@ impl SolveConfig {
         let variant_only =
             GpuConfig::from_point(family, &point).map_err(|e| name_flag(e, given, table))?;
         let variant = variant_only.variant_name();
-        for (decl, g) in &rest {
+        // A flag that chooses part of the variant (TSP's `--construction`) may still belong to
+        // other variants than the one chosen.
+        for (decl, g) in choosing.iter().chain(&rest) {
             if !decl.variants.is_empty() && !applies(decl, variant) {
                 return Err(format!(
                     "{} does not apply to {family} `{variant}` on the GPU: it applies to `{}` only",
@@ -147,6 +149,8 @@ impl SolveConfig {
                     decl.variants.join("`, `")
                 ));
             }
+        }
+        for (decl, g) in &rest {
             set(&mut point, decl, g)?;
         }
         let config =
@@ -406,6 +410,20 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("`focused` only"), "{e}");
+        // Flags the chosen colony would ignore are refused, not dropped.
+        let e = SolveConfig::from_flags(Family::Tsp, &[given("--construction", text("task"))], &[])
+            .unwrap_err();
+        assert!(e.starts_with("--construction"), "{e}");
+        let e = SolveConfig::from_flags(
+            Family::Tsp,
+            &[
+                given("--algo", text("as")),
+                given("--ls-neighbours", FlagValue::Int(8)),
+            ],
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.starts_with("--ls-neighbours"), "{e}");
     }
 
     #[test]

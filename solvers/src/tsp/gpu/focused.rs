@@ -96,12 +96,19 @@ pub fn device_bytes(params: &GpuParams, inst: &Instance) -> u64 {
     let k = list_length(inst, params.candidates) as u64;
     let m = params.ants.unwrap_or(1) as u64;
     let instance = if uses_matrix(inst) { 4 * n * n } else { 16 * n };
+    let merge = if params.focused.merge { 8 * n } else { 0 };
+    instance + 12 * n * k + 16 * n + merge + m * per_ant_bytes(params, inst)
+}
+
+/// Device bytes of one ant: its tour, positions and two stamp rows, its length and move count,
+/// and with `merge` its touched cities.
+fn per_ant_bytes(params: &GpuParams, inst: &Instance) -> u64 {
     let merge = if params.focused.merge {
-        8 * n + m * (4 * TOUCH_CAP as u64 + 4)
+        4 * TOUCH_CAP as u64 + 4
     } else {
         0
     };
-    instance + 12 * n * k + 16 * n + m * (16 * n + 16) + merge
+    16 * inst.n() as u64 + 16 + merge
 }
 
 /// The checks of [`GpuParams::check`] for `focused`; messages name the parameter.
@@ -137,9 +144,12 @@ pub fn check(params: &GpuParams, inst: &Instance, device: &DeviceInfo) -> Result
     }
     let warps = params.local_search.warps;
     if warps == 0 || warps > MAX_FOCUSED_WARPS {
+        // `threads` sets it (one ant per warp; `--threads` on the command line).
         return Err(format!(
-            "parameter `ls_warps` (ants per block) must be in 1..={MAX_FOCUSED_WARPS} for \
-             focused, found {warps}"
+            "parameter `threads` must be in 32..={} for focused (32 per ant, at most \
+             {MAX_FOCUSED_WARPS} ants per block), found {}",
+            32 * MAX_FOCUSED_WARPS,
+            32 * warps
         ));
     }
     if params.focused.min_new_edges == 0 {
@@ -157,7 +167,7 @@ pub fn check(params: &GpuParams, inst: &Instance, device: &DeviceInfo) -> Result
     let have = device.total_memory_bytes as f64 * super::MEMORY_SHARE;
     if need as f64 > have {
         const GIB: f64 = (1u64 << 30) as f64;
-        let per_ant = 16 * n as u64 + 16;
+        let per_ant = per_ant_bytes(params, inst);
         let fit = ((have - (need - m as u64 * per_ant) as f64) / per_ant as f64).max(0.0) as u64;
         return Err(format!(
             "the GPU focused colony on {} ({n} cities, {m} ants) needs {:.1} GiB, more than \

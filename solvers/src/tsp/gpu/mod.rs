@@ -452,15 +452,16 @@ impl GpuParams {
 impl crate::gpu::workload::GpuWorkload for GpuParams {
     const SOLVE_FLAGS: &'static [SolveFlag] = &[
         flag("--algo", &["algorithm"], &[]),
-        flag("--construction", &["variant"], &[]),
-        flag("--pheromone", &["pheromone"], &[]),
+        // Focused builds and updates in its own kernels: these choose the AS/MMAS ones.
+        flag("--construction", &["variant"], &["as", "mmas"]),
+        flag("--pheromone", &["pheromone"], &["as", "mmas"]),
         flag("--threads", &["threads"], &[]),
         flag("--ants", &["ants"], &[]),
         flag("--alpha", &["alpha"], &[]),
         flag("--beta", &["beta"], &[]),
         flag("--rho", &["rho"], &[]),
         flag("--candidates", &["candidates"], &[]),
-        flag("--ls-neighbours", &["ls_neighbours"], &[]),
+        flag("--ls-neighbours", &["ls_neighbours"], &["mmas", "focused"]),
         flag("--min-new-edges", &["min_new_edges"], &["focused"]),
         flag("--source-tour", &["source"], &["focused"]),
         flag("--or-opt", &["or_opt"], &["focused"]),
