@@ -220,6 +220,21 @@ pub fn check_memory(n: usize, params: &FocusedParams, threads: usize) -> Result<
     Ok(need)
 }
 
+/// Whether the best-so-far tour deposits this iteration (else the iteration's best): for the
+/// `iteration` source rule 1 time in 100 (a draw of `coin`), else ACOTSP's schedule, every
+/// u_gb-th iteration by how long the best has not improved.
+pub fn deposits_best(
+    rule: SourceRule,
+    iteration: u64,
+    since_improvement: u64,
+    coin: &mut SolverRng,
+) -> bool {
+    match rule {
+        SourceRule::Iteration => coin.random::<f64>() < 0.01,
+        _ => iteration % super::mmas::best_so_far_period(since_improvement) == 0,
+    }
+}
+
 /// (tau_min, tau_max) for a best tour of length `best` and lists of `k`.
 pub fn trail_limits(rho: f64, best: i64, k: usize) -> (f64, f64) {
     let max = 1.0 / (rho * best.max(1) as f64);
@@ -697,12 +712,7 @@ pub fn focused(
             } else {
                 since_improvement += 1;
             }
-            // Who deposits: for `iteration`, the iteration's best or (1 in 100) the best so
-            // far; else ACOTSP's schedule, the best so far every u_gb-th iteration.
-            let use_best = match params.source {
-                SourceRule::Iteration => coin.random::<f64>() < 0.01,
-                _ => iteration % super::mmas::best_so_far_period(since_improvement) == 0,
-            };
+            let use_best = deposits_best(params.source, iteration, since_improvement, &mut coin);
             let (len, order) = if use_best {
                 (best_len, best.order.as_slice())
             } else {

@@ -153,7 +153,9 @@ pub struct InstancePointers {
     pub k: usize,
 }
 
-fn driver(what: impl Into<String>) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
+pub(super) fn driver(
+    what: impl Into<String>,
+) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
     KernelError::driver(what.into())
 }
 

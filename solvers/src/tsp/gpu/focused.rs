@@ -16,16 +16,17 @@
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, DevicePtr, PushKernelArg};
 use kernels::gpu::{DeviceInfo, Gpu, Kernel, KernelClock, Launch, Module};
 use kernels::{CacheStatus, KernelCache, KernelError, Resources, Variant};
-use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use super::ant_system::{check_tour, TspGpuRun};
-use super::colony::{dist_define, list_length, upload_instance, uses_matrix};
+use super::colony::{dist_define, driver, list_length, upload_instance, uses_matrix};
 use super::GpuParams;
 use crate::run::{stream_rng, Outcome, RunOptions};
 use crate::tsp::focused::tour::{local_optimum, ActiveQueue, LsStats, Neighbours, Tour};
-use crate::tsp::focused::{initial_tour, trail_limits, SourceRule, DEFAULT_FOCUSED_ITERATIONS};
+use crate::tsp::focused::{
+    deposits_best, initial_tour, trail_limits, SourceRule, DEFAULT_FOCUSED_ITERATIONS,
+};
 use crate::tsp::{CandidateLists, Instance};
 
 /// Longest candidate list of the focused kernel (one candidate per lane).
@@ -180,10 +181,6 @@ pub fn check(params: &GpuParams, inst: &Instance, device: &DeviceInfo) -> Result
         ));
     }
     Ok(())
-}
-
-fn driver(what: impl Into<String>) -> impl FnOnce(cudarc::driver::DriverError) -> KernelError {
-    KernelError::driver(what.into())
 }
 
 /// A tour on the device with the position of every city.
@@ -758,10 +755,7 @@ impl Prepared {
                 since_improvement += 1;
                 stalled += 1;
             }
-            let use_best = match rule {
-                SourceRule::Iteration => coin.random::<f64>() < 0.01,
-                _ => iteration % crate::tsp::mmas::best_so_far_period(since_improvement) == 0,
-            };
+            let use_best = deposits_best(rule, iteration, since_improvement, &mut coin);
             let (deposit, len) = if use_best {
                 (Row::Best, best_len)
             } else {
