@@ -158,3 +158,41 @@ fn focused_refuses_what_its_kernel_cannot_hold() {
     }
     assert!(GpuParams::focused().check(&random(7), &device).is_err());
 }
+
+/// An explicit matrix entry beyond int32 is refused by every colony's check, naming the
+/// entry, before anything is compiled or uploaded.
+#[test]
+fn distances_beyond_int32_are_refused_by_the_check() {
+    let text = "NAME: big\nTYPE: TSP\nDIMENSION: 20\nEDGE_WEIGHT_TYPE: EXPLICIT\n\
+                EDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n";
+    let mut rows = String::new();
+    for i in 0..20u64 {
+        for j in 0..20u64 {
+            let d = if i == j {
+                0
+            } else if i + j == 1 {
+                3_000_000_000
+            } else {
+                1 + i + j
+            };
+            rows.push_str(&format!("{d} "));
+        }
+        rows.push('\n');
+    }
+    let inst = solvers::tsp::parse(
+        &format!("{text}{rows}EOF\n"),
+        std::path::Path::new("big.tsp"),
+    )
+    .unwrap();
+    for params in [
+        GpuParams::new(Construction::Data),
+        GpuParams::mmas(),
+        GpuParams::focused(),
+    ] {
+        let e = params.check(&inst, &h100()).unwrap_err();
+        assert!(
+            e.contains("d(1, 2) = 3000000000 does not fit the GPU's int32 matrix"),
+            "{e}"
+        );
+    }
+}

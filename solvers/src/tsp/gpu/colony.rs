@@ -38,6 +38,29 @@ pub fn uses_matrix(inst: &Instance) -> bool {
     dist_define(inst) == 3
 }
 
+/// Where the kernels read an int32 distance matrix ([`uses_matrix`]), whether every entry
+/// fits; the refusal names the first entry that does not.
+pub fn matrix_fits_i32(inst: &Instance) -> Result<(), String> {
+    if !uses_matrix(inst) {
+        return Ok(());
+    }
+    let n = inst.n();
+    for i in 0..n {
+        for j in 0..n {
+            if i32::try_from(inst.dist(i, j)).is_err() {
+                return Err(format!(
+                    "{}: distance d({}, {}) = {} does not fit the GPU's int32 matrix",
+                    inst.name,
+                    i + 1,
+                    j + 1,
+                    inst.dist(i, j)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The candidate-list length the kernels are built for: min(k, n - 1).
 pub fn list_length(inst: &Instance, candidates: usize) -> usize {
     candidates.min(inst.n() - 1).max(1)
@@ -85,18 +108,11 @@ pub fn upload_instance(
 ) -> Result<(Option<CudaSlice<f64>>, Option<CudaSlice<i32>>), KernelError> {
     let n = inst.n();
     if uses_matrix(inst) {
+        matrix_fits_i32(inst).map_err(KernelError::InvalidConfig)?;
         let mut host = vec![0i32; n * n];
         for i in 0..n {
             for j in 0..n {
-                host[i * n + j] = i32::try_from(inst.dist(i, j)).map_err(|_| {
-                    KernelError::InvalidConfig(format!(
-                        "{}: distance d({}, {}) = {} does not fit the GPU's int32 matrix",
-                        inst.name,
-                        i + 1,
-                        j + 1,
-                        inst.dist(i, j)
-                    ))
-                })?;
+                host[i * n + j] = inst.dist(i, j) as i32;
             }
         }
         let matrix = stream

@@ -164,6 +164,7 @@ pub fn check(params: &GpuParams, inst: &Instance, device: &DeviceInfo) -> Result
         );
     }
     params.as_params().check()?;
+    super::colony::matrix_fits_i32(inst)?;
     let need = device_bytes(params, inst);
     let have = device.total_memory_bytes as f64 * super::MEMORY_SHARE;
     if need as f64 > have {

@@ -390,21 +390,7 @@ impl GpuParams {
                 }
             ));
         }
-        if inst.edge_weight_type == super::EdgeWeightType::Explicit {
-            for i in 0..n {
-                for j in i + 1..n {
-                    if inst.dist(i, j) > i64::from(i32::MAX) {
-                        return Err(format!(
-                            "{}: distance d({}, {}) = {} does not fit the GPU's int32 matrix",
-                            inst.name,
-                            i + 1,
-                            j + 1,
-                            inst.dist(i, j)
-                        ));
-                    }
-                }
-            }
-        }
+        colony::matrix_fits_i32(inst)?;
         if self.algorithm == TspGpuAlgorithm::Mmas {
             self.local_search
                 .check(colony::list_length(inst, self.candidates))?;
