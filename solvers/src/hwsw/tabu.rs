@@ -232,11 +232,7 @@ fn run(
             if feasible == 0 {
                 // Restart: all hardware, two distinct random nodes flipped.
                 search.x.iter_mut().for_each(|v| *v = 0);
-                let a = rng.random_range(0..n);
-                let mut b = rng.random_range(0..n - 1);
-                if b >= a {
-                    b += 1;
-                }
+                let (a, b) = restart_pair(&mut rng, n);
                 search.flip(a);
                 search.flip(b);
                 search.refresh();
@@ -291,4 +287,15 @@ fn finish(best: (i64, Vec<u8>), iterations: u64, evaluations: u64) -> Outcome {
         iterations,
         evaluations,
     }
+}
+
+/// The two distinct random nodes a restart flips to software (the GPU's GPTS draws them the
+/// same way, so its moves stay the CPU's).
+pub(crate) fn restart_pair(rng: &mut SolverRng, n: usize) -> (usize, usize) {
+    let a = rng.random_range(0..n);
+    let mut b = rng.random_range(0..n - 1);
+    if b >= a {
+        b += 1;
+    }
+    (a, b)
 }

@@ -332,7 +332,6 @@ impl TabuList {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 /// Launches `hwsw_tabu`: the best admissible candidate of the evaluated neighbourhood (its
 /// answer lands in the mapped `result`).
 fn launch_tabu(
@@ -397,11 +396,7 @@ fn launch_move(
 /// A restart as `sts` makes it: all hardware, two distinct random nodes flipped.
 fn restart_state(rng: &mut SolverRng, n: usize) -> Vec<u8> {
     let mut x = vec![0u8; n];
-    let a = rng.random_range(0..n);
-    let mut c = rng.random_range(0..n - 1);
-    if c >= a {
-        c += 1;
-    }
+    let (a, c) = crate::hwsw::tabu::restart_pair(rng, n);
     x[a] = 1;
     x[c] = 1;
     x

@@ -203,9 +203,12 @@ pub fn check(file: &CampaignFile) -> Result<CampaignPlan> {
 /// plan's backend is the one it was checked for.
 pub fn check_anywhere(file: &CampaignFile) -> Result<CampaignPlan> {
     let gpu = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
+    // Probed only where the campaign does not settle it (the probe opens the driver).
     let how = Resolve {
         gpu_present: gpu || setup::gpu_present(),
-        ..Resolve::check(None)
+        out: None,
+        shard: None,
+        folder: Folder::Untouched,
     };
     CampaignPlan::resolve(file, &how)
 }

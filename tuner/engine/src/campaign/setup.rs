@@ -80,13 +80,7 @@ pub fn choose(file: &CampaignFile, gpu_present: bool) -> Result<(BackendKind, &S
 /// One backend's table (`[gpu]` or `[cpu]`): its space loads with its overrides, and its
 /// baseline and default are points of that space; errors name the key.
 pub fn resolve(file: &CampaignFile, table: &'static str, setup: &SetupConfig) -> Result<Setup> {
-    let space_path = file.resolve(&setup.space);
-    let mut space = Space::load(&space_path)?;
-    if let Some(overrides) = &setup.overrides {
-        space = space
-            .with_overrides(overrides)
-            .map_err(|e| file.error_at("overrides", format!("{e:#}")))?;
-    }
+    let (space_path, space) = load_space(file, setup)?;
     // The baseline and the default must be points of the space; errors name their key.
     let space_point = |key: &str, point: &toml::Table| -> Result<Point> {
         let key = format!("{table}.{key}");
@@ -120,6 +114,18 @@ pub fn resolve(file: &CampaignFile, table: &'static str, setup: &SetupConfig) ->
         default_point,
         iterations: setup.iterations,
     })
+}
+
+/// A table's space file with its overrides (an error in them names the key).
+fn load_space(file: &CampaignFile, setup: &SetupConfig) -> Result<(PathBuf, Space)> {
+    let space_path = file.resolve(&setup.space);
+    let mut space = Space::load(&space_path)?;
+    if let Some(overrides) = &setup.overrides {
+        space = space
+            .with_overrides(overrides)
+            .map_err(|e| file.error_at("overrides", format!("{e:#}")))?;
+    }
+    Ok((space_path, space))
 }
 
 /// `[TABLE.overrides]` as written in the campaign text (constants, domains, constraints).
@@ -166,9 +172,5 @@ pub fn stored_space(campaign: &results::CampaignRow) -> Result<Space> {
         _ => file.config.cpu.as_ref(),
     }
     .context("the campaign has no setup for its backend")?;
-    let mut space = Space::load(&file.resolve(&setup.space))?;
-    if let Some(o) = &setup.overrides {
-        space = space.with_overrides(o)?;
-    }
-    Ok(space)
+    Ok(load_space(&file, setup)?.1)
 }

@@ -337,15 +337,16 @@ fn write_bundle(
             .or_insert(results::Value::Int(i));
     }
     if source.backend == "gpu" {
+        // The instances of the classes the bundle serves, each class's members found once.
+        let served: std::collections::HashSet<_> = manifest
+            .measured
+            .keys()
+            .flat_map(|label| source.members(label).into_iter().map(|m| m.id))
+            .collect();
         let sources: Vec<PathBuf> = source
             .instances
             .iter()
-            .filter(|i| {
-                manifest
-                    .measured
-                    .keys()
-                    .any(|label| source.members(label).iter().any(|m| m.id == i.id))
-            })
+            .filter(|i| served.contains(&i.id))
             .map(|i| PathBuf::from(&i.record.source))
             .collect();
         let optin = source.settings.optin_shared.unwrap_or(227 * 1024) as usize;
