@@ -77,6 +77,13 @@ pub struct FrontPoint {
     /// The values come from the verification's fresh seeds, not the search's own.
     #[serde(default)]
     pub remeasured: bool,
+    /// The re-measure's highest per-instance mean power and energy: what a cap is held to,
+    /// since one instance of a class can draw well above the class's mean (absent before
+    /// the re-measure, and in summaries written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_power_w: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_energy_j: Option<f64>,
 }
 
 impl TuneSummary {
@@ -89,6 +96,17 @@ impl TuneSummary {
 
     /// The role ("baseline" or "default") and point that won a class's final re-measure,
     /// when it was not the search's own winner.
+    /// A class's front point at `point` (`class` as the summary names it, `CLASS@BUDGETs`
+    /// for a budget's class).
+    pub fn front_point(&self, class: &str, point: &Point) -> Option<&FrontPoint> {
+        self.classes
+            .iter()
+            .find(|c| c.class == class)?
+            .front
+            .iter()
+            .find(|f| &f.point == point)
+    }
+
     pub fn verdict(&self, class: &str) -> Option<(String, Point)> {
         let check = self
             .classes

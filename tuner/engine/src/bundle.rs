@@ -74,6 +74,12 @@ pub struct Measured {
     /// The bundle folder that runs this point (front points; absent in older exports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bundle: Option<String>,
+    /// The front re-measure's highest per-instance mean power and energy, which a cap is
+    /// compared with where present (absent in older exports: the mean is used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_power_w: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_energy_j: Option<f64>,
 }
 
 /// `manifest.json` of one bundle.
@@ -244,6 +250,22 @@ pub struct ClassChoice {
     pub exact: bool,
 }
 
+/// The unit a feature's distance is counted in: its span over the tuned classes, but at least
+/// a quarter of its magnitude. Without that floor one class of near-identical instances (all
+/// Taillard tai*a have a flow dominance of 60-62) would put another instance of the same kind
+/// (tai50a at 60.5 beside a range 61.40-61.62) many units away.
+fn feature_unit(lo: f64, hi: f64) -> f64 {
+    let unit = (hi - lo).max(MAGNITUDE_SHARE * lo.abs().max(hi.abs()));
+    if unit > 0.0 {
+        unit
+    } else {
+        1.0
+    }
+}
+
+/// See [`feature_unit`].
+const MAGNITUDE_SHARE: f64 = 0.25;
+
 /// The tuned class nearest an instance: its own class when tuned, else the class whose
 /// feature ranges are nearest. `None` when the index has no classes.
 pub fn nearest_class(
@@ -268,7 +290,7 @@ pub fn nearest_class(
         for (k, r) in &entry.features {
             let Some(&x) = own.get(k) else { continue };
             let (lo, hi) = span[k.as_str()];
-            let width = if hi > lo { hi - lo } else { lo.abs().max(1.0) };
+            let width = feature_unit(lo, hi);
             let outside = (r.min - x).max(x - r.max).max(0.0) / width;
             sum += outside * outside;
             count += 1;
@@ -378,6 +400,33 @@ mod tests {
         let inside = nearest_class(&idx, "other", &json!({"n": 70, "density": 0.95})).unwrap();
         assert_eq!((inside.class.as_str(), inside.distance), ("large", 0.0));
         let far = nearest_class(&idx, "other", &json!({"n": 1000, "density": 0.1})).unwrap();
+        assert!(
+            far.distance > DEFAULT_MAX_CLASS_DISTANCE,
+            "{}",
+            far.distance
+        );
+    }
+
+    /// Found on the H100: one tuned class of tai35a and tai60a sent the holdout tai50a (the
+    /// same generator) to the default at distance 2.96, because the class's flow dominance
+    /// spans 61.40-61.62 and tai50a's is 60.5.
+    #[test]
+    fn a_narrow_feature_range_does_not_push_an_instance_of_the_same_kind_away() {
+        let idx = index(vec![(
+            "tai-a",
+            entry(&[("n", 35.0, 60.0), ("dominance", 61.40, 61.62)]),
+        )]);
+        let near = nearest_class(&idx, "other", &json!({"n": 50, "dominance": 60.5})).unwrap();
+        // 0.9 outside, in units of a quarter of 61.62, over two features.
+        let expected = ((0.9f64 / (0.25 * 61.62)).powi(2) / 2.0).sqrt();
+        assert!(
+            (near.distance - expected).abs() < 1e-12,
+            "{}",
+            near.distance
+        );
+        assert!(near.distance < DEFAULT_MAX_CLASS_DISTANCE);
+        // Another kind (an sko-like dominance of 25, n = 100) stays beyond the threshold.
+        let far = nearest_class(&idx, "other", &json!({"n": 100, "dominance": 25.0})).unwrap();
         assert!(
             far.distance > DEFAULT_MAX_CLASS_DISTANCE,
             "{}",

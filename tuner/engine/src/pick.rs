@@ -57,6 +57,9 @@ pub struct CapUsed {
     pub metric: &'static str,
     pub limit: f64,
     pub value: f64,
+    /// `mean` (over the class's instances and seeds) or `highest instance mean` (the
+    /// re-measure's most demanding instance).
+    pub of: &'static str,
 }
 
 /// What runs.
@@ -196,7 +199,8 @@ pub fn pick(
             let (m, v) = lowest.expect("measured is not empty");
             return Err(format!(
                 "{at}: no point of its front is within {flag} {limit} {unit}; the lowest {metric} \
-                 measured is {v:.1} {unit} ({}, {})",
+                 measured is {v:.1} {unit} ({} of {}, {})",
+                value_kind(m, metric),
                 m.bundle.as_deref().unwrap_or("?"),
                 describe(m),
                 unit = unit(metric),
@@ -227,6 +231,7 @@ pub fn pick(
                     metric,
                     limit,
                     value: value(best, metric)?,
+                    of: value_kind(best, metric),
                 })
             })
             .collect(),
@@ -262,7 +267,8 @@ impl Pick {
         );
         for c in &self.caps {
             line.push_str(&format!(
-                ", mean {} {:.1} {unit} within {} {unit}",
+                ", {} {} {:.1} {unit} within {} {unit}",
+                c.of,
                 c.metric,
                 c.value,
                 c.limit,
@@ -346,10 +352,26 @@ fn caps(request: &Request) -> Result<Vec<(&'static str, f64, &'static str)>, Str
     Ok(out)
 }
 
+/// What a cap on `metric` is compared with: the front re-measure's highest per-instance mean
+/// where the export has it (a cap holds on every instance it was measured on, not only on
+/// average), else the class mean.
 fn value(m: &Measured, metric: &str) -> Option<f64> {
     match metric {
-        "power" => m.power_w,
-        _ => m.energy_j,
+        "power" => m.peak_power_w.or(m.power_w),
+        _ => m.peak_energy_j.or(m.energy_j),
+    }
+}
+
+/// How [`value`] was taken, for the user's line.
+fn value_kind(m: &Measured, metric: &str) -> &'static str {
+    let peak = match metric {
+        "power" => m.peak_power_w,
+        _ => m.peak_energy_j,
+    };
+    if peak.is_some() {
+        "highest instance mean"
+    } else {
+        "mean"
     }
 }
 

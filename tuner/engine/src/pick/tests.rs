@@ -11,6 +11,8 @@ fn point(gap: f64, power: Option<f64>, energy: Option<f64>, bundle: &str) -> Mea
         energy_j: energy,
         gap_percent: Some(gap),
         bundle: Some(bundle.to_string()),
+        peak_power_w: None,
+        peak_energy_j: None,
     }
 }
 
@@ -161,6 +163,54 @@ fn a_power_or_energy_cap_runs_the_best_gap_point_within_it() {
     assert!(
         line.contains("power 207.0 W within 250 W") && line.contains("gap 0.510%"),
         "{line}"
+    );
+}
+
+/// Found on the H100 (campaigns/qap-power-cap.toml): the 528-block point's class mean was
+/// 305 W, but tai35a drew ~340 W with it and a run on tai50a under `--max-power 320` measured
+/// 331 W. With the re-measure's per-instance peaks the cap goes by the most demanding
+/// instance.
+#[test]
+fn a_cap_goes_by_the_highest_instance_mean_where_the_export_has_it() {
+    let mut e = entry(&[]);
+    e.pareto = vec![
+        Measured {
+            peak_power_w: Some(340.0),
+            ..point(0.167, Some(305.0), Some(305.0), "b-528x128")
+        },
+        Measured {
+            peak_power_w: Some(250.0),
+            ..point(0.185, Some(240.0), Some(240.0), "b-132x256")
+        },
+    ];
+    let r = Request {
+        max_power_w: Some(320.0),
+        ..request(None)
+    };
+    let p = pick(&e, "tai-a", BUDGET, &r).unwrap();
+    assert_eq!(p.bundle, "b-132x256");
+    assert_eq!(
+        (p.caps[0].value, p.caps[0].of),
+        (250.0, "highest instance mean")
+    );
+    let line = p.describe("tai-a");
+    assert!(
+        line.contains("highest instance mean power 250.0 W within 320 W"),
+        "{line}"
+    );
+    // Without peaks (older exports) the class mean decides, as before.
+    e.pareto[0].peak_power_w = None;
+    let p = pick(&e, "tai-a", BUDGET, &r).unwrap();
+    assert_eq!((p.bundle.as_str(), p.caps[0].of), ("b-528x128", "mean"));
+    // The refusal names which value it compared.
+    let r = Request {
+        max_power_w: Some(200.0),
+        ..request(None)
+    };
+    let err = pick(&e, "tai-a", BUDGET, &r).unwrap_err();
+    assert!(
+        err.contains("lowest power measured is 250.0 W (highest instance mean of b-132x256"),
+        "{err}"
     );
 }
 

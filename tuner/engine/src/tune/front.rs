@@ -7,6 +7,7 @@ use anyhow::Result;
 use results::{FrontPoint, Point};
 use search::Objectives;
 
+use super::evaluator::PairValues;
 use super::{measure_on_seeds, Tuning};
 
 /// The run label of the front's re-measure (a verification run: not a search result).
@@ -23,6 +24,8 @@ pub fn of_search(pareto: &[(Point, Objectives)]) -> Vec<FrontPoint> {
             power_w: o.power_w,
             time_s: o.time_s,
             remeasured: false,
+            peak_power_w: None,
+            peak_energy_j: None,
         })
         .collect()
 }
@@ -55,7 +58,55 @@ pub fn remeasure(
             f.power_w = o.power_w;
             f.time_s = o.time_s;
             f.remeasured = true;
+            f.peak_power_w = peak_instance_mean(&e.pairs, members.len(), |v| v.power_w);
+            f.peak_energy_j = peak_instance_mean(&e.pairs, members.len(), |v| v.energy_j);
         }
     }
     Ok(())
+}
+
+/// The highest per-member mean of `value` over `pairs` (in [`ClassEvaluator::pairs`]'s
+/// order: seeds outer, `members` members inner); `None` when a pair lacks the value.
+///
+/// [`ClassEvaluator::pairs`]: super::evaluator::ClassEvaluator::pairs
+pub fn peak_instance_mean(
+    pairs: &[PairValues],
+    members: usize,
+    value: impl Fn(&PairValues) -> Option<f64>,
+) -> Option<f64> {
+    if members == 0 || pairs.is_empty() {
+        return None;
+    }
+    let mut sums = vec![(0.0, 0usize); members];
+    for (i, pair) in pairs.iter().enumerate() {
+        let s = &mut sums[i % members];
+        s.0 += value(pair)?;
+        s.1 += 1;
+    }
+    sums.iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(sum, n)| sum / *n as f64)
+        .max_by(f64::total_cmp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn power(w: f64) -> PairValues {
+        PairValues {
+            power_w: Some(w),
+            ..PairValues::default()
+        }
+    }
+
+    #[test]
+    fn the_peak_is_the_highest_instance_mean_not_the_class_mean() {
+        // Two seeds x three members: member means 210, 330, 250 (class mean 263.3).
+        let pairs = [200.0, 320.0, 250.0, 220.0, 340.0, 250.0].map(power);
+        let peak = peak_instance_mean(&pairs, 3, |v| v.power_w).unwrap();
+        assert!((peak - 330.0).abs() < 1e-9, "{peak}");
+        assert_eq!(peak_instance_mean(&pairs, 3, |v| v.energy_j), None);
+        assert_eq!(peak_instance_mean(&[], 3, |v| v.power_w), None);
+    }
 }

@@ -207,6 +207,8 @@ fn a_front_is_re_measured_on_fresh_seeds_in_a_verification_run_and_a_phase_sets_
             power_w: None,
             time_s: 1e6,
             remeasured: false,
+            peak_power_w: None,
+            peak_energy_j: None,
         })
         .collect();
     front::remeasure(

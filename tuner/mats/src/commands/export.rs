@@ -234,6 +234,17 @@ fn export_class(
     for m in &mut front {
         if let Some(again) = front_again.and_then(|r| r.get(&m.point)) {
             *m = again.clone();
+            // The per-instance peaks live in the summary (the store keeps means per point).
+            if let Some(f) = source
+                .summary
+                .as_ref()
+                .and_then(|s| s.front_point(label, &m.point))
+            {
+                if f.remeasured {
+                    m.peak_power_w = f.peak_power_w;
+                    m.peak_energy_j = f.peak_energy_j;
+                }
+            }
         }
         m.bundle = Some(bundles.bundle_of(source, label, budget_s, m, None));
     }
@@ -466,6 +477,8 @@ fn evaluations_by_class(
                 energy_j: e.energy_j,
                 gap_percent: e.gap_percent,
                 bundle: None,
+                peak_power_w: None,
+                peak_energy_j: None,
             },
         );
     }
