@@ -744,7 +744,7 @@ fn hwsw_synthetic_has_a_reference_value_for_every_graph_and_a_holdout_per_class(
         });
         assert!(value > 0, "{}", inst.record.name);
     }
-    let classes = instances::classes(&file, &tuned).unwrap();
+    let classes = instances::classes(&file, &tuned, &held).unwrap();
     assert_eq!(classes.len(), 12, "{:?}", classes.keys());
     for (class, members) in &classes {
         assert_eq!(members.len(), 1, "{class}");

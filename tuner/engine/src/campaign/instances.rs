@@ -234,9 +234,13 @@ fn generate(file: &CampaignFile, spec: &GeneratorConfig, folder: &Path) -> Resul
 }
 
 /// Class name -> indices into `instances`, in class-name order.
+/// The classes of the searched `instances`. A class table may also list holdouts (the class
+/// each is held out of, see [`holdout_class`]): those names are passed in `holdouts` and
+/// skipped here.
 pub fn classes(
     file: &CampaignFile,
     instances: &[CampaignInstance],
+    holdouts: &[CampaignInstance],
 ) -> Result<BTreeMap<String, Vec<usize>>> {
     let mut classes: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     match &file.config.instances.classes {
@@ -254,9 +258,15 @@ pub fn classes(
                 for name in names {
                     let Some(i) = instances.iter().position(|inst| &inst.record.name == name)
                     else {
+                        if holdouts.iter().any(|h| &h.record.name == name) {
+                            continue;
+                        }
                         return Err(file.error_at(
                             "classes",
-                            format!("class {class} lists {name}, which is not among the instances"),
+                            format!(
+                                "class {class} lists {name}, which is not among the instances \
+                                 or the holdouts"
+                            ),
                         ));
                     };
                     classes.entry(class.clone()).or_default().push(i);
@@ -282,6 +292,36 @@ pub fn classes(
         }
     }
     Ok(classes)
+}
+
+/// The class a holdout is compared in: with a class table, the class that lists it (a table
+/// that does not is an error: the holdout would silently go uncompared, as it did on the H100
+/// for tai50a beside a table class of tai35a and tai60a); with automatic classes, its own
+/// class label (`None` when no tuned class has that label: nothing to compare it with).
+pub fn holdout_class(
+    file: &CampaignFile,
+    holdout: &CampaignInstance,
+    classes: &BTreeMap<String, Vec<usize>>,
+) -> Result<Option<String>> {
+    match &file.config.instances.classes {
+        ClassesConfig::Auto(_) => Ok(classes
+            .contains_key(&holdout.record.class)
+            .then(|| holdout.record.class.clone())),
+        ClassesConfig::Listed(listed) => listed
+            .iter()
+            .find(|(_, names)| names.contains(&holdout.record.name))
+            .map(|(class, _)| Some(class.clone()))
+            .ok_or_else(|| {
+                file.error_at(
+                    "classes",
+                    format!(
+                        "holdout {} is in no class: list it in [instances.classes] under the \
+                         class it is held out of",
+                        holdout.record.name
+                    ),
+                )
+            }),
+    }
 }
 
 /// The family of a campaign's instances.

@@ -288,7 +288,13 @@ fn output_dir(file: &CampaignFile, out: Option<&Path>, shard: Option<Shard>) -> 
 fn instance_set(file: &CampaignFile, out_dir: &Path, shard: Option<Shard>) -> Result<InstanceSet> {
     let bks = solvers::bks::BestKnown::embedded();
     let resolved = instances::resolve(file, out_dir, &bks)?;
-    let classes = instances::classes(file, &resolved)?;
+    let held = instances::resolve_holdouts(file, &resolved, out_dir, &bks)?;
+    let classes = instances::classes(file, &resolved, &held)?;
+    // Every holdout's class is decided on the whole campaign, before a shard keeps its own.
+    let held_in = held
+        .iter()
+        .map(|h| instances::holdout_class(file, h, &classes))
+        .collect::<Result<Vec<_>>>()?;
     // Only the instances the classes keep (per_class may drop some) enter the store.
     let (mut all, mut classes) = keep_members(resolved, classes);
     if let Some(shard) = shard {
@@ -306,11 +312,10 @@ fn instance_set(file: &CampaignFile, out_dir: &Path, shard: Option<Shard>) -> Re
         }
     }
     let mut holdouts = ClassMembers::new();
-    for h in instances::resolve_holdouts(file, &all, out_dir, &bks)? {
-        holdouts
-            .entry(h.record.class.clone())
-            .or_default()
-            .push(all.len());
+    for (h, class) in held.into_iter().zip(held_in) {
+        if let Some(class) = class {
+            holdouts.entry(class).or_default().push(all.len());
+        }
         all.push(h);
     }
     Ok(InstanceSet {

@@ -426,3 +426,46 @@ fn every_shipped_campaign_resolves_for_a_check() {
         "{checked} + {skipped}"
     );
 }
+
+/// Found on the H100: a class table of tai35a and tai60a left the holdout tai50a (its own
+/// class label is another) uncompared, silently. A table now places the holdouts it lists and
+/// refuses one it does not.
+#[test]
+fn a_class_table_places_the_holdouts_it_lists_and_refuses_one_it_does_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let names: Vec<String> = {
+        let plan = CampaignPlan::resolve(
+            &fixture(tmp.path(), |t| t),
+            &run_into(&tmp.path().join("a")),
+        )
+        .unwrap();
+        let set = plan.instances.expect("a run resolves the instances");
+        set.all.iter().map(|i| i.record.name.clone()).collect()
+    };
+    assert_eq!(names.len(), 3, "two tuned, one holdout: {names:?}");
+    let with_table = |listed: &str| {
+        let table = format!("[instances.classes]\nsmall = [{listed}]\n");
+        move |t: String| t.replace("\n[cpu]\n", &format!("\n{table}\n[cpu]\n"))
+    };
+    let all = format!("\"{}\", \"{}\", \"{}\"", names[0], names[1], names[2]);
+    let file = fixture(tmp.path(), with_table(&all));
+    let plan = CampaignPlan::resolve(&file, &run_into(&tmp.path().join("b"))).unwrap();
+    let set = plan.instances.as_ref().unwrap();
+    assert_eq!(set.classes["small"], [0, 1]);
+    assert_eq!(
+        set.holdouts.get("small").map(Vec::as_slice),
+        Some(&[2usize][..])
+    );
+
+    let tuned_only = format!("\"{}\", \"{}\"", names[0], names[1]);
+    let e = error_of(with_table(&tuned_only));
+    assert!(
+        e.contains(&format!("holdout {} is in no class", names[2])) && e.contains("classes"),
+        "{e}"
+    );
+    let e = error_of(with_table(&format!("{all}, \"nowhere\"")));
+    assert!(
+        e.contains("lists nowhere, which is not among the instances or the holdouts"),
+        "{e}"
+    );
+}
