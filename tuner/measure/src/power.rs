@@ -62,7 +62,7 @@ pub struct PowerSamples {
 pub fn uuid_of(gpu: &kernels::gpu::Gpu) -> Result<String, String> {
     gpu.context()
         .uuid()
-        .map(|u| crate::worker::format_uuid(&u.bytes))
+        .map(|u| format_uuid(&u.bytes))
         .map_err(|e| format!("reading the GPU's UUID: {e:?}"))
 }
 
@@ -263,4 +263,17 @@ pub fn driver_versions() -> Option<(String, i32)> {
         nvml.sys_driver_version().ok()?,
         nvml.sys_cuda_driver_version().ok()?,
     ))
+}
+
+/// NVML's spelling of a device UUID: `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
+pub fn format_uuid(bytes: &[std::ffi::c_char; 16]) -> String {
+    let hex: Vec<String> = bytes.iter().map(|&b| format!("{:02x}", b as u8)).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex[0..4].concat(),
+        hex[4..6].concat(),
+        hex[6..8].concat(),
+        hex[8..10].concat(),
+        hex[10..16].concat()
+    )
 }

@@ -269,16 +269,3 @@ fn is_sticky(error: &KernelError) -> bool {
             | E::CUDA_ERROR_UNKNOWN
     )
 }
-
-/// NVML's spelling of a device UUID: `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
-pub fn format_uuid(bytes: &[std::ffi::c_char; 16]) -> String {
-    let hex: Vec<String> = bytes.iter().map(|&b| format!("{:02x}", b as u8)).collect();
-    format!(
-        "GPU-{}-{}-{}-{}-{}",
-        hex[0..4].concat(),
-        hex[4..6].concat(),
-        hex[6..8].concat(),
-        hex[8..10].concat(),
-        hex[10..16].concat()
-    )
-}
