@@ -317,12 +317,17 @@ pub struct BenchPfspArgs {
         default_value = "../shared/data/taillard-pfsp"
     )]
     pub taillard: PathBuf,
-    /// Instances for --quality, e.g. ta051-ta060,ta081.
+    /// Instances for --quality: Taillard's (ta051-ta060,ta081) and the VRF benchmark's by name
+    /// (VFR800_60_1, from DIR/vrf/bks.csv).
     #[arg(long, default_value = "ta001-ta120")]
     pub instances: String,
     /// Wall time per instance is n m / 2 x this many milliseconds (the literature's 30).
     #[arg(long, default_value_t = 30.0)]
     pub time_factor: f64,
+    /// A fixed wall time per instance in seconds instead of --time-factor's (e.g. 60 for
+    /// VFR800_60_1, where n m / 2 x 30 ms is 12 minutes).
+    #[arg(long)]
+    pub seconds: Option<f64>,
     /// Seeds per instance (1..=SEEDS) for --quality.
     #[arg(long, default_value_t = 1)]
     pub seeds: u64,

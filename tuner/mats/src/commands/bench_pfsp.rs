@@ -90,6 +90,9 @@ struct Report {
     cpu_threads: usize,
     throughput: Vec<Throughput>,
     time_factor_ms: f64,
+    /// `--seconds`: the fixed wall time per instance that replaced the time factor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seconds: Option<f64>,
     quality: Vec<QualityRow>,
 }
 
@@ -140,6 +143,7 @@ pub fn run(args: &BenchPfspArgs) -> Result<()> {
                 cpu_threads: threads,
                 throughput,
                 time_factor_ms: args.time_factor,
+                seconds: args.seconds,
                 quality,
             },
         )?;
@@ -362,18 +366,36 @@ fn tabu_throughput(
     Ok(rows)
 }
 
-/// One row of Taillard's best-known table.
+/// One row of a best-known table: Taillard's (`DIR/bks.csv`, several instances per file) or
+/// the VRF benchmark's (`DIR/vrf/bks.csv`, one per file).
+#[derive(Debug, PartialEq)]
 struct Taillard {
     name: String,
     file: PathBuf,
-    index: usize,
+    /// 1-based within a Taillard file; `None` for a file of one instance.
+    index: Option<usize>,
     best: i64,
 }
 
+/// Taillard's table and, where `DIR/vrf/bks.csv` exists, the VRF benchmark's.
 fn read_taillard_table(dir: &Path) -> Result<Vec<Taillard>> {
-    let path = dir.join("bks.csv");
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("--quality needs Taillard's table {}", path.display()))?;
+    let mut rows = read_bks_table(&dir.join("bks.csv"), dir, Some("index_in_file"), "ta")?;
+    let vrf = dir.join("vrf");
+    if vrf.join("bks.csv").is_file() {
+        rows.extend(read_bks_table(&vrf.join("bks.csv"), &vrf, None, "VFR")?);
+    }
+    Ok(rows)
+}
+
+/// The rows of `path` whose name starts with `prefix`, files relative to `dir`.
+fn read_bks_table(
+    path: &Path,
+    dir: &Path,
+    index_column: Option<&str>,
+    prefix: &str,
+) -> Result<Vec<Taillard>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--quality needs the best-known table {}", path.display()))?;
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
     let column = |name: &str| {
@@ -382,12 +404,8 @@ fn read_taillard_table(dir: &Path) -> Result<Vec<Taillard>> {
             .position(|h| h.trim() == name)
             .with_context(|| format!("{} has no column {name}", path.display()))
     };
-    let (c_name, c_file, c_index, c_bks) = (
-        column("name")?,
-        column("file")?,
-        column("index_in_file")?,
-        column("bks")?,
-    );
+    let (c_name, c_file, c_bks) = (column("name")?, column("file")?, column("bks")?);
+    let c_index = index_column.map(column).transpose()?;
     let mut rows = Vec::new();
     for (number, line) in lines.enumerate() {
         let fields: Vec<&str> = line.split(',').collect();
@@ -398,14 +416,20 @@ fn read_taillard_table(dir: &Path) -> Result<Vec<Taillard>> {
                 .with_context(|| format!("{}:{}: too few columns", path.display(), number + 2))
         };
         let name = field(c_name)?.to_string();
-        if !name.starts_with("ta") {
+        if !name.starts_with(prefix) {
             continue;
         }
+        let index = match c_index {
+            Some(c) => Some(
+                field(c)?
+                    .parse()
+                    .with_context(|| format!("{}:{}: bad index", path.display(), number + 2))?,
+            ),
+            None => None,
+        };
         rows.push(Taillard {
             file: dir.join(field(c_file)?),
-            index: field(c_index)?
-                .parse()
-                .with_context(|| format!("{}:{}: bad index", path.display(), number + 2))?,
+            index,
             best: field(c_bks)?
                 .parse()
                 .with_context(|| format!("{}:{}: bad bks", path.display(), number + 2))?,
@@ -415,19 +439,27 @@ fn read_taillard_table(dir: &Path) -> Result<Vec<Taillard>> {
     Ok(rows)
 }
 
-/// `ta051-ta060,ta081` -> the instance numbers.
-fn parse_instances(spec: &str) -> Result<Vec<usize>> {
+/// `ta051-ta053,ta081,VFR800_60_1` -> `ta051, ta052, ta053, ta081, VFR800_60_1`: Taillard's
+/// as numbers or ranges, any other item as a name (a VRF instance).
+fn parse_instances(spec: &str) -> Result<Vec<String>> {
     let number = |s: &str| {
         s.trim()
             .trim_start_matches("ta")
             .parse::<usize>()
             .with_context(|| format!("--instances: {s:?} is not taNNN"))
     };
+    let taillard = |s: &str| {
+        let s = s.trim();
+        s.starts_with("ta") || s.starts_with(|c: char| c.is_ascii_digit())
+    };
     let mut out = Vec::new();
     for item in spec.split(',').filter(|s| !s.trim().is_empty()) {
         match item.split_once('-') {
-            Some((a, b)) => out.extend(number(a)?..=number(b)?),
-            None => out.push(number(item)?),
+            Some((a, b)) if taillard(a) => {
+                out.extend((number(a)?..=number(b)?).map(|k| format!("ta{k:03}")))
+            }
+            _ if taillard(item) => out.push(format!("ta{:03}", number(item)?)),
+            _ => out.push(item.trim().to_string()),
         }
     }
     Ok(out)
@@ -448,6 +480,10 @@ fn ig_quality(
         args.time_factor.is_finite() && args.time_factor > 0.0,
         "--time-factor must be a positive number of milliseconds"
     );
+    anyhow::ensure!(
+        args.seconds.is_none_or(|s| s.is_finite() && s > 0.0),
+        "--seconds must be a positive number of seconds"
+    );
     let variants = args
         .variants
         .iter()
@@ -460,12 +496,15 @@ fn ig_quality(
     // The CPU walks run while the first GPU variant runs, on the cores its host thread leaves.
     let cpu_walks = threads.saturating_sub(1).max(1);
     let names: Vec<&str> = variants.iter().map(|v| v.name()).collect();
+    let budget = match args.seconds {
+        Some(s) => format!("{s} s per instance"),
+        None => format!("n m / 2 x {} ms per instance", args.time_factor),
+    };
     println!(
         "\n{} (default parameters) against the CPU iterated greedy on {cpu_walks} cores (one walk \
-         per core, best kept, run beside the first variant), all for n m / 2 x {} ms per \
-         instance; gap to the best known in %, mean \u{b1} sd over seeds 1..={}:",
+         per core, best kept, run beside the first variant), all for {budget}; gap to the best \
+         known in %, mean \u{b1} sd over seeds 1..={}:",
         names.join(", "),
-        args.time_factor,
         args.seeds
     );
     let mut header = format!("{:<7} {:>8} {:>7} {:>8}", "inst", "n x m", "bks", "seconds");
@@ -482,12 +521,12 @@ fn ig_quality(
         cpu_walks,
     };
     let mut rows = Vec::new();
-    for number in wanted {
-        let name = format!("ta{number:03}");
+    for name in wanted {
         let Some(entry) = table.iter().find(|t| t.name == name) else {
             bail!(
-                "{name} is not in {}",
-                args.taillard.join("bks.csv").display()
+                "{name} is not in {} or {}",
+                args.taillard.join("bks.csv").display(),
+                args.taillard.join("vrf").join("bks.csv").display()
             );
         };
         let row = bench.instance(entry)?;
@@ -512,9 +551,12 @@ impl IgBench<'_> {
     /// Every variant and the CPU on one instance, once per seed.
     fn instance(&self, entry: &Taillard) -> Result<QualityRow> {
         let (gpu, variants) = (self.gpu, self.variants);
-        let inst = pfsp::read(&entry.file, Some(entry.index))?;
+        let inst = pfsp::read(&entry.file, entry.index)?;
         let (n, m) = (inst.jobs, inst.machines);
-        let seconds = (n * m) as f64 / 2.0 * self.args.time_factor / 1e3;
+        let seconds = self
+            .args
+            .seconds
+            .unwrap_or((n * m) as f64 / 2.0 * self.args.time_factor / 1e3);
         let limit = Duration::from_secs_f64(seconds);
         // Compiled and loaded before the clock starts (the disk cache serves later runs).
         let prepared = variants
@@ -690,4 +732,63 @@ fn sd(values: &[f64]) -> f64 {
 
 fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len().max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instances_take_taillard_ranges_and_vrf_names() {
+        assert_eq!(
+            parse_instances("ta051-ta053, 81,VFR800_60_1").unwrap(),
+            ["ta051", "ta052", "ta053", "ta081", "VFR800_60_1"]
+        );
+        let e = parse_instances("ta05x").unwrap_err().to_string();
+        assert!(e.contains("\"ta05x\" is not taNNN"), "{e}");
+    }
+
+    #[test]
+    fn the_table_holds_taillard_and_vrf_rows_with_their_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("bks.csv"),
+            "name,file,index_in_file,bks\nta001,taillard/tai20_5.txt,1,1278\n",
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("vrf")).unwrap();
+        std::fs::write(
+            dir.path().join("vrf").join("bks.csv"),
+            "name,set,file,bks\nVFR800_60_1,large,large/VFR800_60_1_Gap.txt,46470\n",
+        )
+        .unwrap();
+        let rows = read_taillard_table(dir.path()).unwrap();
+        assert_eq!(
+            rows,
+            [
+                Taillard {
+                    name: "ta001".into(),
+                    file: dir.path().join("taillard/tai20_5.txt"),
+                    index: Some(1),
+                    best: 1278
+                },
+                Taillard {
+                    name: "VFR800_60_1".into(),
+                    file: dir.path().join("vrf").join("large/VFR800_60_1_Gap.txt"),
+                    index: None,
+                    best: 46470
+                }
+            ]
+        );
+        // Without a vrf folder only Taillard's rows; a bad index names the line.
+        std::fs::remove_dir_all(dir.path().join("vrf")).unwrap();
+        assert_eq!(read_taillard_table(dir.path()).unwrap().len(), 1);
+        std::fs::write(
+            dir.path().join("bks.csv"),
+            "name,file,index_in_file,bks\nta001,t.txt,one,1278\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", read_taillard_table(dir.path()).unwrap_err());
+        assert!(e.contains("bks.csv:2: bad index"), "{e}");
+    }
 }
