@@ -21,7 +21,7 @@ data=$bundle/shared/data
 out=${OUT:-$root/gpu-results}
 mkdir -p "$out"
 csv=$out/adapt-$family.csv
-echo "instance,seed,mode,objective,gap_percent,seconds" > "$csv"
+echo "instance,seed,mode,objective,gap_percent,seconds,adaptation" > "$csv"
 export CUDA_CACHE_DISABLE=1 MATS_CACHE_DIR=${MATS_CACHE_DIR:-/tmp/mats-cache}
 
 case $family in
@@ -61,8 +61,9 @@ for entry in "${instances[@]}"; do
             # shellcheck disable=SC2086
             json=$(timeout $((seconds * 3 + 30)) "$mats" solve "$path" $extra --backend gpu \
                 --time-limit "$seconds" --seed "$seed" --json "${flags[@]}" 2>> "$out/adapt-$family.err")
-            line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["objective"], d.get("gap_percent"), d["seconds"], sep=",")' "$json" 2>/dev/null) \
-                || line=",,"
+            # The race's end state (arms and their blocks) goes in the last, quoted column.
+            line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); a=(d.get("gpu") or {}).get("adaptation") or ""; print(d["objective"], d.get("gap_percent"), d["seconds"], "\"" + a.replace("\"", "") + "\"", sep=",")' "$json" 2>/dev/null) \
+                || line=",,,"
             echo "$name,$seed,$mode,$line" >> "$csv"
         done
     done
