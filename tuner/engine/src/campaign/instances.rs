@@ -294,23 +294,37 @@ pub fn classes(
     Ok(classes)
 }
 
-/// The class a holdout is compared in: with a class table, the class that lists it (a table
-/// that does not is an error: the holdout would silently go uncompared, as it did on the H100
-/// for tai50a beside a table class of tai35a and tai60a); with automatic classes, its own
-/// class label (`None` when no tuned class has that label: nothing to compare it with).
+/// The class a holdout is compared in: with a class table, the class that lists it; with
+/// automatic classes, its own class label. A holdout of no tuned class is an error naming it:
+/// it would silently go uncompared, as tai50a did on the H100 beside a table class of tai35a
+/// and tai60a.
 pub fn holdout_class(
     file: &CampaignFile,
     holdout: &CampaignInstance,
     classes: &BTreeMap<String, Vec<usize>>,
-) -> Result<Option<String>> {
+) -> Result<String> {
     match &file.config.instances.classes {
-        ClassesConfig::Auto(_) => Ok(classes
-            .contains_key(&holdout.record.class)
-            .then(|| holdout.record.class.clone())),
+        ClassesConfig::Auto(_) => {
+            if classes.contains_key(&holdout.record.class) {
+                Ok(holdout.record.class.clone())
+            } else {
+                Err(file.error_at(
+                    "holdout",
+                    format!(
+                        "holdout {} is of class {}, which no tuning instance has (classes: {}); \
+                         hold out an instance of a tuned class, or name the classes in \
+                         [instances.classes] with the holdout under one",
+                        holdout.record.name,
+                        holdout.record.class,
+                        classes.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                ))
+            }
+        }
         ClassesConfig::Listed(listed) => listed
             .iter()
             .find(|(_, names)| names.contains(&holdout.record.name))
-            .map(|(class, _)| Some(class.clone()))
+            .map(|(class, _)| class.clone())
             .ok_or_else(|| {
                 file.error_at(
                     "classes",

@@ -313,9 +313,7 @@ fn instance_set(file: &CampaignFile, out_dir: &Path, shard: Option<Shard>) -> Re
     }
     let mut holdouts = ClassMembers::new();
     for (h, class) in held.into_iter().zip(held_in) {
-        if let Some(class) = class {
-            holdouts.entry(class).or_default().push(all.len());
-        }
+        holdouts.entry(class).or_default().push(all.len());
         all.push(h);
     }
     Ok(InstanceSet {

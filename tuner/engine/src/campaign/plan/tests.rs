@@ -468,4 +468,15 @@ fn a_class_table_places_the_holdouts_it_lists_and_refuses_one_it_does_not() {
         e.contains("lists nowhere, which is not among the instances or the holdouts"),
         "{e}"
     );
+    // Automatic classes: a holdout of a size no tuning instance has is refused too.
+    let e = error_of(|t| {
+        t.replace(
+            "jobs = 7, machines = 3, seed = 12",
+            "jobs = 300, machines = 20, seed = 12",
+        )
+    });
+    assert!(
+        e.contains("`holdout`") && e.contains("which no tuning instance has (classes: "),
+        "{e}"
+    );
 }
