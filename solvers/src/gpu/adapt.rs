@@ -45,6 +45,25 @@ pub fn stall_neighbours(stall: u32) -> [u32; 2] {
     [stall.saturating_mul(2), (stall / 2).max(1)]
 }
 
+/// The arms every family races around its run's restart configuration `base` (whose stall is
+/// `stall`): the other restart rule, the family's `extra` arms, then twice and half the stall
+/// (`with_stall` gives `base` with another stall); repeats are dropped as by [`arms`].
+pub fn restart_arms<A: PartialEq + Copy>(
+    base: A,
+    other_rule: A,
+    extra: impl IntoIterator<Item = A>,
+    stall: u32,
+    with_stall: impl Fn(u32) -> A,
+) -> Vec<A> {
+    let [longer, shorter] = stall_neighbours(stall);
+    arms(
+        base,
+        std::iter::once(other_rule)
+            .chain(extra)
+            .chain([with_stall(longer), with_stall(shorter)]),
+    )
+}
+
 /// Which arm each block runs, and the round's bookkeeping.
 #[derive(Debug, Clone)]
 pub struct Race {
@@ -77,6 +96,11 @@ impl Race {
             min_blocks: (blocks / (MOVED_SHARE * arms)).max(1),
             moved: 0,
         }
+    }
+
+    /// The race of `arms` arms over `blocks` blocks in [`ROUND`]s; none with a single arm.
+    pub fn over(arms: usize, blocks: usize) -> Option<Race> {
+        (arms > 1).then(|| Race::new(arms, blocks, ROUND))
     }
 
     /// The arm block `block` runs.

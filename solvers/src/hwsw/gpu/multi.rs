@@ -16,7 +16,7 @@ use kernels::KernelError;
 use rand::Rng;
 
 use super::{driver, upload, GpuParams};
-use crate::gpu::adapt::{self, stall_neighbours, Race, ROUND};
+use crate::gpu::adapt::{self, Race};
 use crate::hwsw::{Instance, DEFAULT_STS_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
 
@@ -160,7 +160,7 @@ impl Multi {
         let mut launch_index = 0u64;
         let mut best_h = vec![i64::MAX; s];
         let arms = RestartArm::arms(params.restart_stall, params.adapt);
-        let mut race = (arms.len() > 1).then(|| Race::new(arms.len(), s, ROUND));
+        let mut race = Race::over(arms.len(), s);
         while !deadline.reached(done) {
             // Under a time limit, shorten the launch so it ends near the deadline.
             let mut iterations = per_launch;
@@ -290,23 +290,15 @@ impl RestartArm {
         }
         let stall = if stall == 0 { 3 } else { stall };
         let base = RestartArm { stall, ..base };
-        let [longer, shorter] = stall_neighbours(stall);
-        adapt::arms(
+        adapt::restart_arms(
             base,
-            [
-                RestartArm {
-                    from_elite: false,
-                    ..base
-                },
-                RestartArm {
-                    stall: longer,
-                    ..base
-                },
-                RestartArm {
-                    stall: shorter,
-                    ..base
-                },
-            ],
+            RestartArm {
+                from_elite: false,
+                ..base
+            },
+            [],
+            stall,
+            |stall| RestartArm { stall, ..base },
         )
     }
 }
@@ -334,7 +326,7 @@ mod tests {
         // Stall 1: half of it is itself, so that arm is not repeated.
         assert_eq!(RestartArm::arms(1, true).len(), 3);
         assert!(RestartArm::arms(0, true).iter().all(|a| a.stall > 0));
-        let race = Race::new(arms.len(), 8, ROUND);
+        let race = Race::new(arms.len(), 8, crate::gpu::adapt::ROUND);
         let text = summary(&arms, &race);
         assert!(text.contains("2 x (own best after 4 launches)"), "{text}");
     }

@@ -18,7 +18,7 @@
 use rand::Rng;
 use rayon::prelude::*;
 
-use crate::gpu::adapt::{self, stall_neighbours, Race, ROUND};
+use crate::gpu::adapt::{self, Race};
 use crate::pfsp::relink::{relink, ElitePool};
 use crate::pfsp::Instance;
 use crate::run::SolverRng;
@@ -119,23 +119,15 @@ impl RestartArm {
             return vec![base];
         }
         let stall = if stall == 0 { 20 } else { stall };
-        let [longer, shorter] = stall_neighbours(stall);
-        adapt::arms(
+        adapt::restart_arms(
             RestartArm { stall, relink },
-            [
-                RestartArm {
-                    stall,
-                    relink: !relink,
-                },
-                RestartArm {
-                    stall: longer,
-                    relink,
-                },
-                RestartArm {
-                    stall: shorter,
-                    relink,
-                },
-            ],
+            RestartArm {
+                stall,
+                relink: !relink,
+            },
+            [],
+            stall,
+            |stall| RestartArm { stall, relink },
         )
     }
 }
@@ -180,7 +172,7 @@ impl Restarts {
     ) -> Restarts {
         let walks = start_values.len();
         Restarts {
-            race: (arms.len() > 1).then(|| Race::new(arms.len(), walks, ROUND)),
+            race: Race::over(arms.len(), walks),
             arms,
             stalled: vec![0; walks],
             seen: start_values,

@@ -12,7 +12,7 @@ use crate::run::{Outcome, RunOptions};
 use super::context::{pairs, RunContext};
 use super::island_blocks::IslandBlocks;
 use super::{driver, GpuParams};
-use crate::gpu::adapt::{self, stall_neighbours, Race, ROUND};
+use crate::gpu::adapt::{self, Race};
 
 pub(super) fn rots_block(
     ctx: &mut RunContext,
@@ -287,33 +287,19 @@ impl RestartArm {
         let stall = if base.stall == 0 { 5 } else { base.stall };
         let scaled = |f: f64| ((swaps.max(1) as f64 * f).round() as usize).clamp(1, n);
         let base = RestartArm { stall, ..base };
-        let [longer, shorter] = stall_neighbours(stall);
-        adapt::arms(
+        adapt::restart_arms(
             base,
-            [
-                RestartArm {
-                    crossover: !crossover,
-                    ..base
-                },
-                RestartArm {
-                    swaps: scaled(0.6),
-                    max_swaps: ceiling(scaled(0.6)),
-                    ..base
-                },
-                RestartArm {
-                    swaps: scaled(1.4),
-                    max_swaps: ceiling(scaled(1.4)),
-                    ..base
-                },
-                RestartArm {
-                    stall: longer,
-                    ..base
-                },
-                RestartArm {
-                    stall: shorter,
-                    ..base
-                },
-            ],
+            RestartArm {
+                crossover: !crossover,
+                ..base
+            },
+            [0.6, 1.4].map(|f| RestartArm {
+                swaps: scaled(f),
+                max_swaps: ceiling(scaled(f)),
+                ..base
+            }),
+            stall,
+            |stall| RestartArm { stall, ..base },
         )
     }
 
@@ -351,7 +337,7 @@ impl<'a> Restarts<'a> {
         relink: Option<&'a crate::qap::Instance>,
         rng: crate::run::SolverRng,
     ) -> Restarts<'a> {
-        let race = (arms.len() > 1).then(|| Race::new(arms.len(), p, ROUND));
+        let race = Race::over(arms.len(), p);
         Restarts {
             strength: (0..p)
                 .map(|_| arms.first().map_or(0, |a| a.swaps))
