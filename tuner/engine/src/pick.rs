@@ -178,7 +178,7 @@ pub fn pick(
     let runnable: Vec<&Measured> = view.pareto.iter().filter(|m| m.bundle.is_some()).collect();
     let mut within = runnable.clone();
     for &(metric, limit, flag) in &caps {
-        let measured: Vec<(&Measured, f64)> = within
+        let measured: Vec<(&Measured, (f64, &str))> = within
             .iter()
             .filter_map(|m| Some((*m, value(m, metric)?)))
             .collect();
@@ -189,18 +189,20 @@ pub fn pick(
                  fronts with their bundles have none)"
             ));
         }
-        let lowest = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1)).copied();
+        let lowest = measured
+            .iter()
+            .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
+            .copied();
         within = measured
             .iter()
-            .filter(|(_, v)| *v <= limit)
+            .filter(|(_, (v, _))| *v <= limit)
             .map(|(m, _)| *m)
             .collect();
         if within.is_empty() {
-            let (m, v) = lowest.expect("measured is not empty");
+            let (m, (v, of)) = lowest.expect("measured is not empty");
             return Err(format!(
                 "{at}: no point of its front is within {flag} {limit} {unit}; the lowest {metric} \
-                 measured is {v:.1} {unit} ({} of {}, {})",
-                value_kind(m, metric),
+                 measured is {v:.1} {unit} ({of} of {}, {})",
                 m.bundle.as_deref().unwrap_or("?"),
                 describe(m),
                 unit = unit(metric),
@@ -227,11 +229,12 @@ pub fn pick(
         caps: caps
             .iter()
             .filter_map(|&(metric, limit, _)| {
+                let (value, of) = value(best, metric)?;
                 Some(CapUsed {
                     metric,
                     limit,
-                    value: value(best, metric)?,
-                    of: value_kind(best, metric),
+                    value,
+                    of,
                 })
             })
             .collect(),
@@ -352,26 +355,17 @@ fn caps(request: &Request) -> Result<Vec<(&'static str, f64, &'static str)>, Str
     Ok(out)
 }
 
-/// What a cap on `metric` is compared with: the front re-measure's highest per-instance mean
-/// where the export has it (a cap holds on every instance it was measured on, not only on
-/// average), else the class mean.
-fn value(m: &Measured, metric: &str) -> Option<f64> {
-    match metric {
-        "power" => m.peak_power_w.or(m.power_w),
-        _ => m.peak_energy_j.or(m.energy_j),
-    }
-}
-
-/// How [`value`] was taken, for the user's line.
-fn value_kind(m: &Measured, metric: &str) -> &'static str {
-    let peak = match metric {
-        "power" => m.peak_power_w,
-        _ => m.peak_energy_j,
+/// What a cap on `metric` is compared with, and which value that is: the front re-measure's
+/// highest per-instance mean where the export has it (a cap holds on every instance it was
+/// measured on, not only on average), else the class mean.
+fn value(m: &Measured, metric: &str) -> Option<(f64, &'static str)> {
+    let (peak, mean) = match metric {
+        "power" => (m.peak_power_w, m.power_w),
+        _ => (m.peak_energy_j, m.energy_j),
     };
-    if peak.is_some() {
-        "highest instance mean"
-    } else {
-        "mean"
+    match peak {
+        Some(p) => Some((p, "highest instance mean")),
+        None => mean.map(|v| (v, "mean")),
     }
 }
 
