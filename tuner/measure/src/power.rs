@@ -266,7 +266,7 @@ pub fn driver_versions() -> Option<(String, i32)> {
 }
 
 /// NVML's spelling of a device UUID: `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
-pub fn format_uuid(bytes: &[std::ffi::c_char; 16]) -> String {
+fn format_uuid(bytes: &[std::ffi::c_char; 16]) -> String {
     let hex: Vec<String> = bytes.iter().map(|&b| format!("{:02x}", b as u8)).collect();
     format!(
         "GPU-{}-{}-{}-{}-{}",

@@ -224,24 +224,24 @@ pub(super) fn restart(
 ) -> Result<(), KernelError> {
     let mut values = stream
         .clone_dtoh(best_values)
-        .map_err(driver("reading ig-block bests"))?;
+        .map_err(driver("reading the walks' best makespans"))?;
     let pending = restarts.tally(&values);
     if pending.is_idle() {
         return Ok(());
     }
     let mut bests = stream
         .clone_dtoh(best)
-        .map_err(driver("reading ig-block bests"))?;
+        .map_err(driver("reading the walks' best sequences"))?;
     let plan = restarts.plan(inst, &values, &bests, &pending);
     if plan.is_empty() {
         return Ok(());
     }
     let mut host_cur = stream
         .clone_dtoh(cur)
-        .map_err(driver("reading ig-block walks"))?;
+        .map_err(driver("reading the walks' current sequences"))?;
     let mut host_values = stream
         .clone_dtoh(cur_values)
-        .map_err(driver("reading ig-block walks"))?;
+        .map_err(driver("reading the walks' current makespans"))?;
     let rows = WalkRows {
         cur: &mut host_cur,
         cur_values: &mut host_values,
@@ -251,16 +251,16 @@ pub(super) fn restart(
     if apply(&plan, inst.jobs, rows) {
         stream
             .memcpy_htod(&bests, best)
-            .map_err(driver("writing ig-block bests"))?;
+            .map_err(driver("writing the walks' best sequences"))?;
         stream
             .memcpy_htod(&values, best_values)
-            .map_err(driver("writing ig-block bests"))?;
+            .map_err(driver("writing the walks' best makespans"))?;
     }
     stream
         .memcpy_htod(&host_cur, cur)
-        .map_err(driver("writing ig-block restarts"))?;
+        .map_err(driver("writing the restarted walks' sequences"))?;
     stream
         .memcpy_htod(&host_values, cur_values)
-        .map_err(driver("writing ig-block restarts"))?;
+        .map_err(driver("writing the restarted walks' makespans"))?;
     Ok(())
 }
