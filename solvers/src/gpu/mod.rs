@@ -8,6 +8,7 @@ pub mod device_island;
 pub mod islands;
 pub mod registry;
 pub mod solve_flags;
+pub mod stalls;
 pub mod workload;
 
 pub use registry::{GpuConfig, GPU_FAMILIES};

@@ -17,6 +17,7 @@ use rand::Rng;
 
 use super::{driver, upload, GpuParams};
 use crate::gpu::adapt::{self, Race};
+use crate::gpu::stalls::Stalls;
 use crate::hwsw::{Instance, DEFAULT_STS_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
 
@@ -152,8 +153,7 @@ impl Multi {
             params.launch_iterations
         };
         let (mut done, mut restarts) = (0u64, 0u64);
-        let mut best_seen = vec![i64::MAX; s];
-        let mut stalled = vec![0u32; s];
+        let mut stalls = Stalls::new(vec![i64::MAX; s]);
         let mut last_launch = Duration::ZERO;
         let (n32, r) = (n as i32, inst.r());
         let tenure = params.tabu_length as u32;
@@ -216,15 +216,10 @@ impl Multi {
                 race.after_launch(&best_h);
             }
             let mut flags = vec![0u32; s];
-            for q in 0..s {
-                if best_h[q] < best_seen[q] {
-                    best_seen[q] = best_h[q];
-                    stalled[q] = 0;
-                } else {
-                    stalled[q] += 1;
-                }
+            stalls.count(&best_h);
+            for (q, flag) in flags.iter_mut().enumerate() {
                 let arm = Race::pick(race.as_ref(), &arms, q);
-                if arm.stall > 0 && stalled[q] >= arm.stall && s > 4 {
+                if stalls.due(q, arm.stall) && s > 4 {
                     let from = if arm.from_elite {
                         order[rng.random_range(0..4)]
                     } else {
@@ -237,10 +232,10 @@ impl Multi {
                         stream
                             .memcpy_dtod(&row, &mut target)
                             .map_err(driver("copying an elite solution"))?;
-                        flags[q] = 1;
+                        *flag = 1;
                         restarts += 1;
                     }
-                    stalled[q] = 0;
+                    stalls.restarted(q);
                 }
             }
             stream

@@ -19,6 +19,7 @@ use rand::Rng;
 use rayon::prelude::*;
 
 use crate::gpu::adapt::{self, Race};
+use crate::gpu::stalls::Stalls;
 use crate::pfsp::relink::{relink, ElitePool};
 use crate::pfsp::Instance;
 use crate::run::SolverRng;
@@ -138,8 +139,7 @@ pub struct Restarts {
     /// Walk i runs `arms[race.arm(i)]` (arm 0 without a race).
     arms: Vec<RestartArm>,
     race: Option<Race>,
-    stalled: Vec<u32>,
-    seen: Vec<i64>,
+    stalls: Stalls,
     rng: SolverRng,
     /// The pool, where any arm relinks.
     relinking: Option<Relinking>,
@@ -170,12 +170,10 @@ impl Restarts {
         rng: SolverRng,
         relinking: Option<Relinking>,
     ) -> Restarts {
-        let walks = start_values.len();
         Restarts {
-            race: Race::over(arms.len(), walks),
+            race: Race::over(arms.len(), start_values.len()),
             arms,
-            stalled: vec![0; walks],
-            seen: start_values,
+            stalls: Stalls::new(start_values),
             rng,
             relinking,
         }
@@ -210,16 +208,7 @@ impl Restarts {
         if let Some(race) = &mut self.race {
             race.after_launch(values);
         }
-        let mut improved = Vec::new();
-        for (i, &v) in values.iter().enumerate() {
-            if v < self.seen[i] {
-                self.seen[i] = v;
-                self.stalled[i] = 0;
-                improved.push(i);
-            } else {
-                self.stalled[i] += 1;
-            }
-        }
+        let mut improved = self.stalls.count(values);
         let mut ranked: Vec<usize> = (0..values.len()).collect();
         ranked.sort_by_key(|&i| (values[i], i));
         ranked.truncate(ELITE_WALKS);
@@ -227,10 +216,7 @@ impl Restarts {
             return Pending::default();
         };
         let stale = (0..values.len())
-            .filter(|&i| {
-                let stall = self.arm(i).stall;
-                i != best && stall > 0 && self.stalled[i] >= stall
-            })
+            .filter(|&i| i != best && self.stalls.due(i, self.arm(i).stall))
             .collect();
         let offers = match &self.relinking {
             None => Vec::new(),
@@ -280,7 +266,7 @@ impl Restarts {
         // Draws first, in walk order, so that the plan does not depend on the threads.
         let mut sources = Vec::with_capacity(pending.stale.len());
         for &i in &pending.stale {
-            self.stalled[i] = 0;
+            self.stalls.restarted(i);
             let own = self
                 .relinking
                 .as_ref()

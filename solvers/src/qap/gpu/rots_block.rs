@@ -13,6 +13,7 @@ use super::context::{pairs, RunContext};
 use super::island_blocks::IslandBlocks;
 use super::{driver, GpuParams};
 use crate::gpu::adapt::{self, Race};
+use crate::gpu::stalls::Stalls;
 
 pub(super) fn rots_block(
     ctx: &mut RunContext,
@@ -323,8 +324,7 @@ pub(super) struct Restarts<'a> {
     improved: Vec<bool>,
     /// With `relink`: the instance, to walk from a stalled block's best toward the elite.
     relink: Option<&'a crate::qap::Instance>,
-    best: Vec<i64>,
-    stalled: Vec<u32>,
+    stalls: Stalls,
     rng: crate::run::SolverRng,
     n: usize,
 }
@@ -346,8 +346,7 @@ impl<'a> Restarts<'a> {
             race,
             improved: vec![false; p],
             relink,
-            best: vec![i64::MAX; p],
-            stalled: vec![0; p],
+            stalls: Stalls::new(vec![i64::MAX; p]),
             rng,
             n,
         }
@@ -436,21 +435,12 @@ impl<'a> Restarts<'a> {
     /// Counts each block's launches without improvement (from its best cost after a launch)
     /// and returns the blocks due for a restart; the best block never is.
     fn stale_blocks(&mut self, costs: &[i64]) -> Vec<usize> {
-        for (i, &c) in costs.iter().enumerate() {
-            if c < self.best[i] {
-                self.best[i] = c;
-                self.stalled[i] = 0;
-                self.improved[i] = true;
-            } else {
-                self.stalled[i] += 1;
-            }
+        for i in self.stalls.count(costs) {
+            self.improved[i] = true;
         }
         let (_, best_index) = RunContext::best_of(costs);
         (0..costs.len())
-            .filter(|&i| {
-                let stall = self.arm(i).stall;
-                i != best_index && stall > 0 && self.stalled[i] >= stall
-            })
+            .filter(|&i| i != best_index && self.stalls.due(i, self.arm(i).stall))
             .collect()
     }
 
@@ -480,7 +470,7 @@ impl<'a> Restarts<'a> {
         for &i in stale {
             let arm = self.arm(i);
             let mut q = perm_of(i);
-            self.stalled[i] = 0;
+            self.stalls.restarted(i);
             let recombined = if !valid(&q) {
                 None
             } else if let Some(inst) = self.relink {
@@ -584,7 +574,7 @@ mod tests {
                 start, &bests[*i],
                 "block {i} restarts from its own best unchanged"
             );
-            assert_eq!(r.stalled[*i], 0);
+            assert_eq!(r.stalls.since(*i), 0);
         }
     }
 
