@@ -18,15 +18,36 @@
 //
 // Shared memory (dynamic): e and q, (n + 1) rows of an odd stride of machines each (bank
 // spread), plus the sequence, a copy of it, the current sequence and the local-search order (n
-// ints each). ig_shared_bytes() in solvers/src/pfsp/gpu/ig.rs mirrors it; instances where it
-// exceeds the device's opt-in shared memory are refused by the host with the figure.
+// ints each). ig_shared_bytes() in solvers/src/pfsp/gpu/ig.rs mirrors it. With
+// IG_GLOBAL_TABLES (instances whose tables exceed the opt-in shared memory, e.g. 800 x 60) e
+// and q of walk b live in `tables` at b * 2 (n + 1) IG_MS instead, and shared memory holds only
+// the four sequences; the host then runs few walks so that their tables stay in L2.
 //
 // Tunables: IG_THREADS (64..1024, multiple of 32), blocks (walks), destruction d, temperature,
-// iterations per launch, maxrregcount and flags.
+// iterations per launch, the tables' place, maxrregcount and flags.
 #include "common.cuh"
 
 #ifndef IG_THREADS
 #error "IG_THREADS (threads per block) must be defined"
+#endif
+
+#ifndef IG_GLOBAL_TABLES
+#define IG_GLOBAL_TABLES 0
+#endif
+
+// With IG_SHARED_TIMES (only with global tables, where shared memory is otherwise nearly
+// unused) the block first copies the processing times into shared memory: every wavefront step
+// reads a time of another job, and from L2 that latency, not the arithmetic, set the pace.
+#ifndef IG_SHARED_TIMES
+#define IG_SHARED_TIMES 0
+#endif
+#if IG_SHARED_TIMES && !IG_GLOBAL_TABLES
+#error "IG_SHARED_TIMES needs IG_GLOBAL_TABLES"
+#endif
+#if IG_SHARED_TIMES
+#define IG_TIME(p) (*(p))
+#else
+#define IG_TIME(p) __ldg(p)
 #endif
 
 #define IG_MS (PFSP_M | 1)
@@ -51,51 +72,71 @@ struct IgShared {
     int* order;     // local-search order
 };
 
-// Heads of seq[0..L) into e (warp-wide; lanes own machines).
+// Lane l owns IG_R consecutive machines (all of m in one pass of the wavefront, so no lane
+// waits on a table entry another pass wrote: at m = 60 that entry would be an L2 round trip
+// per step where the tables live in global memory). At step d it handles job d - l: the lane
+// to its left passes the completion on its last machine of that job through a shuffle.
+#define IG_R ((PFSP_M + 31) / 32)
+#define IG_LANES ((PFSP_M + IG_R - 1) / IG_R)
+
+// Heads of seq[0..L) into e (warp-wide).
 __device__ void ig_heads(const int* __restrict__ times, const int* seq, int L, ctime_t* e)
 {
     const int lane = threadIdx.x & 31;
-    for (int c0 = 0; c0 < PFSP_M; c0 += 32) {
-        const int k = c0 + lane;
-        const int width = min(32, PFSP_M - c0);
-        ctime_t own = 0;
-        for (int d = 0; d < L + width - 1; ++d) {
-            const int p = d - lane;
-            const bool on = k < PFSP_M && p >= 0 && p < L;
-            const int t = on ? __ldg(times + seq[p] * PFSP_MP + k) : 0;
-            ctime_t in = __shfl_up_sync(IG_FULL, own, 1);
-            if (lane == 0) in = (c0 > 0 && on) ? e[p * IG_MS + c0 - 1] : (ctime_t)0;
-            if (on) {
-                own = max(own, in) + (ctime_t)t;
-                e[p * IG_MS + k] = own;
+    const int k0 = lane * IG_R;
+    ctime_t own[IG_R];  // e of the previous job on this lane's machines
+#pragma unroll
+    for (int j = 0; j < IG_R; ++j) own[j] = 0;
+    for (int d = 0; d < L + IG_LANES - 1; ++d) {
+        const int p = d - lane;
+        const bool on = k0 < PFSP_M && p >= 0 && p < L;
+        ctime_t left = __shfl_up_sync(IG_FULL, own[IG_R - 1], 1);
+        if (lane == 0) left = 0;
+        if (on) {
+            const int* row = times + seq[p] * PFSP_MP;
+#pragma unroll
+            for (int j = 0; j < IG_R; ++j) {
+                const int k = k0 + j;
+                if (k < PFSP_M) {
+                    own[j] = max(own[j], left) + (ctime_t)IG_TIME(row + k);
+                    left = own[j];
+                    e[p * IG_MS + k] = own[j];
+                }
             }
         }
-        __syncwarp();
     }
+    __syncwarp();
 }
 
-// Tails of seq[0..L) into q, rows 0..L (row L zero).
+// Tails of seq[0..L) into q, rows 0..L (row L zero); lane l owns machines m - 1 - l IG_R
+// downwards.
 __device__ void ig_tails(const int* __restrict__ times, const int* seq, int L, ctime_t* q)
 {
     const int lane = threadIdx.x & 31;
     for (int k = lane; k < PFSP_M; k += 32) q[L * IG_MS + k] = 0;
-    for (int c0 = 0; c0 < PFSP_M; c0 += 32) {
-        const int k = PFSP_M - 1 - (c0 + lane);
-        const int width = min(32, PFSP_M - c0);
-        ctime_t own = 0;
-        for (int d = 0; d < L + width - 1; ++d) {
-            const int i = L - 1 - (d - lane);
-            const bool on = k >= 0 && d - lane >= 0 && i >= 0;
-            const int t = on ? __ldg(times + seq[i] * PFSP_MP + k) : 0;
-            ctime_t in = __shfl_up_sync(IG_FULL, own, 1);
-            if (lane == 0) in = (c0 > 0 && on) ? q[i * IG_MS + k + 1] : (ctime_t)0;
-            if (on) {
-                own = max(own, in) + (ctime_t)t;
-                q[i * IG_MS + k] = own;
+    const int k0 = PFSP_M - 1 - lane * IG_R;
+    ctime_t own[IG_R];  // q of the next job on this lane's machines
+#pragma unroll
+    for (int j = 0; j < IG_R; ++j) own[j] = 0;
+    for (int d = 0; d < L + IG_LANES - 1; ++d) {
+        const int i = L - 1 - (d - lane);
+        const bool on = k0 >= 0 && d - lane >= 0 && i >= 0;
+        ctime_t right = __shfl_up_sync(IG_FULL, own[IG_R - 1], 1);
+        if (lane == 0) right = 0;
+        if (on) {
+            const int* row = times + seq[i] * PFSP_MP;
+#pragma unroll
+            for (int j = 0; j < IG_R; ++j) {
+                const int k = k0 - j;
+                if (k >= 0) {
+                    own[j] = max(own[j], right) + (ctime_t)IG_TIME(row + k);
+                    right = own[j];
+                    q[i * IG_MS + k] = own[j];
+                }
             }
         }
-        __syncwarp();
     }
+    __syncwarp();
 }
 
 __device__ __forceinline__ u64 ig_block_min(u64 v, u64* scratch)
@@ -128,7 +169,7 @@ __device__ u64 ig_best_insertion(const int* __restrict__ times, IgShared& s, int
         ctime_t previous = 0, span = 0;
 #pragma unroll
         for (int c = 0; c < PFSP_MP / 4; ++c) {
-            const int4 v = __ldg(row + c);
+            const int4 v = IG_TIME(row + c);
             const int p[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
             for (int r = 0; r < 4; ++r) {
@@ -215,10 +256,12 @@ __device__ i64 ig_local_search(const int* __restrict__ times, IgShared& s, i64 v
 
 // cur/best: walks x n sequences; cur_value < 0 marks a walk whose start has not been improved
 // by local search yet (the host's NEH, or a restart). evaluated: insertion positions per walk.
+// tables: every walk's heads and tails with IG_GLOBAL_TABLES, else unused.
 extern "C" __global__ void __launch_bounds__(IG_THREADS)
-pfsp_ig_block(const int* __restrict__ times, u64 seed, int iterations, int destruction, double temperature,
+pfsp_ig_block(const int* __restrict__ times_in, u64 seed, int iterations, int destruction, double temperature,
               int* __restrict__ cur_seqs, i64* __restrict__ cur_values, int* __restrict__ best_seqs,
-              i64* __restrict__ best_values, u64* __restrict__ rng_counters, u64* __restrict__ evaluated_out)
+              i64* __restrict__ best_values, u64* __restrict__ rng_counters, u64* __restrict__ evaluated_out,
+              ctime_t* tables)
 {
     extern __shared__ __align__(16) unsigned char ig_smem[];
     __shared__ u64 scratch[33];
@@ -226,9 +269,26 @@ pfsp_ig_block(const int* __restrict__ times, u64 seed, int iterations, int destr
     __shared__ int removed[64];
     __shared__ int draw;
     IgShared s;
+    const int* times = times_in;
+#if IG_GLOBAL_TABLES
+    s.e = tables + (size_t)blockIdx.x * 2 * (PFSP_N + 1) * IG_MS;
+    s.q = s.e + (PFSP_N + 1) * IG_MS;
+#if IG_SHARED_TIMES
+    {
+        int4* staged = reinterpret_cast<int4*>(ig_smem);
+        const int4* from = reinterpret_cast<const int4*>(times_in);
+        for (int i = threadIdx.x; i < PFSP_N * PFSP_MP / 4; i += IG_THREADS) staged[i] = __ldg(from + i);
+        times = reinterpret_cast<const int*>(staged);
+    }
+    s.seq = reinterpret_cast<int*>(ig_smem) + PFSP_N * PFSP_MP;
+#else
+    s.seq = reinterpret_cast<int*>(ig_smem);
+#endif
+#else
     s.e = reinterpret_cast<ctime_t*>(ig_smem);
     s.q = s.e + (PFSP_N + 1) * IG_MS;
     s.seq = reinterpret_cast<int*>(s.q + (PFSP_N + 1) * IG_MS);
+#endif
     s.tmp = s.seq + PFSP_N;
     s.cur = s.tmp + PFSP_N;
     s.order = s.cur + PFSP_N;

@@ -7,6 +7,9 @@ use kernels::Arch;
 use solvers::pfsp::gpu::{self as pfsp_gpu, GpuAlgorithm, GpuParams};
 use solvers::pfsp::{self, Instance};
 
+/// The H100's opt-in shared memory per block.
+const OPTIN: usize = 227 * 1024;
+
 fn h100() -> DeviceInfo {
     DeviceInfo {
         ordinal: 0,
@@ -16,7 +19,7 @@ fn h100() -> DeviceInfo {
         total_memory_bytes: 80 << 30,
         max_threads_per_block: 1024,
         max_shared_bytes_per_block: 48 * 1024,
-        max_shared_bytes_per_block_optin: 227 * 1024,
+        max_shared_bytes_per_block_optin: OPTIN as u32,
         clock_khz: 1_980_000,
     }
 }
@@ -58,11 +61,18 @@ fn defaults_pass_on_the_paper_sizes_and_taillard() {
 fn limits_give_one_clear_error() {
     let device = h100();
     let ig = GpuParams::new(GpuAlgorithm::IgBlock);
-    // VRF's largest (800 x 60) and the paper's 900 x 40 do not fit a walk in shared memory.
+    // VRF's largest (800 x 60) and the paper's 900 x 40 do not fit a walk's tables in shared
+    // memory: they go to global memory, unless shared memory is asked for.
+    let shared = GpuParams {
+        tables: pfsp_gpu::IgwTables::Shared,
+        ..ig.clone()
+    };
     for (n, m) in [(800, 60), (900, 40)] {
-        let err = ig.check(&pfsp::generate(n, m, 1), &device).unwrap_err();
+        let inst = pfsp::generate(n, m, 1);
+        ig.check(&inst, &device).unwrap();
+        let err = shared.check(&inst, &device).unwrap_err();
         assert!(
-            err.contains("shared memory") && err.contains("bytes") && err.contains("tabu-"),
+            err.contains("shared memory") && err.contains("bytes") && err.contains("global"),
             "{err}"
         );
     }
@@ -108,16 +118,70 @@ fn limits_give_one_clear_error() {
 #[test]
 fn variants_are_specialised_to_the_instance() {
     let inst = pfsp::generate(100, 20, 1);
-    let v = GpuParams::new(GpuAlgorithm::TabuPrefix).variant_for(&inst, Arch::SM90);
+    let v = GpuParams::new(GpuAlgorithm::TabuPrefix).variant_for(&inst, Arch::SM90, OPTIN);
     assert_eq!(v.source, "pfsp/tabu-prefix");
     assert_eq!(v.defines["PFSP_N"], "100");
     assert_eq!(v.defines["PFSP_M"], "20");
     assert_eq!(v.defines["PFSP_WIDE"], "0");
     let wide = Instance::new("wide", 2, 1, vec![1 << 30, 1 << 30]).unwrap();
     assert!(!pfsp_gpu::completion_fits_i32(&wide));
-    let v = GpuParams::new(GpuAlgorithm::IgBlock).variant_for(&wide, Arch::SM90);
+    let v = GpuParams::new(GpuAlgorithm::IgBlock).variant_for(&wide, Arch::SM90, OPTIN);
     assert_eq!(v.defines["PFSP_WIDE"], "1");
     assert_eq!(v.defines["IG_THREADS"], "64");
+    assert!(!v.defines.contains_key("IG_GLOBAL_TABLES"));
+    // ig-block's tables: shared memory where (n + 1) (m | 1) values twice, four sequences and
+    // 1 KiB fit, else global; forced either way by `tables`.
+    assert_eq!(pfsp_gpu::ig_table_bytes(800, 60, true), 2 * 801 * 61 * 4);
+    assert_eq!(
+        pfsp_gpu::ig_shared_bytes(800, 60, true),
+        2 * 801 * 61 * 4 + 16 * 800 + 1024
+    );
+    let ig = GpuParams::new(GpuAlgorithm::IgBlock);
+    for (n, m, global) in [(500, 20, false), (800, 60, true), (900, 40, true)] {
+        let inst = pfsp::generate(n, m, 1);
+        let layout = pfsp_gpu::IgLayout::of(&ig, &inst, OPTIN);
+        assert_eq!(!layout.tables_in_shared(), global, "{n}x{m}");
+        // With global tables the times (n x 4 ceil(m / 4) ints) move to shared memory: 192 KB
+        // at 800 x 60, 144 KB at 900 x 40.
+        assert_eq!(
+            layout,
+            if global {
+                pfsp_gpu::IgLayout::GlobalTables { shared_times: true }
+            } else {
+                pfsp_gpu::IgLayout::SharedTables
+            }
+        );
+        let v = ig.variant_for(&inst, Arch::SM90, OPTIN);
+        for define in ["IG_GLOBAL_TABLES", "IG_SHARED_TIMES"] {
+            assert_eq!(
+                v.defines.get(define).map(String::as_str),
+                global.then_some("1"),
+                "{n}x{m} {define}"
+            );
+        }
+    }
+    let small = pfsp::generate(50, 20, 1);
+    // A smaller device (48 KiB per block) moves 500 x 20 to global memory too.
+    assert_eq!(
+        pfsp_gpu::IgLayout::of(&ig, &pfsp::generate(500, 20, 1), 48 * 1024),
+        pfsp_gpu::IgLayout::GlobalTables { shared_times: true }
+    );
+    // ... and where the times do not fit either they stay in global memory.
+    assert_eq!(
+        pfsp_gpu::IgLayout::of(&ig, &pfsp::generate(800, 60, 1), 48 * 1024),
+        pfsp_gpu::IgLayout::GlobalTables {
+            shared_times: false
+        }
+    );
+    let forced = GpuParams {
+        tables: pfsp_gpu::IgwTables::Global,
+        ..ig.clone()
+    };
+    assert!(!pfsp_gpu::IgLayout::of(&forced, &small, OPTIN).tables_in_shared());
+    assert_eq!(
+        forced.variant_for(&small, Arch::SM90, OPTIN).defines["IG_GLOBAL_TABLES"],
+        "1"
+    );
     // Padded job-major times: row j holds job j's times, then zeros up to 4 machines.
     let small = Instance::new("s", 2, 3, vec![1, 2, 3, 4, 5, 6]).unwrap();
     assert_eq!(pfsp_gpu::padded_times(&small), vec![1, 3, 5, 0, 2, 4, 6, 0]);
@@ -198,7 +262,7 @@ fn ig_warp_holds_every_size_and_says_where_its_tables_live() {
         let inst = pfsp::generate(n, m, 1);
         warp.check(&inst, &device)
             .unwrap_or_else(|e| panic!("{n}x{m}: {e}"));
-        let v = warp.variant_for(&inst, Arch::SM90);
+        let v = warp.variant_for(&inst, Arch::SM90, OPTIN);
         assert_eq!(v.source, "pfsp/ig-warp");
         assert_eq!(v.defines["IGW_WARPS"], "4");
         assert_eq!(v.defines["IGW_SHARED_TABLES"], shared, "{n}x{m}");
@@ -314,44 +378,30 @@ fn ig_warp_points_of_the_space_become_parameters() {
 }
 
 #[test]
-fn solve_falls_back_to_ig_warp_only_where_the_default_does_not_fit() {
+fn solve_runs_ig_block_with_global_tables_where_shared_memory_is_too_small() {
     use solvers::family::{Family, Instance as AnyInstance};
     use solvers::gpu::solve_flags::{FlagValue, GivenFlag, SolveConfig};
     let device = h100();
     let fits = AnyInstance::Pfsp(pfsp::generate(100, 20, 1));
     let too_big = AnyInstance::Pfsp(pfsp::generate(800, 60, 1));
-    let solutions = GivenFlag {
-        flag: "--solutions",
-        value: FlagValue::Int(64),
-    };
     let plan = |given: &[GivenFlag]| SolveConfig::from_flags(Family::Pfsp, given, &[]).unwrap();
-
-    let (config, note) = plan(std::slice::from_ref(&solutions))
-        .fit(&fits, &device)
-        .unwrap();
-    assert_eq!((config.variant_name(), note), ("ig-block", None));
-
-    // The default moves to ig-warp and keeps the flags the user gave.
-    let (config, note) = plan(std::slice::from_ref(&solutions))
-        .fit(&too_big, &device)
-        .unwrap();
-    assert_eq!(config.variant_name(), "ig-warp");
-    assert_eq!(config.shape().0, 64);
-    let note = note.expect("a note says why");
-    assert!(
-        note.contains("shared memory") && note.contains("running ig-warp"),
-        "{note}"
-    );
-
-    // A variant the user named is never swapped: its reason is the error.
-    let named = GivenFlag {
-        flag: "--algo",
-        value: FlagValue::Text("ig-block".into()),
+    for inst in [&fits, &too_big] {
+        let config = plan(&[]).fit(inst, &device).unwrap();
+        assert_eq!(config.variant_name(), "ig-block");
+    }
+    // Tables forced into shared memory at 800 x 60: one error naming the flag and the way out.
+    let shared = GivenFlag {
+        flag: "--layout",
+        value: FlagValue::Text("shared".into()),
     };
-    let err = plan(&[named, solutions])
+    let err = plan(std::slice::from_ref(&shared))
         .fit(&too_big, &device)
         .unwrap_err();
-    assert!(err.contains("shared memory"), "{err}");
+    assert!(
+        err.contains("--layout") && err.contains("shared memory") && err.contains("global"),
+        "{err}"
+    );
+    plan(&[shared]).fit(&fits, &device).unwrap();
 }
 
 #[test]
@@ -421,4 +471,40 @@ fn solve_flags_turn_relinking_on_and_name_themselves_in_errors() {
         err.contains("--relink") && err.contains("does not apply"),
         "{err}"
     );
+}
+
+/// ig-block compiles with its tables in either place and with 1 to 4 machines per lane of the
+/// wavefront (NVRTC only; skipped without it unless MATS_REQUIRE_NVRTC=1).
+#[test]
+fn ig_block_compiles_for_each_table_place_and_machine_count() {
+    if !kernels::nvrtc::available() {
+        assert!(
+            !std::env::var("MATS_REQUIRE_NVRTC").is_ok_and(|v| v == "1"),
+            "MATS_REQUIRE_NVRTC=1 but NVRTC cannot be loaded"
+        );
+        println!("skipped: NVRTC not available");
+        return;
+    }
+    for (n, m) in [(50, 20), (40, 45), (800, 60), (30, 100), (20, 128)] {
+        let inst = pfsp::generate(n, m, 1);
+        for tables in [pfsp_gpu::IgwTables::Shared, pfsp_gpu::IgwTables::Global] {
+            let params = GpuParams {
+                tables,
+                ..GpuParams::new(GpuAlgorithm::IgBlock)
+            };
+            // A 48 KiB device keeps the times of the larger instances in global memory.
+            for optin in [OPTIN, 48 * 1024] {
+                let variant = params.variant_for(&inst, Arch::SM90, optin);
+                let compiled = kernels::nvrtc::compile(&variant)
+                    .unwrap_or_else(|e| panic!("{n}x{m} {}: {e}", tables.name()));
+                let r = compiled.resources_of("pfsp_ig_block").expect("resources");
+                println!(
+                    "{n}x{m} {:?}: {} registers, {} B spilled",
+                    pfsp_gpu::IgLayout::of(&params, &inst, optin),
+                    r.registers,
+                    r.spill_store_bytes
+                );
+            }
+        }
+    }
 }

@@ -52,11 +52,6 @@ macro_rules! families {
                 }
             }
 
-            /// The variant to run instead of this defaulted one, given why it cannot run.
-            pub fn solve_fallback(&self, why: &str) -> Option<&'static str> {
-                match self { $(GpuConfig::$family(p) => p.solve_fallback(why)),* }
-            }
-
             pub fn family(&self) -> Family {
                 match self { $(GpuConfig::$family(_) => Family::$family),* }
             }

@@ -93,9 +93,6 @@ impl PointValues for FlagPoint {
 #[derive(Debug, Clone)]
 pub struct SolveConfig {
     pub config: GpuConfig,
-    /// No flag named the variant: the family may swap it for one that fits the device.
-    pub variant_defaulted: bool,
-    point: FlagPoint,
     given: Vec<GivenFlag>,
 }
 
@@ -132,7 +129,6 @@ impl SolveConfig {
         let (choosing, rest): (Vec<_>, Vec<_>) = declared
             .into_iter()
             .partition(|(d, _)| d.params.iter().any(|p| VARIANT_PARAMS.contains(p)));
-        let variant_defaulted = choosing.is_empty();
         for (decl, g) in &choosing {
             set(&mut point, decl, g)?;
         }
@@ -157,39 +153,18 @@ impl SolveConfig {
             GpuConfig::from_point(family, &point).map_err(|e| name_flag(e, given, table))?;
         Ok(SolveConfig {
             config,
-            variant_defaulted,
-            point,
             given: given.to_vec(),
         })
     }
 
-    /// Checks the configuration against the instance and the device. Where the variant was
-    /// the family's default and cannot run here, the family may name another (PFSP: ig-warp
-    /// where an ig-block walk does not fit in shared memory); the note says so.
-    pub fn fit(
-        mut self,
-        inst: &Instance,
-        device: &DeviceInfo,
-    ) -> Result<(GpuConfig, Option<String>), String> {
-        let family = inst.family();
-        let table = GpuConfig::solve_flags(family)?;
-        let why = match self.config.check(inst, device) {
-            Ok(()) => return Ok((self.config, None)),
-            Err(why) => why,
-        };
-        let instead = match self.config.solve_fallback(&why) {
-            Some(v) if self.variant_defaulted => v,
-            _ => return Err(name_flag(why, &self.given, table)),
-        };
-        self.point
-            .values
-            .insert("variant", FlagValue::Text(instead.into()));
-        let config = GpuConfig::from_point(family, &self.point)
-            .map_err(|e| name_flag(e, &self.given, table))?;
-        config
+    /// Checks the configuration against the instance and the device; the error names the
+    /// flag that set the parameter at fault.
+    pub fn fit(self, inst: &Instance, device: &DeviceInfo) -> Result<GpuConfig, String> {
+        let table = GpuConfig::solve_flags(inst.family())?;
+        self.config
             .check(inst, device)
-            .map_err(|e| name_flag(e, &self.given, table))?;
-        Ok((config, Some(format!("{why}; running {instead} instead"))))
+            .map_err(|why| name_flag(why, &self.given, table))?;
+        Ok(self.config)
     }
 }
 
@@ -273,7 +248,6 @@ mod tests {
     fn every_family_default_is_a_valid_configuration() {
         for family in super::super::GPU_FAMILIES {
             let c = SolveConfig::from_flags(*family, &[], &[]).unwrap();
-            assert!(c.variant_defaulted);
             assert_eq!(c.config.family(), *family);
         }
         let c = SolveConfig::from_flags(Family::Hwsw, &[], &[]).unwrap();

@@ -138,11 +138,6 @@ pub trait GpuWorkload:
     /// The point `mats solve` starts from before its flags: the variant, and whatever else a
     /// point must name.
     const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)];
-    /// A variant to run instead when the family's default cannot run here (`why` is the
-    /// check's message); `None`: report `why`.
-    fn solve_fallback(&self, _why: &str) -> Option<&'static str> {
-        None
-    }
     /// The algorithm variant's name (`rots-block`, `tabu-prefix`, ...).
     fn variant_name(&self) -> &'static str;
     /// Blocks or solutions per launch and threads per block, as `mats solve` reports them.

@@ -563,7 +563,9 @@ pub struct SolveArgs {
     pub adapt: bool,
     /// GPU rots-block: where a block keeps its working set: `auto` (default: the fastest that
     /// fits), `shared` (all in shared memory), `global-tabu` (deltas in shared memory, tabu
-    /// and matrices in global), `global` (deltas too in global memory; any n <= 512).
+    /// and matrices in global), `global` (deltas too in global memory; any n <= 512). GPU
+    /// pfsp ig-block, ig-warp: where each walk's heads and tails live: `auto` (default:
+    /// shared memory where they fit), `shared`, `global`.
     #[arg(long, value_name = "LAYOUT")]
     pub layout: Option<String>,
     /// GPU rots-block: tabu tenure range as factors of n, MIN,MAX (default 0.4,0.8).

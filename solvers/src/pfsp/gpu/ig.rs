@@ -15,7 +15,7 @@ use kernels::gpu::{Gpu, Kernel, Launch, Module};
 use kernels::KernelError;
 
 use super::restarts::{apply, Relinking, RestartArm, Restarts, WalkRows};
-use super::{completion_fits_i32, driver, GpuParams, Prepared};
+use super::{completion_fits_i32, driver, GpuParams, IgwTables, Prepared};
 use crate::pfsp::{neh, Instance, DEFAULT_IG_ITERATIONS};
 use crate::run::{stream_rng, Outcome, RunOptions};
 use kernels::gpu::KernelClock;
@@ -29,11 +29,83 @@ pub const IG_MAX_DESTRUCTION: usize = 64;
 /// Static shared memory of the kernel beside the dynamic part (reduction scratch, removed jobs).
 const IG_STATIC_SHARED: usize = 1024;
 
-/// Dynamic shared memory of `pfsp_ig_block` (mirrors its layout): heads and tails of (n + 1)
-/// rows of an odd stride of machines, and four sequences of n ints.
-pub fn ig_shared_bytes(n: usize, m: usize, narrow: bool) -> usize {
+/// One walk's heads and tails in `pfsp_ig_block` (mirrors its layout): (n + 1) rows of an odd
+/// stride of machines each.
+pub fn ig_table_bytes(n: usize, m: usize, narrow: bool) -> usize {
     let width = if narrow { 4 } else { 8 };
-    2 * (n + 1) * (m | 1) * width + 16 * n + IG_STATIC_SHARED
+    2 * (n + 1) * (m | 1) * width
+}
+
+/// Shared memory of `pfsp_ig_block` with its tables in shared memory: the tables, four
+/// sequences of n ints and the static part.
+pub fn ig_shared_bytes(n: usize, m: usize, narrow: bool) -> usize {
+    ig_table_bytes(n, m, narrow) + 16 * n + IG_STATIC_SHARED
+}
+
+/// Where an ig-block walk keeps its heads and tails, and with them its processing times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IgLayout {
+    /// Tables in shared memory; times read through the read-only cache.
+    SharedTables,
+    /// Tables in global memory (L2); with `shared_times` the block stages the processing times
+    /// in the shared memory the tables left free.
+    GlobalTables { shared_times: bool },
+}
+
+impl IgLayout {
+    /// The layout for an instance on a device offering `optin_shared` bytes per block: tables
+    /// in shared memory where they fit, unless `tables` says otherwise; with global tables, the
+    /// times in shared memory where they fit.
+    pub fn of(params: &GpuParams, inst: &Instance, optin_shared: usize) -> IgLayout {
+        let (n, m, narrow) = (inst.jobs, inst.machines, completion_fits_i32(inst));
+        let shared_tables = match params.tables {
+            IgwTables::Shared => true,
+            IgwTables::Global => false,
+            IgwTables::Auto => ig_shared_bytes(n, m, narrow) <= optin_shared,
+        };
+        if shared_tables {
+            IgLayout::SharedTables
+        } else {
+            IgLayout::GlobalTables {
+                shared_times: times_bytes(n, m) + 16 * n + IG_STATIC_SHARED <= optin_shared,
+            }
+        }
+    }
+
+    pub fn tables_in_shared(self) -> bool {
+        self == IgLayout::SharedTables
+    }
+
+    /// Dynamic shared memory of one block.
+    fn dynamic_shared_bytes(self, inst: &Instance) -> usize {
+        let (n, m, narrow) = (inst.jobs, inst.machines, completion_fits_i32(inst));
+        16 * n
+            + match self {
+                IgLayout::SharedTables => ig_table_bytes(n, m, narrow),
+                IgLayout::GlobalTables { shared_times: true } => times_bytes(n, m),
+                IgLayout::GlobalTables {
+                    shared_times: false,
+                } => 0,
+            }
+    }
+
+    /// What `mats solve` prints and `--json` records.
+    pub fn name(self) -> &'static str {
+        match self {
+            IgLayout::SharedTables => "tables in shared memory",
+            IgLayout::GlobalTables { shared_times: true } => {
+                "tables in global memory, times in shared memory"
+            }
+            IgLayout::GlobalTables {
+                shared_times: false,
+            } => "tables in global memory",
+        }
+    }
+}
+
+/// The processing times as the kernels hold them: n rows of m padded to a multiple of 4.
+fn times_bytes(n: usize, m: usize) -> usize {
+    n * m.div_ceil(4) * 4 * 4
 }
 
 pub(super) fn kernels(
@@ -44,14 +116,22 @@ pub(super) fn kernels(
 ) -> Result<(Kernel, Option<Kernel>, Launch), KernelError> {
     let t = params.threads_per_block;
     let kernel = module.function("pfsp_ig_block")?;
-    let shared =
-        ig_shared_bytes(inst.jobs, inst.machines, completion_fits_i32(inst)) - IG_STATIC_SHARED;
+    let layout = IgLayout::of(
+        params,
+        inst,
+        gpu.info.max_shared_bytes_per_block_optin as usize,
+    );
+    let in_shared = layout.tables_in_shared();
+    let shared = layout.dynamic_shared_bytes(inst);
     kernel.allow_shared_bytes(shared)?;
-    let walks = if params.blocks == 0 {
+    let resident = kernel.blocks_per_sm(t, shared as u32)?.max(1) * gpu.info.sm_count.max(1);
+    let walks = match params.blocks {
         // As many walks as the GPU holds at once: more would only queue.
-        kernel.blocks_per_sm(t, shared as u32)?.max(1) * gpu.info.sm_count.max(1)
-    } else {
-        params.blocks
+        0 if in_shared => resident,
+        // One walk per SM: at 800 x 60 the tables of 132 walks (52 MB) about fill an H100's
+        // L2; more walks would spill them to DRAM, whose latency every wavefront step waits on.
+        0 => gpu.info.sm_count.max(1).min(resident),
+        blocks => blocks,
     };
     let launch = Launch {
         shared_bytes: shared as u32,
@@ -94,6 +174,16 @@ pub(super) fn run(
     let mut evaluated = stream
         .alloc_zeros::<u64>(walks)
         .map_err(driver("allocating ig-block counters"))?;
+    // The kernel ignores `tables` where they live in shared memory; a byte stands in.
+    let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+    let table_bytes = if IgLayout::of(params, inst, optin).tables_in_shared() {
+        1
+    } else {
+        walks * ig_table_bytes(n, m, !prepared.wide)
+    };
+    let mut tables = stream
+        .alloc_zeros::<u8>(table_bytes)
+        .map_err(driver("allocating ig-block's tables in global memory"))?;
 
     let total: i64 = inst.times_machine_major().iter().sum();
     let temperature = params.temperature * total as f64 / (n * m * 10) as f64;
@@ -133,8 +223,10 @@ pub(super) fn run(
                 .arg(&mut best)
                 .arg(&mut best_values)
                 .arg(&mut counters)
-                .arg(&mut evaluated);
-            // SAFETY: matches pfsp_ig_block; every buffer holds `walks` walks of n jobs.
+                .arg(&mut evaluated)
+                .arg(&mut tables);
+            // SAFETY: matches pfsp_ig_block; every buffer holds `walks` walks of n jobs, and
+            // `tables` every walk's heads and tails where the kernel keeps them there.
             unsafe { builder.launch(launch.config()) }
                 .map(|_| ())
                 .map_err(prepared.kernel.launch_error(&launch))

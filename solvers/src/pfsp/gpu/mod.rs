@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | `tabu-full` | thread per child of the swap neighbourhood, whole table | threads per block 32..1024 (multiple of 32; default 128, or 64/32 where 128 leaves SMs idle), tenure (default 200, as the CPU tabu) |
 //! | `tabu-prefix` | one block builds the parent's table along anti-diagonals; thread per child from its first changed position | as `tabu-full` |
-//! | `ig-block` | block per iterated-greedy walk | blocks (walks) 1..65535 (default: as many as are resident at once), threads per block 64..1024 (default 64), destruction d 1..64, at most n - 1 (default 4), temperature T (default 0.4) |
+//! | `ig-block` | block per iterated-greedy walk | blocks (walks) 1..65535 (default: as many as are resident at once), threads per block 64..1024 (default 64), destruction d 1..64, at most n - 1 (default 4), temperature T (default 0.4), tables in shared or global memory (default: shared where they fit; global runs one walk per SM) |
 //! | `ig-warp` | warp per iterated-greedy walk, `warps` walks per block | blocks = walks 1..2^24 (default: as many as are resident), warps per block 1..32 (default 4), destruction d_min..d_max (adaptive; default 2..6), temperature T, tie moves in the local search (default on), tables in shared or global memory (default: shared where 8 walks per SM fit) |
 //!
 //! Both iterated-greedy variants restart stalled walks between launches ([`restarts`]): from an
@@ -23,8 +23,8 @@
 //! completion row lives in registers); processing times must fit int32 and their sum below
 //! 2^41 (a key holds the makespan in 42 bits). Completion times are int32 where the sum of all
 //! processing times (which bounds every completion time of every sequence) is below 2^31,
-//! else int64 (`PFSP_WIDE`). `ig-block` keeps its walk in shared memory and says which
-//! instances do not fit.
+//! else int64 (`PFSP_WIDE`). `ig-block` keeps its walk's tables in shared memory where they
+//! fit, else in global memory (`tables`; the run's `layout` says which).
 
 mod ig;
 mod ig_warp;
@@ -43,7 +43,9 @@ use crate::gpu::workload::{flag, SolveFlag};
 use crate::gpu::workload::{CompileTarget, PointValues};
 use crate::run::{Outcome, RunOptions};
 
-pub use ig::{ig_shared_bytes, IG_MAX_DESTRUCTION, IG_MAX_THREADS, IG_MIN_THREADS};
+pub use ig::{
+    ig_shared_bytes, ig_table_bytes, IgLayout, IG_MAX_DESTRUCTION, IG_MAX_THREADS, IG_MIN_THREADS,
+};
 pub use ig_warp::{ig_warp_bytes, IgwTables, WalkState, IGW_MAX_WALKS, IGW_MAX_WARPS};
 
 /// The largest n: pair indices of the swap neighbourhood take 22 bits of a move key.
@@ -138,7 +140,8 @@ pub struct GpuParams {
     /// ig-warp: walks (warps) per block.
     #[serde(default)]
     pub warps: u32,
-    /// ig-warp: where each walk's tables live.
+    /// ig-block, ig-warp: where each walk's tables live (`--layout`, space dimension
+    /// `tables`).
     #[serde(default)]
     pub tables: IgwTables,
     /// ig-block, ig-warp: a stalled walk restarts from the best sequence on the insertion path
@@ -298,11 +301,11 @@ impl GpuParams {
                 }
                 let shared = ig_shared_bytes(n, m, completion_fits_i32(inst));
                 let optin = device.max_shared_bytes_per_block_optin as usize;
-                if shared > optin {
+                if IgLayout::of(self, inst, optin).tables_in_shared() && shared > optin {
                     return Err(format!(
-                        "ig-block keeps each walk in shared memory: {n} jobs x {m} machines need \
-                         {shared} bytes per block, but {} offers {optin}; use ig-warp (its \
-                         tables may live in global memory), tabu-full or tabu-prefix",
+                        "ig-block with tables shared: {n} jobs x {m} machines need {shared} \
+                         bytes of shared memory per block, but {} offers {optin}; use tables \
+                         global (or auto), ig-warp, tabu-full or tabu-prefix",
                         device.name
                     ));
                 }
@@ -313,13 +316,29 @@ impl GpuParams {
 
     /// The variant to compile for an instance on an architecture (no device needed: the tuner
     /// compiles ahead of the GPU).
-    pub fn variant_for(&self, inst: &Instance, arch: kernels::Arch) -> Variant {
+    /// `optin_shared`: the target's opt-in shared memory per block, which decides where
+    /// ig-block's tables go.
+    pub fn variant_for(
+        &self,
+        inst: &Instance,
+        arch: kernels::Arch,
+        optin_shared: usize,
+    ) -> Variant {
         let mut v = Variant::new(&self.algorithm.source(), arch)
             .define("PFSP_N", inst.jobs)
             .define("PFSP_M", inst.machines)
             .define("PFSP_WIDE", u32::from(!completion_fits_i32(inst)));
         if self.algorithm == GpuAlgorithm::IgBlock {
             v = v.define("IG_THREADS", self.threads_per_block);
+            // Defined only where it differs from the kernel's default, so the variants (and
+            // cache keys) of shared tables stay as they were.
+            if let IgLayout::GlobalTables { shared_times } = IgLayout::of(self, inst, optin_shared)
+            {
+                v = v.define("IG_GLOBAL_TABLES", 1);
+                if shared_times {
+                    v = v.define("IG_SHARED_TIMES", 1);
+                }
+            }
         }
         if self.algorithm == GpuAlgorithm::IgWarp {
             v = v.define("IGW_WARPS", self.warps).define(
@@ -362,15 +381,9 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--elite", &["elite"], IG),
         flag("--adapt", &["adapt"], IG),
         flag("--launch-iterations", &["launch_iterations"], IG),
+        flag("--layout", &["tables"], IG),
     ];
     const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "ig-block")];
-
-    /// ig-block keeps a walk's tables in shared memory; ig-warp may keep them in global
-    /// memory, so it runs where an ig-block walk does not fit.
-    fn solve_fallback(&self, why: &str) -> Option<&'static str> {
-        (self.algorithm == GpuAlgorithm::IgBlock && why.contains("shared memory"))
-            .then_some(GpuAlgorithm::IgWarp.name())
-    }
 
     type Instance = Instance;
 
@@ -467,7 +480,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
     }
 
     fn kernel_variant(&self, inst: &Instance, target: CompileTarget) -> Variant {
-        self.variant_for(inst, target.arch)
+        self.variant_for(inst, target.arch, target.optin_shared)
     }
 
     fn prepare(
@@ -503,7 +516,12 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             attributes: run.attributes,
             launch: run.launch,
             entry: self.kernel.entry().to_string(),
-            layout: None,
+            layout: (self.params.algorithm == GpuAlgorithm::IgBlock).then(|| {
+                let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+                IgLayout::of(&self.params, &self.inst, optin)
+                    .name()
+                    .to_string()
+            }),
             blocks_per_sm: None,
             adaptation: run.adaptation,
         })
@@ -663,7 +681,11 @@ pub fn prepare(
     params
         .check(inst, &gpu.info)
         .map_err(KernelError::InvalidConfig)?;
-    let variant = params.variant_for(inst, gpu.info.arch);
+    let variant = params.variant_for(
+        inst,
+        gpu.info.arch,
+        gpu.info.max_shared_bytes_per_block_optin as usize,
+    );
     let (compiled, cache_status) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
     let (kernel, table_kernel, launch) = match params.algorithm {
