@@ -120,29 +120,51 @@ impl Observer for NvmlEnergy<'_> {
             (EnergySpan::WholeRun, Some(w)) => w.span(),
             (EnergySpan::WholeRun, None) => None,
         };
+        let watched = self.watch.is_some();
         if let Some(w) = self.watch.take() {
             w.stop();
         }
         observed.samples = self.sampler.take().map(Sampler::stop).unwrap_or_default();
-        let counter = || {
-            let (a, b) = (self.counter_before?, self.meter.energy_mj()?);
-            (b > a && wall_s > 0.0).then(|| (b - a) as f64 / 1000.0 / wall_s)
+        let counter = match (self.span, self.counter_before, self.meter.energy_mj()) {
+            (EnergySpan::WholeRun, Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
         };
-        observed.power = match ticks {
-            Some(((e0, t0), (e1, t1))) => Some((
-                e1.saturating_sub(e0) as f64 / 1000.0 / (t1 - t0).as_secs_f64(),
-                EnergySource::Counter,
-            )),
-            None => match (self.span, counter()) {
-                (EnergySpan::WholeRun, Some(w)) => Some((w, EnergySource::Counter)),
-                _ => observed
-                    .samples
-                    .mean_w
-                    .map(|w| (w, EnergySource::PowerSamples)),
-            },
-        };
+        observed.power = span_power(ticks, watched, counter, wall_s, observed.samples.mean_w);
     }
 }
+
+/// A span's mean power from what [`NvmlEnergy`] saw: the energy between the counter's first
+/// and last tick inside the span where there were two; else, for a whole run, the counter's
+/// difference over the run (`counter_mj`) where that is long enough for the counter's steps
+/// (~100 ms) not to matter; else the power samples' mean. A run shorter than one step (a
+/// `solve` whose compile ate its time limit: 12 ms) would otherwise be charged a whole step's
+/// energy: 1075 W on an H100, measured.
+fn span_power(
+    ticks: Option<((u64, Instant), (u64, Instant))>,
+    watched: bool,
+    counter_mj: Option<u64>,
+    wall_s: f64,
+    samples_mean_w: Option<f64>,
+) -> Option<(f64, EnergySource)> {
+    if let Some(((e0, t0), (e1, t1))) = ticks {
+        return Some((
+            e1.saturating_sub(e0) as f64 / 1000.0 / (t1 - t0).as_secs_f64(),
+            EnergySource::Counter,
+        ));
+    }
+    // Under a watch, fewer than two ticks means the run was shorter than a step.
+    let counter_holds = !watched && wall_s >= MIN_COUNTER_SPAN_S;
+    match counter_mj {
+        Some(mj) if counter_holds && mj > 0 => {
+            Some((mj as f64 / 1000.0 / wall_s, EnergySource::Counter))
+        }
+        _ => samples_mean_w.map(|w| (w, EnergySource::PowerSamples)),
+    }
+}
+
+/// The shortest run whose energy-counter difference gives its mean power: ten of the
+/// counter's ~100 ms steps.
+const MIN_COUNTER_SPAN_S: f64 = 1.0;
 
 /// [`ObserverKind::NvmlState`].
 pub struct NvmlState<'a> {
@@ -234,6 +256,33 @@ mod tests {
                 observed.power = Some((100.0, EnergySource::PowerSamples));
             }
         }
+    }
+
+    #[test]
+    fn a_run_shorter_than_a_counter_step_takes_the_samples_power() {
+        let t0 = Instant::now();
+        let t1 = t0 + Duration::from_millis(500);
+        // Two ticks in the span: the energy between them over their time.
+        let ticks = Some(((1_000, t0), (126_000, t1)));
+        assert_eq!(
+            span_power(ticks, true, Some(13_000), 0.5, Some(240.0)),
+            Some((250.0, EnergySource::Counter))
+        );
+        // 12 ms under a watch that saw no two ticks: one step (13 J) is not 1075 W.
+        assert_eq!(
+            span_power(None, true, Some(13_000), 0.012, Some(230.0)),
+            Some((230.0, EnergySource::PowerSamples))
+        );
+        assert_eq!(span_power(None, true, Some(13_000), 0.012, None), None);
+        // No watch: the counter's difference over a long run, not over a short one.
+        assert_eq!(
+            span_power(None, false, Some(500_000), 2.0, Some(240.0)),
+            Some((250.0, EnergySource::Counter))
+        );
+        assert_eq!(
+            span_power(None, false, Some(13_000), 0.012, Some(230.0)),
+            Some((230.0, EnergySource::PowerSamples))
+        );
     }
 
     #[test]

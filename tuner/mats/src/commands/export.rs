@@ -230,21 +230,23 @@ fn export_class(
     let (class, budget_s) = results::split_budget_class(label);
     let measured: Vec<&Measured> = points.values().collect();
     let chosen = choose_bundles(source, bundles, label, budget_s, &measured, points)?;
-    let mut front = engine::pick::front(&measured);
+    // Where the campaign re-measured its front, that front is what a cap chooses from: a point
+    // only the search measured (non-dominated there by time or power, say) would be judged by
+    // its search values, and one such point ran over its cap on the H100.
+    let mut front = match front_again.filter(|again| !again.is_empty()) {
+        Some(again) => again.values().cloned().collect(),
+        None => engine::pick::front(&measured),
+    };
     for m in &mut front {
-        if let Some(again) = front_again.and_then(|r| r.get(&m.point)) {
-            *m = again.clone();
-            // The per-instance peaks live in the summary (the store keeps means per point).
-            if let Some(f) = source
-                .summary
-                .as_ref()
-                .and_then(|s| s.front_point(label, &m.point))
-            {
-                if f.remeasured {
-                    m.peak_power_w = f.peak_power_w;
-                    m.peak_energy_j = f.peak_energy_j;
-                }
-            }
+        // The per-instance peaks live in the summary (the store keeps means per point).
+        if let Some(f) = source
+            .summary
+            .as_ref()
+            .and_then(|s| s.front_point(label, &m.point))
+            .filter(|f| f.remeasured && front_again.is_some_and(|r| r.contains_key(&m.point)))
+        {
+            m.peak_power_w = f.peak_power_w;
+            m.peak_energy_j = f.peak_energy_j;
         }
         m.bundle = Some(bundles.bundle_of(source, label, budget_s, m, None));
     }

@@ -305,10 +305,7 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
     }
     let gpu = kernels::gpu::Gpu::open(args.gpu)?;
-    let (config, note) = plan.fit(instance, &gpu.info).map_err(anyhow::Error::msg)?;
-    if let Some(note) = note {
-        eprintln!("note: {note}");
-    }
+    let config = plan.fit(instance, &gpu.info).map_err(anyhow::Error::msg)?;
     let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
     let options = RunOptions {
         seed: args.seed,
@@ -466,7 +463,7 @@ fn solve_tuned(
     }
     if !choice.exact && !named {
         eprintln!(
-            "{} (class {own_class}) was not tuned; running the nearest tuned class {} \
+            "{}: no bundle for its class {own_class}; running the nearest tuned class {} \
              (distance {:.3})",
             instance.name(),
             choice.class,
