@@ -268,22 +268,34 @@ baseline = {{ algorithm = "tabu", threads = 1, starts = 1 }}
         (1, 0.90, 150.0, 7.5),
         (8, 0.60, 210.0, 10.5),
     ] {
-        let point_id = store.point(campaign.id, &tabu(starts)).unwrap();
-        store
-            .record_evaluation(&NewEvaluation {
-                run_id: run.id,
-                point_id,
-                status: EvaluationStatus::Ok,
-                time_s: Some(0.05),
-                power_w: Some(power),
-                energy_j: Some(energy),
-                gap_percent: Some(gap),
-                new_trials: 1,
-            })
-            .unwrap();
+        record(
+            &store,
+            campaign.id,
+            run.id,
+            starts,
+            (gap, power, energy, 0.05),
+        );
     }
     store.end_run(run.id).unwrap();
     out
+}
+
+/// Records `tabu(starts)` in a run with (gap %, power W, energy J, time s).
+fn record(store: &Store, campaign: i64, run: i64, starts: i64, values: (f64, f64, f64, f64)) {
+    let (gap, power, energy, time) = values;
+    let point_id = store.point(campaign, &tabu(starts)).unwrap();
+    store
+        .record_evaluation(&NewEvaluation {
+            run_id: run,
+            point_id,
+            status: EvaluationStatus::Ok,
+            time_s: Some(time),
+            power_w: Some(power),
+            energy_j: Some(energy),
+            gap_percent: Some(gap),
+            new_trials: 1,
+        })
+        .unwrap();
 }
 
 /// [`front_store`] plus a point the search alone measured (non-dominated only by its time) and
@@ -301,19 +313,13 @@ fn remeasured_front_store(dir: &Path) -> PathBuf {
             &serde_json::json!({}),
         )
         .unwrap();
-    let quick = store.point(campaign.id, &tabu(16)).unwrap();
-    store
-        .record_evaluation(&NewEvaluation {
-            run_id: search.id,
-            point_id: quick,
-            status: EvaluationStatus::Ok,
-            time_s: Some(0.04),
-            power_w: Some(290.0),
-            energy_j: Some(11.6),
-            gap_percent: Some(0.45),
-            new_trials: 1,
-        })
-        .unwrap();
+    record(
+        &store,
+        campaign.id,
+        search.id,
+        16,
+        (0.45, 290.0, 11.6, 0.04),
+    );
     store.end_run(search.id).unwrap();
     let again = store
         .begin_run(
@@ -329,19 +335,13 @@ fn remeasured_front_store(dir: &Path) -> PathBuf {
         (2, 0.52, 240.0, 12.0),
         (1, 0.91, 151.0, 7.55),
     ] {
-        let point_id = store.point(campaign.id, &tabu(starts)).unwrap();
-        store
-            .record_evaluation(&NewEvaluation {
-                run_id: again.id,
-                point_id,
-                status: EvaluationStatus::Ok,
-                time_s: Some(0.05),
-                power_w: Some(power),
-                energy_j: Some(energy),
-                gap_percent: Some(gap),
-                new_trials: 1,
-            })
-            .unwrap();
+        record(
+            &store,
+            campaign.id,
+            again.id,
+            starts,
+            (gap, power, energy, 0.05),
+        );
     }
     store.end_run(again.id).unwrap();
     out
