@@ -94,8 +94,6 @@ impl TuneSummary {
             .map_err(|e| format!("{} is not a campaign summary: {e}", path.display()))
     }
 
-    /// The role ("baseline" or "default") and point that won a class's final re-measure,
-    /// when it was not the search's own winner.
     /// A class's front point at `point` (`class` as the summary names it, `CLASS@BUDGETs`
     /// for a budget's class).
     pub fn front_point(&self, class: &str, point: &Point) -> Option<&FrontPoint> {
@@ -107,6 +105,8 @@ impl TuneSummary {
             .find(|f| &f.point == point)
     }
 
+    /// The role ("baseline" or "default") and point that won a class's final re-measure,
+    /// when it was not the search's own winner.
     pub fn verdict(&self, class: &str) -> Option<(String, Point)> {
         let check = self
             .classes

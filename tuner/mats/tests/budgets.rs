@@ -251,51 +251,50 @@ baseline = {{ algorithm = "tabu", threads = 1, starts = 1 }}
             },
         )
         .unwrap();
+    // (starts, gap %, power W, energy J, time s): 0.43% at 273 W and 0.51% at 207 W as in
+    // issue 28, a frugal third, and a fourth dominated by the second in every quantity.
+    record_run(
+        &store,
+        campaign.id,
+        "pareto",
+        &[
+            (4, 0.43, 273.0, 13.65, 0.05),
+            (2, 0.51, 207.0, 10.35, 0.05),
+            (1, 0.90, 150.0, 7.5, 0.05),
+            (8, 0.60, 210.0, 10.5, 0.05),
+        ],
+    );
+    out
+}
+
+/// One run of class `small` under `strategy`, recording `tabu(starts)` with (gap %, power W,
+/// energy J, time s) for each row.
+fn record_run(store: &Store, campaign: i64, strategy: &str, rows: &[(i64, f64, f64, f64, f64)]) {
     let run = store
         .begin_run(
-            campaign.id,
+            campaign,
             "small",
-            "pareto",
+            strategy,
             "pareto:gap,energy",
             &serde_json::json!({}),
         )
         .unwrap();
-    // (starts, gap %, power W, energy J): 0.43% at 273 W and 0.51% at 207 W as in issue 28,
-    // a frugal third, and a fourth dominated by the second in every quantity.
-    for (starts, gap, power, energy) in [
-        (4, 0.43, 273.0, 13.65),
-        (2, 0.51, 207.0, 10.35),
-        (1, 0.90, 150.0, 7.5),
-        (8, 0.60, 210.0, 10.5),
-    ] {
-        record(
-            &store,
-            campaign.id,
-            run.id,
-            starts,
-            (gap, power, energy, 0.05),
-        );
+    for &(starts, gap, power, energy, time) in rows {
+        let point_id = store.point(campaign, &tabu(starts)).unwrap();
+        store
+            .record_evaluation(&NewEvaluation {
+                run_id: run.id,
+                point_id,
+                status: EvaluationStatus::Ok,
+                time_s: Some(time),
+                power_w: Some(power),
+                energy_j: Some(energy),
+                gap_percent: Some(gap),
+                new_trials: 1,
+            })
+            .unwrap();
     }
     store.end_run(run.id).unwrap();
-    out
-}
-
-/// Records `tabu(starts)` in a run with (gap %, power W, energy J, time s).
-fn record(store: &Store, campaign: i64, run: i64, starts: i64, values: (f64, f64, f64, f64)) {
-    let (gap, power, energy, time) = values;
-    let point_id = store.point(campaign, &tabu(starts)).unwrap();
-    store
-        .record_evaluation(&NewEvaluation {
-            run_id: run,
-            point_id,
-            status: EvaluationStatus::Ok,
-            time_s: Some(time),
-            power_w: Some(power),
-            energy_j: Some(energy),
-            gap_percent: Some(gap),
-            new_trials: 1,
-        })
-        .unwrap();
 }
 
 /// [`front_store`] plus a point the search alone measured (non-dominated only by its time) and
@@ -304,46 +303,22 @@ fn remeasured_front_store(dir: &Path) -> PathBuf {
     let out = front_store(dir);
     let store = Store::open(out.join("results.sqlite")).unwrap();
     let campaign = store.campaigns().unwrap().remove(0);
-    let search = store
-        .begin_run(
-            campaign.id,
-            "small",
-            "pareto",
-            "pareto:gap,energy",
-            &serde_json::json!({}),
-        )
-        .unwrap();
-    record(
+    record_run(
         &store,
         campaign.id,
-        search.id,
-        16,
-        (0.45, 290.0, 11.6, 0.04),
+        "pareto",
+        &[(16, 0.45, 290.0, 11.6, 0.04)],
     );
-    store.end_run(search.id).unwrap();
-    let again = store
-        .begin_run(
-            campaign.id,
-            "small",
-            engine::tune::front::RUN_LABEL,
-            "pareto:gap,energy",
-            &serde_json::json!({}),
-        )
-        .unwrap();
-    for (starts, gap, power, energy) in [
-        (4, 0.44, 290.0, 14.5),
-        (2, 0.52, 240.0, 12.0),
-        (1, 0.91, 151.0, 7.55),
-    ] {
-        record(
-            &store,
-            campaign.id,
-            again.id,
-            starts,
-            (gap, power, energy, 0.05),
-        );
-    }
-    store.end_run(again.id).unwrap();
+    record_run(
+        &store,
+        campaign.id,
+        engine::tune::front::RUN_LABEL,
+        &[
+            (4, 0.44, 290.0, 14.5, 0.05),
+            (2, 0.52, 240.0, 12.0, 0.05),
+            (1, 0.91, 151.0, 7.55, 0.05),
+        ],
+    );
     out
 }
 

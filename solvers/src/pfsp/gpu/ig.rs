@@ -113,14 +113,10 @@ pub(super) fn kernels(
     gpu: &Gpu,
     inst: &Instance,
     params: &GpuParams,
+    layout: IgLayout,
 ) -> Result<(Kernel, Option<Kernel>, Launch), KernelError> {
     let t = params.threads_per_block;
     let kernel = module.function("pfsp_ig_block")?;
-    let layout = IgLayout::of(
-        params,
-        inst,
-        gpu.info.max_shared_bytes_per_block_optin as usize,
-    );
     let in_shared = layout.tables_in_shared();
     let shared = layout.dynamic_shared_bytes(inst);
     kernel.allow_shared_bytes(shared)?;
@@ -175,11 +171,9 @@ pub(super) fn run(
         .alloc_zeros::<u64>(walks)
         .map_err(driver("allocating ig-block counters"))?;
     // The kernel ignores `tables` where they live in shared memory; a byte stands in.
-    let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
-    let table_bytes = if IgLayout::of(params, inst, optin).tables_in_shared() {
-        1
-    } else {
-        walks * ig_table_bytes(n, m, !prepared.wide)
+    let table_bytes = match prepared.ig_layout {
+        Some(IgLayout::GlobalTables { .. }) => walks * ig_table_bytes(n, m, !prepared.wide),
+        _ => 1,
     };
     let mut tables = stream
         .alloc_zeros::<u8>(table_bytes)

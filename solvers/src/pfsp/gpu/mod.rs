@@ -516,12 +516,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             attributes: run.attributes,
             launch: run.launch,
             entry: self.kernel.entry().to_string(),
-            layout: (self.params.algorithm == GpuAlgorithm::IgBlock).then(|| {
-                let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
-                IgLayout::of(&self.params, &self.inst, optin)
-                    .name()
-                    .to_string()
-            }),
+            layout: self.ig_layout.map(|l| l.name().to_string()),
             blocks_per_sm: None,
             adaptation: run.adaptation,
         })
@@ -622,6 +617,8 @@ pub struct Prepared {
     inst: Instance,
     params: GpuParams,
     wide: bool,
+    /// ig-block: where its walks keep their tables, decided once for this device.
+    ig_layout: Option<IgLayout>,
     cache: CacheStatus,
     compile_seconds: f64,
     resources: Vec<Resources>,
@@ -688,11 +685,16 @@ pub fn prepare(
     );
     let (compiled, cache_status) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
+    let ig_layout = IgLayout::of(
+        params,
+        inst,
+        gpu.info.max_shared_bytes_per_block_optin as usize,
+    );
     let (kernel, table_kernel, launch) = match params.algorithm {
         GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
             tabu::kernels(&module, gpu, inst, params)?
         }
-        GpuAlgorithm::IgBlock => ig::kernels(&module, gpu, inst, params)?,
+        GpuAlgorithm::IgBlock => ig::kernels(&module, gpu, inst, params, ig_layout)?,
         GpuAlgorithm::IgWarp => ig_warp::kernels(&module, gpu, inst, params)?,
     };
     let times = gpu
@@ -708,6 +710,7 @@ pub fn prepare(
         inst: inst.clone(),
         params: params.clone(),
         wide: !completion_fits_i32(inst),
+        ig_layout: (params.algorithm == GpuAlgorithm::IgBlock).then_some(ig_layout),
         cache: cache_status,
         compile_seconds: compiled.compile_seconds,
         resources: compiled.resources.clone(),

@@ -233,21 +233,26 @@ fn export_class(
     // Where the campaign re-measured its front, that front is what a cap chooses from: a point
     // only the search measured (non-dominated there by time or power, say) would be judged by
     // its search values, and one such point ran over its cap on the H100.
-    let mut front = match front_again.filter(|again| !again.is_empty()) {
-        Some(again) => again.values().cloned().collect(),
+    let mut front: Vec<Measured> = match front_again.filter(|again| !again.is_empty()) {
+        Some(again) => again
+            .values()
+            .map(|m| {
+                // The per-instance peaks live in the summary (the store keeps means per point).
+                let peaks = source
+                    .summary
+                    .as_ref()
+                    .and_then(|s| s.front_point(label, &m.point))
+                    .filter(|f| f.remeasured);
+                Measured {
+                    peak_power_w: peaks.and_then(|f| f.peak_power_w),
+                    peak_energy_j: peaks.and_then(|f| f.peak_energy_j),
+                    ..m.clone()
+                }
+            })
+            .collect(),
         None => engine::pick::front(&measured),
     };
     for m in &mut front {
-        // The per-instance peaks live in the summary (the store keeps means per point).
-        if let Some(f) = source
-            .summary
-            .as_ref()
-            .and_then(|s| s.front_point(label, &m.point))
-            .filter(|f| f.remeasured && front_again.is_some_and(|r| r.contains_key(&m.point)))
-        {
-            m.peak_power_w = f.peak_power_w;
-            m.peak_energy_j = f.peak_energy_j;
-        }
         m.bundle = Some(bundles.bundle_of(source, label, budget_s, m, None));
     }
     let entry = index
