@@ -322,11 +322,8 @@ fn remeasured_front_store(dir: &Path) -> PathBuf {
     out
 }
 
-#[test]
-fn a_cap_chooses_among_the_remeasured_front_only() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = remeasured_front_store(tmp.path());
-    let tuned = tmp.path().join("tuned");
+/// Exports the store in `out` to `tuned`: the index and the front's `starts`, sorted.
+fn export_front(out: &Path, tuned: &Path) -> (serde_json::Value, Vec<i64>) {
     ok(&[
         "export",
         out.to_str().unwrap(),
@@ -334,12 +331,23 @@ fn a_cap_chooses_among_the_remeasured_front_only() {
         tuned.to_str().unwrap(),
     ]);
     let index = read_json(&tuned.join("index.json"));
-    let front = index["classes"]["small"]["pareto"].as_array().unwrap();
-    let mut starts: Vec<i64> = front
+    let mut starts: Vec<i64> = index["classes"]["small"]["pareto"]
+        .as_array()
+        .unwrap()
         .iter()
         .map(|m| m["point"]["starts"].as_i64().unwrap())
         .collect();
     starts.sort_unstable();
+    (index, starts)
+}
+
+#[test]
+fn a_cap_chooses_among_the_remeasured_front_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = remeasured_front_store(tmp.path());
+    let tuned = tmp.path().join("tuned");
+    let (index, starts) = export_front(&out, &tuned);
+    let front = index["classes"]["small"]["pareto"].as_array().unwrap();
     assert_eq!(starts, [1, 2, 4], "only the re-measured points: {index}");
     let power_of = |s: i64| {
         front.iter().find(|m| m["point"]["starts"] == s).unwrap()["power_w"]
@@ -372,19 +380,8 @@ fn the_front_survives_export_and_a_cap_runs_the_best_gap_point_within_it() {
     let tmp = tempfile::tempdir().unwrap();
     let out = front_store(tmp.path());
     let tuned = tmp.path().join("tuned");
-    ok(&[
-        "export",
-        out.to_str().unwrap(),
-        "--out",
-        tuned.to_str().unwrap(),
-    ]);
-    let index = read_json(&tuned.join("index.json"));
+    let (index, starts) = export_front(&out, &tuned);
     let front = index["classes"]["small"]["pareto"].as_array().unwrap();
-    let mut starts: Vec<i64> = front
-        .iter()
-        .map(|m| m["point"]["starts"].as_i64().unwrap())
-        .collect();
-    starts.sort_unstable();
     assert_eq!(starts, [1, 2, 4], "the dominated point is dropped: {index}");
     for m in front {
         let bundle = m["bundle"].as_str().unwrap();
