@@ -248,7 +248,7 @@ fn rots_block_shared_and_global_kernels_take_the_same_moves() {
         p.threads_per_block = threads;
         p.iterations = Some(2000);
         // Restarts depend on launch timing; the trajectories alone must agree.
-        p.restart_stall = 0;
+        p.restart_stall = Some(0);
         let m16 = qap_gpu::matrices_fit_i16(&inst);
         assert!(
             matches!(
@@ -456,7 +456,7 @@ fn rots_block_adaptive_perturbation_and_relinking_run() {
     let inst = load("tai40a");
     let p = GpuParams {
         perturbation_max: 0.5,
-        restart_stall: 1,
+        restart_stall: Some(1),
         launch_iterations: 2,
         ..GpuParams::new(GpuAlgorithm::RotsBlock)
     };

@@ -428,3 +428,36 @@ fn rots_block_crossover_defaults_by_flow_dominance() {
     let old: GpuParams = serde_json::from_value(json).unwrap();
     assert_eq!(old.crossover, Some(false));
 }
+
+/// Unset, the restart stall follows the restart rule (crossover restarts more often); a value
+/// from a flag, a space point or a bundle is kept, and bundles written before the stall could be
+/// unset keep theirs.
+#[test]
+fn rots_block_restart_stall_defaults_by_restart_rule() {
+    use solvers::qap::gpu::{GpuAlgorithm, GpuParams, DEFAULT_RESTART_STALL};
+    let auto = GpuParams::new(GpuAlgorithm::RotsBlock);
+    assert_eq!(auto.restart_stall, None);
+    assert_eq!(auto.stall_for(false), DEFAULT_RESTART_STALL);
+    assert_eq!(auto.stall_for(true), 3);
+    assert!(auto.stall_for(true) < auto.stall_for(false));
+    let set = GpuParams {
+        restart_stall: Some(8),
+        ..auto.clone()
+    };
+    assert_eq!((set.stall_for(false), set.stall_for(true)), (8, 8));
+    let never = GpuParams {
+        restart_stall: Some(0),
+        ..auto.clone()
+    };
+    assert_eq!(never.stall_for(true), 0, "0 still turns restarts off");
+    // An older bundle stored the stall as a number: it keeps it, crossover or not.
+    let mut json = serde_json::to_value(&auto).unwrap();
+    json["restart_stall"] = serde_json::json!(5);
+    let old: GpuParams = serde_json::from_value(json).unwrap();
+    assert_eq!(old.stall_for(true), 5);
+    // A bundle without the field runs the default.
+    let mut json = serde_json::to_value(&auto).unwrap();
+    json.as_object_mut().unwrap().remove("restart_stall");
+    let missing: GpuParams = serde_json::from_value(json).unwrap();
+    assert_eq!(missing.stall_for(true), 3);
+}

@@ -136,8 +136,10 @@ pub struct GpuParams {
     pub tenure_max_factor: f64,
     pub aspiration_factor: f64,
     /// `rots-block`: restart a block whose best has not improved for this many launches
-    /// (~0.1 s each) from a perturbed copy of its own best; 0 never restarts.
-    pub restart_stall: u32,
+    /// (~0.1 s each) from a perturbed copy of its own best (or, with crossover, from a child of
+    /// two blocks' bests); 0 never restarts. Unset: [`GpuParams::stall_for`] decides.
+    #[serde(default)]
+    pub restart_stall: Option<u32>,
     /// `rots-block`: random swaps applied to that copy, as a factor of n.
     pub perturbation: f64,
     /// `rots-block`: breakout-style adaptive perturbation: a block that restarts without
@@ -383,7 +385,7 @@ impl GpuParams {
             tenure_min_factor: 0.4,
             tenure_max_factor: 0.8,
             aspiration_factor: 0.0,
-            restart_stall: 5,
+            restart_stall: None,
             perturbation: 0.25,
             perturbation_max: 0.0,
             relink: false,
@@ -650,6 +652,18 @@ impl GpuParams {
         })
     }
 
+    /// Launches without improvement before rots-block restarts a block: as set, else 5 where
+    /// the restarts perturb a block's own best and 3 where they recombine two blocks' bests
+    /// (crossover). Measured at 10 s, seeds 1-3: with random swaps the tai80a/tai100a studies
+    /// (`scripts/qap-rots-studies.txt`) kept 5; with crossover on tai150b (H200) a stall of 3
+    /// gave 0.115/0.067/0.005% against 0.341/0.160/0.158% with 5 and 0.757/0.576/0.358% with
+    /// 10: recombination pays where it runs often, since a child's tabu search is the step that
+    /// mixes the population.
+    pub fn stall_for(&self, crossover: bool) -> u32 {
+        self.restart_stall
+            .unwrap_or(if crossover { 3 } else { DEFAULT_RESTART_STALL })
+    }
+
     /// Dynamic shared memory per block, given the device's opt-in limit (which decides the
     /// rots-block kernel).
     pub fn shared_bytes(&self, inst: &Instance, optin_shared: usize) -> usize {
@@ -661,6 +675,9 @@ impl GpuParams {
         }
     }
 }
+
+/// rots-block's restart stall where the restarts perturb a block's own best.
+pub const DEFAULT_RESTART_STALL: u32 = 5;
 
 fn crossover_off() -> Option<bool> {
     Some(false)
@@ -739,7 +756,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
             params.crossover = Some(on);
         }
         if let Some(k) = point.count("restart_stall")? {
-            params.restart_stall = k;
+            params.restart_stall = Some(k);
         }
         if let Some(k) = point.count("launch_iterations")? {
             params.launch_iterations = k;

@@ -277,7 +277,7 @@ impl RestartArm {
         let ceiling =
             |swaps: usize| ((params.perturbation_max * n as f64).round() as usize).max(swaps);
         let base = RestartArm {
-            stall: params.restart_stall,
+            stall: params.stall_for(crossover),
             swaps,
             max_swaps: ceiling(swaps),
             crossover,
@@ -619,7 +619,7 @@ mod adapt_tests {
         let arms = RestartArm::arms(&params, 100, false);
         assert_eq!(arms.len(), 6, "{arms:?}");
         let base = RestartArm {
-            stall: params.restart_stall,
+            stall: params.stall_for(false),
             swaps: 25,
             max_swaps: 25,
             crossover: false,
@@ -629,7 +629,7 @@ mod adapt_tests {
         assert!(arms.iter().any(|a| a.swaps == 15) && arms.iter().any(|a| a.swaps == 35));
         assert!(arms.iter().any(|a| a.stall == 10) && arms.iter().any(|a| a.stall == 2));
         // A run that never restarts races stalls around 5.
-        params.restart_stall = 0;
+        params.restart_stall = Some(0);
         let arms = RestartArm::arms(&params, 100, false);
         assert!(arms.iter().all(|a| a.stall > 0), "{arms:?}");
     }
