@@ -652,16 +652,19 @@ impl GpuParams {
         })
     }
 
-    /// Launches without improvement before rots-block restarts a block: as set, else 5 where
-    /// the restarts perturb a block's own best and 3 where they recombine two blocks' bests
-    /// (crossover). Measured at 10 s, seeds 1-3: with random swaps the tai80a/tai100a studies
-    /// (`scripts/qap-rots-studies.txt`) kept 5; with crossover on tai150b (H200) a stall of 3
-    /// gave 0.115/0.067/0.005% against 0.341/0.160/0.158% with 5 and 0.757/0.576/0.358% with
-    /// 10: recombination pays where it runs often, since a child's tabu search is the step that
+    /// Launches without improvement before rots-block restarts a block: as set, else
+    /// [`DEFAULT_RESTART_STALL`] where the restarts perturb a block's own best and
+    /// [`CROSSOVER_RESTART_STALL`] where they recombine two blocks' bests. With random swaps the
+    /// tai80a/tai100a studies (`scripts/qap-rots-studies.txt`) kept 5; with crossover, tai150b
+    /// at 10 s on the H100 (seeds 1-5) gave 0.139% with 3 against 0.215% with 5 (docs/qap-gpu.md):
+    /// recombination pays where it runs often, since a child's tabu search is the step that
     /// mixes the population.
     pub fn stall_for(&self, crossover: bool) -> u32 {
-        self.restart_stall
-            .unwrap_or(if crossover { 3 } else { DEFAULT_RESTART_STALL })
+        self.restart_stall.unwrap_or(if crossover {
+            CROSSOVER_RESTART_STALL
+        } else {
+            DEFAULT_RESTART_STALL
+        })
     }
 
     /// Dynamic shared memory per block, given the device's opt-in limit (which decides the
@@ -678,6 +681,8 @@ impl GpuParams {
 
 /// rots-block's restart stall where the restarts perturb a block's own best.
 pub const DEFAULT_RESTART_STALL: u32 = 5;
+/// rots-block's restart stall where the restarts recombine two blocks' bests (crossover).
+pub const CROSSOVER_RESTART_STALL: u32 = 3;
 
 fn crossover_off() -> Option<bool> {
     Some(false)

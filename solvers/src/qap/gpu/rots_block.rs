@@ -11,7 +11,7 @@ use crate::run::{Outcome, RunOptions};
 
 use super::context::{pairs, RunContext};
 use super::island_blocks::IslandBlocks;
-use super::{driver, GpuParams};
+use super::{driver, GpuParams, DEFAULT_RESTART_STALL};
 use crate::gpu::adapt::{self, Race};
 use crate::gpu::stalls::Stalls;
 
@@ -285,13 +285,25 @@ impl RestartArm {
         if !params.adapt {
             return vec![base];
         }
-        let stall = if base.stall == 0 { 5 } else { base.stall };
+        // A run that never restarts races the default stall; the other rule takes its own
+        // default where the stall is unset.
+        let racing = |stall: u32| {
+            if stall == 0 {
+                DEFAULT_RESTART_STALL
+            } else {
+                stall
+            }
+        };
         let scaled = |f: f64| ((swaps.max(1) as f64 * f).round() as usize).clamp(1, n);
-        let base = RestartArm { stall, ..base };
+        let base = RestartArm {
+            stall: racing(base.stall),
+            ..base
+        };
         adapt::restart_arms(
             base,
             RestartArm {
                 crossover: !crossover,
+                stall: racing(params.stall_for(!crossover)),
                 ..base
             },
             [0.6, 1.4].map(|f| RestartArm {
@@ -299,7 +311,7 @@ impl RestartArm {
                 max_swaps: ceiling(scaled(f)),
                 ..base
             }),
-            stall,
+            base.stall,
             |stall| RestartArm { stall, ..base },
         )
     }
@@ -632,6 +644,27 @@ mod adapt_tests {
         params.restart_stall = Some(0);
         let arms = RestartArm::arms(&params, 100, false);
         assert!(arms.iter().all(|a| a.stall > 0), "{arms:?}");
+    }
+
+    /// With the stall unset, each restart rule's arm takes that rule's default stall; a set
+    /// stall is every rule's.
+    #[test]
+    fn the_other_rules_arm_takes_its_own_default_stall() {
+        use crate::qap::gpu::{CROSSOVER_RESTART_STALL, DEFAULT_RESTART_STALL};
+        let params = GpuParams {
+            adapt: true,
+            ..GpuParams::new(GpuAlgorithm::RotsBlock)
+        };
+        let arms = RestartArm::arms(&params, 100, true);
+        assert_eq!(arms[0].stall, CROSSOVER_RESTART_STALL);
+        let swaps = arms.iter().find(|a| !a.crossover).expect("a swap arm");
+        assert_eq!(swaps.stall, DEFAULT_RESTART_STALL, "{arms:?}");
+        let set = GpuParams {
+            restart_stall: Some(7),
+            ..params
+        };
+        let arms = RestartArm::arms(&set, 100, true);
+        assert_eq!(arms.iter().find(|a| !a.crossover).map(|a| a.stall), Some(7));
     }
 
     /// Blocks follow their own arm's stall: with arms of stall 1 and 3, after two launches
