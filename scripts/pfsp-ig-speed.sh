@@ -9,8 +9,8 @@
 #   OLD=dir/mats-old NEW=dir/mats-new DATA=dir/taillard-pfsp OUT=out \
 #       scripts/pfsp-ig-speed.sh ITERATIONS SECONDS "SEEDS" INSTANCE...
 #
-# INSTANCE is a Taillard name (ta101) or a VRF one (VFR800_60_1), looked up in DATA's bks.csv as
-# scripts/pfsp-igbob-beside.sh does. MATS_ARGS adds flags to every solve. Writes OUT/speed.csv.
+# INSTANCE is a Taillard name (ta101) or a VRF one (VFR800_60_1), looked up in DATA's tables
+# (scripts/pfsp-instance.sh). MATS_ARGS adds flags to every solve. Writes OUT/speed.csv.
 set -euo pipefail
 : "${OLD:?OLD must name the baseline mats}" "${NEW:?NEW must name the changed mats}"
 : "${DATA:?DATA must name the taillard-pfsp folder}"
@@ -23,24 +23,16 @@ mkdir -p "$out"
 [ -s "$out/speed.csv" ] ||
     echo "instance,build,mode,seed,objective,kernel_s,evaluations,iterations,wall_s" > "$out/speed.csv"
 
+# shellcheck source=scripts/pfsp-instance.sh
+. "$(dirname "$0")/pfsp-instance.sh"
+# The build under test: OLD or NEW.
+binary() { if [ "$1" = new ]; then echo "$NEW"; else echo "$OLD"; fi; }
 field() { grep -o "\"$1\": *[0-9.e+-]*" "$2" | head -1 | sed 's/.*: *//'; }
 
 for name in "$@"; do
-    row=$(awk -F, -v n="$name" '$1 == n { print $5 "," $6 "," $7 }' "$DATA/bks.csv")
-    if [ -n "$row" ]; then
-        IFS=, read -r file index bks <<< "$row"
-        file=$DATA/$file
-        pick=(--index "$index")
-    else
-        row=$(awk -F, -v n="$name" '$1 == n { print $6 "," $7 }' "$DATA/vrf/bks.csv")
-        [ -n "$row" ] || { echo "unknown instance $name" >&2; exit 1; }
-        IFS=, read -r file bks <<< "$row"
-        file=$DATA/vrf/$file
-        pick=()
-    fi
+    pfsp_instance "$DATA" "$name"
     for build in old new; do
-        bin=$OLD
-        [ $build = new ] && bin=$NEW
+        bin=$(binary $build)
         # Kernels compile once, untimed (each build has its own source, so its own cache entry).
         # shellcheck disable=SC2086
         "$bin" solve "$file" "${pick[@]}" --backend gpu ${MATS_ARGS:-} --iterations 1 > /dev/null
@@ -62,8 +54,7 @@ for name in "$@"; do
     [ "$seconds" = 0 ] && continue
     for seed in $seeds; do
         for build in old new; do
-            bin=$OLD
-            [ $build = new ] && bin=$NEW
+            bin=$(binary $build)
             j=$out/$name-$build-$seed.json
             # shellcheck disable=SC2086
             "$bin" solve "$file" "${pick[@]}" --backend gpu ${MATS_ARGS:-} --time-limit "$seconds" \

@@ -19,24 +19,12 @@ procs=${PROCS:-$(nproc)}
 seeds=$1
 shift
 mkdir -p "$out"
+# shellcheck source=scripts/pfsp-instance.sh
+. "$(dirname "$0")/pfsp-instance.sh"
 [ -s "$out/mats.csv" ] || echo "instance,seed,seconds,makespan,bks,gap_percent,wall_s" > "$out/mats.csv"
 
 for name in "$@"; do
-    # name -> file, index, n, m, best known (Taillard's table, then VRF's).
-    row=$(awk -F, -v n="$name" '$1 == n { print $5 "," $6 "," $2 "," $3 "," $7 }' "$DATA/bks.csv")
-    if [ -n "$row" ]; then
-        IFS=, read -r file index n m bks <<< "$row"
-        file=$DATA/$file
-        pick=(--index "$index")
-        spec=$file:$index
-    else
-        row=$(awk -F, -v n="$name" '$1 == n { print $6 "," $3 "," $4 "," $7 }' "$DATA/vrf/bks.csv")
-        [ -n "$row" ] || { echo "unknown instance $name" >&2; exit 1; }
-        IFS=, read -r file n m bks <<< "$row"
-        file=$DATA/vrf/$file
-        pick=()
-        spec=$file
-    fi
+    pfsp_instance "$DATA" "$name"
     secs=${SECONDS_FIXED:-$(awk -v n="$n" -v m="$m" 'BEGIN { printf "%g", n * m / 2 * 0.030 }')}
     # Kernels compile once, untimed, before the first measured run.
     # shellcheck disable=SC2086
