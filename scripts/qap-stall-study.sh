@@ -2,12 +2,14 @@
 # Issue 25's restart-stall study on the GPU machine (docs/qap-gpu.md, "Crossover restarts run
 # more often"): rots-block at the default and at other stalls, gap per seed in one CSV.
 #
-#   MATS=dir/mats QAPLIB=dir/instances OUT=out scripts/qap-stall-study.sh [tai150b|tai256c|taia]
+#   MATS=dir/mats QAPLIB=dir/instances OUT=out scripts/qap-stall-study.sh [tai150b|tai256c|taia|holdout]
 #
 # tai150b: 10 s, seeds 1-5, stall 3 (the default with crossover), 5 and 2 (~3 min).
 # tai256c: 60 s, seeds 1-5, the default (~5 min).
 # taia: tai60a/80a/100a, 10 s, seeds 1-2, random swaps (the default there) against crossover at
 # stalls 3 and 2 (~3 min).
+# holdout: the default against a stall of 5, paired by seed, where the choice of 3 never looked:
+# tai150b on seeds 6-10 and tai256c at 10 s (seeds 1-5), tai80b and tai100b at 0.5 s (~5 min).
 set -euo pipefail
 : "${MATS:?MATS must name the mats binary}" "${QAPLIB:?QAPLIB must name the QAPLIB .dat folder}"
 out=${OUT:-qap-stall-study}
@@ -48,8 +50,21 @@ taia)
         done
     done
     ;;
+holdout)
+    warm tai150b tai256c tai80b tai100b
+    for flags in "" "--restart-stall 5"; do
+        # shellcheck disable=SC2086
+        for seed in 6 7 8 9 10; do run 10 tai150b "$seed" $flags; done
+        # shellcheck disable=SC2086
+        for seed in 1 2 3 4 5; do run 10 tai256c "$seed" $flags; done
+        for name in tai80b tai100b; do
+            # shellcheck disable=SC2086
+            for seed in 1 2 3 4 5; do run 0.5 "$name" "$seed" $flags; done
+        done
+    done
+    ;;
 *)
-    echo "unknown study $what (tai150b, tai256c, taia)" >&2
+    echo "unknown study $what (tai150b, tai256c, taia, holdout)" >&2
     exit 2
     ;;
 esac
