@@ -6,6 +6,7 @@
 pub mod adapt;
 pub mod device_island;
 pub mod islands;
+pub mod launches;
 pub mod registry;
 pub mod solve_flags;
 pub mod stalls;

@@ -247,6 +247,7 @@ pub(super) fn run(
             deadline,
             now,
             params.launch_iterations,
+            (n, m),
         );
     }
     timer.search_seconds = search_started.elapsed().as_secs_f64();

@@ -512,6 +512,7 @@ pub(super) fn run(
             deadline,
             now,
             params.launch_iterations,
+            (n, inst.machines),
         );
     }
     timer.search_seconds = search_started.elapsed().as_secs_f64();

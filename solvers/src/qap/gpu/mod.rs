@@ -170,8 +170,8 @@ pub struct GpuParams {
     /// blocks' bests improved most. Off by default.
     #[serde(default)]
     pub adapt: bool,
-    /// `rots-block`: at most this many iterations per launch, as a factor of n (0 = no cap;
-    /// launches otherwise last ~0.1 s). The restart test runs between launches, so this sets
+    /// `rots-block`: at most this many iterations per launch, as a factor of n (0 = no cap:
+    /// launches then last ~0.1 s under a time limit, [`DEFAULT_LAUNCH_ITERATIONS`] n without one). The restart test runs between launches, so this sets
     /// how long a block may stagnate (`restart_stall` launches) in iterations rather than time.
     pub launch_iterations: u32,
     /// `rots-block`: use `qap_rots_block_fast` (all per-block state in shared memory) where it
@@ -394,7 +394,7 @@ impl GpuParams {
             rots_shared: true,
             layout: RotsLayout::Auto,
             narrow_matrices: true,
-            launch_iterations: 10,
+            launch_iterations: DEFAULT_LAUNCH_ITERATIONS as u32,
             flags: Vec::new(),
         }
     }
@@ -681,6 +681,10 @@ impl GpuParams {
 
 /// rots-block's restart stall where the restarts perturb a block's own best.
 pub const DEFAULT_RESTART_STALL: u32 = 5;
+
+/// rots-block's launch length in iterations per n: the default cap, and the length of every
+/// launch of a run without a time limit where the cap is 0 (so that it is never clocked).
+pub const DEFAULT_LAUNCH_ITERATIONS: u64 = 10;
 /// rots-block's restart stall where the restarts recombine two blocks' bests (crossover).
 pub const CROSSOVER_RESTART_STALL: u32 = 3;
 

@@ -2,7 +2,7 @@
 //! iteration counters rebased before they overflow, and restarts of stalled blocks from their
 //! own best ([`Restarts`]).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use kernels::KernelError;
@@ -11,7 +11,7 @@ use crate::run::{Outcome, RunOptions};
 
 use super::context::{pairs, RunContext};
 use super::island_blocks::IslandBlocks;
-use super::{driver, GpuParams, DEFAULT_RESTART_STALL};
+use super::{driver, GpuParams, DEFAULT_LAUNCH_ITERATIONS, DEFAULT_RESTART_STALL};
 use crate::gpu::adapt::{self, Race};
 use crate::gpu::stalls::Stalls;
 
@@ -127,18 +127,16 @@ pub(super) fn rots_block(
         if restarts.restarts_at_all() && p > 1 && spent < total {
             restarts.after_launch(ctx, &best_costs, &best_perms, &mut perms, &mut done)?;
         }
-        let seconds = (ctx.clock.seconds - before).max(1e-6);
-        let per_iteration = seconds / this as f64;
-        let target = match ctx.deadline {
-            Some(d) => d
-                .saturating_duration_since(Instant::now())
-                .min(Duration::from_millis(100)),
-            None => Duration::from_millis(100),
-        };
-        chunk = ((target.as_secs_f64() / per_iteration) as u64).clamp(1, 1 << 24);
-        if params.launch_iterations > 0 {
-            chunk = chunk.min(u64::from(params.launch_iterations) * n as u64);
-        }
+        // Without a time limit every launch runs launch_iterations x n iterations (10 n when
+        // unset), whatever the pace: restarts then fall where the seed and budget put them.
+        let cap = u64::from(params.launch_iterations) * n as u64;
+        chunk = crate::gpu::launches::next_launch(
+            (this as u64, ctx.clock.seconds - before),
+            ctx.deadline,
+            Instant::now(),
+            Some(cap),
+            DEFAULT_LAUNCH_ITERATIONS * n as u64,
+        );
     }
     ctx.adaptation = restarts.summary();
     island_save(ctx, &perms, &best_perms, &best_costs)?;
