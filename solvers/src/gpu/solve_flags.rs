@@ -289,6 +289,20 @@ mod tests {
             panic!("not qap")
         };
         assert!(p.crossover == Some(true) && !p.relink && !p.adapt);
+        // The restart stall: a number is kept; `auto` (a space's or campaign's value) leaves
+        // it to the restart rule, as no flag does; anything else names the flag.
+        let stall = |v: FlagValue| {
+            SolveConfig::from_flags(Family::Qap, &[given("--restart-stall", v)], &[]).map(|c| {
+                match c.config {
+                    GpuConfig::Qap(p) => p.restart_stall,
+                    other => panic!("not qap: {other:?}"),
+                }
+            })
+        };
+        assert_eq!(stall(FlagValue::Int(8)), Ok(Some(8)));
+        assert_eq!(stall(text("auto")), Ok(None));
+        let err = stall(text("often")).unwrap_err();
+        assert!(err.contains("--restart-stall"), "{err}");
         let c = SolveConfig::from_flags(Family::Qap, &[given("--adapt", FlagValue::Int(1))], &[])
             .unwrap();
         let GpuConfig::Qap(p) = &c.config else {

@@ -764,7 +764,11 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         } else if let Some(on) = point.switch("crossover")? {
             params.crossover = Some(on);
         }
-        if let Some(k) = point.count("restart_stall")? {
+        // `auto` is what `mats solve` runs: the stall of the restart rule (`stall_for`), so a
+        // campaign's baseline can follow the solver's default instead of pinning a number.
+        if point.text("restart_stall").as_deref() == Some("auto") {
+            params.restart_stall = None;
+        } else if let Some(k) = point.count("restart_stall")? {
             params.restart_stall = Some(k);
         }
         if let Some(k) = point.count("launch_iterations")? {
