@@ -9,7 +9,8 @@
 #   MATS=dir/mats DATA=dir/data OUT=out scripts/gpu-determinism.sh
 #
 # DATA holds taillard-pfsp/ and qaplib/instances/ (tai60a). Exits 1 naming each case whose two
-# answers differ; writes OUT/determinism.csv.
+# answers differ, or that gave no answer; writes OUT/determinism.csv. LOAD_SETTLE: seconds the
+# load runs before the second solve starts (default 3).
 set -euo pipefail
 : "${MATS:?MATS must name the mats binary}" "${DATA:?DATA must name the shared data folder}"
 out=${OUT:-gpu-determinism}
@@ -32,17 +33,25 @@ for c in "${cases[@]}"; do
     name=${c%%|*}
     args=${c#*|}
     # shellcheck disable=SC2086
-    "$MATS" solve $args --backend gpu --seed 1 --json > "$out/$name-alone.json"
-    "$MATS" solve "$tai/tai200_20.txt" --index 1 --backend gpu --time-limit 30 > /dev/null &
+    "$MATS" solve $args --backend gpu --seed 1 --json > "$out/$name-alone.json" 2> "$out/$name-alone.log" || true
+    "$MATS" solve "$tai/tai200_20.txt" --index 1 --backend gpu --time-limit 30 > /dev/null 2>&1 &
     load=$!
-    sleep 3 # let the load's kernels start
+    sleep "${LOAD_SETTLE:-3}" # let the load's kernels start
     # shellcheck disable=SC2086
-    "$MATS" solve $args --backend gpu --seed 1 --json > "$out/$name-shared.json"
+    "$MATS" solve $args --backend gpu --seed 1 --json > "$out/$name-shared.json" 2> "$out/$name-shared.log" || true
     kill "$load" 2> /dev/null || true
     wait "$load" 2> /dev/null || true
+    alone=$(objective "$out/$name-alone.json" || true)
+    shared=$(objective "$out/$name-shared.json" || true)
     same=no
-    [ "$(answer "$out/$name-alone.json")" = "$(answer "$out/$name-shared.json")" ] && same=yes
-    echo "$name,$(objective "$out/$name-alone.json"),$(objective "$out/$name-shared.json"),$same" | tee -a "$csv"
-    [ $same = yes ] || { echo "DIFFERENT: $name alone and with the GPU shared" >&2; failed=1; }
+    [ -n "$alone" ] && [ "$(answer "$out/$name-alone.json")" = "$(answer "$out/$name-shared.json")" ] && same=yes
+    echo "$name,$alone,$shared,$same" | tee -a "$csv"
+    if [ -z "$alone" ] || [ -z "$shared" ]; then
+        echo "NO ANSWER: $name ($(tail -1 "$out/$name-alone.log" "$out/$name-shared.log" | tr '\n' ' '))" >&2
+        failed=1
+    elif [ $same = no ]; then
+        echo "DIFFERENT: $name alone and with the GPU shared" >&2
+        failed=1
+    fi
 done
 exit $failed

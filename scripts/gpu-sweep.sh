@@ -32,8 +32,27 @@ fi
 read -r -a gpus <<< "$GPUS"
 [ "${#gpus[@]}" -gt 0 ] || { echo "no GPU found (nvidia-smi lists none; set GPUS)" >&2; exit 1; }
 
-grep -v '^[[:space:]]*\(#\|$\)' "$jobs_file" > "$out/queue"
+grep -v '^[[:space:]]*\(#\|$\)' "$jobs_file" > "$out/queue" || true
 total=$(wc -l < "$out/queue")
+[ "$total" -gt 0 ] || { echo "$jobs_file: no runs (lines label|family:name|seed|seconds|flags)" >&2; exit 1; }
+# Every line is checked before any GPU time is spent: a bad one is named, not met mid-sweep.
+k=0
+while IFS='|' read -r label inst seed secs flags; do
+    k=$((k + 1))
+    where="$jobs_file, run $k ($label|$inst|$seed|$secs)"
+    [[ $label =~ ^[A-Za-z0-9._+-]+$ ]] ||
+        { echo "$where: the label must be letters, digits and ._+- only" >&2; exit 1; }
+    [[ $seed =~ ^[0-9]+$ ]] || { echo "$where: seed '$seed' is not a number" >&2; exit 1; }
+    [[ $secs =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$where: seconds '$secs' is not a number" >&2; exit 1; }
+    case ${inst%%:*} in
+    pfsp) pfsp_instance "$DATA/taillard-pfsp" "${inst#*:}" || { echo "$where: see above" >&2; exit 1; } ;;
+    qap)
+        [ -f "$DATA/qaplib/instances/${inst#*:}.dat" ] ||
+            { echo "$where: no $DATA/qaplib/instances/${inst#*:}.dat" >&2; exit 1; }
+        ;;
+    *) echo "$where: unknown family '${inst%%:*}' (pfsp:NAME or qap:NAME)" >&2; exit 1 ;;
+    esac
+done < "$out/queue"
 echo "$total runs over GPUs ${gpus[*]}"
 echo 0 > "$out/next"
 
@@ -65,7 +84,10 @@ run_one() { # GPU LINE_NUMBER
         CUDA_VISIBLE_DEVICES=$gpu "$MATS" solve "$file" "${pick[@]}" --backend gpu \
             --time-limit "$secs" --seed "$seed" $flags --json > "$j" 2> "$j.log" || true
         obj=$(grep -o '"objective": *[0-9]*' "$j" | grep -o '[0-9]*$' || true)
-        gap=$([ -n "$obj" ] && awk -v o="$obj" -v b="$bks" 'BEGIN { printf "%.3f", 100 * (o - b) / b }')
+        gap=
+        if [ -n "$obj" ]; then
+            gap=$(awk -v o="$obj" -v b="$bks" 'BEGIN { printf "%.3f", 100 * (o - b) / b }')
+        fi
         ;;
     qap)
         # shellcheck disable=SC2086
@@ -74,16 +96,13 @@ run_one() { # GPU LINE_NUMBER
         obj=$(grep -o '"objective": *[0-9]*' "$j" | grep -o '[0-9]*$' || true)
         gap=$(grep -o '"gap_percent": *[0-9.e-]*' "$j" | sed 's/.*: *//' || true)
         ;;
-    *)
-        echo "line $k: unknown family '$family' (pfsp or qap)" >&2
-        return
-        ;;
     esac
     t1=$(date +%s.%N)
     if [ -z "$obj" ]; then
         echo "FAILED $label $name seed $seed on GPU $gpu: $(tail -3 "$j.log")" >&2
     fi
-    echo "$label,$name,$seed,$secs,$gpu,${obj:-},${gap:-},$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }'),$flags" >> "$csv"
+    # The flags last and quoted: they may hold commas (--tenure-range 0.4,0.8).
+    echo "$label,$name,$seed,$secs,$gpu,${obj:-},${gap:-},$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }'),\"$flags\"" >> "$csv"
 }
 
 worker() { # GPU
