@@ -123,7 +123,8 @@ pub struct GpuParams {
     pub destruction: usize,
     /// ig-block: temperature factor T of the acceptance rule.
     pub temperature: f64,
-    /// ig-block: iterations per walk per launch (0 = aim at ~0.1 s launches).
+    /// ig-block: iterations per walk per launch (0 = ~0.1 s launches under a time limit, a
+    /// length from the instance's size without one: `next_chunk`).
     pub launch_iterations: u32,
     /// ig-block: a walk whose best has not improved for this many launches restarts from an
     /// elite solution (0 = never; see `relink`).
