@@ -18,6 +18,7 @@
 set -euo pipefail
 : "${MATS:?MATS must name the mats binary}" "${DATA:?DATA must name the shared data folder}"
 jobs_file=${1:?usage: scripts/gpu-sweep.sh JOBS}
+command -v flock > /dev/null || { echo "gpu-sweep.sh needs flock (util-linux) for its queue" >&2; exit 1; }
 out=${OUT:-gpu-sweep}
 here=$(dirname "$0")
 # shellcheck source=scripts/pfsp-instance.sh
