@@ -50,6 +50,41 @@
 #define IG_TIME(p) __ldg(p)
 #endif
 
+// IG_WALKS walks per block (default 1), each of IG_THREADS threads, only with global tables:
+// the walks of a block share one staged copy of the times (IG_SHARED_TIMES), so an SM that
+// holds one block runs IG_WALKS walks' warps instead of one walk's two, where a single walk
+// leaves the schedulers idle (800 x 60: 2 warps per SM). A walk's threads synchronise on
+// their own named barrier (1 + the walk's index in the block): the walks' local searches
+// end at different times, so a block-wide barrier would deadlock.
+#ifndef IG_WALKS
+#define IG_WALKS 1
+#endif
+#if IG_WALKS < 1 || IG_WALKS > 8
+#error "IG_WALKS must be in 1..=8"
+#endif
+#if IG_WALKS > 1 && !IG_GLOBAL_TABLES
+#error "IG_WALKS > 1 needs IG_GLOBAL_TABLES"
+#endif
+// With one walk per block these are the expressions the kernel always had (its PTX is
+// unchanged by IG_WALKS).
+#if IG_WALKS == 1
+#define IG_TID threadIdx.x
+#define IG_GROUP 0
+#else
+#define IG_TID ((int)threadIdx.x % IG_THREADS)
+#define IG_GROUP ((int)threadIdx.x / IG_THREADS)
+#endif
+
+// The barrier of this thread's walk.
+__device__ __forceinline__ void ig_sync()
+{
+#if IG_WALKS == 1
+    __syncthreads();
+#else
+    asm volatile("bar.sync %0, %1;" ::"r"(1 + IG_GROUP), "r"(IG_THREADS) : "memory");
+#endif
+}
+
 #define IG_MS (PFSP_M | 1)
 #define IG_FULL 0xffffffffu
 #define IG_POS_BITS 16
@@ -82,7 +117,7 @@ struct IgShared {
 // Heads of seq[0..L) into e (warp-wide).
 __device__ void ig_heads(const int* __restrict__ times, const int* seq, int L, ctime_t* e)
 {
-    const int lane = threadIdx.x & 31;
+    const int lane = IG_TID & 31;
     const int k0 = lane * IG_R;
     ctime_t own[IG_R];  // e of the previous job on this lane's machines
 #pragma unroll
@@ -112,7 +147,7 @@ __device__ void ig_heads(const int* __restrict__ times, const int* seq, int L, c
 // downwards.
 __device__ void ig_tails(const int* __restrict__ times, const int* seq, int L, ctime_t* q)
 {
-    const int lane = threadIdx.x & 31;
+    const int lane = IG_TID & 31;
     for (int k = lane; k < PFSP_M; k += 32) q[L * IG_MS + k] = 0;
     const int k0 = PFSP_M - 1 - lane * IG_R;
     ctime_t own[IG_R];  // q of the next job on this lane's machines
@@ -141,31 +176,31 @@ __device__ void ig_tails(const int* __restrict__ times, const int* seq, int L, c
 
 __device__ __forceinline__ u64 ig_block_min(u64 v, u64* scratch)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int lane = IG_TID & 31, warp = IG_TID >> 5;
     v = warp_min_u64(v);
-    __syncthreads();  // scratch may still be read by a previous reduction
+    ig_sync();  // scratch may still be read by a previous reduction
     if (lane == 0) scratch[warp] = v;
-    __syncthreads();
+    ig_sync();
     if (warp == 0) {
         v = lane < IG_THREADS / 32 ? scratch[lane] : PFSP_NO_KEY;
         v = warp_min_u64(v);
         if (lane == 0) scratch[32] = v;
     }
-    __syncthreads();
+    ig_sync();
     return scratch[32];
 }
 
 // Best position (first on ties) to insert `job` into seq[0..L), and the makespan there.
 __device__ u64 ig_best_insertion(const int* __restrict__ times, IgShared& s, int L, int job, u64* scratch)
 {
-    const int warp = threadIdx.x >> 5;
-    __syncthreads();  // seq is final
+    const int warp = IG_TID >> 5;
+    ig_sync();  // seq is final
     if (warp == 0) ig_heads(times, s.seq, L, s.e);
     if (warp == 1) ig_tails(times, s.seq, L, s.q);
-    __syncthreads();
+    ig_sync();
     u64 best = PFSP_NO_KEY;
     const int4* row = reinterpret_cast<const int4*>(times + job * PFSP_MP);
-    for (int pos = threadIdx.x; pos <= L; pos += IG_THREADS) {
+    for (int pos = IG_TID; pos <= L; pos += IG_THREADS) {
         ctime_t previous = 0, span = 0;
 #pragma unroll
         for (int c = 0; c < PFSP_MP / 4; ++c) {
@@ -189,21 +224,21 @@ __device__ u64 ig_best_insertion(const int* __restrict__ times, IgShared& s, int
 
 __device__ __forceinline__ void ig_insert(IgShared& s, int L, int pos, int job)
 {
-    __syncthreads();
-    for (int i = threadIdx.x; i < L; i += IG_THREADS) s.tmp[i] = s.seq[i];
-    __syncthreads();
-    for (int i = pos + 1 + threadIdx.x; i <= L; i += IG_THREADS) s.seq[i] = s.tmp[i - 1];
-    if (threadIdx.x == 0) s.seq[pos] = job;
-    __syncthreads();
+    ig_sync();
+    for (int i = IG_TID; i < L; i += IG_THREADS) s.tmp[i] = s.seq[i];
+    ig_sync();
+    for (int i = pos + 1 + IG_TID; i <= L; i += IG_THREADS) s.seq[i] = s.tmp[i - 1];
+    if (IG_TID == 0) s.seq[pos] = job;
+    ig_sync();
 }
 
 __device__ __forceinline__ void ig_remove(IgShared& s, int L, int pos)
 {
-    __syncthreads();
-    for (int i = threadIdx.x; i < L; i += IG_THREADS) s.tmp[i] = s.seq[i];
-    __syncthreads();
-    for (int i = pos + threadIdx.x; i < L - 1; i += IG_THREADS) s.seq[i] = s.tmp[i + 1];
-    __syncthreads();
+    ig_sync();
+    for (int i = IG_TID; i < L; i += IG_THREADS) s.tmp[i] = s.seq[i];
+    ig_sync();
+    for (int i = pos + IG_TID; i < L - 1; i += IG_THREADS) s.seq[i] = s.tmp[i + 1];
+    ig_sync();
 }
 
 struct IgRng {
@@ -219,8 +254,8 @@ __device__ i64 ig_local_search(const int* __restrict__ times, IgShared& s, i64 v
     bool improved = true;
     while (improved) {
         improved = false;
-        __syncthreads();
-        if (threadIdx.x == 0) {
+        ig_sync();
+        if (IG_TID == 0) {
             for (int i = PFSP_N - 1; i > 0; --i) {
                 const int j = (int)(rng.next() % (u64)(i + 1));
                 const int t = s.order[i];
@@ -229,14 +264,14 @@ __device__ i64 ig_local_search(const int* __restrict__ times, IgShared& s, i64 v
             }
         }
         rng.counter += PFSP_N - 1;  // the other threads' copies follow thread 0's
-        if (threadIdx.x == 0) rng.counter -= PFSP_N - 1;
-        __syncthreads();
+        if (IG_TID == 0) rng.counter -= PFSP_N - 1;
+        ig_sync();
         for (int o = 0; o < PFSP_N; ++o) {
             const int job = s.order[o];
-            for (int i = threadIdx.x; i < PFSP_N; i += IG_THREADS) {
+            for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) {
                 if (s.seq[i] == job) *found = i;
             }
-            __syncthreads();
+            ig_sync();
             const int from = *found;
             ig_remove(s, PFSP_N, from);
             const u64 key = ig_best_insertion(times, s, PFSP_N - 1, job, scratch);
@@ -257,32 +292,46 @@ __device__ i64 ig_local_search(const int* __restrict__ times, IgShared& s, i64 v
 // cur/best: walks x n sequences; cur_value < 0 marks a walk whose start has not been improved
 // by local search yet (the host's NEH, or a restart). evaluated: insertion positions per walk.
 // tables: every walk's heads and tails with IG_GLOBAL_TABLES, else unused.
-extern "C" __global__ void __launch_bounds__(IG_THREADS)
+extern "C" __global__ void __launch_bounds__(IG_THREADS * IG_WALKS)
 pfsp_ig_block(const int* __restrict__ times_in, u64 seed, int iterations, int destruction, double temperature,
               int* __restrict__ cur_seqs, i64* __restrict__ cur_values, int* __restrict__ best_seqs,
               i64* __restrict__ best_values, u64* __restrict__ rng_counters, u64* __restrict__ evaluated_out,
               ctime_t* tables)
 {
     extern __shared__ __align__(16) unsigned char ig_smem[];
+#if IG_WALKS == 1
     __shared__ u64 scratch[33];
     __shared__ int found;
     __shared__ int removed[64];
     __shared__ int draw;
+#define IG_WALK blockIdx.x
+#else
+    __shared__ u64 scratch_of[IG_WALKS][33];
+    __shared__ int found_of[IG_WALKS];
+    __shared__ int removed_of[IG_WALKS][64];
+    __shared__ int draw_of[IG_WALKS];
+    u64* scratch = scratch_of[IG_GROUP];
+    int& found = found_of[IG_GROUP];
+    int* removed = removed_of[IG_GROUP];
+    int& draw = draw_of[IG_GROUP];
+#define IG_WALK (blockIdx.x * IG_WALKS + IG_GROUP)
+#endif
     IgShared s;
     const int* times = times_in;
 #if IG_GLOBAL_TABLES
-    s.e = tables + (size_t)blockIdx.x * 2 * (PFSP_N + 1) * IG_MS;
+    s.e = tables + (size_t)IG_WALK * 2 * (PFSP_N + 1) * IG_MS;
     s.q = s.e + (PFSP_N + 1) * IG_MS;
 #if IG_SHARED_TIMES
     {
         int4* staged = reinterpret_cast<int4*>(ig_smem);
         const int4* from = reinterpret_cast<const int4*>(times_in);
-        for (int i = threadIdx.x; i < PFSP_N * PFSP_MP / 4; i += IG_THREADS) staged[i] = __ldg(from + i);
+        for (int i = threadIdx.x; i < PFSP_N * PFSP_MP / 4; i += IG_THREADS * IG_WALKS)
+            staged[i] = __ldg(from + i);
         times = reinterpret_cast<const int*>(staged);
     }
-    s.seq = reinterpret_cast<int*>(ig_smem) + PFSP_N * PFSP_MP;
+    s.seq = reinterpret_cast<int*>(ig_smem) + PFSP_N * PFSP_MP + IG_GROUP * 4 * PFSP_N;
 #else
-    s.seq = reinterpret_cast<int*>(ig_smem);
+    s.seq = reinterpret_cast<int*>(ig_smem) + IG_GROUP * 4 * PFSP_N;
 #endif
 #else
     s.e = reinterpret_cast<ctime_t*>(ig_smem);
@@ -292,44 +341,44 @@ pfsp_ig_block(const int* __restrict__ times_in, u64 seed, int iterations, int de
     s.tmp = s.seq + PFSP_N;
     s.cur = s.tmp + PFSP_N;
     s.order = s.cur + PFSP_N;
-    const int walk = blockIdx.x;
+    const int walk = IG_WALK;
     int* my_cur = cur_seqs + (size_t)walk * PFSP_N;
     int* my_best = best_seqs + (size_t)walk * PFSP_N;
     IgRng rng{seed, (u64)walk, rng_counters[walk]};
     u64 evaluated = 0;
-    for (int i = threadIdx.x; i < PFSP_N; i += IG_THREADS) {
+    for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) {
         s.cur[i] = my_cur[i];
         s.seq[i] = my_cur[i];
         s.order[i] = i;
     }
     i64 cur_value = cur_values[walk];
     i64 best_value = best_values[walk];
-    __syncthreads();
+    __syncthreads();  // block-wide: the staged times are every walk's
     if (cur_value < 0) {
-        if (threadIdx.x < 32) ig_heads(times, s.seq, PFSP_N, s.e);
-        __syncthreads();
+        if (IG_TID < 32) ig_heads(times, s.seq, PFSP_N, s.e);
+        ig_sync();
         const i64 start = (i64)s.e[(PFSP_N - 1) * IG_MS + PFSP_M - 1];
         cur_value = ig_local_search(times, s, start, rng, scratch, &found, evaluated);
-        for (int i = threadIdx.x; i < PFSP_N; i += IG_THREADS) s.cur[i] = s.seq[i];
+        for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) s.cur[i] = s.seq[i];
         if (cur_value < best_value) {
             best_value = cur_value;
-            for (int i = threadIdx.x; i < PFSP_N; i += IG_THREADS) my_best[i] = s.seq[i];
+            for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) my_best[i] = s.seq[i];
         }
     }
     const int d = min(destruction, 64);
     for (int it = 0; it < iterations; ++it) {
-        __syncthreads();
-        for (int i = threadIdx.x; i < PFSP_N; i += IG_THREADS) s.seq[i] = s.cur[i];
+        ig_sync();
+        for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) s.seq[i] = s.cur[i];
         // Destruction: d positions drawn one after the other from the shrinking sequence.
         for (int r = 0; r < d; ++r) {
-            __syncthreads();
-            if (threadIdx.x == 0) {
+            ig_sync();
+            if (IG_TID == 0) {
                 draw = (int)(rng.next() % (u64)(PFSP_N - r));
                 removed[r] = s.seq[draw];
             } else {
                 rng.counter++;
             }
-            __syncthreads();
+            ig_sync();
             ig_remove(s, PFSP_N - r, draw);
         }
         // Construction: each removed job at its best position.
@@ -349,18 +398,18 @@ pfsp_ig_block(const int* __restrict__ times_in, u64 seed, int iterations, int de
             accept = temperature > 0.0 && u < exp(-(double)(value - cur_value) / temperature);
         }
         if (accept) {
-            __syncthreads();
-            for (int i = threadIdx.x; i < PFSP_N; i += IG_THREADS) s.cur[i] = s.seq[i];
+            ig_sync();
+            for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) s.cur[i] = s.seq[i];
             cur_value = value;
             if (value < best_value) {
                 best_value = value;
-                for (int i = threadIdx.x; i < PFSP_N; i += IG_THREADS) my_best[i] = s.seq[i];
+                for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) my_best[i] = s.seq[i];
             }
         }
     }
-    __syncthreads();
-    for (int i = threadIdx.x; i < PFSP_N; i += IG_THREADS) my_cur[i] = s.cur[i];
-    if (threadIdx.x == 0) {
+    ig_sync();
+    for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) my_cur[i] = s.cur[i];
+    if (IG_TID == 0) {
         cur_values[walk] = cur_value;
         best_values[walk] = best_value;
         rng_counters[walk] = rng.counter;

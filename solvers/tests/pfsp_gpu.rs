@@ -266,6 +266,54 @@ fn ig_block_global_tables_take_the_shared_tables_moves() {
     }
 }
 
+/// Several walks per block (`walks_per_block`, tables in global memory) take the moves the same
+/// walks take one per block: each walk draws from its own stream and synchronises only with
+/// its own threads, so the grouping changes no walk. 800 x 60 covers the staged times (2 walks
+/// per block) and times left in global memory (4); every answer is re-scored.
+#[test]
+fn ig_block_walks_per_block_take_one_walk_per_blocks_moves() {
+    let Some(gpu) = gpu_or_skip("ig_block_walks_per_block_take_one_walk_per_blocks_moves") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    for (n, m, iterations) in [(30, 20, 20), (40, 45, 20), (25, 100, 10), (800, 60, 1)] {
+        let inst = pfsp::generate(n, m, 7);
+        let mut outcomes = Vec::new();
+        for w in [1, 2, 4] {
+            let params = GpuParams {
+                blocks: 8,
+                tables: pfsp_gpu::IgwTables::Global,
+                restart_stall: 1_000_000,
+                walks_per_block: w,
+                ..GpuParams::new(GpuAlgorithm::IgBlock)
+            };
+            let run = pfsp_gpu::solve(
+                &gpu,
+                &cache,
+                &inst,
+                &params,
+                &RunOptions {
+                    seed: 9,
+                    budget: Budget::iterations(iterations),
+                    ..Default::default()
+                },
+            )
+            .unwrap_or_else(|e| panic!("{n}x{m}, {w} walks per block: {e}"));
+            let p = &run.outcome.solution;
+            permutation::check(p, n).unwrap();
+            assert_eq!(
+                inst.makespan(p),
+                run.outcome.objective,
+                "{n}x{m}, {w} walks"
+            );
+            outcomes.push((run.outcome.objective, p.clone(), run.outcome.evaluations));
+        }
+        assert_eq!(outcomes[0], outcomes[1], "{n}x{m}: 1 vs 2 walks per block");
+        assert_eq!(outcomes[0], outcomes[2], "{n}x{m}: 1 vs 4 walks per block");
+        println!("{n}x{m}: {} with 1, 2 and 4 walks per block", outcomes[0].0);
+    }
+}
+
 /// Restarts with path relinking (`relink`) every launch: every walk's best (read back as an
 /// island's) is a permutation whose CPU makespan is the value the GPU holds, including those
 /// the host wrote where a relinked sequence beat a walk's best, and so is the result.

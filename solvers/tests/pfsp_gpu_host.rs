@@ -473,6 +473,86 @@ fn solve_flags_turn_relinking_on_and_name_themselves_in_errors() {
     );
 }
 
+/// Several ig-block walks per block: only where the tables live in global memory, a bounded
+/// count that divides the walks and keeps the block within 1024 threads; the staged times stay
+/// in shared memory only while every walk's sequences fit beside them.
+#[test]
+fn ig_block_walks_per_block_are_checked_and_change_the_variant() {
+    let device = h100();
+    let big = pfsp::generate(800, 60, 1);
+    let small = pfsp::generate(50, 20, 1);
+    let with = |w: u32| GpuParams {
+        walks_per_block: w,
+        ..GpuParams::new(GpuAlgorithm::IgBlock)
+    };
+    // The default is one walk per block, and its variant is the one it always was.
+    assert_eq!(GpuParams::new(GpuAlgorithm::IgBlock).walks_per_block, 1);
+    let v = with(1).variant_for(&big, Arch::SM90, OPTIN);
+    assert!(!v.defines.contains_key("IG_WALKS"));
+    for w in [2, 4, 8] {
+        with(w)
+            .check(&big, &device)
+            .unwrap_or_else(|e| panic!("{w} walks per block at 800 x 60: {e}"));
+        let v = with(w).variant_for(&big, Arch::SM90, OPTIN);
+        assert_eq!(v.defines["IG_WALKS"], w.to_string());
+        assert_eq!(v.defines["IG_GLOBAL_TABLES"], "1");
+    }
+    // 800 x 60: the times (204,800 B) and two walks' sequences and static parts (2 x 13,824 B)
+    // fill the H100's 232,448 B exactly; a third walk moves the times out of shared memory.
+    assert_eq!(
+        pfsp_gpu::IgLayout::of(&with(2), &big, OPTIN),
+        pfsp_gpu::IgLayout::GlobalTables { shared_times: true }
+    );
+    assert_eq!(
+        pfsp_gpu::IgLayout::of(&with(3), &big, OPTIN),
+        pfsp_gpu::IgLayout::GlobalTables {
+            shared_times: false
+        }
+    );
+    let err = |p: GpuParams, inst: &Instance| p.check(inst, &device).unwrap_err();
+    assert!(err(with(0), &big).contains("walks per block must be in 1..=8"));
+    assert!(err(with(9), &big).contains("walks per block must be in 1..=8"));
+    // Shared tables have nothing to share.
+    let e = err(with(2), &small);
+    assert!(e.contains("--layout global"), "{e}");
+    let global = GpuParams {
+        tables: pfsp_gpu::IgwTables::Global,
+        ..with(2)
+    };
+    global.check(&small, &device).unwrap();
+    // Every walk's four sequences must fit: 8 walks of 2000 jobs need 264,192 bytes.
+    let long = pfsp::generate(2000, 5, 1);
+    let e = err(
+        GpuParams {
+            tables: pfsp_gpu::IgwTables::Global,
+            ..with(8)
+        },
+        &long,
+    );
+    assert!(e.contains("264192 bytes"), "{e}");
+    let e = err(
+        GpuParams {
+            blocks: 6,
+            ..with(4)
+        },
+        &big,
+    );
+    assert!(e.contains("multiple of the walks per block"), "{e}");
+    let e = err(
+        GpuParams {
+            threads_per_block: 512,
+            ..with(4)
+        },
+        &big,
+    );
+    assert!(e.contains("2048 threads per block"), "{e}");
+    // Bundles written before the field existed run one walk per block.
+    let mut json = serde_json::to_value(with(1)).unwrap();
+    json.as_object_mut().unwrap().remove("walks_per_block");
+    let old: GpuParams = serde_json::from_value(json).unwrap();
+    assert_eq!(old.walks_per_block, 1);
+}
+
 /// ig-block compiles with its tables in either place and with 1 to 4 machines per lane of the
 /// wavefront (NVRTC only; skipped without it unless MATS_REQUIRE_NVRTC=1).
 #[test]
@@ -484,6 +564,22 @@ fn ig_block_compiles_for_each_table_place_and_machine_count() {
         );
         println!("skipped: NVRTC not available");
         return;
+    }
+    // Several walks per block (named barriers), with the times staged (2) and not (4).
+    let big = pfsp::generate(800, 60, 1);
+    for w in [2, 4] {
+        let params = GpuParams {
+            walks_per_block: w,
+            ..GpuParams::new(GpuAlgorithm::IgBlock)
+        };
+        let variant = params.variant_for(&big, Arch::SM90, OPTIN);
+        let compiled = kernels::nvrtc::compile(&variant)
+            .unwrap_or_else(|e| panic!("800x60, {w} walks per block: {e}"));
+        let r = compiled.resources_of("pfsp_ig_block").expect("resources");
+        println!(
+            "800x60, {w} walks per block: {} registers, {} B spilled",
+            r.registers, r.spill_store_bytes
+        );
     }
     for (n, m) in [(50, 20), (40, 45), (800, 60), (30, 100), (20, 128)] {
         let inst = pfsp::generate(n, m, 1);

@@ -557,6 +557,12 @@ pub struct SolveArgs {
     /// (default 8).
     #[arg(long, value_name = "E")]
     pub elite: Option<usize>,
+    /// GPU pfsp ig-block with its tables in global memory (e.g. 800 x 60): walks per block,
+    /// sharing one staged copy of the processing times (1..=8, default 1). Experimental: not
+    /// yet measured on a GPU. `--json`'s `gpu.threads_per_block` (and `gpu.solutions` where
+    /// --solutions is unset) then count the block, `gpu.layout` says the walks per block.
+    #[arg(long, value_name = "W")]
+    pub walks_per_block: Option<u32>,
     /// GPU rots-block: race restart configurations across the blocks during the run (the
     /// configured one and five neighbours; blocks move to the arm whose bests improve most).
     #[arg(long)]

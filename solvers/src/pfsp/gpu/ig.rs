@@ -66,8 +66,12 @@ impl IgLayout {
         if shared_tables {
             IgLayout::SharedTables
         } else {
+            // Every walk of a block keeps its four sequences and static part beside the one
+            // staged copy of the times.
+            let walks = params.walks_per_block.max(1) as usize;
             IgLayout::GlobalTables {
-                shared_times: times_bytes(n, m) + 16 * n + IG_STATIC_SHARED <= optin_shared,
+                shared_times: times_bytes(n, m) + walks * (16 * n + IG_STATIC_SHARED)
+                    <= optin_shared,
             }
         }
     }
@@ -76,10 +80,11 @@ impl IgLayout {
         self == IgLayout::SharedTables
     }
 
-    /// Dynamic shared memory of one block.
-    fn dynamic_shared_bytes(self, inst: &Instance) -> usize {
+    /// Dynamic shared memory of one block of `walks` walks (more than one only with global
+    /// tables): each walk's four sequences, and the tables or the times the block holds.
+    fn dynamic_shared_bytes(self, inst: &Instance, walks: usize) -> usize {
         let (n, m, narrow) = (inst.jobs, inst.machines, completion_fits_i32(inst));
-        16 * n
+        16 * n * walks
             + match self {
                 IgLayout::SharedTables => ig_table_bytes(n, m, narrow),
                 IgLayout::GlobalTables { shared_times: true } => times_bytes(n, m),
@@ -115,23 +120,26 @@ pub(super) fn kernels(
     params: &GpuParams,
     layout: IgLayout,
 ) -> Result<(Kernel, Option<Kernel>, Launch), KernelError> {
-    let t = params.threads_per_block;
+    // `walks_per_block` walks of t threads each share a block (`check` allows more than one
+    // only with global tables); the launch counts blocks, the driver walks.
+    let per_block = params.walks_per_block.max(1);
+    let t = params.threads_per_block * per_block;
     let kernel = module.function("pfsp_ig_block")?;
     let in_shared = layout.tables_in_shared();
-    let shared = layout.dynamic_shared_bytes(inst);
+    let shared = layout.dynamic_shared_bytes(inst, per_block as usize);
     kernel.allow_shared_bytes(shared)?;
     let resident = kernel.blocks_per_sm(t, shared as u32)?.max(1) * gpu.info.sm_count.max(1);
-    let walks = match params.blocks {
+    let blocks = match params.blocks {
         // As many walks as the GPU holds at once: more would only queue.
         0 if in_shared => resident,
-        // One walk per SM: at 800 x 60 the tables of 132 walks (52 MB) about fill an H100's
-        // L2; more walks would spill them to DRAM, whose latency every wavefront step waits on.
+        // One block per SM: at 800 x 60 the tables of 132 walks (52 MB) about fill an H100's
+        // L2; more blocks would spill them to DRAM, whose latency every wavefront step waits on.
         0 => gpu.info.sm_count.max(1).min(resident),
-        blocks => blocks,
+        walks => walks / per_block,
     };
     let launch = Launch {
         shared_bytes: shared as u32,
-        ..Launch::linear(walks, t)
+        ..Launch::linear(blocks, t)
     };
     kernel.check_launch(&launch)?;
     Ok((kernel, None, launch))
@@ -146,7 +154,7 @@ pub(super) fn run(
     let inst = &prepared.inst;
     let params = &prepared.params;
     let (n, m) = (inst.jobs, inst.machines);
-    let walks = prepared.launch.grid.0 as usize;
+    let walks = (prepared.launch.grid.0 * prepared.params.walks_per_block.max(1)) as usize;
     let stream = gpu.stream().clone();
     let start = neh(inst);
     let start_value = inst.makespan(&start);

@@ -165,6 +165,20 @@ pub struct GpuParams {
     /// move to the arm whose walks' bests improved most. Off by default.
     #[serde(default)]
     pub adapt: bool,
+    /// ig-block with its tables in global memory: walks per block, sharing one staged copy of
+    /// the processing times (1..=[`IG_MAX_WALKS_PER_BLOCK`], default 1; `--walks-per-block`).
+    /// At 800 x 60 one walk per block leaves 2 warps on an SM (docs/pfsp-gpu.md, Nsight
+    /// Compute); more walks per block fill the schedulers at the same shared memory. **Not yet
+    /// run on a GPU**: off by default and not a dimension of the shipped spaces until it is.
+    #[serde(default = "one_walk")]
+    pub walks_per_block: u32,
+}
+
+/// The most ig-block walks in one block (each synchronises on its own named barrier, 1..=8).
+pub const IG_MAX_WALKS_PER_BLOCK: u32 = 8;
+
+fn one_walk() -> u32 {
+    1
 }
 
 /// The elite pool's size where nothing sets it.
@@ -200,6 +214,7 @@ impl GpuParams {
             relink: algorithm == GpuAlgorithm::IgBlock,
             elite: DEFAULT_ELITE,
             adapt: false,
+            walks_per_block: 1,
         }
         .with_defaults()
     }
@@ -300,8 +315,44 @@ impl GpuParams {
                         self.temperature
                     ));
                 }
+                let w = self.walks_per_block;
+                if !(1..=IG_MAX_WALKS_PER_BLOCK).contains(&w) {
+                    return Err(format!(
+                        "walks per block must be in 1..={IG_MAX_WALKS_PER_BLOCK}, got {w}"
+                    ));
+                }
+                if w > 1 && self.blocks % w != 0 {
+                    return Err(format!(
+                        "ig-block walks ({}) must be a multiple of the walks per block ({w})",
+                        self.blocks
+                    ));
+                }
+                if w * t > IG_MAX_THREADS {
+                    return Err(format!(
+                        "{w} walks per block of {t} threads each make {} threads per block; \
+                         at most {IG_MAX_THREADS}",
+                        w * t
+                    ));
+                }
                 let shared = ig_shared_bytes(n, m, completion_fits_i32(inst));
                 let optin = device.max_shared_bytes_per_block_optin as usize;
+                if w > 1 && IgLayout::of(self, inst, optin).tables_in_shared() {
+                    return Err(format!(
+                        "walks per block {w} share the staged times of walks whose tables live \
+                         in global memory; {n} jobs x {m} machines keep them in shared memory \
+                         (use --layout global, or 1 walk per block)"
+                    ));
+                }
+                // Each walk keeps four sequences and its static part in shared memory.
+                let sequences = w as usize * (16 * n + 1024);
+                if w > 1 && sequences > optin {
+                    return Err(format!(
+                        "{w} walks per block of {n} jobs need {sequences} bytes of shared \
+                         memory for their sequences, but {} offers {optin}; use fewer walks per \
+                         block",
+                        device.name
+                    ));
+                }
                 if IgLayout::of(self, inst, optin).tables_in_shared() && shared > optin {
                     return Err(format!(
                         "ig-block with tables shared: {n} jobs x {m} machines need {shared} \
@@ -338,6 +389,9 @@ impl GpuParams {
                 v = v.define("IG_GLOBAL_TABLES", 1);
                 if shared_times {
                     v = v.define("IG_SHARED_TIMES", 1);
+                }
+                if self.walks_per_block > 1 {
+                    v = v.define("IG_WALKS", self.walks_per_block);
                 }
             }
         }
@@ -383,6 +437,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--adapt", &["adapt"], IG),
         flag("--launch-iterations", &["launch_iterations"], IG),
         flag("--layout", &["tables"], IG),
+        flag("--walks-per-block", &["walks_per_block"], &["ig-block"]),
     ];
     const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "ig-block")];
 
@@ -457,6 +512,9 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if let Some(t) = point.text("tables") {
             params.tables = IgwTables::from_name(&t)?;
         }
+        if let Some(w) = point.count("walks_per_block")? {
+            params.walks_per_block = w;
+        }
         if params.algorithm == GpuAlgorithm::IgWarp && params.destruction_max < params.destruction {
             params.destruction_max = params.destruction;
         }
@@ -517,7 +575,10 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             attributes: run.attributes,
             launch: run.launch,
             entry: self.kernel.entry().to_string(),
-            layout: self.ig_layout.map(|l| l.name().to_string()),
+            layout: self.ig_layout.map(|l| match self.params.walks_per_block {
+                0 | 1 => l.name().to_string(),
+                w => format!("{}, {w} walks per block", l.name()),
+            }),
             blocks_per_sm: None,
             adaptation: run.adaptation,
         })

@@ -366,6 +366,10 @@ fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
         ),
         ("--elite", count(args.elite)),
         (
+            "--walks-per-block",
+            int(args.walks_per_block.map(i64::from)),
+        ),
+        (
             "--launch-iterations",
             int(args.launch_iterations.map(i64::from)),
         ),
