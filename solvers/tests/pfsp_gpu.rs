@@ -55,6 +55,35 @@ fn instances() -> Vec<Instance> {
     ]
 }
 
+/// One seeded ig-block run under an iteration budget, its answer checked as a permutation and
+/// re-scored on the CPU; (makespan, sequence, evaluations), for runs that must agree.
+fn ig_block_rescored(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    inst: &Instance,
+    params: &GpuParams,
+    seed: u64,
+    iterations: u64,
+    what: &str,
+) -> (i64, Vec<usize>, u64) {
+    let run = pfsp_gpu::solve(
+        gpu,
+        cache,
+        inst,
+        params,
+        &RunOptions {
+            seed,
+            budget: Budget::iterations(iterations),
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let p = &run.outcome.solution;
+    permutation::check(p, inst.jobs).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(inst.makespan(p), run.outcome.objective, "{what}");
+    (run.outcome.objective, p.clone(), run.outcome.evaluations)
+}
+
 #[test]
 fn tabu_variants_take_the_cpu_moves() {
     let Some(gpu) = gpu_or_skip("tabu_variants_take_the_cpu_moves") else {
@@ -238,28 +267,10 @@ fn ig_block_global_tables_take_the_shared_tables_moves() {
                 restart_stall: 1_000_000,
                 ..GpuParams::new(GpuAlgorithm::IgBlock)
             };
-            let run = pfsp_gpu::solve(
-                &gpu,
-                &cache,
-                &inst,
-                &params,
-                &RunOptions {
-                    seed: 9,
-                    budget: Budget::iterations(20),
-                    ..Default::default()
-                },
-            )
-            .unwrap_or_else(|e| panic!("{n}x{m} {}: {e}", tables.name()));
-            let p = &run.outcome.solution;
-            permutation::check(p, n).unwrap();
-            assert_eq!(
-                inst.makespan(p),
-                run.outcome.objective,
-                "{n}x{m} {}",
-                tables.name()
-            );
-            assert!(run.outcome.objective <= neh, "{n}x{m}: worse than NEH");
-            outcomes.push((run.outcome.objective, p.clone(), run.outcome.evaluations));
+            let what = format!("{n}x{m} {}", tables.name());
+            let outcome = ig_block_rescored(&gpu, &cache, &inst, &params, 9, 20, &what);
+            assert!(outcome.0 <= neh, "{n}x{m}: worse than NEH");
+            outcomes.push(outcome);
         }
         assert_eq!(outcomes[0], outcomes[1], "{n}x{m}: shared vs global tables");
         println!("{n}x{m}: {} (NEH {neh}) with either tables", outcomes[0].0);
@@ -287,26 +298,10 @@ fn ig_block_walks_per_block_take_one_walk_per_blocks_moves() {
                 walks_per_block: w,
                 ..GpuParams::new(GpuAlgorithm::IgBlock)
             };
-            let run = pfsp_gpu::solve(
-                &gpu,
-                &cache,
-                &inst,
-                &params,
-                &RunOptions {
-                    seed: 9,
-                    budget: Budget::iterations(iterations),
-                    ..Default::default()
-                },
-            )
-            .unwrap_or_else(|e| panic!("{n}x{m}, {w} walks per block: {e}"));
-            let p = &run.outcome.solution;
-            permutation::check(p, n).unwrap();
-            assert_eq!(
-                inst.makespan(p),
-                run.outcome.objective,
-                "{n}x{m}, {w} walks"
-            );
-            outcomes.push((run.outcome.objective, p.clone(), run.outcome.evaluations));
+            let what = format!("{n}x{m}, {w} walks per block");
+            outcomes.push(ig_block_rescored(
+                &gpu, &cache, &inst, &params, 9, iterations, &what,
+            ));
         }
         assert_eq!(outcomes[0], outcomes[1], "{n}x{m}: 1 vs 2 walks per block");
         assert_eq!(outcomes[0], outcomes[2], "{n}x{m}: 1 vs 4 walks per block");
