@@ -14,7 +14,8 @@
 # (scripts/pfsp-instance.sh), with the gap to its bks.csv; qap names are DATA/qaplib/instances/
 # NAME.dat, with mats' own gap. GPUS lists the ordinals to use (default: every GPU nvidia-smi
 # lists). Writes OUT/sweep.csv (one row per run, in the order they end) and OUT/json/, and prints
-# the mean gap per label and family at the end.
+# per label the mean gap over its runs with an answer and their sd (instances pooled: compare
+# labels over the same instances and seeds).
 set -euo pipefail
 : "${MATS:?MATS must name the mats binary}" "${DATA:?DATA must name the shared data folder}"
 jobs_file=${1:?usage: scripts/gpu-sweep.sh JOBS}

@@ -39,7 +39,13 @@ pub fn ig_table_bytes(n: usize, m: usize, narrow: bool) -> usize {
 /// Shared memory of `pfsp_ig_block` with its tables in shared memory: the tables, four
 /// sequences of n ints and the static part.
 pub fn ig_shared_bytes(n: usize, m: usize, narrow: bool) -> usize {
-    ig_table_bytes(n, m, narrow) + 16 * n + IG_STATIC_SHARED
+    ig_table_bytes(n, m, narrow) + walk_shared_bytes(n)
+}
+
+/// Shared memory every walk of a block keeps whatever the layout: its four sequences of n ints
+/// and its static part.
+pub(super) fn walk_shared_bytes(n: usize) -> usize {
+    16 * n + IG_STATIC_SHARED
 }
 
 /// Where an ig-block walk keeps its heads and tails, and with them its processing times.
@@ -70,8 +76,7 @@ impl IgLayout {
             // staged copy of the times.
             let walks = params.walks_per_block.max(1) as usize;
             IgLayout::GlobalTables {
-                shared_times: times_bytes(n, m) + walks * (16 * n + IG_STATIC_SHARED)
-                    <= optin_shared,
+                shared_times: times_bytes(n, m) + walks * walk_shared_bytes(n) <= optin_shared,
             }
         }
     }

@@ -336,15 +336,15 @@ impl GpuParams {
                 }
                 let shared = ig_shared_bytes(n, m, completion_fits_i32(inst));
                 let optin = device.max_shared_bytes_per_block_optin as usize;
-                if w > 1 && IgLayout::of(self, inst, optin).tables_in_shared() {
+                let tables_in_shared = IgLayout::of(self, inst, optin).tables_in_shared();
+                if w > 1 && tables_in_shared {
                     return Err(format!(
                         "walks per block {w} share the staged times of walks whose tables live \
                          in global memory; {n} jobs x {m} machines keep them in shared memory \
                          (use --layout global, or 1 walk per block)"
                     ));
                 }
-                // Each walk keeps four sequences and its static part in shared memory.
-                let sequences = w as usize * (16 * n + 1024);
+                let sequences = w as usize * ig::walk_shared_bytes(n);
                 if w > 1 && sequences > optin {
                     return Err(format!(
                         "{w} walks per block of {n} jobs need {sequences} bytes of shared \
@@ -353,7 +353,7 @@ impl GpuParams {
                         device.name
                     ));
                 }
-                if IgLayout::of(self, inst, optin).tables_in_shared() && shared > optin {
+                if tables_in_shared && shared > optin {
                     return Err(format!(
                         "ig-block with tables shared: {n} jobs x {m} machines need {shared} \
                          bytes of shared memory per block, but {} offers {optin}; use tables \

@@ -171,8 +171,9 @@ pub struct GpuParams {
     #[serde(default)]
     pub adapt: bool,
     /// `rots-block`: at most this many iterations per launch, as a factor of n (0 = no cap:
-    /// launches then last ~0.1 s under a time limit, [`DEFAULT_LAUNCH_ITERATIONS`] n without one). The restart test runs between launches, so this sets
-    /// how long a block may stagnate (`restart_stall` launches) in iterations rather than time.
+    /// launches then last ~0.1 s under a time limit, [`DEFAULT_LAUNCH_ITERATIONS`] n without
+    /// one). The restart test runs between launches, so this sets how long a block may
+    /// stagnate (`restart_stall` launches) in iterations rather than time.
     pub launch_iterations: u32,
     /// `rots-block`: use `qap_rots_block_fast` (all per-block state in shared memory) where it
     /// fits; `false` forces the kernel that keeps the tabu matrix and the matrices in global
@@ -681,12 +682,12 @@ impl GpuParams {
 
 /// rots-block's restart stall where the restarts perturb a block's own best.
 pub const DEFAULT_RESTART_STALL: u32 = 5;
+/// rots-block's restart stall where the restarts recombine two blocks' bests (crossover).
+pub const CROSSOVER_RESTART_STALL: u32 = 3;
 
 /// rots-block's launch length in iterations per n: the default cap, and the length of every
 /// launch of a run without a time limit where the cap is 0 (so that it is never clocked).
 pub const DEFAULT_LAUNCH_ITERATIONS: u64 = 10;
-/// rots-block's restart stall where the restarts recombine two blocks' bests (crossover).
-pub const CROSSOVER_RESTART_STALL: u32 = 3;
 
 fn crossover_off() -> Option<bool> {
     Some(false)
