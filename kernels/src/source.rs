@@ -42,6 +42,11 @@ const QAP_HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../qap/commo
 const QAP_DEFINES: &[(&str, &str)] = &[("QAP_N", "50")];
 /// The header shared by the flowshop kernels.
 const PFSP_HEADERS: &[(&str, &str)] = &[("common.cuh", include_str!("../pfsp/common.cuh"))];
+/// The iterated-greedy kernels also share their best insertion (`ig-common.cuh`).
+const PFSP_IG_HEADERS: &[(&str, &str)] = &[
+    ("common.cuh", include_str!("../pfsp/common.cuh")),
+    ("ig-common.cuh", include_str!("../pfsp/ig-common.cuh")),
+];
 /// The flowshop kernels are specialised to jobs x machines (Taillard's 100 x 20 as the example)
 /// and to the width of completion times.
 const PFSP_DEFINES: &[(&str, &str)] = &[("PFSP_N", "100"), ("PFSP_M", "20"), ("PFSP_WIDE", "0")];
@@ -213,7 +218,16 @@ static SOURCES: &[KernelSource] = &[
         ["pfsp_ig_block"],
         relocatable = false,
         test_only = false,
-        headers = PFSP_HEADERS,
+        headers = PFSP_IG_HEADERS,
+        defines = PFSP_IG_DEFINES
+    ),
+    source!(
+        "pfsp/ig-grid",
+        "pfsp/ig-grid.cu",
+        ["pfsp_ig_grid_moves"],
+        relocatable = false,
+        test_only = false,
+        headers = PFSP_IG_HEADERS,
         defines = PFSP_IG_DEFINES
     ),
     source!(

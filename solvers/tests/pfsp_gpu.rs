@@ -658,3 +658,52 @@ fn ig_warp_configurations_on_ta081() {
         );
     }
 }
+
+/// ig-grid's walks take exactly the CPU reference's moves (`solvers::pfsp::ig_grid` with the
+/// CPU neighbourhood): a seeded run returns the same sequence, makespan, iterations and
+/// evaluations, with its tables in shared memory (the small instances, int64 times included)
+/// and in global memory (300 x 60), and the answer is re-scored.
+#[test]
+fn ig_grid_takes_the_cpu_references_moves() {
+    use solvers::pfsp::ig_grid::{self, CpuNeighbourhood, GridParams};
+    let Some(gpu) = gpu_or_skip("ig_grid_takes_the_cpu_references_moves") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+    let mut cases: Vec<(Instance, u64)> = instances().into_iter().map(|i| (i, 15)).collect();
+    cases.push((pfsp::generate(300, 60, 4), 2));
+    let mut layouts = std::collections::BTreeSet::new();
+    for (inst, iterations) in cases {
+        let walks = 3;
+        let params = GpuParams {
+            blocks: walks,
+            destruction: 4.min(inst.jobs - 1),
+            ..GpuParams::new(GpuAlgorithm::IgGrid)
+        };
+        let tables = pfsp_gpu::GridTables::of(&inst, optin);
+        layouts.insert(tables.name());
+        let what = format!("ig-grid {} ({})", inst.name, tables.name());
+        let (objective, sequence, evaluations) =
+            ig_block_rescored(&gpu, &cache, &inst, &params, 7, iterations, &what);
+        let grid = GridParams {
+            walks: walks as usize,
+            destruction: params.destruction,
+            temperature: params.temperature,
+        };
+        let options = RunOptions {
+            seed: 7,
+            budget: Budget::iterations(iterations),
+            ..Default::default()
+        };
+        let (cpu, _) =
+            ig_grid::run(&inst, &grid, &options, &mut CpuNeighbourhood::new(&inst)).unwrap();
+        assert_eq!(
+            (objective, &sequence, evaluations),
+            (cpu.objective, &cpu.solution, cpu.evaluations),
+            "{what}: GPU against the CPU reference"
+        );
+        println!("{what}: {objective}, the CPU reference's");
+    }
+    assert_eq!(layouts.len(), 2, "both layouts ran: {layouts:?}");
+}

@@ -377,18 +377,44 @@ fn ig_warp_points_of_the_space_become_parameters() {
     assert!(GpuParams::from_point(&bad).unwrap_err().contains("tables"));
 }
 
+/// `mats solve` runs ig-block where its walk's tables fit in shared memory and ig-grid where
+/// they do not (800 x 60), unless the variant is named or a flag given applies only to
+/// ig-block; `--algo ig-block` still runs ig-block there, with global tables.
 #[test]
-fn solve_runs_ig_block_with_global_tables_where_shared_memory_is_too_small() {
+fn solve_runs_ig_grid_where_ig_blocks_tables_do_not_fit_shared_memory() {
     use solvers::family::{Family, Instance as AnyInstance};
     use solvers::gpu::solve_flags::{FlagValue, GivenFlag, SolveConfig};
     let device = h100();
     let fits = AnyInstance::Pfsp(pfsp::generate(100, 20, 1));
     let too_big = AnyInstance::Pfsp(pfsp::generate(800, 60, 1));
     let plan = |given: &[GivenFlag]| SolveConfig::from_flags(Family::Pfsp, given, &[]).unwrap();
-    for inst in [&fits, &too_big] {
-        let config = plan(&[]).fit(inst, &device).unwrap();
-        assert_eq!(config.variant_name(), "ig-block");
-    }
+    let variant = |given: &[GivenFlag], inst| {
+        plan(given)
+            .fit(inst, &device)
+            .unwrap()
+            .variant_name()
+            .to_string()
+    };
+    assert_eq!(variant(&[], &fits), "ig-block");
+    assert_eq!(variant(&[], &too_big), "ig-grid");
+    let flag = |flag: &'static str, value: FlagValue| GivenFlag { flag, value };
+    // Flags both take keep the switch; an ig-block-only flag or a named variant prevents it.
+    let d3 = flag("--destruction", FlagValue::Int(3));
+    assert_eq!(variant(std::slice::from_ref(&d3), &too_big), "ig-grid");
+    let config = plan(std::slice::from_ref(&d3))
+        .fit(&too_big, &device)
+        .unwrap();
+    assert!(
+        format!("{config:?}").contains("destruction: 3"),
+        "{config:?}"
+    );
+    let stall = flag("--restart-stall", FlagValue::Int(40));
+    assert_eq!(variant(&[stall], &too_big), "ig-block");
+    let algo = flag("--algo", FlagValue::Text("ig-block".into()));
+    assert_eq!(variant(&[algo], &too_big), "ig-block");
+    // Walks ig-grid cannot run (more than 64) keep ig-block's meaning of --solutions.
+    let many = flag("--solutions", FlagValue::Int(132));
+    assert_eq!(variant(&[many], &too_big), "ig-block");
     // Tables forced into shared memory at 800 x 60: one error naming the flag and the way out.
     let shared = GivenFlag {
         flag: "--layout",

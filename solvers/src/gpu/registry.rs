@@ -76,6 +76,18 @@ macro_rules! families {
                 }
             }
 
+            /// The family's better default variant for `inst`, if the default one is not it
+            /// ([`GpuWorkload::instance_default`]).
+            pub fn instance_default(&self, inst: &Instance, device: &DeviceInfo) -> Option<GpuConfig> {
+                match (self, inst) {
+                    $((GpuConfig::$family(p), Instance::$family(i)) => {
+                        p.instance_default(i, device).map(GpuConfig::$family)
+                    })*
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+
             pub fn kernel_variant(
                 &self,
                 inst: &Instance,

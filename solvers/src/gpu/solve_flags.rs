@@ -159,8 +159,25 @@ impl SolveConfig {
 
     /// Checks the configuration against the instance and the device; the error names the
     /// flag that set the parameter at fault.
-    pub fn fit(self, inst: &Instance, device: &DeviceInfo) -> Result<GpuConfig, String> {
+    pub fn fit(mut self, inst: &Instance, device: &DeviceInfo) -> Result<GpuConfig, String> {
         let table = GpuConfig::solve_flags(inst.family())?;
+        let declared = |g: &GivenFlag| table.iter().find(|d| d.flag == g.flag);
+        let chose_variant = self.given.iter().any(|g| {
+            declared(g).is_some_and(|d| d.params.iter().any(|p| VARIANT_PARAMS.contains(p)))
+        });
+        // The family's default variant may have a better sibling for this instance; it takes
+        // over only where every flag given applies to it and it can run the instance.
+        if !chose_variant {
+            if let Some(other) = self.config.instance_default(inst, device) {
+                let variant = other.variant_name();
+                let all_apply = self.given.iter().all(|g| {
+                    declared(g).is_some_and(|d| d.variants.is_empty() || applies(d, variant))
+                });
+                if all_apply && other.check(inst, device).is_ok() {
+                    self.config = other;
+                }
+            }
+        }
         self.config
             .check(inst, device)
             .map_err(|why| name_flag(why, &self.given, table))?;

@@ -145,6 +145,12 @@ pub trait GpuWorkload:
     fn flags(&self) -> &[String];
     /// Whether it can run `inst` on `device`; the message names the parameter or the limit.
     fn check(&self, inst: &Self::Instance, device: &DeviceInfo) -> Result<(), String>;
+    /// Where `mats solve` was not told the variant: the configuration to run on `inst` instead
+    /// of this default one, if another variant is the better default there (PFSP: ig-grid where
+    /// an ig-block walk's tables do not fit in shared memory). None keeps this one.
+    fn instance_default(&self, _inst: &Self::Instance, _device: &DeviceInfo) -> Option<Self> {
+        None
+    }
     /// The kernel variant it runs on `inst` (what the CUBIN depends on).
     fn kernel_variant(&self, inst: &Self::Instance, target: CompileTarget) -> Variant;
     /// Checks, compiles (through `cache`), loads and uploads the instance.

@@ -14,15 +14,18 @@
 //! - [`mod@neh`], [`mod@tabu`], [`ig`]: the CPU reference solvers (NEH, tabu search after Wu et
 //!   al., iterated greedy of Ruiz & Stützle);
 //! - [`ig_warp`]: the CPU reference of the GPU `ig-warp` walk (same draws and moves);
+//! - [`ig_grid`]: the walks of the GPU `ig-grid`, whose best-improvement local search asks a
+//!   neighbourhood evaluator (the CPU reference here, the GPU's in [`gpu`]) for every move;
 //! - [`relink`]: path relinking between sequences by insertion moves, and the elite pool of
 //!   the GPU iterated greedy's restarts;
 //! - [`gpu`]: the host side of the CUDA variants in `kernels/pfsp/` (tabu-full, tabu-prefix,
-//!   ig-block, ig-warp).
+//!   ig-block, ig-warp, ig-grid).
 
 pub mod eval;
 pub mod generator;
 pub mod gpu;
 pub mod ig;
+pub mod ig_grid;
 pub mod ig_warp;
 pub mod instance;
 pub mod neh;

@@ -467,7 +467,9 @@ pub struct SolveArgs {
     /// changes of a source tour, 2-opt + Or-opt around them);
     /// hwsw `sts` (tabu search). GPU (qap):
     /// `2opt`, `2opt-shared`, `2opt-dyn`, `tabu`, `rots-block` (default); GPU (pfsp):
-    /// `ig-block` (default; tabu-prefix where a walk does not fit), `tabu-full`, `tabu-prefix`;
+    /// `ig-block` (default where a walk's tables fit in shared memory), `ig-grid` (default where
+    /// they do not, e.g. 800 x 60: a few walks, each local-search step over the whole GPU),
+    /// `ig-warp`, `tabu-full`, `tabu-prefix`;
     /// GPU (tsp): `focused` (default; a warp per ant), `mmas` or `as`.
     #[arg(long, value_name = "NAME")]
     pub algo: Option<String>,
@@ -511,7 +513,8 @@ pub struct SolveArgs {
     #[arg(long, value_name = "S", requires = "gpus")]
     pub exchange_interval: Option<f64>,
     /// GPU: start solutions per launch (blocks for rots-block; walks for pfsp ig-block;
-    /// searches for hwsw gpts-multi; default as many as are resident at once).
+    /// searches for hwsw gpts-multi; default as many as are resident at once; pfsp ig-grid:
+    /// walks 1..=64, default about 1024 / n, one block per job of each).
     #[arg(long, value_name = "P")]
     pub solutions: Option<u32>,
     /// GPU 2opt-dyn: threads of each child grid.

@@ -27,6 +27,7 @@
 //! fit, else in global memory (`tables`; the run's `layout` says which).
 
 mod ig;
+mod ig_grid;
 mod ig_warp;
 mod restarts;
 mod tabu;
@@ -46,6 +47,9 @@ use crate::run::{Outcome, RunOptions};
 pub use ig::{
     ig_shared_bytes, ig_table_bytes, IgLayout, IG_MAX_DESTRUCTION, IG_MAX_THREADS, IG_MIN_THREADS,
 };
+pub use ig_grid::{
+    default_walks as ig_grid_default_walks, grid_table_bytes, GridTables, GRID_MAX_WALKS,
+};
 pub use ig_warp::{ig_warp_bytes, IgwTables, WalkState, IGW_MAX_WALKS, IGW_MAX_WARPS};
 
 /// The largest n: pair indices of the swap neighbourhood take 22 bits of a move key.
@@ -63,14 +67,16 @@ pub enum GpuAlgorithm {
     TabuPrefix,
     IgBlock,
     IgWarp,
+    IgGrid,
 }
 
 impl GpuAlgorithm {
-    pub const ALL: [GpuAlgorithm; 4] = [
+    pub const ALL: [GpuAlgorithm; 5] = [
         GpuAlgorithm::TabuFull,
         GpuAlgorithm::TabuPrefix,
         GpuAlgorithm::IgBlock,
         GpuAlgorithm::IgWarp,
+        GpuAlgorithm::IgGrid,
     ];
 
     pub fn name(self) -> &'static str {
@@ -79,6 +85,7 @@ impl GpuAlgorithm {
             GpuAlgorithm::TabuPrefix => "tabu-prefix",
             GpuAlgorithm::IgBlock => "ig-block",
             GpuAlgorithm::IgWarp => "ig-warp",
+            GpuAlgorithm::IgGrid => "ig-grid",
         }
     }
 
@@ -194,7 +201,8 @@ impl GpuParams {
     pub fn new(algorithm: GpuAlgorithm) -> GpuParams {
         GpuParams {
             algorithm,
-            threads_per_block: if algorithm == GpuAlgorithm::IgBlock {
+            threads_per_block: if matches!(algorithm, GpuAlgorithm::IgBlock | GpuAlgorithm::IgGrid)
+            {
                 64
             } else {
                 128
@@ -275,6 +283,9 @@ impl GpuParams {
         if self.algorithm == GpuAlgorithm::IgWarp {
             return ig_warp::check(self, inst, device);
         }
+        if self.algorithm == GpuAlgorithm::IgGrid {
+            return self.check_grid(inst, device);
+        }
         let t = self.threads_per_block;
         let auto = t == 0 && self.algorithm.is_tabu();
         if !auto && (t == 0 || t % 32 != 0 || t > 1024) {
@@ -288,7 +299,7 @@ impl GpuParams {
                     return Err(format!("tenure must be at most 2^20, got {}", self.tenure));
                 }
             }
-            GpuAlgorithm::IgWarp => {}
+            GpuAlgorithm::IgWarp | GpuAlgorithm::IgGrid => {}
             GpuAlgorithm::IgBlock => {
                 if !(IG_MIN_THREADS..=IG_MAX_THREADS).contains(&t) {
                     return Err(format!(
@@ -366,6 +377,53 @@ impl GpuParams {
         Ok(())
     }
 
+    /// ig-grid's bounds: block size, walks, destruction, temperature, and its tables' memory.
+    fn check_grid(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
+        let t = self.threads_per_block;
+        if !(IG_MIN_THREADS..=IG_MAX_THREADS).contains(&t) || t % 32 != 0 {
+            return Err(format!(
+                "ig-grid takes {IG_MIN_THREADS}..={IG_MAX_THREADS} threads per block, a multiple \
+                 of 32 (two warps build heads and tails side by side), got {t}"
+            ));
+        }
+        let walks = ig_grid::walks_of(self, inst.jobs);
+        if !(1..=GRID_MAX_WALKS).contains(&walks) {
+            return Err(format!(
+                "ig-grid walks (--solutions) must be in 1..={GRID_MAX_WALKS}, got {walks}"
+            ));
+        }
+        if self.destruction == 0 || self.destruction > IG_MAX_DESTRUCTION {
+            return Err(format!(
+                "destruction must be in 1..={IG_MAX_DESTRUCTION}, got {}",
+                self.destruction
+            ));
+        }
+        if !(self.temperature.is_finite() && self.temperature >= 0.0) {
+            return Err(format!(
+                "temperature must be a finite number >= 0, got {}",
+                self.temperature
+            ));
+        }
+        let tables = GridTables::of(inst, device.max_shared_bytes_per_block_optin as usize);
+        let bytes = grid_table_bytes(inst, walks as usize, tables);
+        // A quarter of the device's memory at most: the tables of n x walks blocks grow as
+        // n^2 m walks, and a run that cannot allocate them should say why before it starts.
+        let budget = device.total_memory_bytes / 4;
+        if bytes as u64 > budget {
+            return Err(format!(
+                "ig-grid with {walks} walks of {} jobs x {} machines needs {:.1} GB of tables in \
+                 global memory, more than a quarter of {}'s {:.1} GB; use fewer walks \
+                 (--solutions)",
+                inst.jobs,
+                inst.machines,
+                bytes as f64 / 1e9,
+                device.name,
+                device.total_memory_bytes as f64 / 1e9
+            ));
+        }
+        Ok(())
+    }
+
     /// The variant to compile for an instance on an architecture (no device needed: the tuner
     /// compiles ahead of the GPU).
     /// `optin_shared`: the target's opt-in shared memory per block, which decides where
@@ -395,6 +453,12 @@ impl GpuParams {
                 }
             }
         }
+        if self.algorithm == GpuAlgorithm::IgGrid {
+            v = v.define("IG_THREADS", self.threads_per_block);
+            if GridTables::of(inst, optin_shared) == GridTables::Global {
+                v = v.define("IG_GLOBAL_TABLES", 1);
+            }
+        }
         if self.algorithm == GpuAlgorithm::IgWarp {
             v = v.define("IGW_WARPS", self.warps).define(
                 "IGW_SHARED_TABLES",
@@ -420,16 +484,18 @@ impl From<GpuAlgorithm> for String {
 
 /// The flags only the iterated greedy variants take.
 const IG: &[&str] = &["ig-block", "ig-warp"];
+/// The flags every iterated greedy variant takes, ig-grid's walks included.
+const IG_ALL: &[&str] = &["ig-block", "ig-warp", "ig-grid"];
 
 impl crate::gpu::workload::GpuWorkload for GpuParams {
     const SOLVE_FLAGS: &'static [SolveFlag] = &[
         flag("--algo", &["variant"], &[]),
         flag("--threads", &["threads"], &[]),
         flag("--tenure", &["tenure"], &["tabu-full", "tabu-prefix"]),
-        flag("--solutions", &["blocks"], IG),
+        flag("--solutions", &["blocks"], IG_ALL),
         // A fixed destruction size: ig-warp's adaptive range collapses to it.
-        flag("--destruction", &["destruction", "destruction_max"], IG),
-        flag("--temperature", &["temperature"], IG),
+        flag("--destruction", &["destruction", "destruction_max"], IG_ALL),
+        flag("--temperature", &["temperature"], IG_ALL),
         flag("--restart-stall", &["restart_stall"], IG),
         flag("--relink", &["relink"], IG),
         flag("--no-relink", &["relink"], IG),
@@ -450,7 +516,8 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if !point.defines().is_empty() {
             return Err("the pfsp kernels take no #define parameters from a space".into());
         }
-        let algorithm = point.variant("pfsp: tabu-full, tabu-prefix, ig-block, ig-warp")?;
+        let algorithm =
+            point.variant("pfsp: tabu-full, tabu-prefix, ig-block, ig-warp, ig-grid")?;
         let mut params = GpuParams::new(GpuAlgorithm::from_name(&algorithm)?);
         if let Some(t) = point.count("threads")? {
             params.threads_per_block = t;
@@ -538,6 +605,20 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         GpuParams::check(self, inst, device)
     }
 
+    /// ig-grid where an ig-block walk would keep its tables in global memory (800 x 60 and
+    /// the like): there one ig-block walk per SM makes fewer iterations than a CPU core, and
+    /// one walk spread over the chip went from 0.9% to below the best known in 60 s
+    /// (docs/pfsp-gpu.md, "ig-grid").
+    fn instance_default(&self, inst: &Instance, device: &DeviceInfo) -> Option<GpuParams> {
+        let optin = device.max_shared_bytes_per_block_optin as usize;
+        let global = !IgLayout::of(self, inst, optin).tables_in_shared();
+        (self.algorithm == GpuAlgorithm::IgBlock && global).then(|| GpuParams {
+            algorithm: GpuAlgorithm::IgGrid,
+            relink: false,
+            ..self.clone()
+        })
+    }
+
     fn kernel_variant(&self, inst: &Instance, target: CompileTarget) -> Variant {
         self.variant_for(inst, target.arch, target.optin_shared)
     }
@@ -575,10 +656,21 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             attributes: run.attributes,
             launch: run.launch,
             entry: self.kernel.entry().to_string(),
-            layout: self.ig_layout.map(|l| match self.params.walks_per_block {
-                0 | 1 => l.name().to_string(),
-                w => format!("{}, {w} walks per block", l.name()),
-            }),
+            layout: match self.params.algorithm {
+                GpuAlgorithm::IgGrid => Some(format!(
+                    "{}, {} walks",
+                    GridTables::of(
+                        &self.inst,
+                        gpu.info.max_shared_bytes_per_block_optin as usize
+                    )
+                    .name(),
+                    self.launch.grid.1
+                )),
+                _ => self.ig_layout.map(|l| match self.params.walks_per_block {
+                    0 | 1 => l.name().to_string(),
+                    w => format!("{}, {w} walks per block", l.name()),
+                }),
+            },
             blocks_per_sm: None,
             adaptation: run.adaptation,
         })
@@ -594,7 +686,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
 
     fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
         // The tabu variants follow one trajectory whose moves tests compare with the CPU tabu.
-        if self.params.algorithm.is_tabu() {
+        if self.params.algorithm.is_tabu() || self.params.algorithm == GpuAlgorithm::IgGrid {
             return false;
         }
         // A seed that is not a sequence of this instance's jobs is dropped rather than run.
@@ -758,6 +850,7 @@ pub fn prepare(
         }
         GpuAlgorithm::IgBlock => ig::kernels(&module, gpu, inst, params, ig_layout)?,
         GpuAlgorithm::IgWarp => ig_warp::kernels(&module, gpu, inst, params)?,
+        GpuAlgorithm::IgGrid => ig_grid::kernels(&module, gpu, inst, params)?,
     };
     let times = gpu
         .stream()
@@ -830,6 +923,7 @@ impl Prepared {
                 adaptation = adapted;
                 (outcome, Vec::new())
             }
+            GpuAlgorithm::IgGrid => (ig_grid::run(self, gpu, &mut timer, options)?, Vec::new()),
             GpuAlgorithm::IgWarp => {
                 let (outcome, walks, bests, adapted) =
                     ig_warp::run(self, gpu, &mut timer, options)?;

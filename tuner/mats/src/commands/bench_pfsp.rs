@@ -566,10 +566,11 @@ impl IgBench<'_> {
         let gap = |value: i64| 100.0 * (value - entry.best) as f64 / entry.best as f64;
         let walks = |p: &pfsp_gpu::Prepared, v: GpuAlgorithm| {
             let l = p.launch();
-            if v == GpuAlgorithm::IgWarp {
-                l.grid.0 * (l.block.0 / 32)
-            } else {
-                l.grid.0
+            match v {
+                GpuAlgorithm::IgWarp => l.grid.0 * (l.block.0 / 32),
+                // A block per move: the walks are the grid's rows.
+                GpuAlgorithm::IgGrid => l.grid.1,
+                _ => l.grid.0,
             }
         };
         let mut row = QualityRow {

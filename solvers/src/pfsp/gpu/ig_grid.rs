@@ -1,0 +1,249 @@
+//! `ig-grid`: the walks of [`crate::pfsp::ig_grid`] with their insertion neighbourhood
+//! evaluated on the GPU, one block per (job position, walk) (`kernels/pfsp/ig-grid.cu`).
+//!
+//! Each local-search step uploads the active walks' sequences (n ints each), launches n x walks
+//! blocks and reads back one key per block; the host takes each walk's least key. The walks'
+//! destruction, reconstruction and acceptance stay on the host, where they cost O(d n m) per
+//! iteration against the step's O(n^2 m).
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use kernels::gpu::{Gpu, Kernel, KernelClock, Launch, Module};
+use kernels::KernelError;
+
+use super::{driver, GpuParams, Prepared};
+use crate::pfsp::ig_grid::{self, GridParams, InsertionMove, Neighbourhood};
+use crate::pfsp::Instance;
+use crate::run::{Outcome, RunOptions};
+
+/// Bits of `from` and of `to` in a move key (n <= 2048).
+const FIELD_BITS: u32 = 11;
+
+/// The most walks one step evaluates (grid.y), and so the most walks of a run.
+pub const GRID_MAX_WALKS: u32 = 64;
+
+/// Where each block keeps the heads and tails of its shorter sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GridTables {
+    /// In shared memory: where two blocks fit on an SM.
+    Shared,
+    /// In global memory, one pair of tables per block (n x walks of them).
+    Global,
+}
+
+impl GridTables {
+    pub fn of(inst: &Instance, optin_shared: usize) -> GridTables {
+        let n = inst.jobs;
+        let shared =
+            super::ig_table_bytes(n, inst.machines, super::completion_fits_i32(inst)) + 4 * n;
+        if shared <= optin_shared / 2 {
+            GridTables::Shared
+        } else {
+            GridTables::Global
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GridTables::Shared => "move per block, tables in shared memory",
+            GridTables::Global => "move per block, tables in global memory",
+        }
+    }
+
+    fn dynamic_shared_bytes(self, inst: &Instance) -> usize {
+        let n = inst.jobs;
+        4 * n
+            + match self {
+                GridTables::Shared => {
+                    super::ig_table_bytes(n, inst.machines, super::completion_fits_i32(inst))
+                }
+                GridTables::Global => 0,
+            }
+    }
+}
+
+/// Bytes of global memory the tables of `walks` walks take (0 in shared memory).
+pub fn grid_table_bytes(inst: &Instance, walks: usize, tables: GridTables) -> usize {
+    match tables {
+        GridTables::Shared => 0,
+        GridTables::Global => {
+            walks
+                * inst.jobs
+                * super::ig_table_bytes(inst.jobs, inst.machines, super::completion_fits_i32(inst))
+        }
+    }
+}
+
+/// Walks where `--solutions` does not say: about 1024 blocks per step. Measured on an H200 at
+/// 800 x 60 (60 s, seed 1): 1, 2 and 4 walks gave 46397, 46494 and 46598, the walks' total
+/// iterations 6591, 5914 and 5348: 800 blocks already fill the chip, so more walks only split
+/// its depth (docs/pfsp-gpu.md, "ig-grid").
+pub fn default_walks(n: usize) -> u32 {
+    (1024 / n.max(1)).clamp(1, 16) as u32
+}
+
+pub(super) fn walks_of(params: &GpuParams, n: usize) -> u32 {
+    match params.blocks {
+        0 => default_walks(n),
+        w => w,
+    }
+}
+
+pub(super) fn kernels(
+    module: &Module,
+    gpu: &Gpu,
+    inst: &Instance,
+    params: &GpuParams,
+) -> Result<(Kernel, Option<Kernel>, Launch), KernelError> {
+    let kernel = module.function("pfsp_ig_grid_moves")?;
+    let tables = GridTables::of(inst, gpu.info.max_shared_bytes_per_block_optin as usize);
+    let shared = tables.dynamic_shared_bytes(inst);
+    kernel.allow_shared_bytes(shared)?;
+    let launch = Launch {
+        grid: (inst.jobs as u32, walks_of(params, inst.jobs), 1),
+        block: (params.threads_per_block, 1, 1),
+        shared_bytes: shared as u32,
+    };
+    kernel.check_launch(&launch)?;
+    Ok((kernel, None, launch))
+}
+
+/// The GPU neighbourhood of one prepared run.
+struct GpuNeighbourhood<'a> {
+    prepared: &'a Prepared,
+    gpu: &'a Gpu,
+    timer: &'a mut KernelClock,
+    sequences: CudaSlice<i32>,
+    tables: CudaSlice<u8>,
+    keys: CudaSlice<u64>,
+    rows: Vec<i32>,
+}
+
+impl Neighbourhood for GpuNeighbourhood<'_> {
+    type Error = KernelError;
+
+    fn best_moves(&mut self, sequences: &[&[usize]]) -> Result<Vec<InsertionMove>, KernelError> {
+        let n = self.prepared.inst.jobs;
+        let stream = self.gpu.stream().clone();
+        self.rows.clear();
+        for s in sequences {
+            self.rows.extend(s.iter().map(|&j| j as i32));
+        }
+        let mut upload = self.sequences.slice_mut(..self.rows.len());
+        stream
+            .memcpy_htod(&self.rows, &mut upload)
+            .map_err(driver("uploading ig-grid sequences"))?;
+        let launch = Launch {
+            grid: (n as u32, sequences.len() as u32, 1),
+            ..self.prepared.launch
+        };
+        let prepared = self.prepared;
+        let (sequences_buf, tables, keys) = (&self.sequences, &mut self.tables, &mut self.keys);
+        self.timer.timed(self.gpu, "running ig-grid", 1, || {
+            let mut builder = stream.launch_builder(prepared.kernel.function());
+            builder
+                .arg(&prepared.times)
+                .arg(sequences_buf)
+                .arg(tables)
+                .arg(keys);
+            // SAFETY: matches pfsp_ig_grid_moves: `sequences` holds grid.y rows of n jobs,
+            // `keys` n per row, `tables` a pair of tables per block where the kernel keeps
+            // them in global memory.
+            unsafe { builder.launch(launch.config()) }
+                .map(|_| ())
+                .map_err(prepared.kernel.launch_error(&launch))
+        })?;
+        let keys = stream
+            .clone_dtoh(&self.keys.slice(..sequences.len() * n))
+            .map_err(driver("reading ig-grid moves"))?;
+        Ok(keys
+            .chunks(n)
+            .map(|row| decode(row.iter().copied().min().unwrap_or(u64::MAX)))
+            .collect())
+    }
+}
+
+/// A kernel's move key: makespan << 22 | from << 11 | to.
+fn decode(key: u64) -> InsertionMove {
+    let mask = (1u64 << FIELD_BITS) - 1;
+    InsertionMove {
+        makespan: (key >> (2 * FIELD_BITS)) as i64,
+        from: ((key >> FIELD_BITS) & mask) as usize,
+        to: (key & mask) as usize,
+    }
+}
+
+pub(super) fn run(
+    prepared: &Prepared,
+    gpu: &Gpu,
+    timer: &mut KernelClock,
+    options: &RunOptions,
+) -> Result<Outcome, KernelError> {
+    let inst = &prepared.inst;
+    let params = &prepared.params;
+    let n = inst.jobs;
+    let walks = prepared.launch.grid.1 as usize;
+    let tables = GridTables::of(inst, gpu.info.max_shared_bytes_per_block_optin as usize);
+    let stream = gpu.stream().clone();
+    let mut neighbourhood = GpuNeighbourhood {
+        prepared,
+        gpu,
+        timer,
+        sequences: stream
+            .alloc_zeros::<i32>(walks * n)
+            .map_err(driver("allocating ig-grid sequences"))?,
+        tables: stream
+            .alloc_zeros::<u8>(grid_table_bytes(inst, walks, tables).max(1))
+            .map_err(driver("allocating ig-grid's tables in global memory"))?,
+        keys: stream
+            .alloc_zeros::<u64>(walks * n)
+            .map_err(driver("allocating ig-grid moves"))?,
+        rows: Vec::with_capacity(walks * n),
+    };
+    let grid = GridParams {
+        walks,
+        destruction: params.destruction,
+        temperature: params.temperature,
+    };
+    let (outcome, _) = ig_grid::run(inst, &grid, options, &mut neighbourhood)?;
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_decode_to_the_move_and_order_as_the_cpu() {
+        let key = |makespan: u64, from: u64, to: u64| makespan << 22 | from << 11 | to;
+        assert_eq!(
+            decode(key(46470, 799, 3)),
+            InsertionMove {
+                makespan: 46470,
+                from: 799,
+                to: 3
+            }
+        );
+        // The least key is the least (makespan, from, to).
+        let mut moves = [(5, 2, 0), (5, 1, 7), (6, 0, 0), (5, 1, 3)];
+        let least = moves.iter().map(|&(a, b, c)| key(a, b, c)).min().unwrap();
+        moves.sort();
+        let (a, b, c) = moves[0];
+        assert_eq!(least, key(a, b, c));
+    }
+
+    #[test]
+    fn walks_fill_the_chip_once_and_tables_go_global_only_where_two_blocks_do_not_fit() {
+        assert_eq!(default_walks(200), 5);
+        assert_eq!(default_walks(800), 1);
+        assert_eq!(default_walks(20), 16);
+        let small = crate::pfsp::generate(200, 20, 1);
+        let large = crate::pfsp::generate(800, 60, 1);
+        assert_eq!(GridTables::of(&small, 232_448), GridTables::Shared);
+        assert_eq!(GridTables::of(&large, 232_448), GridTables::Global);
+        // 800 x 60, int32, 2 walks: 1600 blocks of two 801 x 61 tables.
+        assert_eq!(
+            grid_table_bytes(&large, 2, GridTables::Global),
+            2 * 800 * 2 * 801 * 61 * 4
+        );
+    }
+}
