@@ -706,4 +706,47 @@ fn ig_grid_takes_the_cpu_references_moves() {
         println!("{what}: {objective}, the CPU reference's");
     }
     assert_eq!(layouts.len(), 2, "both layouts ran: {layouts:?}");
+
+    // As an island over two epochs: each walk continues from its own best of the last epoch,
+    // the first from a seed, as the CPU reference does with the same starts.
+    use solvers::gpu::PreparedRun;
+    let inst = taillard("tai20_10.txt", 3);
+    let params = GpuParams {
+        blocks: 3,
+        ..GpuParams::new(GpuAlgorithm::IgGrid)
+    };
+    let grid = GridParams {
+        walks: 3,
+        destruction: params.destruction,
+        temperature: params.temperature,
+    };
+    let mut prepared = pfsp_gpu::prepare(&gpu, &cache, &inst, &params).unwrap();
+    let seed: Vec<usize> = (0..inst.jobs).rev().collect();
+    assert!(prepared.start_from(std::slice::from_ref(&seed)));
+    let mut starts = vec![(seed.clone(), inst.makespan(&seed))];
+    for epoch in 0..2u64 {
+        let options = RunOptions {
+            seed: 3 + epoch,
+            budget: Budget::iterations(5),
+            ..Default::default()
+        };
+        let run = PreparedRun::run(&mut prepared, &gpu, &options).unwrap();
+        let (cpu, _, bests) = ig_grid::run_from(
+            &inst,
+            &grid,
+            &options,
+            &starts,
+            &mut CpuNeighbourhood::new(&inst),
+        )
+        .unwrap();
+        assert_eq!(
+            (run.outcome.objective, &run.outcome.solution),
+            (cpu.objective, &cpu.solution),
+            "island epoch {epoch}"
+        );
+        // The island's next epoch: the seed first, then the walks' own bests.
+        starts = std::iter::once(starts[0].clone())
+            .chain(bests.into_iter().skip(1))
+            .collect();
+    }
 }

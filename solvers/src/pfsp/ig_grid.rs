@@ -137,37 +137,60 @@ pub fn run<N: Neighbourhood>(
     options: &RunOptions,
     neighbourhood: &mut N,
 ) -> Result<(Outcome, GridStats), N::Error> {
+    run_from(inst, params, options, &[], neighbourhood).map(|(o, s, _)| (o, s))
+}
+
+/// [`run`] with walk w < `starts.len()` starting from `starts[w]` (a sequence and its
+/// makespan, e.g. an island's seed or its own best of the last epoch) instead of NEH; also
+/// returns every walk's best.
+pub fn run_from<N: Neighbourhood>(
+    inst: &Instance,
+    params: &GridParams,
+    options: &RunOptions,
+    starts: &[(Vec<usize>, i64)],
+    neighbourhood: &mut N,
+) -> Result<(Outcome, GridStats, Vec<(Vec<usize>, i64)>), N::Error> {
     let deadline = options.budget.start(DEFAULT_GRID_ITERATIONS);
     let n = inst.jobs;
     let start = neh(inst);
     let start_value = inst.makespan(&start);
     if n < 2 {
         let outcome = Outcome {
-            solution: start,
+            solution: start.clone(),
             objective: start_value,
             iterations: 0,
             evaluations: 0,
         };
-        return Ok((outcome, GridStats::default()));
+        return Ok((outcome, GridStats::default(), vec![(start, start_value)]));
     }
     let total: i64 = inst.features().total_time;
     let temperature = params.temperature * total as f64 / (n * inst.machines * 10) as f64;
     let destruction = params.destruction.clamp(1, n - 1);
     let mut insertion = Insertion::new();
     let mut walks: Vec<Walk> = (0..params.walks.max(1))
-        .map(|w| Walk {
-            rng: stream_rng(options.seed, w as u64),
-            current: start.clone(),
-            current_value: start_value,
-            best: start.clone(),
-            best_value: start_value,
-            candidate: start.clone(),
-            candidate_value: start_value,
-            started: false,
-            iterations: 0,
+        .map(|w| {
+            let (seq, value) = starts
+                .get(w)
+                .map_or((&start, start_value), |(s, v)| (s, *v));
+            Walk {
+                rng: stream_rng(options.seed, w as u64),
+                current: seq.clone(),
+                current_value: value,
+                best: seq.clone(),
+                best_value: value,
+                candidate: seq.clone(),
+                candidate_value: value,
+                started: false,
+                iterations: 0,
+            }
         })
         .collect();
-    deadline.offer(start_value);
+    let first_best = walks
+        .iter()
+        .map(|w| w.best_value)
+        .min()
+        .unwrap_or(start_value);
+    deadline.offer(first_best);
     let mut stats = GridStats::default();
     let mut evaluations = 0u64;
     loop {
@@ -193,9 +216,7 @@ pub fn run<N: Neighbourhood>(
             }
             // A local optimum: accept it or not, then destroy and rebuild for the next one.
             walk.settle(temperature);
-            if walk.best_value < start_value {
-                deadline.offer(walk.best_value);
-            }
+            deadline.offer(walk.best_value);
             walk.rebuild(inst, destruction, &mut insertion, &mut evaluations);
         }
         if deadline.timed_out() {
@@ -213,7 +234,8 @@ pub fn run<N: Neighbourhood>(
         evaluations,
     };
     debug_assert_eq!(outcome.objective, best.best_value);
-    Ok((outcome, stats))
+    let bests = walks.into_iter().map(|w| (w.best, w.best_value)).collect();
+    Ok((outcome, stats, bests))
 }
 
 impl Walk {
@@ -346,6 +368,41 @@ mod tests {
             "{} vs NEH {neh_value}",
             a.objective
         );
+    }
+
+    /// Seeded walks start from their seeds (never worse than them) and the others from NEH;
+    /// every walk's best comes back, re-scored.
+    #[test]
+    fn seeded_walks_start_from_their_seeds_and_return_their_bests() {
+        let inst = generate(25, 6, 8);
+        let params = GridParams {
+            walks: 3,
+            ..GridParams::default()
+        };
+        let (first, _, bests) = run_from(
+            &inst,
+            &params,
+            &options(1, 10),
+            &[],
+            &mut CpuNeighbourhood::new(&inst),
+        )
+        .unwrap();
+        assert_eq!(bests.len(), 3);
+        for (seq, value) in &bests {
+            assert_eq!(inst.makespan(seq), *value);
+        }
+        assert_eq!(first.objective, bests.iter().map(|b| b.1).min().unwrap());
+        // The best of the first run as the seed of walk 0: the next run cannot end above it.
+        let seed = bests.iter().min_by_key(|b| b.1).unwrap().clone();
+        let (next, _, again) = run_from(
+            &inst,
+            &params,
+            &options(2, 1),
+            std::slice::from_ref(&seed),
+            &mut CpuNeighbourhood::new(&inst),
+        )
+        .unwrap();
+        assert!(again[0].1 <= seed.1 && next.objective <= seed.1);
     }
 
     /// Every move the walks take lowers the makespan by what the neighbourhood said: a wrong

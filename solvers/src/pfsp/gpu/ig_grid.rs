@@ -177,7 +177,7 @@ pub(super) fn run(
     gpu: &Gpu,
     timer: &mut KernelClock,
     options: &RunOptions,
-) -> Result<Outcome, KernelError> {
+) -> Result<(Outcome, super::WalkBests), KernelError> {
     let inst = &prepared.inst;
     let params = &prepared.params;
     let n = inst.jobs;
@@ -204,8 +204,15 @@ pub(super) fn run(
         destruction: params.destruction,
         temperature: params.temperature,
     };
-    let (outcome, _) = ig_grid::run(inst, &grid, options, &mut neighbourhood)?;
-    Ok(outcome)
+    let (outcome, _, bests) =
+        ig_grid::run_from(inst, &grid, options, &prepared.starts, &mut neighbourhood)?;
+    // Only an island keeps its walks' bests for its next epoch.
+    let bests = if prepared.island.is_some() {
+        bests
+    } else {
+        Vec::new()
+    };
+    Ok((outcome, bests))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! | `tabu-full` | thread per child of the swap neighbourhood, whole table | threads per block 32..1024 (multiple of 32; default 128, or 64/32 where 128 leaves SMs idle), tenure (default 200, as the CPU tabu) |
 //! | `tabu-prefix` | one block builds the parent's table along anti-diagonals; thread per child from its first changed position | as `tabu-full` |
 //! | `ig-block` | block per iterated-greedy walk | blocks (walks) 1..65535 (default: as many as are resident at once), threads per block 64..1024 (default 64), destruction d 1..64, at most n - 1 (default 4), temperature T (default 0.4), tables in shared or global memory (default: shared where they fit; global runs one walk per SM) |
+//! | `ig-grid` | block per (job, walk): one step of a walk's best-improvement local search, every removal and best reinsertion at once; the walks run on the host ([`crate::pfsp::ig_grid`]) | walks 1..=64 (`--solutions`; default about 1024 / n), threads per block 64..1024 (default 64), destruction d, temperature T; tables in shared memory where two blocks fit on an SM, else in global memory |
 //! | `ig-warp` | warp per iterated-greedy walk, `warps` walks per block | blocks = walks 1..2^24 (default: as many as are resident), warps per block 1..32 (default 4), destruction d_min..d_max (adaptive; default 2..6), temperature T, tie moves in the local search (default on), tables in shared or global memory (default: shared where 8 walks per SM fit) |
 //!
 //! Both iterated-greedy variants restart stalled walks between launches ([`restarts`]): from an
@@ -686,7 +687,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
 
     fn start_from(&mut self, starts: &[Vec<usize>]) -> bool {
         // The tabu variants follow one trajectory whose moves tests compare with the CPU tabu.
-        if self.params.algorithm.is_tabu() || self.params.algorithm == GpuAlgorithm::IgGrid {
+        if self.params.algorithm.is_tabu() {
             return false;
         }
         // A seed that is not a sequence of this instance's jobs is dropped rather than run.
@@ -923,7 +924,11 @@ impl Prepared {
                 adaptation = adapted;
                 (outcome, Vec::new())
             }
-            GpuAlgorithm::IgGrid => (ig_grid::run(self, gpu, &mut timer, options)?, Vec::new()),
+            GpuAlgorithm::IgGrid => {
+                let (outcome, bests) = ig_grid::run(self, gpu, &mut timer, options)?;
+                walk_bests = bests;
+                (outcome, Vec::new())
+            }
             GpuAlgorithm::IgWarp => {
                 let (outcome, walks, bests, adapted) =
                     ig_warp::run(self, gpu, &mut timer, options)?;
