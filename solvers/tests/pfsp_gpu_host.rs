@@ -580,7 +580,8 @@ fn ig_block_walks_per_block_are_checked_and_change_the_variant() {
 }
 
 /// ig-block compiles with its tables in either place and with 1 to 4 machines per lane of the
-/// wavefront (NVRTC only; skipped without it unless MATS_REQUIRE_NVRTC=1).
+/// wavefront, and ig-grid with its tables in either place (NVRTC only; skipped without it
+/// unless MATS_REQUIRE_NVRTC=1).
 #[test]
 fn ig_block_compiles_for_each_table_place_and_machine_count() {
     if !kernels::nvrtc::available() {
@@ -607,6 +608,22 @@ fn ig_block_compiles_for_each_table_place_and_machine_count() {
             r.registers, r.spill_store_bytes
         );
     }
+    // ig-grid shares ig-common.cuh: both of its table places.
+    for (n, m) in [(200, 20), (800, 60)] {
+        let inst = pfsp::generate(n, m, 1);
+        let variant = GpuParams::new(GpuAlgorithm::IgGrid).variant_for(&inst, Arch::SM90, OPTIN);
+        let compiled =
+            kernels::nvrtc::compile(&variant).unwrap_or_else(|e| panic!("ig-grid {n}x{m}: {e}"));
+        let r = compiled
+            .resources_of("pfsp_ig_grid_moves")
+            .expect("resources");
+        println!(
+            "ig-grid {n}x{m} {}: {} registers, {} B spilled",
+            pfsp_gpu::GridTables::of(&inst, OPTIN).name(),
+            r.registers,
+            r.spill_store_bytes
+        );
+    }
     for (n, m) in [(50, 20), (40, 45), (800, 60), (30, 100), (20, 128)] {
         let inst = pfsp::generate(n, m, 1);
         for tables in [pfsp_gpu::IgwTables::Shared, pfsp_gpu::IgwTables::Global] {
@@ -629,4 +646,42 @@ fn ig_block_compiles_for_each_table_place_and_machine_count() {
             }
         }
     }
+}
+
+/// ig-grid's limits: walks 1..=64, its block size, destruction and temperature as ig-block's,
+/// and tables in global memory within a quarter of the device, each refused with the parameter
+/// (or the way out) named; the variant is specialised to the tables' place.
+#[test]
+fn ig_grid_limits_name_the_parameter_and_the_memory() {
+    let device = h100();
+    let small = pfsp::generate(100, 20, 1);
+    let grid = |f: &dyn Fn(&mut GpuParams)| {
+        let mut p = GpuParams::new(GpuAlgorithm::IgGrid);
+        f(&mut p);
+        p
+    };
+    grid(&|_| {}).check(&small, &device).unwrap();
+    for (what, params) in [
+        ("walks", grid(&|p| p.blocks = 65)),
+        ("threads", grid(&|p| p.threads_per_block = 32)),
+        ("threads", grid(&|p| p.threads_per_block = 96 + 1)),
+        ("destruction", grid(&|p| p.destruction = 0)),
+        ("temperature", grid(&|p| p.temperature = f64::NAN)),
+    ] {
+        let err = params.check(&small, &device).unwrap_err();
+        assert!(err.contains(what), "{what}: {err}");
+    }
+    // 2048 x 128: 4.3 GB of tables per walk; 8 walks exceed a quarter of 80 GB.
+    let huge = pfsp::generate(2048, 128, 1);
+    assert_eq!(
+        pfsp_gpu::GridTables::of(&huge, OPTIN),
+        pfsp_gpu::GridTables::Global
+    );
+    grid(&|p| p.blocks = 2).check(&huge, &device).unwrap();
+    let err = grid(&|p| p.blocks = 8).check(&huge, &device).unwrap_err();
+    assert!(err.contains("--solutions") && err.contains("GB"), "{err}");
+    let defines =
+        |inst: &Instance| format!("{:?}", grid(&|_| {}).variant_for(inst, Arch::SM90, OPTIN));
+    assert!(!defines(&small).contains("IG_GLOBAL_TABLES"));
+    assert!(defines(&huge).contains("IG_GLOBAL_TABLES"));
 }

@@ -21,6 +21,9 @@ use super::instance::Instance;
 use super::neh::neh;
 use crate::run::{stream_rng, Outcome, RunOptions, SolverRng};
 
+/// Each walk's best sequence and its makespan, as [`run_from`] returns them.
+pub type WalkBests = Vec<(Vec<usize>, i64)>;
+
 /// Iterations per walk when the budget gives neither iterations nor a time limit.
 pub const DEFAULT_GRID_ITERATIONS: u64 = 200;
 
@@ -149,7 +152,7 @@ pub fn run_from<N: Neighbourhood>(
     options: &RunOptions,
     starts: &[(Vec<usize>, i64)],
     neighbourhood: &mut N,
-) -> Result<(Outcome, GridStats, Vec<(Vec<usize>, i64)>), N::Error> {
+) -> Result<(Outcome, GridStats, WalkBests), N::Error> {
     let deadline = options.budget.start(DEFAULT_GRID_ITERATIONS);
     let n = inst.jobs;
     let start = neh(inst);

@@ -314,19 +314,7 @@ impl GpuParams {
                         self.blocks
                     ));
                 }
-                // Like the CPU `ig`, a walk removes at most n - 1 jobs.
-                if self.destruction == 0 || self.destruction > IG_MAX_DESTRUCTION {
-                    return Err(format!(
-                        "destruction must be in 1..={IG_MAX_DESTRUCTION}, got {}",
-                        self.destruction
-                    ));
-                }
-                if !(self.temperature.is_finite() && self.temperature >= 0.0) {
-                    return Err(format!(
-                        "temperature must be a finite number >= 0, got {}",
-                        self.temperature
-                    ));
-                }
+                self.check_destruction_and_temperature()?;
                 let w = self.walks_per_block;
                 if !(1..=IG_MAX_WALKS_PER_BLOCK).contains(&w) {
                     return Err(format!(
@@ -378,6 +366,24 @@ impl GpuParams {
         Ok(())
     }
 
+    /// The iterated greedy's destruction size and temperature (ig-block, ig-grid). Like the
+    /// CPU `ig`, a walk removes at most n - 1 jobs (the drivers clamp d to it).
+    fn check_destruction_and_temperature(&self) -> Result<(), String> {
+        if self.destruction == 0 || self.destruction > IG_MAX_DESTRUCTION {
+            return Err(format!(
+                "destruction must be in 1..={IG_MAX_DESTRUCTION}, got {}",
+                self.destruction
+            ));
+        }
+        if !(self.temperature.is_finite() && self.temperature >= 0.0) {
+            return Err(format!(
+                "temperature must be a finite number >= 0, got {}",
+                self.temperature
+            ));
+        }
+        Ok(())
+    }
+
     /// ig-grid's bounds: block size, walks, destruction, temperature, and its tables' memory.
     fn check_grid(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
         let t = self.threads_per_block;
@@ -393,18 +399,7 @@ impl GpuParams {
                 "ig-grid walks (--solutions) must be in 1..={GRID_MAX_WALKS}, got {walks}"
             ));
         }
-        if self.destruction == 0 || self.destruction > IG_MAX_DESTRUCTION {
-            return Err(format!(
-                "destruction must be in 1..={IG_MAX_DESTRUCTION}, got {}",
-                self.destruction
-            ));
-        }
-        if !(self.temperature.is_finite() && self.temperature >= 0.0) {
-            return Err(format!(
-                "temperature must be a finite number >= 0, got {}",
-                self.temperature
-            ));
-        }
+        self.check_destruction_and_temperature()?;
         let tables = GridTables::of(inst, device.max_shared_bytes_per_block_optin as usize);
         let bytes = grid_table_bytes(inst, walks as usize, tables);
         // A quarter of the device's memory at most: the tables of n x walks blocks grow as
