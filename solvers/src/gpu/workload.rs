@@ -101,6 +101,9 @@ pub struct GpuRun {
     pub layout: Option<String>,
     /// Resident blocks per SM of the main kernel at its launch (the occupancy API).
     pub blocks_per_sm: Option<u32>,
+    /// The independent searches the run made, where they are not the launch's blocks (PFSP
+    /// ig-grid: walks, each a row of blocks); None: one per block.
+    pub searches: Option<u32>,
     /// With `--adapt`: the run-time configurations raced and how the blocks ended up spread.
     pub adaptation: Option<String>,
 }

@@ -386,6 +386,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
                 .to_string(),
             layout: None,
             blocks_per_sm: None,
+            searches: None,
             adaptation: run.adaptation,
         })
     }

@@ -668,6 +668,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
                 }),
             },
             blocks_per_sm: None,
+            searches: (self.params.algorithm == GpuAlgorithm::IgGrid).then_some(self.launch.grid.1),
             adaptation: run.adaptation,
         })
     }

@@ -857,6 +857,7 @@ impl crate::gpu::workload::PreparedRun for WithParams {
                 format!("{} ({width} matrices{restarts})", k.layout().name())
             }),
             blocks_per_sm: self.prepared.blocks_per_sm,
+            searches: None,
             adaptation: run.adaptation,
         })
     }

@@ -210,6 +210,7 @@ impl TspGpuRun {
             entry: entry.to_string(),
             layout: None,
             blocks_per_sm: None,
+            searches: None,
             adaptation: None,
         }
     }

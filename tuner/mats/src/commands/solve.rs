@@ -733,7 +733,7 @@ fn run_gpu(
             solutions: if solutions > 0 {
                 solutions
             } else {
-                run.launch.grid.0
+                run.searches.unwrap_or(run.launch.grid.0)
             },
             threads_per_block: run.launch.block.0,
             kernel_seconds: run.kernel_seconds,
