@@ -306,7 +306,7 @@ pub struct BenchPfspArgs {
     /// Skip the throughput table (with --quality).
     #[arg(long)]
     pub no_throughput: bool,
-    /// Also compare ig-warp and ig-block with the CPU iterated greedy on the other cores on
+    /// Also compare ig-block and ig-grid with the CPU iterated greedy on the other cores on
     /// Taillard's instances.
     #[arg(long)]
     pub quality: bool,
@@ -332,7 +332,7 @@ pub struct BenchPfspArgs {
     #[arg(long, default_value_t = 1)]
     pub seeds: u64,
     /// GPU variants for --quality (defaults of each), the first run beside the CPU.
-    #[arg(long, value_delimiter = ',', default_values_t = vec!["ig-warp".to_string(), "ig-block".to_string()])]
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["ig-block".to_string(), "ig-grid".to_string()])]
     pub variants: Vec<String>,
     /// Write the full results as JSON to this file as well.
     #[arg(long, value_name = "FILE")]

@@ -6,7 +6,7 @@
 //! GPU variants run the same number of iterations from the same start (they take the same
 //! moves), so their ratio compares equal work, as the paper's speedup does.
 //!
-//! Quality (`--quality`): the iterated-greedy variants (`--variants`, default `ig-warp,ig-block`)
+//! Quality (`--quality`): the iterated-greedy variants (`--variants`, default `ig-block,ig-grid`)
 //! against the CPU iterated greedy on the cores the GPU's host thread leaves (one independent
 //! walk per core, the best kept; it runs at the same time as the first variant) at the same wall
 //! time per instance, n m / 2 x `--time-factor` ms, on Taillard's instances, several seeds;
@@ -132,7 +132,7 @@ pub fn run(args: &BenchPfspArgs) -> Result<()> {
         quality = ig_quality(&gpu, &cache, args, threads)?;
     } else {
         println!(
-            "\n(ig-warp and ig-block against the CPU iterated greedy on Taillard's instances: add --quality)"
+            "\n(ig-block and ig-grid against the CPU iterated greedy on Taillard's instances: add --quality)"
         );
     }
     if let Some(path) = &args.json {
@@ -491,7 +491,7 @@ fn ig_quality(
         .collect::<Result<Vec<_>>>()?;
     anyhow::ensure!(
         !variants.is_empty() && variants.iter().all(|v| !v.is_tabu()),
-        "--variants takes ig-warp and/or ig-block"
+        "--variants takes the iterated-greedy variants: ig-block, ig-grid, ig-warp"
     );
     // The CPU walks run while the first GPU variant runs, on the cores its host thread leaves.
     let cpu_walks = threads.saturating_sub(1).max(1);
