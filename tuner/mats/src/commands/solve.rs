@@ -305,7 +305,17 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         bail!("--backend gpu needs an NVIDIA GPU: no CUDA driver (libcuda.so) found; use --backend cpu");
     }
     let gpu = kernels::gpu::Gpu::open(args.gpu)?;
+    let requested = plan.config.variant_name();
     let config = plan.fit(instance, &gpu.info).map_err(anyhow::Error::msg)?;
+    if config.variant_name() != requested {
+        // Only where no variant was named (`SolveConfig::fit`): say why the answer comes from
+        // another variant than the family's usual default.
+        eprintln!(
+            "mats: {} runs this instance: {requested}, the default elsewhere, would run it with its \
+             working set out of shared memory (--algo {requested} runs it anyway)",
+            config.variant_name()
+        );
+    }
     let cache = kernels::KernelCache::new(kernels::KernelCache::default_dir());
     let options = RunOptions {
         seed: args.seed,
