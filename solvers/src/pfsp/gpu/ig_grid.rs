@@ -30,12 +30,14 @@ pub enum GridTables {
     Global,
 }
 
+/// The heads and tails of one block's shorter sequence (ig-block's tables for one walk).
+fn block_table_bytes(inst: &Instance) -> usize {
+    super::ig_table_bytes(inst.jobs, inst.machines, super::completion_fits_i32(inst))
+}
+
 impl GridTables {
     pub fn of(inst: &Instance, optin_shared: usize) -> GridTables {
-        let n = inst.jobs;
-        let shared =
-            super::ig_table_bytes(n, inst.machines, super::completion_fits_i32(inst)) + 4 * n;
-        if shared <= optin_shared / 2 {
+        if block_table_bytes(inst) + 4 * inst.jobs <= optin_shared / 2 {
             GridTables::Shared
         } else {
             GridTables::Global
@@ -50,12 +52,9 @@ impl GridTables {
     }
 
     fn dynamic_shared_bytes(self, inst: &Instance) -> usize {
-        let n = inst.jobs;
-        4 * n
+        4 * inst.jobs
             + match self {
-                GridTables::Shared => {
-                    super::ig_table_bytes(n, inst.machines, super::completion_fits_i32(inst))
-                }
+                GridTables::Shared => block_table_bytes(inst),
                 GridTables::Global => 0,
             }
     }
@@ -65,11 +64,7 @@ impl GridTables {
 pub fn grid_table_bytes(inst: &Instance, walks: usize, tables: GridTables) -> usize {
     match tables {
         GridTables::Shared => 0,
-        GridTables::Global => {
-            walks
-                * inst.jobs
-                * super::ig_table_bytes(inst.jobs, inst.machines, super::completion_fits_i32(inst))
-        }
+        GridTables::Global => walks * inst.jobs * block_table_bytes(inst),
     }
 }
 
@@ -90,12 +85,11 @@ pub(super) fn walks_of(params: &GpuParams, n: usize) -> u32 {
 
 pub(super) fn kernels(
     module: &Module,
-    gpu: &Gpu,
     inst: &Instance,
     params: &GpuParams,
+    tables: GridTables,
 ) -> Result<(Kernel, Option<Kernel>, Launch), KernelError> {
     let kernel = module.function("pfsp_ig_grid_moves")?;
-    let tables = GridTables::of(inst, gpu.info.max_shared_bytes_per_block_optin as usize);
     let shared = tables.dynamic_shared_bytes(inst);
     kernel.allow_shared_bytes(shared)?;
     let launch = Launch {
@@ -182,7 +176,8 @@ pub(super) fn run(
     let params = &prepared.params;
     let n = inst.jobs;
     let walks = prepared.launch.grid.1 as usize;
-    let tables = GridTables::of(inst, gpu.info.max_shared_bytes_per_block_optin as usize);
+    // Set by `prepare` for ig-grid; global memory is the side that always fits.
+    let tables = prepared.grid_tables.unwrap_or(GridTables::Global);
     let stream = gpu.stream().clone();
     let mut neighbourhood = GpuNeighbourhood {
         prepared,

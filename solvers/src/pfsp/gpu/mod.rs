@@ -48,9 +48,8 @@ use crate::run::{Outcome, RunOptions};
 pub use ig::{
     ig_shared_bytes, ig_table_bytes, IgLayout, IG_MAX_DESTRUCTION, IG_MAX_THREADS, IG_MIN_THREADS,
 };
-pub use ig_grid::{
-    default_walks as ig_grid_default_walks, grid_table_bytes, GridTables, GRID_MAX_WALKS,
-};
+use ig_grid::grid_table_bytes;
+pub use ig_grid::{GridTables, GRID_MAX_WALKS};
 pub use ig_warp::{ig_warp_bytes, IgwTables, WalkState, IGW_MAX_WALKS, IGW_MAX_WARPS};
 
 /// The largest n: pair indices of the swap neighbourhood take 22 bits of a move key.
@@ -652,23 +651,15 @@ impl crate::gpu::workload::PreparedRun for Prepared {
             attributes: run.attributes,
             launch: run.launch,
             entry: self.kernel.entry().to_string(),
-            layout: match self.params.algorithm {
-                GpuAlgorithm::IgGrid => Some(format!(
-                    "{}, {} walks",
-                    GridTables::of(
-                        &self.inst,
-                        gpu.info.max_shared_bytes_per_block_optin as usize
-                    )
-                    .name(),
-                    self.launch.grid.1
-                )),
-                _ => self.ig_layout.map(|l| match self.params.walks_per_block {
+            layout: match self.grid_tables {
+                Some(tables) => Some(format!("{}, {} walks", tables.name(), self.launch.grid.1)),
+                None => self.ig_layout.map(|l| match self.params.walks_per_block {
                     0 | 1 => l.name().to_string(),
                     w => format!("{}, {w} walks per block", l.name()),
                 }),
             },
             blocks_per_sm: None,
-            searches: (self.params.algorithm == GpuAlgorithm::IgGrid).then_some(self.launch.grid.1),
+            searches: self.grid_tables.map(|_| self.launch.grid.1),
             adaptation: run.adaptation,
         })
     }
@@ -770,6 +761,8 @@ pub struct Prepared {
     wide: bool,
     /// ig-block: where its walks keep their tables, decided once for this device.
     ig_layout: Option<IgLayout>,
+    /// ig-grid: where its blocks keep their tables, decided once for this device.
+    grid_tables: Option<GridTables>,
     cache: CacheStatus,
     compile_seconds: f64,
     resources: Vec<Resources>,
@@ -836,18 +829,16 @@ pub fn prepare(
     );
     let (compiled, cache_status) = cache.get_or_compile(&variant)?;
     let module = gpu.load(&compiled)?;
-    let ig_layout = IgLayout::of(
-        params,
-        inst,
-        gpu.info.max_shared_bytes_per_block_optin as usize,
-    );
+    let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+    let ig_layout = IgLayout::of(params, inst, optin);
+    let grid_tables = GridTables::of(inst, optin);
     let (kernel, table_kernel, launch) = match params.algorithm {
         GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
             tabu::kernels(&module, gpu, inst, params)?
         }
         GpuAlgorithm::IgBlock => ig::kernels(&module, gpu, inst, params, ig_layout)?,
         GpuAlgorithm::IgWarp => ig_warp::kernels(&module, gpu, inst, params)?,
-        GpuAlgorithm::IgGrid => ig_grid::kernels(&module, gpu, inst, params)?,
+        GpuAlgorithm::IgGrid => ig_grid::kernels(&module, inst, params, grid_tables)?,
     };
     let times = gpu
         .stream()
@@ -863,6 +854,7 @@ pub fn prepare(
         params: params.clone(),
         wide: !completion_fits_i32(inst),
         ig_layout: (params.algorithm == GpuAlgorithm::IgBlock).then_some(ig_layout),
+        grid_tables: (params.algorithm == GpuAlgorithm::IgGrid).then_some(grid_tables),
         cache: cache_status,
         compile_seconds: compiled.compile_seconds,
         resources: compiled.resources.clone(),
