@@ -170,7 +170,10 @@ __device__ __forceinline__ u64 ig_block_min(u64 v, u64* scratch)
 }
 
 // Best position (first on ties) to insert `job` into seq[0..L), and the makespan there.
-__device__ u64 ig_best_insertion(const int* __restrict__ times, IgShared& s, int L, int job, u64* scratch)
+// `skip`: a position not to consider (ig-grid's tabu steps must not put a job back where it
+// was); -1 considers every position.
+__device__ u64 ig_best_insertion(const int* __restrict__ times, IgShared& s, int L, int job, u64* scratch,
+                                 int skip = -1)
 {
     const int warp = IG_TID >> 5;
     ig_sync();  // seq is final
@@ -196,7 +199,7 @@ __device__ u64 ig_best_insertion(const int* __restrict__ times, IgShared& s, int
             }
         }
         const u64 key = ((u64)span << IG_POS_BITS) | (u64)pos;
-        best = key < best ? key : best;
+        best = key < best && pos != skip ? key : best;
     }
     return ig_block_min(best, scratch);
 }

@@ -14,8 +14,10 @@
 // ig-block), evaluates every position and writes one key
 //     makespan << 22 | from << 11 | to
 // so that the host's minimum over a walk's keys is the move of least makespan, first by
-// `from`, then by `to` (the CPU reference's order). Reinserting at `from` gives back the
-// sequence itself, so the minimum is never above the current makespan.
+// `from`, then by `to` (the CPU reference's order). Reinserting at `from` would give back the
+// sequence itself, so it is left out: a block's key is a real move even where it is worse
+// than the sequence, which the host's tabu steps need (they take the best move allowed,
+// improving or not); the descent only takes a key below the current makespan either way.
 //
 // Tables: in shared memory where two blocks fit on an SM (IG_GLOBAL_TABLES 0), else in
 // `tables` at (walk * n + from) * 2 (n + 1) IG_MS.
@@ -49,7 +51,7 @@ pfsp_ig_grid_moves(const int* __restrict__ times, const int* __restrict__ seqs, 
     for (int i = IG_TID; i < PFSP_N - 1; i += IG_THREADS) s.seq[i] = seq[i < from ? i : i + 1];
     const int job = seq[from];
     // ig_best_insertion synchronises before it reads s.seq.
-    const u64 key = ig_best_insertion(times, s, PFSP_N - 1, job, scratch);
+    const u64 key = ig_best_insertion(times, s, PFSP_N - 1, job, scratch, from);
     if (IG_TID == 0) {
         const u64 makespan = key >> IG_POS_BITS;
         const u64 to = key & ((1u << IG_POS_BITS) - 1);

@@ -662,7 +662,7 @@ fn ig_warp_configurations_on_ta081() {
 /// ig-grid's walks take exactly the CPU reference's moves (`solvers::pfsp::ig_grid` with the
 /// CPU neighbourhood): a seeded run returns the same sequence, makespan, iterations and
 /// evaluations, with its tables in shared memory (the small instances, int64 times included)
-/// and in global memory (300 x 60), and the answer is re-scored.
+/// and in global memory (300 x 60), with and without tabu steps, and the answer is re-scored.
 #[test]
 fn ig_grid_takes_the_cpu_references_moves() {
     use solvers::pfsp::ig_grid::{self, CpuNeighbourhood, GridParams};
@@ -674,22 +674,31 @@ fn ig_grid_takes_the_cpu_references_moves() {
     let mut cases: Vec<(Instance, u64)> = instances().into_iter().map(|i| (i, 15)).collect();
     cases.push((pfsp::generate(300, 60, 4), 2));
     let mut layouts = std::collections::BTreeSet::new();
-    for (inst, iterations) in cases {
+    for (k, (inst, iterations)) in cases.into_iter().enumerate() {
+        // Every other instance with tabu steps after each local optimum.
+        let tabu_steps = if k % 2 == 1 { 8 } else { 0 };
         let walks = 3;
         let params = GpuParams {
             blocks: walks,
             destruction: 4.min(inst.jobs - 1),
+            tabu_steps,
             ..GpuParams::new(GpuAlgorithm::IgGrid)
         };
         let tables = pfsp_gpu::GridTables::of(&inst, optin);
         layouts.insert(tables.name());
-        let what = format!("ig-grid {} ({})", inst.name, tables.name());
+        let what = format!(
+            "ig-grid {} ({}, {tabu_steps} tabu steps)",
+            inst.name,
+            tables.name()
+        );
         let (objective, sequence, evaluations) =
             ig_block_rescored(&gpu, &cache, &inst, &params, 7, iterations, &what);
         let grid = GridParams {
             walks: walks as usize,
             destruction: params.destruction,
             temperature: params.temperature,
+            tabu_steps,
+            tenure: params.tenure,
         };
         let options = RunOptions {
             seed: 7,
@@ -719,6 +728,8 @@ fn ig_grid_takes_the_cpu_references_moves() {
         walks: 3,
         destruction: params.destruction,
         temperature: params.temperature,
+        tabu_steps: 0,
+        tenure: params.tenure,
     };
     let mut prepared = pfsp_gpu::prepare(&gpu, &cache, &inst, &params).unwrap();
     let seed: Vec<usize> = (0..inst.jobs).rev().collect();

@@ -344,6 +344,28 @@ impl solvers::gpu::PointValues for Point {
     }
 }
 
+/// ig-grid's tabu steps and tenure (dimensions of spaces/pfsp.toml) reach its parameters;
+/// without them it runs the plain iterated greedy with its own tenure, not the tabu variants'.
+#[test]
+fn ig_grid_points_of_the_space_become_parameters() {
+    use solvers::gpu::GpuWorkload;
+    let p = GpuParams::from_point(&Point(vec![
+        ("variant", "ig-grid"),
+        ("tabu_steps", "30"),
+        ("tenure", "12"),
+    ]))
+    .unwrap();
+    assert_eq!((p.tabu_steps, p.tenure), (30, 12));
+    let plain = GpuParams::from_point(&Point(vec![("variant", "ig-grid")])).unwrap();
+    assert_eq!(
+        (plain.tabu_steps, plain.tenure),
+        (0, solvers::pfsp::ig_grid::DEFAULT_GRID_TENURE)
+    );
+    assert_eq!(GpuParams::new(GpuAlgorithm::TabuFull).tenure, 200);
+    let bad = Point(vec![("variant", "ig-grid"), ("tabu_steps", "-1")]);
+    assert!(GpuParams::from_point(&bad).unwrap_err().contains("tabu_steps"));
+}
+
 #[test]
 fn ig_warp_points_of_the_space_become_parameters() {
     use solvers::gpu::GpuWorkload;
@@ -379,7 +401,8 @@ fn ig_warp_points_of_the_space_become_parameters() {
 
 /// `mats solve` runs ig-block where its walk's tables fit in shared memory and ig-grid where
 /// they do not (800 x 60), unless the variant is named or a flag given applies only to
-/// ig-block; `--algo ig-block` still runs ig-block there, with global tables.
+/// ig-block; `--algo ig-block` still runs ig-block there, with global tables. ig-grid's own
+/// flags are taken where it runs and refused where ig-block does.
 #[test]
 fn solve_runs_ig_grid_where_ig_blocks_tables_do_not_fit_shared_memory() {
     use solvers::family::{Family, Instance as AnyInstance};
@@ -410,6 +433,34 @@ fn solve_runs_ig_grid_where_ig_blocks_tables_do_not_fit_shared_memory() {
     );
     let stall = flag("--restart-stall", FlagValue::Int(40));
     assert_eq!(variant(&[stall], &too_big), "ig-block");
+    // ig-grid's own flags: taken where the instance runs ig-grid, with ig-grid's defaults for
+    // the rest (its tenure, not the tabu variants'); refused, naming the variant, elsewhere.
+    let tabu = flag("--tabu-steps", FlagValue::Int(10));
+    let config = plan(std::slice::from_ref(&tabu))
+        .fit(&too_big, &device)
+        .unwrap();
+    let shown = format!("{config:?}");
+    assert!(
+        shown.contains("IgGrid")
+            && shown.contains("tabu_steps: 10")
+            && shown.contains("tenure: 7,"),
+        "{shown}"
+    );
+    let tenure = flag("--tenure", FlagValue::Int(5));
+    let config = plan(&[tabu.clone(), tenure])
+        .fit(&too_big, &device)
+        .unwrap();
+    assert!(format!("{config:?}").contains("tenure: 5,"), "{config:?}");
+    let err = plan(std::slice::from_ref(&tabu))
+        .fit(&fits, &device)
+        .unwrap_err();
+    assert!(
+        err.contains("--tabu-steps does not apply to pfsp `ig-block`") && err.contains("ig-grid"),
+        "{err}"
+    );
+    // A flag no instance's variant takes is still refused before any instance is read.
+    let tenure_range = flag("--tenure-range", FlagValue::List(vec![0.4, 0.8]));
+    assert!(SolveConfig::from_flags(Family::Pfsp, &[tenure_range], &[]).is_err());
     let algo = flag("--algo", FlagValue::Text("ig-block".into()));
     assert_eq!(variant(&[algo], &too_big), "ig-block");
     // Walks ig-grid cannot run (more than 64) keep ig-block's meaning of --solutions.

@@ -41,6 +41,15 @@ macro_rules! families {
                 }
             }
 
+            /// The variants `mats solve` may run in `family` without being told, by instance.
+            pub fn instance_variants(family: Family) -> Result<&'static [&'static str], String> {
+                match family {
+                    $(Family::$family => Ok(<$params as GpuWorkload>::INSTANCE_VARIANTS),)*
+                    #[allow(unreachable_patterns)]
+                    other => Err(no_gpu(other)),
+                }
+            }
+
             /// The point `mats solve` starts from in `family`.
             pub fn solve_defaults(
                 family: Family,
@@ -77,12 +86,10 @@ macro_rules! families {
             }
 
             /// The family's better default variant for `inst`, if the default one is not it
-            /// ([`GpuWorkload::instance_default`]).
-            pub fn instance_default(&self, inst: &Instance, device: &DeviceInfo) -> Option<GpuConfig> {
+            /// ([`GpuWorkload::instance_variant`]).
+            pub fn instance_variant(&self, inst: &Instance, device: &DeviceInfo) -> Option<&'static str> {
                 match (self, inst) {
-                    $((GpuConfig::$family(p), Instance::$family(i)) => {
-                        p.instance_default(i, device).map(GpuConfig::$family)
-                    })*
+                    $((GpuConfig::$family(p), Instance::$family(i)) => p.instance_variant(i, device),)*
                     #[allow(unreachable_patterns)]
                     _ => None,
                 }

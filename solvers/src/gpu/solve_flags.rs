@@ -94,11 +94,22 @@ impl PointValues for FlagPoint {
 pub struct SolveConfig {
     pub config: GpuConfig,
     given: Vec<GivenFlag>,
+    /// The family's defaults and every flag given, for building another variant's
+    /// configuration where the instance asks for one ([`SolveConfig::fit`]).
+    point: FlagPoint,
+    family: Family,
+    /// Whether a flag named the variant.
+    chose_variant: bool,
 }
 
 impl SolveConfig {
     /// Turns the flags a user gave into `family`'s GPU configuration; every error names the
-    /// flag. `nvrtc_flags` are the extra compiler flags.
+    /// flag. `nvrtc_flags` are the extra compiler flags. Where no flag names the variant, a
+    /// flag that applies to a variant the instance may choose
+    /// ([`GpuWorkload::INSTANCE_VARIANTS`](super::GpuWorkload::INSTANCE_VARIANTS)) is checked
+    /// by [`fit`], which knows the instance.
+    ///
+    /// [`fit`]: SolveConfig::fit
     pub fn from_flags(
         family: Family,
         given: &[GivenFlag],
@@ -135,15 +146,14 @@ impl SolveConfig {
         let variant_only =
             GpuConfig::from_point(family, &point).map_err(|e| name_flag(e, given, table))?;
         let variant = variant_only.variant_name();
+        let chose_variant = !choosing.is_empty();
+        let by_instance = GpuConfig::instance_variants(family)?;
         // A flag that chooses part of the variant (TSP's `--construction`) may still belong to
         // other variants than the one chosen.
         for (decl, g) in choosing.iter().chain(&rest) {
-            if !decl.variants.is_empty() && !applies(decl, variant) {
-                return Err(format!(
-                    "{} does not apply to {family} `{variant}` on the GPU: it applies to `{}` only",
-                    g.flag,
-                    decl.variants.join("`, `")
-                ));
+            let deferred = !chose_variant && by_instance.iter().any(|v| applies(decl, v));
+            if !decl.variants.is_empty() && !applies(decl, variant) && !deferred {
+                return Err(not_for(g, decl, family, variant));
             }
         }
         for (decl, g) in &rest {
@@ -154,35 +164,54 @@ impl SolveConfig {
         Ok(SolveConfig {
             config,
             given: given.to_vec(),
+            point,
+            family,
+            chose_variant,
         })
     }
 
     /// Checks the configuration against the instance and the device; the error names the
-    /// flag that set the parameter at fault.
+    /// flag that set the parameter at fault, or a flag the variant that runs does not take.
     pub fn fit(mut self, inst: &Instance, device: &DeviceInfo) -> Result<GpuConfig, String> {
         let table = GpuConfig::solve_flags(inst.family())?;
         let declared = |g: &GivenFlag| table.iter().find(|d| d.flag == g.flag);
-        let chose_variant = self.given.iter().any(|g| {
-            declared(g).is_some_and(|d| d.params.iter().any(|p| VARIANT_PARAMS.contains(p)))
-        });
+        let takes = |g: &GivenFlag, variant: &str| {
+            declared(g).is_some_and(|d| d.variants.is_empty() || applies(d, variant))
+        };
         // The family's default variant may have a better sibling for this instance; it takes
         // over only where every flag given applies to it and it can run the instance.
-        if !chose_variant {
-            if let Some(other) = self.config.instance_default(inst, device) {
-                let variant = other.variant_name();
-                let all_apply = self.given.iter().all(|g| {
-                    declared(g).is_some_and(|d| d.variants.is_empty() || applies(d, variant))
-                });
-                if all_apply && other.check(inst, device).is_ok() {
-                    self.config = other;
+        if !self.chose_variant {
+            if let Some(variant) = self.config.instance_variant(inst, device) {
+                let mut point = self.point.clone();
+                point
+                    .values
+                    .insert("variant", FlagValue::Text(variant.into()));
+                if let Ok(other) = GpuConfig::from_point(self.family, &point) {
+                    let all_apply = self.given.iter().all(|g| takes(g, variant));
+                    if all_apply && other.check(inst, device).is_ok() {
+                        self.config = other;
+                    }
                 }
             }
+        }
+        let variant = self.config.variant_name();
+        if let Some(g) = self.given.iter().find(|g| !takes(g, variant)) {
+            let decl = declared(g).ok_or_else(|| format!("{} is not a GPU flag", g.flag))?;
+            return Err(not_for(g, decl, inst.family(), variant));
         }
         self.config
             .check(inst, device)
             .map_err(|why| name_flag(why, &self.given, table))?;
         Ok(self.config)
     }
+}
+
+fn not_for(given: &GivenFlag, decl: &SolveFlag, family: Family, variant: &str) -> String {
+    format!(
+        "{} does not apply to {family} `{variant}` on the GPU: it applies to `{}` only",
+        given.flag,
+        decl.variants.join("`, `")
+    )
 }
 
 /// Whether `decl` applies to `variant` (the variant name, or its first part where a family

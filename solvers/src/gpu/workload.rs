@@ -148,10 +148,19 @@ pub trait GpuWorkload:
     fn flags(&self) -> &[String];
     /// Whether it can run `inst` on `device`; the message names the parameter or the limit.
     fn check(&self, inst: &Self::Instance, device: &DeviceInfo) -> Result<(), String>;
-    /// Where `mats solve` was not told the variant: the configuration to run on `inst` instead
-    /// of this default one, if another variant is the better default there (PFSP: ig-grid where
-    /// an ig-block walk's tables do not fit in shared memory). None keeps this one.
-    fn instance_default(&self, _inst: &Self::Instance, _device: &DeviceInfo) -> Option<Self> {
+    /// The variants [`instance_variant`](GpuWorkload::instance_variant) may name: a flag
+    /// given without a variant that applies to one of them is checked once the instance is
+    /// known, not refused up front.
+    const INSTANCE_VARIANTS: &'static [&'static str] = &[];
+    /// Where `mats solve` was not told the variant: the variant to run on `inst` instead of
+    /// this default one, if another is the better default there (PFSP: ig-grid where an
+    /// ig-block walk's tables do not fit in shared memory). `mats solve` then builds that
+    /// variant's configuration from its own defaults and the flags given. None keeps this one.
+    fn instance_variant(
+        &self,
+        _inst: &Self::Instance,
+        _device: &DeviceInfo,
+    ) -> Option<&'static str> {
         None
     }
     /// The kernel variant it runs on `inst` (what the CUBIN depends on).

@@ -39,8 +39,20 @@ pub struct InsertionMove {
 /// Evaluates the whole insertion neighbourhood of several sequences (of one instance) at once.
 pub trait Neighbourhood {
     type Error;
-    /// For each sequence, the move of least makespan, ties to the least `from`, then `to`.
-    fn best_moves(&mut self, sequences: &[&[usize]]) -> Result<Vec<InsertionMove>, Self::Error>;
+    /// For each sequence, in order, one move per position `from`: the job there taken out and
+    /// put back at its best other position (`to != from`, ties to the least `to`); n moves per
+    /// sequence.
+    fn moves(&mut self, sequences: &[&[usize]]) -> Result<Vec<InsertionMove>, Self::Error>;
+}
+
+/// The move of least makespan in one sequence's row of [`Neighbourhood::moves`], ties to the
+/// least `from`, then `to`.
+pub fn best_of(row: &[InsertionMove]) -> InsertionMove {
+    row.iter().copied().min().unwrap_or(InsertionMove {
+        makespan: i64::MAX,
+        from: 0,
+        to: 0,
+    })
 }
 
 /// The CPU reference: Taillard's acceleration per removed job.
@@ -48,6 +60,7 @@ pub struct CpuNeighbourhood<'a> {
     inst: &'a Instance,
     insertion: Insertion,
     shorter: Vec<usize>,
+    values: Vec<i64>,
 }
 
 impl<'a> CpuNeighbourhood<'a> {
@@ -56,33 +69,48 @@ impl<'a> CpuNeighbourhood<'a> {
             inst,
             insertion: Insertion::new(),
             shorter: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// One sequence's row of moves, appended to `row`.
+    pub fn moves_of(&mut self, sequence: &[usize], row: &mut Vec<InsertionMove>) {
+        for from in 0..sequence.len() {
+            self.shorter.clear();
+            self.shorter.extend_from_slice(&sequence[..from]);
+            self.shorter.extend_from_slice(&sequence[from + 1..]);
+            self.insertion
+                .evaluate_all(self.inst, &self.shorter, sequence[from], &mut self.values);
+            let mut best = InsertionMove {
+                makespan: i64::MAX,
+                from,
+                to: 0,
+            };
+            for (to, &makespan) in self.values.iter().enumerate() {
+                if to != from && makespan < best.makespan {
+                    best = InsertionMove { makespan, from, to };
+                }
+            }
+            row.push(best);
         }
     }
 
     /// The best move of one sequence.
     pub fn best_move(&mut self, sequence: &[usize]) -> InsertionMove {
-        let mut best = InsertionMove {
-            makespan: i64::MAX,
-            from: 0,
-            to: 0,
-        };
-        for from in 0..sequence.len() {
-            self.shorter.clear();
-            self.shorter.extend_from_slice(&sequence[..from]);
-            self.shorter.extend_from_slice(&sequence[from + 1..]);
-            let (to, makespan) = self
-                .insertion
-                .best(self.inst, &self.shorter, sequence[from]);
-            best = best.min(InsertionMove { makespan, from, to });
-        }
-        best
+        let mut row = Vec::with_capacity(sequence.len());
+        self.moves_of(sequence, &mut row);
+        best_of(&row)
     }
 }
 
 impl Neighbourhood for CpuNeighbourhood<'_> {
     type Error = std::convert::Infallible;
-    fn best_moves(&mut self, sequences: &[&[usize]]) -> Result<Vec<InsertionMove>, Self::Error> {
-        Ok(sequences.iter().map(|s| self.best_move(s)).collect())
+    fn moves(&mut self, sequences: &[&[usize]]) -> Result<Vec<InsertionMove>, Self::Error> {
+        let mut all = Vec::with_capacity(sequences.iter().map(|s| s.len()).sum());
+        for s in sequences {
+            self.moves_of(s, &mut all);
+        }
+        Ok(all)
     }
 }
 
@@ -96,6 +124,16 @@ pub struct GridParams {
     pub destruction: usize,
     /// Temperature factor T of the acceptance rule (as [`super::ig`]).
     pub temperature: f64,
+    /// Tabu steps after each local optimum (0 = none, the plain iterated greedy): the walk
+    /// keeps taking the best allowed move, improving or not, until this many steps in a row
+    /// have not lowered the best makespan of the local search; the local search's result is
+    /// its best sequence. A local optimum of the descent is where every walk of an instance
+    /// like ta103 ends in the same few attractors (docs/pfsp-gpu.md); the tabu steps walk
+    /// through the plateaus and ridges around it with the neighbourhood already evaluated.
+    pub tabu_steps: usize,
+    /// Steps a moved job stays tabu (not moved again unless the move beats the local search's
+    /// best).
+    pub tenure: usize,
 }
 
 impl Default for GridParams {
@@ -104,8 +142,25 @@ impl Default for GridParams {
             walks: 4,
             destruction: 4,
             temperature: 0.4,
+            tabu_steps: 0,
+            tenure: DEFAULT_GRID_TENURE,
         }
     }
+}
+
+/// [`GridParams::tenure`] where nothing sets it.
+pub const DEFAULT_GRID_TENURE: usize = 7;
+
+/// The tabu steps of one local search (after its descent reached a local optimum).
+struct TabuPhase {
+    /// Steps taken.
+    step: usize,
+    /// Steps in a row without a new best.
+    stall: usize,
+    best: Vec<usize>,
+    best_value: i64,
+    /// Per job: the first step at which it may move again.
+    free_at: Vec<usize>,
 }
 
 /// One walk: the IG state between local-search steps.
@@ -121,6 +176,8 @@ struct Walk {
     /// False while the start's local search runs (no acceptance yet).
     started: bool,
     iterations: u64,
+    /// The tabu steps under way, once the descent has stopped.
+    tabu: Option<TabuPhase>,
 }
 
 /// What a run did besides its outcome.
@@ -175,17 +232,7 @@ pub fn run_from<N: Neighbourhood>(
             let (seq, value) = starts
                 .get(w)
                 .map_or((&start, start_value), |(s, v)| (s, *v));
-            Walk {
-                rng: stream_rng(options.seed, w as u64),
-                current: seq.clone(),
-                current_value: value,
-                best: seq.clone(),
-                best_value: value,
-                candidate: seq.clone(),
-                candidate_value: value,
-                started: false,
-                iterations: 0,
-            }
+            Walk::new(seq, value, stream_rng(options.seed, w as u64))
         })
         .collect();
     let first_best = walks
@@ -205,19 +252,23 @@ pub fn run_from<N: Neighbourhood>(
             break;
         }
         let sequences: Vec<&[usize]> = active.iter().map(|&w| &walks[w].candidate[..]).collect();
-        let moves = neighbourhood.best_moves(&sequences)?;
+        let moves = neighbourhood.moves(&sequences)?;
         stats.steps += 1;
         evaluations += (active.len() * n * n) as u64;
-        for (&w, mv) in active.iter().zip(moves) {
+        for (&w, row) in active.iter().zip(moves.chunks(n)) {
             let walk = &mut walks[w];
-            if mv.makespan < walk.candidate_value {
-                let job = walk.candidate.remove(mv.from);
-                walk.candidate.insert(mv.to, job);
-                walk.candidate_value = mv.makespan;
+            let mv = best_of(row);
+            if walk.tabu.is_none() && mv.makespan < walk.candidate_value {
+                walk.apply(mv);
                 stats.moves += 1;
                 continue;
             }
-            // A local optimum: accept it or not, then destroy and rebuild for the next one.
+            if params.tabu_steps > 0 && walk.tabu_step(row, params, n) {
+                stats.moves += 1;
+                continue;
+            }
+            // The local search is over: accept its result or not, then destroy and rebuild
+            // for the next one.
             walk.settle(temperature);
             deadline.offer(walk.best_value);
             walk.rebuild(inst, destruction, &mut insertion, &mut evaluations);
@@ -242,6 +293,73 @@ pub fn run_from<N: Neighbourhood>(
 }
 
 impl Walk {
+    fn new(sequence: &[usize], value: i64, rng: SolverRng) -> Walk {
+        Walk {
+            rng,
+            current: sequence.to_vec(),
+            current_value: value,
+            best: sequence.to_vec(),
+            best_value: value,
+            candidate: sequence.to_vec(),
+            candidate_value: value,
+            started: false,
+            iterations: 0,
+            tabu: None,
+        }
+    }
+
+    fn apply(&mut self, mv: InsertionMove) {
+        let job = self.candidate.remove(mv.from);
+        self.candidate.insert(mv.to, job);
+        self.candidate_value = mv.makespan;
+    }
+
+    /// One tabu step on `row` (the candidate's moves), starting the phase at the descent's
+    /// local optimum: the best move whose job is not tabu, or that beats the phase's best
+    /// (aspiration). False when the phase is over (its stall reached, or every move tabu):
+    /// the candidate is then the phase's best.
+    fn tabu_step(&mut self, row: &[InsertionMove], params: &GridParams, n: usize) -> bool {
+        let phase = self.tabu.get_or_insert_with(|| TabuPhase {
+            step: 0,
+            stall: 0,
+            best: self.candidate.clone(),
+            best_value: self.candidate_value,
+            free_at: vec![0; n],
+        });
+        let allowed = row
+            .iter()
+            .filter(|mv| {
+                phase.free_at[self.candidate[mv.from]] <= phase.step
+                    || mv.makespan < phase.best_value
+            })
+            .min()
+            .copied();
+        let go_on = phase.stall < params.tabu_steps;
+        match allowed {
+            Some(mv) if go_on => {
+                let job = self.candidate[mv.from];
+                phase.step += 1;
+                phase.free_at[job] = phase.step + params.tenure;
+                self.apply(mv);
+                let phase = self.tabu.as_mut().expect("the phase started above");
+                if self.candidate_value < phase.best_value {
+                    phase.best.clone_from(&self.candidate);
+                    phase.best_value = self.candidate_value;
+                    phase.stall = 0;
+                } else {
+                    phase.stall += 1;
+                }
+                true
+            }
+            _ => {
+                let phase = self.tabu.take().expect("the phase started above");
+                self.candidate = phase.best;
+                self.candidate_value = phase.best_value;
+                false
+            }
+        }
+    }
+
     /// Ruiz-Stützle acceptance of the local optimum in `candidate` (the start's is taken as
     /// it is); the best is kept.
     fn settle(&mut self, temperature: f64) {
@@ -303,8 +421,8 @@ mod tests {
         }
     }
 
-    /// The best move is the least makespan over every (from, to), ties to the least from and
-    /// to, as a brute force over all moves finds it.
+    /// The best move is the least makespan over every (from, to != from), ties to the least
+    /// from and to, as a brute force over all moves finds it.
     #[test]
     fn the_best_move_is_the_brute_forces() {
         for (n, m, seed) in [(2, 3, 1), (7, 4, 2), (12, 5, 3), (20, 10, 4)] {
@@ -319,7 +437,7 @@ mod tests {
                     to: 0,
                 };
                 for from in 0..n {
-                    for to in 0..n {
+                    for to in (0..n).filter(|&to| to != from) {
                         let mut s = seq.clone();
                         let job = s.remove(from);
                         s.insert(to, job);
@@ -333,8 +451,8 @@ mod tests {
                 }
                 let got = CpuNeighbourhood::new(&inst).best_move(&seq);
                 assert_eq!(got, brute, "{n}x{m} {seq:?}");
-                // Putting a job back where it was changes nothing: never worse than the sequence.
-                assert!(got.makespan <= inst.makespan(&seq));
+                // Putting a job back where it was is no move: the row holds real moves only.
+                assert_ne!(got.from, got.to);
             }
         }
     }
@@ -408,39 +526,116 @@ mod tests {
         assert!(again[0].1 <= seed.1 && next.objective <= seed.1);
     }
 
-    /// Every move the walks take lowers the makespan by what the neighbourhood said: a wrong
-    /// neighbourhood (one that lies about a move) is caught by the re-scored result.
+    /// Every move of every row the walks see gives the makespan the neighbourhood says, with
+    /// and without tabu steps: a wrong neighbourhood (one that lies about a move) is caught.
     #[test]
-    fn the_walks_take_only_improving_moves() {
+    fn every_move_the_walks_see_is_what_it_says() {
         struct Checked<'a>(CpuNeighbourhood<'a>, &'a Instance);
         impl Neighbourhood for Checked<'_> {
             type Error = String;
-            fn best_moves(&mut self, seqs: &[&[usize]]) -> Result<Vec<InsertionMove>, String> {
-                let moves = self.0.best_moves(seqs).unwrap();
-                for (s, mv) in seqs.iter().zip(&moves) {
-                    let mut t = s.to_vec();
-                    let job = t.remove(mv.from);
-                    t.insert(mv.to, job);
-                    if self.1.makespan(&t) != mv.makespan {
-                        return Err(format!("{mv:?} of {s:?}"));
+            fn moves(&mut self, seqs: &[&[usize]]) -> Result<Vec<InsertionMove>, String> {
+                let moves = self.0.moves(seqs).unwrap();
+                let n = self.1.jobs;
+                for (s, row) in seqs.iter().zip(moves.chunks(n)) {
+                    for mv in row {
+                        let mut t = s.to_vec();
+                        let job = t.remove(mv.from);
+                        t.insert(mv.to, job);
+                        if self.1.makespan(&t) != mv.makespan {
+                            return Err(format!("{mv:?} of {s:?}"));
+                        }
                     }
                 }
                 Ok(moves)
             }
         }
         let inst = generate(15, 6, 3);
-        let params = GridParams {
-            walks: 2,
-            destruction: 3,
-            temperature: 0.4,
-        };
-        let (outcome, _) = run(
-            &inst,
-            &params,
-            &options(2, 20),
-            &mut Checked(CpuNeighbourhood::new(&inst), &inst),
-        )
-        .unwrap();
-        assert_eq!(inst.makespan(&outcome.solution), outcome.objective);
+        for tabu_steps in [0, 10] {
+            let params = GridParams {
+                walks: 2,
+                destruction: 3,
+                temperature: 0.4,
+                tabu_steps,
+                tenure: 3,
+            };
+            let (outcome, _) = run(
+                &inst,
+                &params,
+                &options(2, 20),
+                &mut Checked(CpuNeighbourhood::new(&inst), &inst),
+            )
+            .unwrap();
+            assert_eq!(inst.makespan(&outcome.solution), outcome.objective);
+        }
+    }
+
+    /// The tabu steps walk on from a local optimum: each takes the best move whose job has not
+    /// moved in the last `tenure` steps (or that beats the phase's best), worse or not; the
+    /// phase ends after `tabu_steps` steps in a row without a new best, and its best is the
+    /// local search's result. Checked against a bookkeeping of its own (last step each job
+    /// moved) on several instances.
+    #[test]
+    fn tabu_steps_leave_the_local_optimum_and_return_their_best() {
+        for (n, m, seed) in [(20, 5, 6), (30, 10, 7), (12, 4, 8)] {
+            let inst = generate(n, m, seed);
+            let mut cpu = CpuNeighbourhood::new(&inst);
+            let mut seq = neh(&inst);
+            loop {
+                let mv = cpu.best_move(&seq);
+                if mv.makespan >= inst.makespan(&seq) {
+                    break;
+                }
+                let job = seq.remove(mv.from);
+                seq.insert(mv.to, job);
+            }
+            let start = inst.makespan(&seq);
+            let params = GridParams {
+                tabu_steps: 6,
+                tenure: 3,
+                ..GridParams::default()
+            };
+            let mut walk = Walk::new(&seq, start, stream_rng(1, 0));
+            let mut last_moved: std::collections::HashMap<usize, usize> = Default::default();
+            let (mut expected, mut best, mut stall) = (seq.clone(), (start, seq.clone()), 0);
+            let mut row = Vec::new();
+            for step in 1.. {
+                row.clear();
+                cpu.moves_of(&walk.candidate, &mut row);
+                let allowed = row
+                    .iter()
+                    .filter(|mv| {
+                        let job = expected[mv.from];
+                        last_moved
+                            .get(&job)
+                            .is_none_or(|&s| step > s + params.tenure)
+                            || mv.makespan < best.0
+                    })
+                    .min()
+                    .copied();
+                let goes_on = walk.tabu_step(&row, &params, n);
+                let Some(mv) = allowed.filter(|_| stall < params.tabu_steps) else {
+                    assert!(!goes_on, "{n}x{m}: the phase must end at step {step}");
+                    break;
+                };
+                assert!(goes_on, "{n}x{m}: step {step} must be taken");
+                if step == 1 {
+                    assert!(mv.makespan >= start, "a local optimum has no better move");
+                }
+                let job = expected.remove(mv.from);
+                expected.insert(mv.to, job);
+                last_moved.insert(job, step);
+                assert_eq!(walk.candidate, expected, "{n}x{m} step {step}");
+                assert_eq!(walk.candidate_value, inst.makespan(&expected));
+                if mv.makespan < best.0 {
+                    best = (mv.makespan, expected.clone());
+                    stall = 0;
+                } else {
+                    stall += 1;
+                }
+            }
+            assert!(walk.tabu.is_none());
+            assert_eq!((walk.candidate_value, &walk.candidate), (best.0, &best.1));
+            assert!(best.0 <= start);
+        }
     }
 }

@@ -603,9 +603,13 @@ pub struct SolveArgs {
     #[arg(long, value_name = "N")]
     pub starts: Option<usize>,
     /// Tabu tenure in iterations (pfsp `tabu`; qap GPU `tabu`); tabu list length (hwsw `sts`,
-    /// default 20).
+    /// default 20); GPU pfsp ig-grid: tabu steps a moved job stays tabu (default 7).
     #[arg(long, value_name = "N")]
     pub tenure: Option<usize>,
+    /// GPU pfsp ig-grid: after each local optimum, keep taking the best non-tabu move
+    /// (improving or not) until N steps in a row find no better sequence (default 0: none).
+    #[arg(long, value_name = "N")]
+    pub tabu_steps: Option<usize>,
     /// Jobs removed per destruction step (pfsp `ig`, default 4).
     #[arg(long, value_name = "D")]
     pub destruction: Option<usize>,

@@ -2,7 +2,8 @@
 //! evaluated on the GPU, one block per (job position, walk) (`kernels/pfsp/ig-grid.cu`).
 //!
 //! Each local-search step uploads the active walks' sequences (n ints each), launches n x walks
-//! blocks and reads back one key per block; the host takes each walk's least key. The walks'
+//! blocks and reads back one key per block (the best move of each job); the host takes each
+//! walk's least key, or in its tabu steps the least allowed one. The walks'
 //! destruction, reconstruction and acceptance stay on the host, where they cost O(d n m) per
 //! iteration against the step's O(n^2 m).
 
@@ -115,7 +116,7 @@ struct GpuNeighbourhood<'a> {
 impl Neighbourhood for GpuNeighbourhood<'_> {
     type Error = KernelError;
 
-    fn best_moves(&mut self, sequences: &[&[usize]]) -> Result<Vec<InsertionMove>, KernelError> {
+    fn moves(&mut self, sequences: &[&[usize]]) -> Result<Vec<InsertionMove>, KernelError> {
         let n = self.prepared.inst.jobs;
         let stream = self.gpu.stream().clone();
         self.rows.clear();
@@ -149,10 +150,7 @@ impl Neighbourhood for GpuNeighbourhood<'_> {
         let keys = stream
             .clone_dtoh(&self.keys.slice(..sequences.len() * n))
             .map_err(driver("reading ig-grid moves"))?;
-        Ok(keys
-            .chunks(n)
-            .map(|row| decode(row.iter().copied().min().unwrap_or(u64::MAX)))
-            .collect())
+        Ok(keys.into_iter().map(decode).collect())
     }
 }
 
@@ -198,6 +196,8 @@ pub(super) fn run(
         walks,
         destruction: params.destruction,
         temperature: params.temperature,
+        tabu_steps: params.tabu_steps,
+        tenure: params.tenure,
     };
     let (outcome, _, bests) =
         ig_grid::run_from(inst, &grid, options, &prepared.starts, &mut neighbourhood)?;

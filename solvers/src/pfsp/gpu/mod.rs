@@ -119,7 +119,8 @@ pub struct GpuParams {
     /// Threads per block: of the neighbourhood kernel (tabu; 0 = 128, or fewer where that
     /// leaves SMs idle) or of each walk (ig-block).
     pub threads_per_block: u32,
-    /// Tabu: how many iterations a selected sequence stays tabu (as the CPU `tabu`).
+    /// Tabu: how many iterations a selected sequence stays tabu (as the CPU `tabu`). ig-grid:
+    /// how many tabu steps a moved job stays tabu (`pfsp::ig_grid::GridParams::tenure`).
     pub tenure: usize,
     /// Tabu: record every move (for the move-by-move tests; costs a vector push).
     #[serde(default)]
@@ -179,6 +180,10 @@ pub struct GpuParams {
     /// run on a GPU**: off by default and not a dimension of the shipped spaces until it is.
     #[serde(default = "one_walk")]
     pub walks_per_block: u32,
+    /// ig-grid: tabu steps after each local optimum until this many in a row find no better
+    /// sequence (`pfsp::ig_grid::GridParams::tabu_steps`; 0 = none, the default).
+    #[serde(default)]
+    pub tabu_steps: usize,
 }
 
 /// The most ig-block walks in one block (each synchronises on its own named barrier, 1..=8).
@@ -223,12 +228,16 @@ impl GpuParams {
             elite: DEFAULT_ELITE,
             adapt: false,
             walks_per_block: 1,
+            tabu_steps: 0,
         }
         .with_defaults()
     }
 
     /// The variant's own defaults for the fields other variants ignore.
     fn with_defaults(mut self) -> GpuParams {
+        if self.algorithm == GpuAlgorithm::IgGrid {
+            self.tenure = crate::pfsp::ig_grid::DEFAULT_GRID_TENURE;
+        }
         if self.algorithm == GpuAlgorithm::IgWarp {
             let walk = crate::pfsp::ig_warp::WalkParams::default();
             self.threads_per_block = 32 * 4;
@@ -486,7 +495,12 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
     const SOLVE_FLAGS: &'static [SolveFlag] = &[
         flag("--algo", &["variant"], &[]),
         flag("--threads", &["threads"], &[]),
-        flag("--tenure", &["tenure"], &["tabu-full", "tabu-prefix"]),
+        flag(
+            "--tenure",
+            &["tenure"],
+            &["tabu-full", "tabu-prefix", "ig-grid"],
+        ),
+        flag("--tabu-steps", &["tabu_steps"], &["ig-grid"]),
         flag("--solutions", &["blocks"], IG_ALL),
         // A fixed destruction size: ig-warp's adaptive range collapses to it.
         flag("--destruction", &["destruction", "destruction_max"], IG_ALL),
@@ -501,6 +515,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--walks-per-block", &["walks_per_block"], &["ig-block"]),
     ];
     const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "ig-block")];
+    const INSTANCE_VARIANTS: &'static [&'static str] = &["ig-grid"];
 
     type Instance = Instance;
 
@@ -577,6 +592,9 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if let Some(w) = point.count("walks_per_block")? {
             params.walks_per_block = w;
         }
+        if let Some(k) = point.count("tabu_steps")? {
+            params.tabu_steps = k;
+        }
         if params.algorithm == GpuAlgorithm::IgWarp && params.destruction_max < params.destruction {
             params.destruction_max = params.destruction;
         }
@@ -604,14 +622,10 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
     /// the like): there one ig-block walk per SM makes fewer iterations than a CPU core, and
     /// one walk spread over the chip went from 0.9% to below the best known in 60 s
     /// (docs/pfsp-gpu.md, "ig-grid").
-    fn instance_default(&self, inst: &Instance, device: &DeviceInfo) -> Option<GpuParams> {
+    fn instance_variant(&self, inst: &Instance, device: &DeviceInfo) -> Option<&'static str> {
         let optin = device.max_shared_bytes_per_block_optin as usize;
         let global = !IgLayout::of(self, inst, optin).tables_in_shared();
-        (self.algorithm == GpuAlgorithm::IgBlock && global).then(|| GpuParams {
-            algorithm: GpuAlgorithm::IgGrid,
-            relink: false,
-            ..self.clone()
-        })
+        (self.algorithm == GpuAlgorithm::IgBlock && global).then_some(GpuAlgorithm::IgGrid.name())
     }
 
     fn kernel_variant(&self, inst: &Instance, target: CompileTarget) -> Variant {

@@ -360,6 +360,7 @@ fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
             count((args.threads != 0).then_some(args.threads)),
         ),
         ("--tenure", count(args.tenure)),
+        ("--tabu-steps", count(args.tabu_steps)),
         (
             "--tenure-range",
             args.tenure_range.clone().map(FlagValue::List),
