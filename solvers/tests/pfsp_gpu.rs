@@ -661,8 +661,9 @@ fn ig_warp_configurations_on_ta081() {
 
 /// ig-grid's walks take exactly the CPU reference's moves (`solvers::pfsp::ig_grid` with the
 /// CPU neighbourhood): a seeded run returns the same sequence, makespan, iterations and
-/// evaluations, with its tables in shared memory (the small instances, int64 times included)
-/// and in global memory (300 x 60), with and without tabu steps, and the answer is re-scored.
+/// evaluations, with every block's tables in shared memory (the small instances, int64 times
+/// included) or in global memory (300 x 60), and with the fused evaluation's tables per walk
+/// (300 x 60), with and without tabu steps, and the answer is re-scored.
 #[test]
 fn ig_grid_takes_the_cpu_references_moves() {
     use solvers::pfsp::ig_grid::{self, CpuNeighbourhood, GridParams};
@@ -670,51 +671,62 @@ fn ig_grid_takes_the_cpu_references_moves() {
         return;
     };
     let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
-    let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
     let mut cases: Vec<(Instance, u64)> = instances().into_iter().map(|i| (i, 15)).collect();
     cases.push((pfsp::generate(300, 60, 4), 2));
     let mut layouts = std::collections::BTreeSet::new();
     for (k, (inst, iterations)) in cases.into_iter().enumerate() {
-        // Every other instance with tabu steps after each local optimum.
-        let tabu_steps = if k % 2 == 1 { 8 } else { 0 };
-        let walks = 3;
-        let params = GpuParams {
-            blocks: walks,
-            destruction: 4.min(inst.jobs - 1),
-            tabu_steps,
-            ..GpuParams::new(GpuAlgorithm::IgGrid)
+        // Every other instance with tabu steps after each local optimum. `auto` keeps every
+        // block's tables in shared memory on the small instances and runs the fused evaluation
+        // at 300 x 60 (two blocks' tables do not fit there), which also runs with each block's
+        // tables in global memory.
+        let tabu_steps = if k % 2 == 1 || inst.jobs >= 300 { 8 } else { 0 };
+        let asked: &[pfsp_gpu::IgwTables] = if inst.jobs < 300 {
+            &[pfsp_gpu::IgwTables::Auto]
+        } else {
+            &[pfsp_gpu::IgwTables::Auto, pfsp_gpu::IgwTables::Global]
         };
-        let tables = pfsp_gpu::GridTables::of(&inst, optin);
-        layouts.insert(tables.name());
-        let what = format!(
-            "ig-grid {} ({}, {tabu_steps} tabu steps)",
-            inst.name,
-            tables.name()
-        );
-        let (objective, sequence, evaluations) =
-            ig_block_rescored(&gpu, &cache, &inst, &params, 7, iterations, &what);
-        let grid = GridParams {
-            walks: walks as usize,
-            destruction: params.destruction,
-            temperature: params.temperature,
-            tabu_steps,
-            tenure: params.tenure,
-        };
-        let options = RunOptions {
-            seed: 7,
-            budget: Budget::iterations(iterations),
-            ..Default::default()
-        };
-        let (cpu, _) =
-            ig_grid::run(&inst, &grid, &options, &mut CpuNeighbourhood::new(&inst)).unwrap();
-        assert_eq!(
-            (objective, &sequence, evaluations),
-            (cpu.objective, &cpu.solution, cpu.evaluations),
-            "{what}: GPU against the CPU reference"
-        );
-        println!("{what}: {objective}, the CPU reference's");
+        for &tables in asked {
+            let walks = 3;
+            let params = GpuParams {
+                blocks: walks,
+                destruction: 4.min(inst.jobs - 1),
+                tabu_steps,
+                tables,
+                ..GpuParams::new(GpuAlgorithm::IgGrid)
+            };
+            let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
+            let tables = pfsp_gpu::GridTables::of(tables, &inst, optin);
+            layouts.insert(tables.name());
+            let what = format!(
+                "ig-grid {} ({}, {tabu_steps} tabu steps)",
+                inst.name,
+                tables.name()
+            );
+            let (objective, sequence, evaluations) =
+                ig_block_rescored(&gpu, &cache, &inst, &params, 7, iterations, &what);
+            let grid = GridParams {
+                walks: walks as usize,
+                destruction: params.destruction,
+                temperature: params.temperature,
+                tabu_steps,
+                tenure: params.tenure,
+            };
+            let options = RunOptions {
+                seed: 7,
+                budget: Budget::iterations(iterations),
+                ..Default::default()
+            };
+            let (cpu, _) =
+                ig_grid::run(&inst, &grid, &options, &mut CpuNeighbourhood::new(&inst)).unwrap();
+            assert_eq!(
+                (objective, &sequence, evaluations),
+                (cpu.objective, &cpu.solution, cpu.evaluations),
+                "{what}: GPU against the CPU reference"
+            );
+            println!("{what}: {objective}, the CPU reference's");
+        }
     }
-    assert_eq!(layouts.len(), 2, "both layouts ran: {layouts:?}");
+    assert_eq!(layouts.len(), 3, "every layout ran: {layouts:?}");
 
     // As an island over two epochs: each walk continues from its own best of the last epoch,
     // the first from a seed, as the CPU reference does with the same starts.

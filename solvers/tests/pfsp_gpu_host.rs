@@ -363,7 +363,9 @@ fn ig_grid_points_of_the_space_become_parameters() {
     );
     assert_eq!(GpuParams::new(GpuAlgorithm::TabuFull).tenure, 200);
     let bad = Point(vec![("variant", "ig-grid"), ("tabu_steps", "-1")]);
-    assert!(GpuParams::from_point(&bad).unwrap_err().contains("tabu_steps"));
+    assert!(GpuParams::from_point(&bad)
+        .unwrap_err()
+        .contains("tabu_steps"));
 }
 
 #[test]
@@ -659,21 +661,36 @@ fn ig_block_compiles_for_each_table_place_and_machine_count() {
             r.registers, r.spill_store_bytes
         );
     }
-    // ig-grid shares ig-common.cuh: both of its table places.
-    for (n, m) in [(200, 20), (800, 60)] {
+    // ig-grid shares ig-common.cuh: its three table places, and the fused evaluation's
+    // table kernel.
+    for (n, m) in [(200, 20), (800, 60), (20, 128)] {
         let inst = pfsp::generate(n, m, 1);
-        let variant = GpuParams::new(GpuAlgorithm::IgGrid).variant_for(&inst, Arch::SM90, OPTIN);
-        let compiled =
-            kernels::nvrtc::compile(&variant).unwrap_or_else(|e| panic!("ig-grid {n}x{m}: {e}"));
-        let r = compiled
-            .resources_of("pfsp_ig_grid_moves")
-            .expect("resources");
-        println!(
-            "ig-grid {n}x{m} {}: {} registers, {} B spilled",
-            pfsp_gpu::GridTables::of(&inst, OPTIN).name(),
-            r.registers,
-            r.spill_store_bytes
-        );
+        for tables in [
+            pfsp_gpu::IgwTables::Auto,
+            pfsp_gpu::IgwTables::Shared,
+            pfsp_gpu::IgwTables::Global,
+        ] {
+            let params = GpuParams {
+                tables,
+                ..GpuParams::new(GpuAlgorithm::IgGrid)
+            };
+            let variant = params.variant_for(&inst, Arch::SM90, OPTIN);
+            let layout = pfsp_gpu::GridTables::of(tables, &inst, OPTIN).name();
+            let compiled = kernels::nvrtc::compile(&variant)
+                .unwrap_or_else(|e| panic!("ig-grid {n}x{m} {layout}: {e}"));
+            let mut entries = vec!["pfsp_ig_grid_moves"];
+            if pfsp_gpu::GridTables::of(tables, &inst, OPTIN) == pfsp_gpu::GridTables::PerWalk {
+                entries.push("pfsp_ig_grid_tables");
+            }
+            for entry in entries {
+                let r = compiled.resources_of(entry).expect("resources");
+                println!(
+                    "ig-grid {n}x{m} {layout} {entry}: {} registers, {} B spilled",
+                    r.registers, r.spill_store_bytes
+                );
+                assert_eq!(r.spill_store_bytes, 0, "{n}x{m} {layout} {entry}");
+            }
+        }
     }
     for (n, m) in [(50, 20), (40, 45), (800, 60), (30, 100), (20, 128)] {
         let inst = pfsp::generate(n, m, 1);
@@ -722,17 +739,47 @@ fn ig_grid_limits_name_the_parameter_and_the_memory() {
         let err = params.check(&small, &device).unwrap_err();
         assert!(err.contains(what), "{what}: {err}");
     }
-    // 2048 x 128: 4.3 GB of tables per walk; 8 walks exceed a quarter of 80 GB.
+    // The fused evaluation (auto where two blocks' tables do not fit) runs two warps per
+    // block.
+    let err = grid(&|p| p.threads_per_block = 128)
+        .check(&pfsp::generate(800, 60, 1), &device)
+        .unwrap_err();
+    assert!(err.contains("64") && err.contains("--layout"), "{err}");
+    let global = |f: &dyn Fn(&mut GpuParams)| {
+        grid(&|p| {
+            p.tables = pfsp_gpu::IgwTables::Global;
+            f(p)
+        })
+    };
+    global(&|p| p.threads_per_block = 128)
+        .check(&small, &device)
+        .unwrap();
+    // 2048 x 128, tables per block in global memory: 4.3 GB per walk; 8 walks exceed a
+    // quarter of 80 GB. Per walk (the default) they take 2 MB each.
     let huge = pfsp::generate(2048, 128, 1);
-    assert_eq!(
-        pfsp_gpu::GridTables::of(&huge, OPTIN),
-        pfsp_gpu::GridTables::Global
-    );
-    grid(&|p| p.blocks = 2).check(&huge, &device).unwrap();
-    let err = grid(&|p| p.blocks = 8).check(&huge, &device).unwrap_err();
+    global(&|p| p.blocks = 2).check(&huge, &device).unwrap();
+    let err = global(&|p| p.blocks = 8).check(&huge, &device).unwrap_err();
     assert!(err.contains("--solutions") && err.contains("GB"), "{err}");
-    let defines =
-        |inst: &Instance| format!("{:?}", grid(&|_| {}).variant_for(inst, Arch::SM90, OPTIN));
-    assert!(!defines(&small).contains("IG_GLOBAL_TABLES"));
-    assert!(defines(&huge).contains("IG_GLOBAL_TABLES"));
+    grid(&|p| p.blocks = 64).check(&huge, &device).unwrap();
+    // Tables in shared memory where one block's do not fit: the flag and the way out named.
+    let err = grid(&|p| p.tables = pfsp_gpu::IgwTables::Shared)
+        .check(&huge, &device)
+        .unwrap_err();
+    assert!(
+        err.contains("--layout shared") && err.contains("auto"),
+        "{err}"
+    );
+    // auto: every block's tables in shared memory where two blocks fit (100 x 20), the fused
+    // evaluation where they do not (800 x 60).
+    let large = pfsp::generate(800, 60, 1);
+    let defines = |params: &GpuParams, inst: &Instance| {
+        format!("{:?}", params.variant_for(inst, Arch::SM90, OPTIN))
+    };
+    assert!(!defines(&grid(&|_| {}), &small).contains("IG_GRID_FUSED"));
+    assert!(!defines(&grid(&|_| {}), &small).contains("IG_GLOBAL_TABLES"));
+    assert!(defines(&grid(&|_| {}), &large).contains("IG_GRID_FUSED"));
+    assert!(defines(&global(&|_| {}), &small).contains("IG_GLOBAL_TABLES"));
+    grid(&|p| p.threads_per_block = 128)
+        .check(&small, &device)
+        .unwrap();
 }

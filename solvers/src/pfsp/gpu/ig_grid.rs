@@ -11,7 +11,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use kernels::gpu::{Gpu, Kernel, KernelClock, Launch, Module};
 use kernels::KernelError;
 
-use super::{driver, GpuParams, Prepared};
+use super::{driver, GpuParams, IgwTables, Prepared};
 use crate::pfsp::ig_grid::{self, GridParams, InsertionMove, Neighbourhood};
 use crate::pfsp::Instance;
 use crate::run::{Outcome, RunOptions};
@@ -22,31 +22,47 @@ const FIELD_BITS: u32 = 11;
 /// The most walks one step evaluates (grid.y), and so the most walks of a run.
 pub const GRID_MAX_WALKS: u32 = 64;
 
-/// Where each block keeps the heads and tails of its shorter sequence.
+/// Where the heads and tails a step's evaluation reads live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GridTables {
-    /// In shared memory: where two blocks fit on an SM.
+    /// One pair per walk, of its whole sequence, built once per step by
+    /// `pfsp_ig_grid_tables`; each block evaluates its moves while it walks the part of its
+    /// shorter sequence that differs (`IG_GRID_FUSED`). `--layout auto` where two blocks'
+    /// tables do not fit in an SM's shared memory.
+    PerWalk,
+    /// Each block builds the tables of its shorter sequence in shared memory (`--layout
+    /// shared`; `auto` where two blocks' fit on an SM).
     Shared,
-    /// In global memory, one pair of tables per block (n x walks of them).
+    /// Each block builds them in global memory, n x walks pairs (`--layout global`).
     Global,
 }
 
-/// The heads and tails of one block's shorter sequence (ig-block's tables for one walk).
+/// The heads and tails of one sequence (ig-block's tables for one walk).
 fn block_table_bytes(inst: &Instance) -> usize {
     super::ig_table_bytes(inst.jobs, inst.machines, super::completion_fits_i32(inst))
 }
 
 impl GridTables {
-    pub fn of(inst: &Instance, optin_shared: usize) -> GridTables {
-        if block_table_bytes(inst) + 4 * inst.jobs <= optin_shared / 2 {
-            GridTables::Shared
-        } else {
-            GridTables::Global
+    /// The layout `--layout` asks for. `auto`: the tables of every block in shared memory
+    /// where two blocks fit on an SM, else the fused evaluation. Measured on the H100
+    /// (docs/pfsp-gpu.md): at 800 x 60 a fused step takes 0.86 ms against 2.04 ms with tables
+    /// per block in global memory; at 200 x 20 (5 walks) 103 us against 52 us with tables per
+    /// block in shared memory, where the fused step waits on its walks' table kernel (one
+    /// block each, n + m steps of latency).
+    pub fn of(asked: IgwTables, inst: &Instance, optin_shared: usize) -> GridTables {
+        match asked {
+            IgwTables::Auto if block_table_bytes(inst) + 4 * inst.jobs <= optin_shared / 2 => {
+                GridTables::Shared
+            }
+            IgwTables::Auto => GridTables::PerWalk,
+            IgwTables::Shared => GridTables::Shared,
+            IgwTables::Global => GridTables::Global,
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
+            GridTables::PerWalk => "move per block, tables per walk (fused evaluation)",
             GridTables::Shared => "move per block, tables in shared memory",
             GridTables::Global => "move per block, tables in global memory",
         }
@@ -56,7 +72,7 @@ impl GridTables {
         4 * inst.jobs
             + match self {
                 GridTables::Shared => block_table_bytes(inst),
-                GridTables::Global => 0,
+                GridTables::PerWalk | GridTables::Global => 0,
             }
     }
 }
@@ -64,9 +80,28 @@ impl GridTables {
 /// Bytes of global memory the tables of `walks` walks take (0 in shared memory).
 pub fn grid_table_bytes(inst: &Instance, walks: usize, tables: GridTables) -> usize {
     match tables {
+        GridTables::PerWalk => walks * block_table_bytes(inst),
         GridTables::Shared => 0,
         GridTables::Global => walks * inst.jobs * block_table_bytes(inst),
     }
+}
+
+/// Whether `tables` fits `inst` on a device of `optin_shared` bytes of shared memory per
+/// block; the error names `--layout`.
+pub fn check_tables(
+    inst: &Instance,
+    tables: GridTables,
+    optin_shared: usize,
+) -> Result<(), String> {
+    let bytes = tables.dynamic_shared_bytes(inst);
+    if tables == GridTables::Shared && bytes > optin_shared {
+        return Err(format!(
+            "--layout shared: ig-grid's tables for {} jobs x {} machines need {bytes} B of shared \
+             memory per block, the GPU has {optin_shared}; use --layout auto or global",
+            inst.jobs, inst.machines
+        ));
+    }
+    Ok(())
 }
 
 /// Walks where `--solutions` does not say: about 1024 blocks per step. Measured on an H200 at
@@ -99,7 +134,11 @@ pub(super) fn kernels(
         shared_bytes: shared as u32,
     };
     kernel.check_launch(&launch)?;
-    Ok((kernel, None, launch))
+    let table_kernel = match tables {
+        GridTables::PerWalk => Some(module.function("pfsp_ig_grid_tables")?),
+        GridTables::Shared | GridTables::Global => None,
+    };
+    Ok((kernel, table_kernel, launch))
 }
 
 /// The GPU neighbourhood of one prepared run.
@@ -133,20 +172,40 @@ impl Neighbourhood for GpuNeighbourhood<'_> {
         };
         let prepared = self.prepared;
         let (sequences_buf, tables, keys) = (&self.sequences, &mut self.tables, &mut self.keys);
-        self.timer.timed(self.gpu, "running ig-grid", 1, || {
-            let mut builder = stream.launch_builder(prepared.kernel.function());
-            builder
-                .arg(&prepared.times)
-                .arg(sequences_buf)
-                .arg(tables)
-                .arg(keys);
-            // SAFETY: matches pfsp_ig_grid_moves: `sequences` holds grid.y rows of n jobs,
-            // `keys` n per row, `tables` a pair of tables per block where the kernel keeps
-            // them in global memory.
-            unsafe { builder.launch(launch.config()) }
-                .map(|_| ())
-                .map_err(prepared.kernel.launch_error(&launch))
-        })?;
+        let table_kernel = prepared.table_kernel.as_ref();
+        let launches = 1 + u64::from(table_kernel.is_some());
+        self.timer
+            .timed(self.gpu, "running ig-grid", launches, || {
+                if let Some(table_kernel) = table_kernel {
+                    let build = Launch {
+                        grid: (sequences.len() as u32, 1, 1),
+                        block: (64, 1, 1),
+                        shared_bytes: 0,
+                    };
+                    let mut builder = stream.launch_builder(table_kernel.function());
+                    builder
+                        .arg(&prepared.times)
+                        .arg(sequences_buf)
+                        .arg(&mut *tables);
+                    // SAFETY: matches pfsp_ig_grid_tables: `sequences` holds grid.x rows of n
+                    // jobs, `tables` a pair of (n + 1)-row tables per row.
+                    unsafe { builder.launch(build.config()) }
+                        .map(|_| ())
+                        .map_err(table_kernel.launch_error(&build))?;
+                }
+                let mut builder = stream.launch_builder(prepared.kernel.function());
+                builder
+                    .arg(&prepared.times)
+                    .arg(sequences_buf)
+                    .arg(&mut *tables)
+                    .arg(keys);
+                // SAFETY: matches pfsp_ig_grid_moves: `sequences` holds grid.y rows of n jobs,
+                // `keys` n per row, `tables` a pair of tables per walk (the fused evaluation) or
+                // per block (tables in global memory).
+                unsafe { builder.launch(launch.config()) }
+                    .map(|_| ())
+                    .map_err(prepared.kernel.launch_error(&launch))
+            })?;
         let keys = stream
             .clone_dtoh(&self.keys.slice(..sequences.len() * n))
             .map_err(driver("reading ig-grid moves"))?;
@@ -174,8 +233,8 @@ pub(super) fn run(
     let params = &prepared.params;
     let n = inst.jobs;
     let walks = prepared.launch.grid.1 as usize;
-    // Set by `prepare` for ig-grid; global memory is the side that always fits.
-    let tables = prepared.grid_tables.unwrap_or(GridTables::Global);
+    // Set by `prepare` for ig-grid.
+    let tables = prepared.grid_tables.unwrap_or(GridTables::PerWalk);
     let stream = gpu.stream().clone();
     let mut neighbourhood = GpuNeighbourhood {
         prepared,
@@ -234,18 +293,33 @@ mod tests {
     }
 
     #[test]
-    fn walks_fill_the_chip_once_and_tables_go_global_only_where_two_blocks_do_not_fit() {
+    fn walks_fill_the_chip_once_and_tables_go_per_walk_where_two_blocks_do_not_fit() {
         assert_eq!(default_walks(200), 5);
         assert_eq!(default_walks(800), 1);
         assert_eq!(default_walks(20), 16);
         let small = crate::pfsp::generate(200, 20, 1);
         let large = crate::pfsp::generate(800, 60, 1);
-        assert_eq!(GridTables::of(&small, 232_448), GridTables::Shared);
-        assert_eq!(GridTables::of(&large, 232_448), GridTables::Global);
-        // 800 x 60, int32, 2 walks: 1600 blocks of two 801 x 61 tables.
+        let of = |asked, inst| GridTables::of(asked, inst, 232_448);
+        assert_eq!(of(IgwTables::Auto, &small), GridTables::Shared);
+        assert_eq!(of(IgwTables::Auto, &large), GridTables::PerWalk);
+        assert_eq!(of(IgwTables::Global, &small), GridTables::Global);
+        assert_eq!(of(IgwTables::Shared, &large), GridTables::Shared);
+        // 800 x 60, int32, 2 walks: one pair of 801 x 61 tables per walk by default, one per
+        // block (1600 of them) in global memory.
+        assert_eq!(
+            grid_table_bytes(&large, 2, GridTables::PerWalk),
+            2 * 2 * 801 * 61 * 4
+        );
         assert_eq!(
             grid_table_bytes(&large, 2, GridTables::Global),
             2 * 800 * 2 * 801 * 61 * 4
         );
+        check_tables(&small, GridTables::Shared, 232_448).unwrap();
+        let err = check_tables(&large, GridTables::Shared, 232_448).unwrap_err();
+        assert!(
+            err.contains("--layout shared") && err.contains("232448"),
+            "{err}"
+        );
+        check_tables(&large, GridTables::PerWalk, 232_448).unwrap();
     }
 }

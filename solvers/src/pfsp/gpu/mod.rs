@@ -395,6 +395,16 @@ impl GpuParams {
     /// ig-grid's bounds: block size, walks, destruction, temperature, and its tables' memory.
     fn check_grid(&self, inst: &Instance, device: &DeviceInfo) -> Result<(), String> {
         let t = self.threads_per_block;
+        let optin = device.max_shared_bytes_per_block_optin as usize;
+        let tables = GridTables::of(self.tables, inst, optin);
+        if tables == GridTables::PerWalk && t != 64 {
+            return Err(format!(
+                "ig-grid's fused evaluation (what --layout auto runs where two blocks' tables \
+                 do not fit in shared memory, as here) runs two warps per block, one forward \
+                 and one backward: threads per block must be 64, got {t} (--layout shared or \
+                 global take {IG_MIN_THREADS}..={IG_MAX_THREADS})"
+            ));
+        }
         if !(IG_MIN_THREADS..=IG_MAX_THREADS).contains(&t) || t % 32 != 0 {
             return Err(format!(
                 "ig-grid takes {IG_MIN_THREADS}..={IG_MAX_THREADS} threads per block, a multiple \
@@ -408,16 +418,20 @@ impl GpuParams {
             ));
         }
         self.check_destruction_and_temperature()?;
-        let tables = GridTables::of(inst, device.max_shared_bytes_per_block_optin as usize);
+        ig_grid::check_tables(
+            inst,
+            tables,
+            device.max_shared_bytes_per_block_optin as usize,
+        )?;
         let bytes = grid_table_bytes(inst, walks as usize, tables);
-        // A quarter of the device's memory at most: the tables of n x walks blocks grow as
-        // n^2 m walks, and a run that cannot allocate them should say why before it starts.
+        // A quarter of the device's memory at most: per-block tables grow as n^2 m walks, and
+        // a run that cannot allocate them should say why before it starts.
         let budget = device.total_memory_bytes / 4;
         if bytes as u64 > budget {
             return Err(format!(
                 "ig-grid with {walks} walks of {} jobs x {} machines needs {:.1} GB of tables in \
                  global memory, more than a quarter of {}'s {:.1} GB; use fewer walks \
-                 (--solutions)",
+                 (--solutions) or --layout auto",
                 inst.jobs,
                 inst.machines,
                 bytes as f64 / 1e9,
@@ -459,8 +473,10 @@ impl GpuParams {
         }
         if self.algorithm == GpuAlgorithm::IgGrid {
             v = v.define("IG_THREADS", self.threads_per_block);
-            if GridTables::of(inst, optin_shared) == GridTables::Global {
-                v = v.define("IG_GLOBAL_TABLES", 1);
+            match GridTables::of(self.tables, inst, optin_shared) {
+                GridTables::PerWalk => v = v.define("IG_GRID_FUSED", 1),
+                GridTables::Global => v = v.define("IG_GLOBAL_TABLES", 1),
+                GridTables::Shared => {}
             }
         }
         if self.algorithm == GpuAlgorithm::IgWarp {
@@ -511,7 +527,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--elite", &["elite"], IG),
         flag("--adapt", &["adapt"], IG),
         flag("--launch-iterations", &["launch_iterations"], IG),
-        flag("--layout", &["tables"], IG),
+        flag("--layout", &["tables"], IG_ALL),
         flag("--walks-per-block", &["walks_per_block"], &["ig-block"]),
     ];
     const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "ig-block")];
@@ -845,7 +861,7 @@ pub fn prepare(
     let module = gpu.load(&compiled)?;
     let optin = gpu.info.max_shared_bytes_per_block_optin as usize;
     let ig_layout = IgLayout::of(params, inst, optin);
-    let grid_tables = GridTables::of(inst, optin);
+    let grid_tables = GridTables::of(params.tables, inst, optin);
     let (kernel, table_kernel, launch) = match params.algorithm {
         GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
             tabu::kernels(&module, gpu, inst, params)?
