@@ -48,6 +48,16 @@
 
 #define IG_GRID_FIELD_BITS 11
 
+// Block (from, walk)'s move, from a best-insertion key (makespan << IG_POS_BITS | to), as the
+// host reads it.
+__device__ __forceinline__ void ig_grid_store_key(u64* keys, int walk, int from, u64 key)
+{
+    const u64 makespan = key >> IG_POS_BITS;
+    const u64 to = key & ((1u << IG_POS_BITS) - 1);
+    keys[(size_t)walk * PFSP_N + from] =
+        (makespan << (2 * IG_GRID_FIELD_BITS)) | ((u64)from << IG_GRID_FIELD_BITS) | to;
+}
+
 #if IG_GRID_FUSED
 
 #if IG_GLOBAL_TABLES || IG_THREADS != 64
@@ -125,32 +135,7 @@ __device__ u64 ig_grid_scan(const int* __restrict__ times, const int* seq, const
     return best;
 }
 
-extern "C" __global__ void __launch_bounds__(64)
-pfsp_ig_grid_moves(const int* __restrict__ times, const int* __restrict__ seqs, ctime_t* tables,
-                   u64* __restrict__ keys)
-{
-    extern __shared__ __align__(16) unsigned char ig_smem[];
-    __shared__ u64 scratch[33];
-    const int from = blockIdx.x;
-    const int walk = blockIdx.y;
-    int* seq = reinterpret_cast<int*>(ig_smem);
-    const int* global_seq = seqs + (size_t)walk * PFSP_N;
-    for (int i = IG_TID; i < PFSP_N; i += 64) seq[i] = global_seq[i];
-    const ctime_t* e = tables + (size_t)walk * 2 * (PFSP_N + 1) * IG_MS;
-    const ctime_t* q = e + (PFSP_N + 1) * IG_MS;
-    __syncthreads();
-    const int job = seq[from];
-    const u64 best = ig_grid_scan(times, seq, e, q, from, job, IG_TID < 32);
-    const u64 key = ig_block_min(best, scratch);
-    if (IG_TID == 0) {
-        const u64 makespan = key >> IG_POS_BITS;
-        const u64 to = key & ((1u << IG_POS_BITS) - 1);
-        keys[(size_t)walk * PFSP_N + from] =
-            (makespan << (2 * IG_GRID_FIELD_BITS)) | ((u64)from << IG_GRID_FIELD_BITS) | to;
-    }
-}
-
-#else
+#endif  // IG_GRID_FUSED
 
 extern "C" __global__ void __launch_bounds__(IG_THREADS)
 pfsp_ig_grid_moves(const int* __restrict__ times, const int* __restrict__ seqs, ctime_t* tables,
@@ -160,6 +145,17 @@ pfsp_ig_grid_moves(const int* __restrict__ times, const int* __restrict__ seqs, 
     __shared__ u64 scratch[33];
     const int from = blockIdx.x;
     const int walk = blockIdx.y;
+#if IG_GRID_FUSED
+    int* seq = reinterpret_cast<int*>(ig_smem);
+    const int* global_seq = seqs + (size_t)walk * PFSP_N;
+    for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) seq[i] = global_seq[i];
+    const ctime_t* e = tables + (size_t)walk * 2 * (PFSP_N + 1) * IG_MS;
+    const ctime_t* q = e + (PFSP_N + 1) * IG_MS;
+    __syncthreads();
+    const int job = seq[from];
+    const u64 best = ig_grid_scan(times, seq, e, q, from, job, IG_TID < 32);
+    const u64 key = ig_block_min(best, scratch);
+#else
     IgShared s;
 #if IG_GLOBAL_TABLES
     s.e = tables + ((size_t)walk * PFSP_N + from) * 2 * (PFSP_N + 1) * IG_MS;
@@ -175,12 +171,6 @@ pfsp_ig_grid_moves(const int* __restrict__ times, const int* __restrict__ seqs, 
     const int job = seq[from];
     // ig_best_insertion synchronises before it reads s.seq.
     const u64 key = ig_best_insertion(times, s, PFSP_N - 1, job, scratch, from);
-    if (IG_TID == 0) {
-        const u64 makespan = key >> IG_POS_BITS;
-        const u64 to = key & ((1u << IG_POS_BITS) - 1);
-        keys[(size_t)walk * PFSP_N + from] =
-            (makespan << (2 * IG_GRID_FIELD_BITS)) | ((u64)from << IG_GRID_FIELD_BITS) | to;
-    }
+#endif
+    if (IG_TID == 0) ig_grid_store_key(keys, walk, from, key);
 }
-
-#endif  // IG_GRID_FUSED

@@ -663,7 +663,8 @@ fn ig_block_compiles_for_each_table_place_and_machine_count() {
     }
     // ig-grid shares ig-common.cuh: its three table places, and the fused evaluation's
     // table kernel.
-    for (n, m) in [(200, 20), (800, 60), (20, 128)] {
+    // 500 x 100: the fused evaluation with four machines per lane.
+    for (n, m) in [(200, 20), (800, 60), (20, 128), (500, 100)] {
         let inst = pfsp::generate(n, m, 1);
         for tables in [
             pfsp_gpu::IgwTables::Auto,
