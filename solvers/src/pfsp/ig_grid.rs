@@ -185,7 +185,7 @@ struct Walk {
 pub struct GridStats {
     /// Neighbourhood evaluations (steps of the batch).
     pub steps: u64,
-    /// Improving moves taken, over all walks.
+    /// Moves taken over all walks: the descents' improving ones and the tabu steps.
     pub moves: u64,
 }
 
