@@ -9,9 +9,10 @@
 // whole chip, so one local-search step costs about one insertion's latency instead of n.
 //
 // Block (from, walk) owns the move "take the job at position `from` of walk `walk`'s sequence
-// out and put it back at its best position": it copies the sequence without that job into
-// shared memory, builds the heads and tails of that shorter sequence (warps 0 and 1, as in
-// ig-block), evaluates every position and writes one key
+// out and put it back at its best position": with tables of its own it copies the sequence
+// without that job into shared memory, builds the heads and tails of that shorter sequence
+// (warps 0 and 1, as in ig-block) and evaluates every position (the fused evaluation below
+// does without); either way it writes one key
 //     makespan << 22 | from << 11 | to
 // so that the host's minimum over a walk's keys is the move of least makespan, first by
 // `from`, then by `to` (the CPU reference's order). Reinserting at `from` would give back the
@@ -19,10 +20,11 @@
 // than the sequence, which the host's tabu steps need (they take the best move allowed,
 // improving or not); the descent only takes a key below the current makespan either way.
 //
-// Tables: in shared memory where two blocks fit on an SM (IG_GLOBAL_TABLES 0), else in
-// `tables` at (walk * n + from) * 2 (n + 1) IG_MS.
+// Tables (the host's `--layout auto` picks the first where two blocks' fit on an SM, else the
+// fused evaluation): in shared memory (neither define), or in `tables` at (walk * n + from) *
+// 2 (n + 1) IG_MS (IG_GLOBAL_TABLES, `--layout global`), or per walk (IG_GRID_FUSED).
 //
-// IG_GRID_FUSED (the default layout, "per walk"): no block builds tables of its own. A first
+// IG_GRID_FUSED ("tables per walk"): no block builds tables of its own. A first
 // kernel, pfsp_ig_grid_tables, builds the heads e and tails q of each walk's whole sequence
 // once per step (`tables` at walk * 2 (n + 1) IG_MS); block (from, walk) of the second then
 // evaluates every reinsertion while it walks the part of the shorter sequence S' that differs

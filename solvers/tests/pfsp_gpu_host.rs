@@ -460,6 +460,18 @@ fn solve_runs_ig_grid_where_ig_blocks_tables_do_not_fit_shared_memory() {
         err.contains("--tabu-steps does not apply to pfsp `ig-block`") && err.contains("ig-grid"),
         "{err}"
     );
+    // Where ig-grid itself refuses the flags (128 threads for its fused evaluation), the error
+    // about its own flag says why it did not run.
+    let threads = flag("--threads", FlagValue::Int(128));
+    let err = plan(&[tabu.clone(), threads])
+        .fit(&too_big, &device)
+        .unwrap_err();
+    assert!(
+        err.contains("--tabu-steps does not apply")
+            && err.contains("`ig-grid`, which refuses")
+            && err.contains("--threads"),
+        "{err}"
+    );
     // A flag no instance's variant takes is still refused before any instance is read.
     let tenure_range = flag("--tenure-range", FlagValue::List(vec![0.4, 0.8]));
     assert!(SolveConfig::from_flags(Family::Pfsp, &[tenure_range], &[]).is_err());

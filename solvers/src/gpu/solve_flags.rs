@@ -180,24 +180,33 @@ impl SolveConfig {
         };
         // The family's default variant may have a better sibling for this instance; it takes
         // over only where every flag given applies to it and it can run the instance.
+        // Why the instance's own variant did not run, for the error below.
+        let mut refused = None;
         if !self.chose_variant {
             if let Some(variant) = self.config.instance_variant(inst, device) {
                 let mut point = self.point.clone();
                 point
                     .values
                     .insert("variant", FlagValue::Text(variant.into()));
-                if let Ok(other) = GpuConfig::from_point(self.family, &point) {
-                    let all_apply = self.given.iter().all(|g| takes(g, variant));
-                    if all_apply && other.check(inst, device).is_ok() {
+                let other = GpuConfig::from_point(self.family, &point)
+                    .and_then(|other| other.check(inst, device).map(|()| other));
+                match other {
+                    Ok(other) if self.given.iter().all(|g| takes(g, variant)) => {
                         self.config = other;
                     }
+                    Ok(_) => {}
+                    Err(why) => refused = Some((variant, name_flag(why, &self.given, table))),
                 }
             }
         }
         let variant = self.config.variant_name();
         if let Some(g) = self.given.iter().find(|g| !takes(g, variant)) {
             let decl = declared(g).ok_or_else(|| format!("{} is not a GPU flag", g.flag))?;
-            return Err(not_for(g, decl, inst.family(), variant));
+            let mut message = not_for(g, decl, inst.family(), variant);
+            if let Some((other, why)) = refused {
+                message += &format!(" (this instance would run `{other}`, which refuses: {why})");
+            }
+            return Err(message);
         }
         self.config
             .check(inst, device)

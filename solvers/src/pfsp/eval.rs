@@ -79,11 +79,23 @@ impl Insertion {
     /// The first position with the smallest makespan for inserting `job` into `sequence`,
     /// and that makespan (ties to the first position, as in NEH).
     pub fn best(&mut self, inst: &Instance, sequence: &[usize], job: usize) -> (usize, i64) {
+        self.best_except(inst, sequence, job, None)
+    }
+
+    /// [`Insertion::best`] with position `skip` left out (ig-grid puts a job back anywhere but
+    /// where it was); `(0, i64::MAX)` where no position is left.
+    pub fn best_except(
+        &mut self,
+        inst: &Instance,
+        sequence: &[usize],
+        job: usize,
+        skip: Option<usize>,
+    ) -> (usize, i64) {
         let mut values = std::mem::take(&mut self.values);
         self.evaluate_all(inst, sequence, job, &mut values);
         let mut best = (0, i64::MAX);
         for (position, &value) in values.iter().enumerate() {
-            if value < best.1 {
+            if value < best.1 && Some(position) != skip {
                 best = (position, value);
             }
         }

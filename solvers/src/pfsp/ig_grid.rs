@@ -60,7 +60,6 @@ pub struct CpuNeighbourhood<'a> {
     inst: &'a Instance,
     insertion: Insertion,
     shorter: Vec<usize>,
-    values: Vec<i64>,
 }
 
 impl<'a> CpuNeighbourhood<'a> {
@@ -69,7 +68,6 @@ impl<'a> CpuNeighbourhood<'a> {
             inst,
             insertion: Insertion::new(),
             shorter: Vec::new(),
-            values: Vec::new(),
         }
     }
 
@@ -79,19 +77,10 @@ impl<'a> CpuNeighbourhood<'a> {
             self.shorter.clear();
             self.shorter.extend_from_slice(&sequence[..from]);
             self.shorter.extend_from_slice(&sequence[from + 1..]);
-            self.insertion
-                .evaluate_all(self.inst, &self.shorter, sequence[from], &mut self.values);
-            let mut best = InsertionMove {
-                makespan: i64::MAX,
-                from,
-                to: 0,
-            };
-            for (to, &makespan) in self.values.iter().enumerate() {
-                if to != from && makespan < best.makespan {
-                    best = InsertionMove { makespan, from, to };
-                }
-            }
-            row.push(best);
+            let (to, makespan) =
+                self.insertion
+                    .best_except(self.inst, &self.shorter, sequence[from], Some(from));
+            row.push(InsertionMove { makespan, from, to });
         }
     }
 

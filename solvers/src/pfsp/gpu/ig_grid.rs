@@ -51,7 +51,9 @@ impl GridTables {
     /// block each, n + m steps of latency).
     pub fn of(asked: IgwTables, inst: &Instance, optin_shared: usize) -> GridTables {
         match asked {
-            IgwTables::Auto if block_table_bytes(inst) + 4 * inst.jobs <= optin_shared / 2 => {
+            IgwTables::Auto
+                if GridTables::Shared.dynamic_shared_bytes(inst) <= optin_shared / 2 =>
+            {
                 GridTables::Shared
             }
             IgwTables::Auto => GridTables::PerWalk,

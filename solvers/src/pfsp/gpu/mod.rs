@@ -418,11 +418,7 @@ impl GpuParams {
             ));
         }
         self.check_destruction_and_temperature()?;
-        ig_grid::check_tables(
-            inst,
-            tables,
-            device.max_shared_bytes_per_block_optin as usize,
-        )?;
+        ig_grid::check_tables(inst, tables, optin)?;
         let bytes = grid_table_bytes(inst, walks as usize, tables);
         // A quarter of the device's memory at most: per-block tables grow as n^2 m walks, and
         // a run that cannot allocate them should say why before it starts.
