@@ -231,6 +231,22 @@ static SOURCES: &[KernelSource] = &[
         defines = PFSP_IG_DEFINES
     ),
     source!(
+        "pfsp/beam",
+        "pfsp/beam.cu",
+        [
+            "pfsp_beam_bounds",
+            "pfsp_beam_keys",
+            "pfsp_beam_histogram",
+            "pfsp_beam_count",
+            "pfsp_beam_select",
+            "pfsp_beam_trace"
+        ],
+        relocatable = false,
+        test_only = false,
+        headers = PFSP_HEADERS,
+        defines = PFSP_DEFINES
+    ),
+    source!(
         "pfsp/ig-warp",
         "pfsp/ig-warp.cu",
         ["pfsp_ig_warp"],

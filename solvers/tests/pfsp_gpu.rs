@@ -773,3 +773,50 @@ fn ig_grid_takes_the_cpu_references_moves() {
             .collect();
     }
 }
+
+#[test]
+fn beam_search_keeps_the_cpu_references_nodes() {
+    use solvers::pfsp::beam::{beam_search, BeamParams};
+    let Some(gpu) = gpu_or_skip("beam_search_keeps_the_cpu_references_nodes") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let mut cases = instances();
+    // Taillard's 200 x 20 (7 bitset words, tiles past one) and a width that truncates.
+    cases.push(pfsp::generate(200, 20, 2013025619));
+    for inst in cases {
+        let kernels = pfsp_gpu::beam::BeamKernels::load(&gpu, &cache, &inst, &[])
+            .unwrap_or_else(|e| panic!("{}: {e}", inst.name));
+        let times = gpu
+            .stream()
+            .clone_htod(&pfsp_gpu::padded_times(&inst))
+            .expect("times upload");
+        let widths: &[usize] = if inst.jobs >= 200 {
+            &[1, 300]
+        } else {
+            &[1, 7, 64]
+        };
+        for &width in widths {
+            for idle_weight in [0, 7] {
+                let params = BeamParams { width, idle_weight };
+                let what = format!("{} width {width} idle weight {idle_weight}", inst.name);
+                let cpu = beam_search(&inst, &params);
+                let keep = cpu.sequences.len();
+                let gpu_beam =
+                    pfsp_gpu::beam::search(&kernels, &gpu, &inst, &times, &params, keep, None)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"))
+                        .expect("no deadline");
+                assert_eq!(gpu_beam.directions, cpu.directions, "{what}: directions");
+                assert_eq!(gpu_beam.sequences, cpu.sequences, "{what}: final beam");
+                for (seq, makespan) in &gpu_beam.sequences {
+                    permutation::check(seq, inst.jobs).unwrap();
+                    assert_eq!(inst.makespan(seq), *makespan, "{what}");
+                }
+            }
+        }
+        println!(
+            "beam on {} ({} x {}): the GPU kept the CPU's nodes",
+            inst.name, inst.jobs, inst.machines
+        );
+    }
+}

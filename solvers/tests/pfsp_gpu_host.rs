@@ -796,3 +796,188 @@ fn ig_grid_limits_name_the_parameter_and_the_memory() {
         .check(&small, &device)
         .unwrap();
 }
+
+/// `--beam` and `--beam-idle-weight` reach ig-block and ig-grid (the variant each instance
+/// runs), are refused by the others, and a beam the device cannot hold is refused up front
+/// with the width and the memory named.
+#[test]
+fn beam_starts_are_parameters_of_ig_block_and_ig_grid() {
+    use solvers::family::{Family, Instance as AnyInstance};
+    use solvers::gpu::solve_flags::{FlagValue, GivenFlag, SolveConfig};
+    use solvers::gpu::GpuWorkload;
+    let device = h100();
+    let p = GpuParams::from_point(&Point(vec![
+        ("variant", "ig-block"),
+        ("beam", "65536"),
+        ("beam_idle_weight", "3"),
+    ]))
+    .unwrap();
+    assert_eq!((p.beam, p.beam_idle_weight), (65536, 3));
+    assert_eq!(GpuParams::new(GpuAlgorithm::IgBlock).beam, 0);
+    let inst = pfsp::generate(200, 20, 1);
+    p.check(&inst, &device).unwrap();
+    let warp = GpuParams {
+        beam: 1024,
+        ..GpuParams::new(GpuAlgorithm::IgWarp)
+    };
+    let err = warp.check(&inst, &device).unwrap_err();
+    assert!(err.contains("--beam") && err.contains("ig-warp"), "{err}");
+    // 2^25 nodes x 200 jobs passes the 2^32 children a level may have.
+    let huge = GpuParams {
+        beam: 1 << 25,
+        ..GpuParams::new(GpuAlgorithm::IgBlock)
+    };
+    let err = huge.check(&inst, &device).unwrap_err();
+    assert!(err.contains("children per level"), "{err}");
+    // Within the keys but not the memory of a small device.
+    let small_device = DeviceInfo {
+        total_memory_bytes: 1 << 30,
+        ..h100()
+    };
+    let wide = GpuParams {
+        beam: 1 << 20,
+        ..GpuParams::new(GpuAlgorithm::IgBlock)
+    };
+    let err = wide.check(&inst, &small_device).unwrap_err();
+    assert!(
+        err.contains("--beam 1048576") && err.contains("device memory"),
+        "{err}"
+    );
+    let weight = GpuParams {
+        beam: 1024,
+        beam_idle_weight: 101,
+        ..GpuParams::new(GpuAlgorithm::IgBlock)
+    };
+    assert!(weight
+        .check(&inst, &device)
+        .unwrap_err()
+        .contains("idle weight"));
+    // From `mats solve`: taken by the variant each instance runs, ig-grid at 800 x 60.
+    let beam = GivenFlag {
+        flag: "--beam",
+        value: FlagValue::Int(4096),
+    };
+    for (jobs, machines, variant) in [(100, 20, "IgBlock"), (800, 60, "IgGrid")] {
+        let inst = AnyInstance::Pfsp(pfsp::generate(jobs, machines, 1));
+        let config = SolveConfig::from_flags(Family::Pfsp, std::slice::from_ref(&beam), &[])
+            .unwrap()
+            .fit(&inst, &device)
+            .unwrap();
+        let shown = format!("{config:?}");
+        assert!(
+            shown.contains(variant) && shown.contains("beam: 4096"),
+            "{shown}"
+        );
+    }
+    let algo = GivenFlag {
+        flag: "--algo",
+        value: FlagValue::Text("tabu-prefix".into()),
+    };
+    let err = SolveConfig::from_flags(Family::Pfsp, &[algo, beam], &[])
+        .and_then(|c| c.fit(&AnyInstance::Pfsp(pfsp::generate(50, 20, 1)), &device));
+    assert!(err.unwrap_err().contains("--beam"));
+}
+
+/// `--beam auto` (`mats solve`'s default): the widest width the memory and the keys allow under
+/// a time limit, none without one, none where no width fits; a set width as set; nothing for
+/// the variants that take no beam.
+#[test]
+fn beam_auto_picks_a_width_only_under_a_time_limit() {
+    use solvers::pfsp::gpu::beam::{auto_width, AUTO_MAX_WIDTH};
+    let memory = 80u64 << 30;
+    let auto = GpuParams {
+        beam: pfsp_gpu::BEAM_AUTO,
+        ..GpuParams::new(GpuAlgorithm::IgBlock)
+    };
+    let inst = pfsp::generate(200, 20, 1);
+    assert_eq!(auto.beam_width(&inst, true, memory), Some(AUTO_MAX_WIDTH));
+    assert_eq!(auto.beam_width(&inst, false, memory), None);
+    // A quarter of 4 GiB holds a narrower beam only.
+    let narrow = auto.beam_width(&inst, true, 4 << 30).unwrap();
+    assert!(
+        narrow < AUTO_MAX_WIDTH && narrow.is_power_of_two(),
+        "{narrow}"
+    );
+    assert!(pfsp_gpu::beam::device_bytes(&inst, narrow) as u64 <= 1 << 30);
+    assert!(pfsp_gpu::beam::device_bytes(&inst, 2 * narrow) as u64 > 1 << 30);
+    // 2000 jobs with times so large (a sum near 10^12, within the kernels' 2^41) that no
+    // width leaves the guide its bits beside the index's: walks from NEH, not an error.
+    let base = pfsp::generate(2000, 5, 1);
+    let times = base
+        .times_machine_major()
+        .iter()
+        .map(|&t| t * 2_000_000)
+        .collect();
+    let large = Instance::new("large", 2000, 5, times).unwrap();
+    assert_eq!(auto_width(&large, memory, 0), None);
+    assert_eq!(auto.beam_width(&large, true, memory), None);
+    auto.check(&large, &h100()).unwrap();
+    let set = GpuParams {
+        beam: 4096,
+        ..auto.clone()
+    };
+    assert_eq!(set.beam_width(&inst, false, memory), Some(4096));
+    let off = GpuParams {
+        beam: 0,
+        ..auto.clone()
+    };
+    assert_eq!(off.beam_width(&inst, true, memory), None);
+    let tabu = GpuParams {
+        beam: pfsp_gpu::BEAM_AUTO,
+        ..GpuParams::new(GpuAlgorithm::TabuPrefix)
+    };
+    assert_eq!(tabu.beam_width(&inst, true, memory), None);
+    tabu.check(&inst, &h100()).unwrap();
+    // `mats solve`'s default is auto.
+    use solvers::gpu::solve_flags::SolveConfig;
+    let config = SolveConfig::from_flags(solvers::family::Family::Pfsp, &[], &[])
+        .unwrap()
+        .fit(&solvers::family::Instance::Pfsp(inst.clone()), &h100())
+        .unwrap();
+    assert!(
+        format!("{config:?}").contains(&format!("beam: {}", usize::MAX)),
+        "{config:?}"
+    );
+}
+
+/// The beam kernels compile for int32 and int64 completion times and 5 to 128 machines, and
+/// the two launched with 1024 threads (count, select) fit 64 registers a thread, so that they
+/// launch at all (NVRTC only; skipped without it unless MATS_REQUIRE_NVRTC=1).
+#[test]
+fn beam_kernels_compile_and_fit_their_tile_launch() {
+    if !kernels::nvrtc::available() {
+        assert!(
+            !std::env::var("MATS_REQUIRE_NVRTC").is_ok_and(|v| v == "1"),
+            "MATS_REQUIRE_NVRTC=1 but NVRTC cannot be loaded"
+        );
+        println!("skipped: NVRTC not available");
+        return;
+    }
+    let wide = {
+        let base = pfsp::generate(12, 4, 7);
+        let times = base
+            .times_machine_major()
+            .iter()
+            .map(|&t| t * 2_000_000)
+            .collect();
+        Instance::new("wide", 12, 4, times).unwrap()
+    };
+    let mut cases: Vec<Instance> = [(20, 5), (33, 37), (200, 20), (800, 60), (20, 128)]
+        .iter()
+        .map(|&(n, m)| pfsp::generate(n, m, 1))
+        .collect();
+    cases.push(wide);
+    for inst in cases {
+        let variant = pfsp_gpu::beam::variant(&inst, Arch::SM90, &[]);
+        let compiled = kernels::nvrtc::compile(&variant)
+            .unwrap_or_else(|e| panic!("beam {}x{}: {e}", inst.jobs, inst.machines));
+        for entry in ["pfsp_beam_count", "pfsp_beam_select"] {
+            let r = compiled.resources_of(entry).expect("resources");
+            println!(
+                "beam {}x{} {entry}: {} registers, {} B spilled",
+                inst.jobs, inst.machines, r.registers, r.spill_store_bytes
+            );
+            assert!(r.registers <= 64, "{}x{} {entry}", inst.jobs, inst.machines);
+        }
+    }
+}

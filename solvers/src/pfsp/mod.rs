@@ -16,11 +16,14 @@
 //! - [`ig_warp`]: the CPU reference of the GPU `ig-warp` walk (same draws and moves);
 //! - [`ig_grid`]: the walks of the GPU `ig-grid`, whose best-improvement local search asks a
 //!   neighbourhood evaluator (the CPU reference here, the GPU's in [`gpu`]) for every move;
+//! - [`beam`]: the bidirectional beam search (after Libralesso et al.) whose best sequences
+//!   the GPU iterated greedy's walks start from, the CPU reference of `kernels/pfsp/beam.cu`;
 //! - [`relink`]: path relinking between sequences by insertion moves, and the elite pool of
 //!   the GPU iterated greedy's restarts;
 //! - [`gpu`]: the host side of the CUDA variants in `kernels/pfsp/` (tabu-full, tabu-prefix,
-//!   ig-block, ig-warp, ig-grid).
+//!   ig-block, ig-warp, ig-grid, and the beam search before their walks).
 
+pub mod beam;
 pub mod eval;
 pub mod generator;
 pub mod gpu;

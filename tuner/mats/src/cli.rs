@@ -610,6 +610,16 @@ pub struct SolveArgs {
     /// (improving or not) until N steps in a row find no better sequence (default 0: none).
     #[arg(long, value_name = "N")]
     pub tabu_steps: Option<usize>,
+    /// GPU pfsp ig-block, ig-grid: start the walks from the best sequences of an iterative
+    /// bidirectional beam search of widths 1024, 2048, ... up to W, run before the walks within
+    /// a fifth of the time limit; 0: from NEH. Default `auto`: under a time limit up to 2^20
+    /// nodes (fewer where a quarter of the GPU's memory does not hold them), else from NEH.
+    #[arg(long, value_name = "W|auto")]
+    pub beam: Option<String>,
+    /// GPU pfsp with --beam: weight of the machines' idle time in the beam's guide, in tenths
+    /// of the bound's (default 0).
+    #[arg(long, value_name = "W10")]
+    pub beam_idle_weight: Option<usize>,
     /// Jobs removed per destruction step (pfsp `ig`, default 4).
     #[arg(long, value_name = "D")]
     pub destruction: Option<usize>,

@@ -647,6 +647,24 @@ fn pfsp_relinking_flags_are_checked_before_the_gpu() {
 }
 
 #[test]
+fn pfsp_beam_flags_are_checked_before_the_gpu() {
+    let file = data("pfsp/tai20_5.txt");
+    let gpu = |extra: &[&str]| {
+        let mut args = vec!["solve", file.as_str(), "--index", "1", "--backend", "gpu"];
+        args.extend_from_slice(extra);
+        error_of(&args)
+    };
+    let e = gpu(&["--beam", "wide"]);
+    assert!(e.contains("--beam") && e.contains("integer"), "{e}");
+    let e = gpu(&["--algo", "tabu-prefix", "--beam", "4096"]);
+    assert!(e.contains("--beam does not apply"), "{e}");
+    let e = gpu(&["--algo", "ig-warp", "--beam-idle-weight", "3"]);
+    assert!(e.contains("--beam-idle-weight does not apply"), "{e}");
+    let e = error_of(&["solve", &file, "--index", "1", "--beam", "4096"]);
+    assert!(e.contains("--beam applies to --backend gpu only"), "{e}");
+}
+
+#[test]
 fn generated_tsp_files_repeat_per_seed_and_focused_solves_them() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = |name: &str| dir.path().join(name).display().to_string();

@@ -155,6 +155,7 @@ pub(super) fn run(
     gpu: &Gpu,
     timer: &mut KernelClock,
     options: &RunOptions,
+    seeds: &[(Vec<usize>, i64)],
 ) -> Result<(Outcome, super::WalkBests, Option<String>), KernelError> {
     let inst = &prepared.inst;
     let params = &prepared.params;
@@ -163,7 +164,7 @@ pub(super) fn run(
     let stream = gpu.stream().clone();
     let start = neh(inst);
     let start_value = inst.makespan(&start);
-    let (starts, start_values) = super::walk_starts(walks, &start, start_value, &prepared.starts);
+    let (starts, start_values) = super::walk_starts(walks, &start, start_value, seeds);
     let upload_i32 = |v: &[i32]| {
         stream
             .clone_htod(v)

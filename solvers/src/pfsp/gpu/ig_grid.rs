@@ -230,6 +230,7 @@ pub(super) fn run(
     gpu: &Gpu,
     timer: &mut KernelClock,
     options: &RunOptions,
+    seeds: &[(Vec<usize>, i64)],
 ) -> Result<(Outcome, super::WalkBests), KernelError> {
     let inst = &prepared.inst;
     let params = &prepared.params;
@@ -260,8 +261,7 @@ pub(super) fn run(
         tabu_steps: params.tabu_steps,
         tenure: params.tenure,
     };
-    let (outcome, _, bests) =
-        ig_grid::run_from(inst, &grid, options, &prepared.starts, &mut neighbourhood)?;
+    let (outcome, _, bests) = ig_grid::run_from(inst, &grid, options, seeds, &mut neighbourhood)?;
     // Only an island keeps its walks' bests for its next epoch.
     let bests = if prepared.island.is_some() {
         bests

@@ -27,6 +27,7 @@
 //! else int64 (`PFSP_WIDE`). `ig-block` keeps its walk's tables in shared memory where they
 //! fit, else in global memory (`tables`; the run's `layout` says which).
 
+pub mod beam;
 mod ig;
 mod ig_grid;
 mod ig_warp;
@@ -184,7 +185,24 @@ pub struct GpuParams {
     /// sequence (`pfsp::ig_grid::GridParams::tabu_steps`; 0 = none, the default).
     #[serde(default)]
     pub tabu_steps: usize,
+    /// ig-block, ig-grid: the walks start from the best sequences of an iterative
+    /// bidirectional beam search of widths up to this one ([`beam`], `--beam W`), run before
+    /// the walks within [`beam::TIME_SHARE`] of a time limit. 0: from NEH (what bundles
+    /// written before it existed do). [`BEAM_AUTO`] (`mats solve`'s default, `--beam auto`):
+    /// under a time limit up to [`beam::auto_width`], without one from NEH.
+    #[serde(default)]
+    pub beam: usize,
+    /// With `beam`: the weight of the idle time in the beam's guide, in tenths of the bound's
+    /// (`--beam-idle-weight`, default 0).
+    #[serde(default)]
+    pub beam_idle_weight: i64,
 }
+
+/// `beam` for "as wide as the time share and the memory allow, under a time limit only":
+/// `mats solve`'s default for ig-block and ig-grid. On the H100 at n m / 2 x 30 ms it took
+/// ta101-103 from 0.60-0.92% to 0.09-0.44% and VFR800_60_1 at 60 s from -0.24% to -0.60%
+/// (docs/pfsp-gpu.md, "Walks from a beam search").
+pub const BEAM_AUTO: usize = usize::MAX;
 
 /// The most ig-block walks in one block (each synchronises on its own named barrier, 1..=8).
 pub const IG_MAX_WALKS_PER_BLOCK: u32 = 8;
@@ -229,8 +247,32 @@ impl GpuParams {
             adapt: false,
             walks_per_block: 1,
             tabu_steps: 0,
+            beam: 0,
+            beam_idle_weight: 0,
         }
         .with_defaults()
+    }
+
+    /// The beam search's settings (`beam` is its widest width).
+    pub fn beam_params(&self) -> crate::pfsp::beam::BeamParams {
+        crate::pfsp::beam::BeamParams {
+            width: self.beam,
+            idle_weight: self.beam_idle_weight,
+        }
+    }
+
+    /// The widest beam a run starts its walks from, if any: `beam` as set, or with
+    /// [`BEAM_AUTO`] [`beam::auto_width`] under a time limit and none without one.
+    pub fn beam_width(&self, inst: &Instance, timed: bool, total_memory: u64) -> Option<usize> {
+        if !matches!(self.algorithm, GpuAlgorithm::IgBlock | GpuAlgorithm::IgGrid) {
+            return None;
+        }
+        match self.beam {
+            0 => None,
+            BEAM_AUTO if timed => beam::auto_width(inst, total_memory, self.beam_idle_weight),
+            BEAM_AUTO => None,
+            w => Some(w),
+        }
     }
 
     /// The variant's own defaults for the fields other variants ignore.
@@ -288,6 +330,15 @@ impl GpuParams {
                 "elite (the size of the restarts' pool) must be in 1..={MAX_ELITE}, got {}",
                 self.elite
             ));
+        }
+        if self.beam > 0 && self.beam != BEAM_AUTO {
+            if !matches!(self.algorithm, GpuAlgorithm::IgBlock | GpuAlgorithm::IgGrid) {
+                return Err(format!(
+                    "--beam (a beam search before the walks) applies to ig-block and ig-grid, \
+                     not {name}"
+                ));
+            }
+            beam::check(inst, &self.beam_params(), device.total_memory_bytes)?;
         }
         if self.algorithm == GpuAlgorithm::IgWarp {
             return ig_warp::check(self, inst, device);
@@ -502,6 +553,8 @@ impl From<GpuAlgorithm> for String {
 const IG: &[&str] = &["ig-block", "ig-warp"];
 /// The flags every iterated greedy variant takes, ig-grid's walks included.
 const IG_ALL: &[&str] = &["ig-block", "ig-warp", "ig-grid"];
+/// The variants whose walks may start from a beam search.
+const BEAM: &[&str] = &["ig-block", "ig-grid"];
 
 impl crate::gpu::workload::GpuWorkload for GpuParams {
     const SOLVE_FLAGS: &'static [SolveFlag] = &[
@@ -525,8 +578,11 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--launch-iterations", &["launch_iterations"], IG),
         flag("--layout", &["tables"], IG_ALL),
         flag("--walks-per-block", &["walks_per_block"], &["ig-block"]),
+        flag("--beam", &["beam"], BEAM),
+        flag("--beam-idle-weight", &["beam_idle_weight"], BEAM),
     ];
-    const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "ig-block")];
+    const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] =
+        &[("variant", "ig-block"), ("beam", "auto")];
     const INSTANCE_VARIANTS: &'static [&'static str] = &["ig-grid"];
 
     type Instance = Instance;
@@ -607,6 +663,14 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         if let Some(k) = point.count("tabu_steps")? {
             params.tabu_steps = k;
         }
+        if point.text("beam").is_some_and(|t| t == "auto") {
+            params.beam = BEAM_AUTO;
+        } else if let Some(w) = point.count("beam")? {
+            params.beam = w;
+        }
+        if let Some(w) = point.count::<i64>("beam_idle_weight")? {
+            params.beam_idle_weight = w;
+        }
         if params.algorithm == GpuAlgorithm::IgWarp && params.destruction_max < params.destruction {
             params.destruction_max = params.destruction;
         }
@@ -683,7 +747,17 @@ impl crate::gpu::workload::PreparedRun for Prepared {
                     0 | 1 => l.name().to_string(),
                     w => format!("{}, {w} walks per block", l.name()),
                 }),
-            },
+            }
+            .map(|layout| match (self.params.beam, run.beam) {
+                (0, _) | (BEAM_AUTO, None) => layout,
+                (_, Some((w, best))) => {
+                    format!("{layout}, walks from a beam search of width {w} (best {best})")
+                }
+                (asked, None) => format!(
+                    "{layout}, walks from NEH (no beam search of width up to {asked} finished \
+                     within its share of the time)"
+                ),
+            }),
             blocks_per_sm: None,
             searches: self.grid_tables.map(|_| self.launch.grid.1),
             adaptation: run.adaptation,
@@ -759,6 +833,9 @@ pub struct GpuRun {
     pub resources: Vec<Resources>,
     pub attributes: FunctionAttributes,
     pub launch: Launch,
+    /// With `beam`: the widest beam the walks' starts came from and the best makespan among
+    /// them (`None` when no beam ran or none finished within its share of the time limit).
+    pub beam: Option<(usize, i64)>,
 }
 
 /// Runs a GPU variant on an instance: [`prepare`] then [`Prepared::run`].
@@ -796,6 +873,16 @@ pub struct Prepared {
     island: Option<IslandWalks>,
     /// What the next run's walks start from (an island's seeds, then its walks' bests).
     starts: WalkBests,
+    /// With `beam`: the beam search's kernels.
+    beam: Option<beam::BeamKernels>,
+}
+
+/// What a beam search before the walks gives them: their starts (none where no beam ran),
+/// the widest width completed with its best makespan, and the options the walks run under.
+struct BeamStart {
+    starts: Option<WalkBests>,
+    beam: Option<(usize, i64)>,
+    options: RunOptions,
 }
 
 /// Walks' start sequences with their makespans.
@@ -886,6 +973,10 @@ pub fn prepare(
         resources: compiled.resources.clone(),
         island: None,
         starts: Vec::new(),
+        beam: match params.beam_width(inst, true, gpu.info.total_memory_bytes) {
+            None => None,
+            Some(_) => Some(beam::BeamKernels::load(gpu, cache, inst, &params.flags)?),
+        },
     })
 }
 
@@ -928,18 +1019,25 @@ impl Prepared {
         let mut walk_states = Vec::new();
         let mut walk_bests = Vec::new();
         let mut adaptation = None;
+        let BeamStart {
+            starts: beam_starts,
+            beam,
+            options,
+        } = self.beam_starts(gpu, options)?;
+        let starts = beam_starts.as_ref().unwrap_or(&self.starts);
+        let options = &options;
         let (outcome, moves) = match self.params.algorithm {
             GpuAlgorithm::TabuFull | GpuAlgorithm::TabuPrefix => {
                 tabu::run(self, gpu, &mut timer, options)?
             }
             GpuAlgorithm::IgBlock => {
-                let (outcome, bests, adapted) = ig::run(self, gpu, &mut timer, options)?;
+                let (outcome, bests, adapted) = ig::run(self, gpu, &mut timer, options, starts)?;
                 walk_bests = bests;
                 adaptation = adapted;
                 (outcome, Vec::new())
             }
             GpuAlgorithm::IgGrid => {
-                let (outcome, bests) = ig_grid::run(self, gpu, &mut timer, options)?;
+                let (outcome, bests) = ig_grid::run(self, gpu, &mut timer, options, starts)?;
                 walk_bests = bests;
                 (outcome, Vec::new())
             }
@@ -966,6 +1064,56 @@ impl Prepared {
             resources: self.resources.clone(),
             attributes: self.kernel.attributes,
             launch: self.launch,
+            beam,
+        })
+    }
+
+    /// With `beam` and nothing else to start from (an island's walks have their own
+    /// starts): the iterative beam search's best sequences as the walks' starts, the widest
+    /// width it completed, and the options the walks run under (the time the beam took taken
+    /// off a time limit).
+    fn beam_starts(&self, gpu: &Gpu, options: &RunOptions) -> Result<BeamStart, KernelError> {
+        let timed = options.budget.time_limit.is_some();
+        let width = self
+            .params
+            .beam_width(&self.inst, timed, gpu.info.total_memory_bytes);
+        let (Some(kernels), Some(width), true) = (&self.beam, width, self.starts.is_empty()) else {
+            return Ok(BeamStart {
+                starts: None,
+                beam: None,
+                options: options.clone(),
+            });
+        };
+        let started = std::time::Instant::now();
+        let walks = match self.params.algorithm {
+            GpuAlgorithm::IgGrid => self.launch.grid.1 as usize,
+            _ => (self.launch.grid.0 * self.params.walks_per_block.max(1)) as usize,
+        };
+        let share = options
+            .budget
+            .time_limit
+            .map(|limit| limit.mul_f64(beam::TIME_SHARE));
+        let (starts, widest) = beam::iterative(
+            kernels,
+            gpu,
+            &self.inst,
+            &self.times,
+            &crate::pfsp::beam::BeamParams {
+                width,
+                ..self.params.beam_params()
+            },
+            walks,
+            share,
+        )?;
+        let mut rest = options.clone();
+        if let Some(limit) = rest.budget.time_limit.as_mut() {
+            *limit = limit.saturating_sub(started.elapsed());
+        }
+        let best = starts.first().map(|(_, v)| *v);
+        Ok(BeamStart {
+            starts: Some(starts),
+            beam: best.filter(|_| widest > 0).map(|v| (widest, v)),
+            options: rest,
         })
     }
 }

@@ -361,6 +361,8 @@ fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
         ),
         ("--tenure", count(args.tenure)),
         ("--tabu-steps", count(args.tabu_steps)),
+        ("--beam", text(&args.beam)),
+        ("--beam-idle-weight", count(args.beam_idle_weight)),
         (
             "--tenure-range",
             args.tenure_range.clone().map(FlagValue::List),
