@@ -644,17 +644,25 @@ fn ig_block_walks_per_block_are_checked_and_change_the_variant() {
     assert_eq!(old.walks_per_block, 1);
 }
 
+/// Whether NVRTC can compile here; says so when not, and fails where MATS_REQUIRE_NVRTC=1.
+fn nvrtc_or_skip() -> bool {
+    if kernels::nvrtc::available() {
+        return true;
+    }
+    assert!(
+        !std::env::var("MATS_REQUIRE_NVRTC").is_ok_and(|v| v == "1"),
+        "MATS_REQUIRE_NVRTC=1 but NVRTC cannot be loaded"
+    );
+    println!("skipped: NVRTC not available");
+    false
+}
+
 /// ig-block compiles with its tables in either place and with 1 to 4 machines per lane of the
 /// wavefront, and ig-grid with its tables in either place (NVRTC only; skipped without it
 /// unless MATS_REQUIRE_NVRTC=1).
 #[test]
 fn ig_block_compiles_for_each_table_place_and_machine_count() {
-    if !kernels::nvrtc::available() {
-        assert!(
-            !std::env::var("MATS_REQUIRE_NVRTC").is_ok_and(|v| v == "1"),
-            "MATS_REQUIRE_NVRTC=1 but NVRTC cannot be loaded"
-        );
-        println!("skipped: NVRTC not available");
+    if !nvrtc_or_skip() {
         return;
     }
     // Several walks per block (named barriers), with the times staged (2) and not (4).
@@ -945,12 +953,7 @@ fn beam_auto_picks_a_width_only_under_a_time_limit() {
 /// launch at all (NVRTC only; skipped without it unless MATS_REQUIRE_NVRTC=1).
 #[test]
 fn beam_kernels_compile_and_fit_their_tile_launch() {
-    if !kernels::nvrtc::available() {
-        assert!(
-            !std::env::var("MATS_REQUIRE_NVRTC").is_ok_and(|v| v == "1"),
-            "MATS_REQUIRE_NVRTC=1 but NVRTC cannot be loaded"
-        );
-        println!("skipped: NVRTC not available");
+    if !nvrtc_or_skip() {
         return;
     }
     let wide = {
