@@ -334,6 +334,10 @@ pub struct BenchPfspArgs {
     /// GPU variants for --quality (defaults of each), the first run beside the CPU.
     #[arg(long, value_delimiter = ',', default_values_t = vec!["ig-block".to_string(), "ig-grid".to_string()])]
     pub variants: Vec<String>,
+    /// --quality: the beam search ig-block's and ig-grid's walks start from, as `mats solve
+    /// --beam` (default `auto`, what `mats solve` runs; 0 for NEH starts).
+    #[arg(long, default_value = "auto", value_name = "W|auto")]
+    pub beam: String,
     /// Write the full results as JSON to this file as well.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -493,6 +493,7 @@ fn ig_quality(
         !variants.is_empty() && variants.iter().all(|v| !v.is_tabu()),
         "--variants takes the iterated-greedy variants: ig-block, ig-grid, ig-warp"
     );
+    beam_width(&args.beam)?;
     // The CPU walks run while the first GPU variant runs, on the cores its host thread leaves.
     let cpu_walks = threads.saturating_sub(1).max(1);
     let names: Vec<&str> = variants.iter().map(|v| v.name()).collect();
@@ -501,10 +502,11 @@ fn ig_quality(
         None => format!("n m / 2 x {} ms per instance", args.time_factor),
     };
     println!(
-        "\n{} (default parameters) against the CPU iterated greedy on {cpu_walks} cores (one walk \
+        "\n{} (default parameters, --beam {}) against the CPU iterated greedy on {cpu_walks} cores (one walk \
          per core, best kept, run beside the first variant), all for {budget}; gap to the best \
          known in %, mean \u{b1} sd over seeds 1..={}:",
         names.join(", "),
+        args.beam,
         args.seeds
     );
     let mut header = format!("{:<7} {:>8} {:>7} {:>8}", "inst", "n x m", "bks", "seconds");
@@ -537,6 +539,16 @@ fn ig_quality(
     Ok(rows)
 }
 
+/// `--beam`: `auto` or a width (0: NEH starts).
+fn beam_width(text: &str) -> Result<usize> {
+    match text {
+        "auto" => Ok(pfsp_gpu::BEAM_AUTO),
+        w => w.parse().map_err(|_| {
+            anyhow::anyhow!("--beam must be `auto` or a width (0: from NEH), got {w:?}")
+        }),
+    }
+}
+
 /// What every instance of the iterated-greedy comparison runs with.
 struct IgBench<'a> {
     gpu: &'a Gpu,
@@ -559,9 +571,20 @@ impl IgBench<'_> {
             .unwrap_or((n * m) as f64 / 2.0 * self.args.time_factor / 1e3);
         let limit = Duration::from_secs_f64(seconds);
         // Compiled and loaded before the clock starts (the disk cache serves later runs).
+        let beam = beam_width(&self.args.beam)?;
         let prepared = variants
             .iter()
-            .map(|&v| pfsp_gpu::prepare(gpu, self.cache, &inst, &GpuParams::new(v)))
+            .map(|&v| {
+                let params = GpuParams {
+                    beam: if matches!(v, GpuAlgorithm::IgBlock | GpuAlgorithm::IgGrid) {
+                        beam
+                    } else {
+                        0
+                    },
+                    ..GpuParams::new(v)
+                };
+                pfsp_gpu::prepare(gpu, self.cache, &inst, &params)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let gap = |value: i64| 100.0 * (value - entry.best) as f64 / entry.best as f64;
         let walks = |p: &pfsp_gpu::Prepared, v: GpuAlgorithm| {
