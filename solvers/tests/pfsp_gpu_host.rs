@@ -860,6 +860,13 @@ fn beam_starts_are_parameters_of_ig_block_and_ig_grid() {
         .check(&inst, &device)
         .unwrap_err()
         .contains("idle weight"));
+    // With `auto` (mats solve's default) too, rather than running without a beam.
+    let auto_weight = GpuParams {
+        beam: pfsp_gpu::BEAM_AUTO,
+        ..weight.clone()
+    };
+    let err = auto_weight.check(&inst, &device).unwrap_err();
+    assert!(err.contains("idle weight"), "{err}");
     // From `mats solve`: taken by the variant each instance runs, ig-grid at 800 x 60.
     let beam = GivenFlag {
         flag: "--beam",

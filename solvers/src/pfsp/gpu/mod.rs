@@ -331,6 +331,14 @@ impl GpuParams {
                 self.elite
             ));
         }
+        // `auto` picks its own width, but a weight out of range must not silently turn the
+        // beam off (auto_width would find no width that passes the check).
+        if self.beam == BEAM_AUTO && !(0..=100).contains(&self.beam_idle_weight) {
+            return Err(format!(
+                "beam idle weight must be in 0..=100 (tenths of the bound's), got {}",
+                self.beam_idle_weight
+            ));
+        }
         if self.beam > 0 && self.beam != BEAM_AUTO {
             if !matches!(self.algorithm, GpuAlgorithm::IgBlock | GpuAlgorithm::IgGrid) {
                 return Err(format!(
