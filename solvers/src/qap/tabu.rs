@@ -10,7 +10,7 @@
 
 use rand::Rng;
 
-use super::delta::{apply_swap, delta_matrix};
+use super::delta::SwapDeltas;
 use super::two_opt::start_permutation;
 use super::Instance;
 use crate::run::{multistart_timed, Deadline, Outcome, RunOptions, SolverRng};
@@ -78,7 +78,7 @@ pub fn search(
     let tenure_min = ((params.tenure_min * n as f64) as i64).max(1);
     let tenure_max = ((params.tenure_max * n as f64).ceil() as i64).max(tenure_min);
     let aspiration = (params.aspiration * (n * n) as f64) as i64;
-    let mut delta = delta_matrix(inst, &p);
+    let mut delta = SwapDeltas::new(inst, &p);
     // tabu[i * n + loc]: the first iteration at which facility i may return to location loc.
     // Taillard starts from distinct negative values so that the long-term aspiration does not
     // force all moves at once.
@@ -93,9 +93,10 @@ pub fn search(
         // The best move of all, kept in case every move is tabu (possible for tiny n).
         let mut fallback = (i64::MAX, 0, 1);
         for r in 0..n {
+            let (row, tabu_row, pr) = (delta.row(r), &tabu[r * n..(r + 1) * n], p[r]);
             for s in r + 1..n {
-                let d = delta[r * n + s];
-                let (tabu_r, tabu_s) = (tabu[r * n + p[s]], tabu[s * n + p[r]]);
+                let d = row[s];
+                let (tabu_r, tabu_s) = (tabu_row[p[s]], tabu[s * n + pr]);
                 let allowed = tabu_r < iteration || tabu_s < iteration;
                 let aspired = tabu_r < iteration - aspiration
                     || tabu_s < iteration - aspiration
@@ -119,10 +120,10 @@ pub fn search(
         }
         evaluations += (n * (n - 1) / 2) as u64;
         let (r, s) = chosen.unwrap_or((fallback.1, fallback.2));
-        let d = delta[r * n + s];
+        let d = delta.get(r, s);
         // The facilities leave their current locations; returning there becomes tabu.
         let (left_r, left_s) = (p[r], p[s]);
-        apply_swap(inst, &mut p, &mut delta, r, s);
+        delta.apply(inst, &mut p, r, s);
         cost += d;
         tabu[r * n + left_r] = iteration + rng.random_range(tenure_min..=tenure_max);
         tabu[s * n + left_s] = iteration + rng.random_range(tenure_min..=tenure_max);
