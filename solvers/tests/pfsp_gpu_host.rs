@@ -991,3 +991,21 @@ fn beam_kernels_compile_and_fit_their_tile_launch() {
         }
     }
 }
+
+// The layout line says where the walks started: from the beam's width and best, from NEH when
+// a beam search ran but finished no width in its share of the time (it used to say nothing
+// under `--beam auto`), and nothing about a beam where none ran.
+#[test]
+fn the_layout_says_where_the_walks_started() {
+    use solvers::pfsp::gpu::beam_layout;
+    let layout = || "shared".to_string();
+    assert_eq!(
+        beam_layout(layout(), Some(65536), Some((16384, 11200))),
+        "shared, walks from a beam search of width 16384 (best 11200)"
+    );
+    assert_eq!(
+        beam_layout(layout(), Some(1 << 20), None),
+        "shared, walks from NEH (no beam search of width up to 1048576 finished within its share of the time)"
+    );
+    assert_eq!(beam_layout(layout(), None, None), "shared");
+}

@@ -79,54 +79,52 @@ pub fn search(
     let tenure_max = ((params.tenure_max * n as f64).ceil() as i64).max(tenure_min);
     let aspiration = (params.aspiration * (n * n) as f64) as i64;
     let mut delta = SwapDeltas::new(inst, &p);
-    // tabu[i * n + loc]: the first iteration at which facility i may return to location loc.
-    // Taillard starts from distinct negative values so that the long-term aspiration does not
-    // force all moves at once.
-    let mut tabu: Vec<i64> = (0..n * n).map(|k| -(k as i64)).collect();
+    // Taillard starts the tabu list from distinct negative values so that the long-term
+    // aspiration does not force all moves at once.
+    let mut tabu = SolutionOrderedTabu::new(&p);
     let mut iteration: i64 = 0;
     let mut evaluations = 0u64;
     while !deadline.reached(iteration as u64) {
         iteration += 1;
-        let mut chosen: Option<(usize, usize)> = None;
-        let mut chosen_delta = i64::MAX;
-        let mut chosen_aspired = false;
-        // The best move of all, kept in case every move is tabu (possible for tiny n).
-        let mut fallback = (i64::MAX, 0, 1);
+        // Taillard's choice as the lexicographic minimum of (class, delta) in scan order:
+        // class 0 aspired (beats the best cost, or a facility returns to a location it left
+        // more than `aspiration` iterations ago), 1 allowed (not both returns tabu), 2 tabu.
+        // The first aspired move of least delta wins; failing that the first allowed one;
+        // failing that (every move tabu, possible for tiny n) the first move of least delta.
+        let (lag, beats) = (iteration - aspiration, best.0 - cost);
+        let mut chosen = (0, 1);
+        let mut chosen_key = (3u8, i64::MAX);
         for r in 0..n {
-            let (row, tabu_row, pr) = (delta.row(r), &tabu[r * n..(r + 1) * n], p[r]);
+            let (row, returns_r, returns_s) = (delta.row(r), tabu.row(r), tabu.column(r));
             for s in r + 1..n {
                 let d = row[s];
-                let (tabu_r, tabu_s) = (tabu_row[p[s]], tabu[s * n + pr]);
-                let allowed = tabu_r < iteration || tabu_s < iteration;
-                let aspired = tabu_r < iteration - aspiration
-                    || tabu_s < iteration - aspiration
-                    || cost + d < best.0;
-                if d < fallback.0 {
-                    fallback = (d, r, s);
-                }
-                // Taillard's rule: an aspired move beats any non-aspired one; among moves of
-                // the same kind the smaller delta wins, and non-aspired ones must be allowed.
-                let better = if aspired {
-                    !chosen_aspired || d < chosen_delta
+                let oldest = returns_r[s].min(returns_s[s]);
+                let class = if oldest < lag || d < beats {
+                    0
+                } else if oldest < iteration {
+                    1
                 } else {
-                    !chosen_aspired && allowed && d < chosen_delta
+                    2
                 };
-                if better {
-                    chosen = Some((r, s));
-                    chosen_delta = d;
-                    chosen_aspired |= aspired;
+                if (class, d) < chosen_key {
+                    chosen_key = (class, d);
+                    chosen = (r, s);
                 }
             }
         }
         evaluations += (n * (n - 1) / 2) as u64;
-        let (r, s) = chosen.unwrap_or((fallback.1, fallback.2));
+        let (r, s) = chosen;
         let d = delta.get(r, s);
-        // The facilities leave their current locations; returning there becomes tabu.
-        let (left_r, left_s) = (p[r], p[s]);
         delta.apply(inst, &mut p, r, s);
         cost += d;
-        tabu[r * n + left_r] = iteration + rng.random_range(tenure_min..=tenure_max);
-        tabu[s * n + left_s] = iteration + rng.random_range(tenure_min..=tenure_max);
+        // The facilities left their locations; returning there becomes tabu.
+        tabu.swap(r, s);
+        tabu.forbid_return(
+            r,
+            s,
+            iteration + rng.random_range(tenure_min..=tenure_max),
+            iteration + rng.random_range(tenure_min..=tenure_max),
+        );
         if cost < best.0 {
             best = (cost, p.clone());
             deadline.offer(cost);
@@ -137,5 +135,180 @@ pub fn search(
         objective: best.0,
         iterations: iteration as u64,
         evaluations,
+    }
+}
+
+/// Robust tabu search's tabu list in solution order: `row(r)[s]` is the first iteration at
+/// which facility r may take the location facility s holds now, and `column(r)[s]` the first
+/// at which s may take r's (the list Taillard indexes by facility and location, read through
+/// the permutation). Both read as contiguous rows in the choice loop, where the list indexed
+/// by location would be read through p; a move swaps two columns of one and two rows of the
+/// other.
+struct SolutionOrderedTabu {
+    n: usize,
+    by_row: Vec<i64>,
+    by_column: Vec<i64>,
+}
+
+impl SolutionOrderedTabu {
+    /// Facility i may return to location l from iteration -(i n + l) (distinct start values).
+    fn new(p: &[usize]) -> SolutionOrderedTabu {
+        let n = p.len();
+        let mut by_row = vec![0; n * n];
+        let mut by_column = vec![0; n * n];
+        for i in 0..n {
+            for (j, &pj) in p.iter().enumerate() {
+                let start = -((i * n + pj) as i64);
+                by_row[i * n + j] = start;
+                by_column[j * n + i] = start;
+            }
+        }
+        SolutionOrderedTabu {
+            n,
+            by_row,
+            by_column,
+        }
+    }
+
+    fn row(&self, r: usize) -> &[i64] {
+        &self.by_row[r * self.n..(r + 1) * self.n]
+    }
+
+    fn column(&self, r: usize) -> &[i64] {
+        &self.by_column[r * self.n..(r + 1) * self.n]
+    }
+
+    /// Facilities r and s swapped locations: the entries follow the locations.
+    fn swap(&mut self, r: usize, s: usize) {
+        let n = self.n;
+        for i in 0..n {
+            self.by_row.swap(i * n + r, i * n + s);
+        }
+        let (lo, hi) = (r.min(s), r.max(s));
+        let (head, tail) = self.by_column.split_at_mut(hi * n);
+        head[lo * n..(lo + 1) * n].swap_with_slice(&mut tail[..n]);
+    }
+
+    /// After the swap: r may not return to the location it left (now s's) before `until_r`,
+    /// nor s to r's before `until_s`.
+    fn forbid_return(&mut self, r: usize, s: usize, until_r: i64, until_s: i64) {
+        let n = self.n;
+        self.by_row[r * n + s] = until_r;
+        self.by_column[s * n + r] = until_r;
+        self.by_row[s * n + r] = until_s;
+        self.by_column[r * n + s] = until_s;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qap::delta::{apply_swap, delta_matrix};
+    use crate::run::{stream_rng, Budget};
+
+    /// Taillard's Ro-TS written plainly: the delta matrix of `delta_matrix`/`apply_swap`, the
+    /// tabu list indexed by facility and location, the rules spelled out move by move.
+    fn reference(
+        inst: &Instance,
+        mut p: Vec<usize>,
+        params: &RotsParams,
+        iterations: i64,
+        seed: u64,
+    ) -> (i64, Vec<usize>) {
+        let n = inst.n();
+        let mut rng = stream_rng(seed, 0);
+        let mut cost = inst.cost(&p);
+        let mut best = (cost, p.clone());
+        let tenure_min = ((params.tenure_min * n as f64) as i64).max(1);
+        let tenure_max = ((params.tenure_max * n as f64).ceil() as i64).max(tenure_min);
+        let aspiration = (params.aspiration * (n * n) as f64) as i64;
+        let mut delta = delta_matrix(inst, &p);
+        let mut tabu: Vec<i64> = (0..n * n).map(|k| -(k as i64)).collect();
+        for it in 1..=iterations {
+            let (mut aspired_move, mut allowed_move, mut any_move) = (None, None, None);
+            for r in 0..n {
+                for s in r + 1..n {
+                    let d = delta[r * n + s];
+                    let (tr, ts) = (tabu[r * n + p[s]], tabu[s * n + p[r]]);
+                    let better = |m: Option<(i64, usize, usize)>| m.is_none_or(|(b, _, _)| d < b);
+                    if (tr < it - aspiration || ts < it - aspiration || cost + d < best.0)
+                        && better(aspired_move)
+                    {
+                        aspired_move = Some((d, r, s));
+                    }
+                    if (tr < it || ts < it) && better(allowed_move) {
+                        allowed_move = Some((d, r, s));
+                    }
+                    if better(any_move) {
+                        any_move = Some((d, r, s));
+                    }
+                }
+            }
+            let (d, r, s) = aspired_move.or(allowed_move).or(any_move).expect("n >= 2");
+            let (left_r, left_s) = (p[r], p[s]);
+            apply_swap(inst, &mut p, &mut delta, r, s);
+            cost += d;
+            tabu[r * n + left_r] = it + rng.random_range(tenure_min..=tenure_max);
+            tabu[s * n + left_s] = it + rng.random_range(tenure_min..=tenure_max);
+            if cost < best.0 {
+                best = (cost, p.clone());
+            }
+        }
+        (best.0, best.1)
+    }
+
+    fn random_instance(n: usize, seed: u64, symmetric: bool) -> Instance {
+        let mut rng = stream_rng(seed, 1);
+        let mut matrix = || {
+            let mut m: Vec<i64> = (0..n * n).map(|_| rng.random_range(-5..40)).collect();
+            if symmetric {
+                for i in 0..n {
+                    for j in 0..i {
+                        m[i * n + j] = m[j * n + i];
+                    }
+                }
+            }
+            m
+        };
+        let (a, b) = (matrix(), matrix());
+        Instance::new("random", n, a, b).expect("n x n")
+    }
+
+    // The solution-ordered delta matrix and tabu list, and the choice as a minimum of (class,
+    // delta), must take exactly the moves of the plain rules: same best cost and permutation
+    // after many iterations, with the long-term aspiration firing (a short lag) and not.
+    #[test]
+    fn search_takes_the_moves_of_the_plain_rules() {
+        for (n, symmetric, aspiration) in [
+            (2, false, 2.0),
+            (3, true, 2.0),
+            (7, false, 0.5),
+            (12, true, 2.0),
+            (15, false, 0.1),
+            (20, true, 0.0),
+        ] {
+            let inst = random_instance(n, n as u64, symmetric);
+            let params = RotsParams {
+                aspiration,
+                ..RotsParams::default()
+            };
+            let start: Vec<usize> = (0..n).rev().collect();
+            let iterations = 400;
+            let deadline = Budget::iterations(iterations).start(iterations);
+            let got = search(
+                &inst,
+                start.clone(),
+                &params,
+                &deadline,
+                &mut stream_rng(9, 0),
+            );
+            let want = reference(&inst, start, &params, iterations as i64, 9);
+            assert_eq!(
+                (got.objective, got.solution),
+                want,
+                "n = {n}, symmetric {symmetric}, aspiration {aspiration}"
+            );
+            assert_eq!(got.iterations, iterations);
+        }
     }
 }

@@ -756,16 +756,7 @@ impl crate::gpu::workload::PreparedRun for Prepared {
                     w => format!("{}, {w} walks per block", l.name()),
                 }),
             }
-            .map(|layout| match (self.params.beam, run.beam) {
-                (0, _) | (BEAM_AUTO, None) => layout,
-                (_, Some((w, best))) => {
-                    format!("{layout}, walks from a beam search of width {w} (best {best})")
-                }
-                (asked, None) => format!(
-                    "{layout}, walks from NEH (no beam search of width up to {asked} finished \
-                     within its share of the time)"
-                ),
-            }),
+            .map(|layout| beam_layout(layout, run.beam_cap, run.beam)),
             blocks_per_sm: None,
             searches: self.grid_tables.map(|_| self.launch.grid.1),
             adaptation: run.adaptation,
@@ -844,6 +835,25 @@ pub struct GpuRun {
     /// With `beam`: the widest beam the walks' starts came from and the best makespan among
     /// them (`None` when no beam ran or none finished within its share of the time limit).
     pub beam: Option<(usize, i64)>,
+    /// The widest beam this run's search was allowed (`None` when no beam search ran: off,
+    /// `auto` without a time limit, or an island's walks with starts of their own).
+    pub beam_cap: Option<usize>,
+}
+
+/// The layout line of a run whose walks may start from a beam search: says where they
+/// started, including when a beam search ran but finished no width within its share of the
+/// time (the walks then start from NEH, which the user should not have to guess).
+pub fn beam_layout(layout: String, cap: Option<usize>, finished: Option<(usize, i64)>) -> String {
+    match (cap, finished) {
+        (_, Some((w, best))) => {
+            format!("{layout}, walks from a beam search of width {w} (best {best})")
+        }
+        (Some(cap), None) => format!(
+            "{layout}, walks from NEH (no beam search of width up to {cap} finished within its \
+             share of the time)"
+        ),
+        (None, None) => layout,
+    }
 }
 
 /// Runs a GPU variant on an instance: [`prepare`] then [`Prepared::run`].
@@ -890,6 +900,7 @@ pub struct Prepared {
 struct BeamStart {
     starts: Option<WalkBests>,
     beam: Option<(usize, i64)>,
+    cap: Option<usize>,
     options: RunOptions,
 }
 
@@ -1030,6 +1041,7 @@ impl Prepared {
         let BeamStart {
             starts: beam_starts,
             beam,
+            cap: beam_cap,
             options,
         } = self.beam_starts(gpu, options)?;
         let starts = beam_starts.as_ref().unwrap_or(&self.starts);
@@ -1073,6 +1085,7 @@ impl Prepared {
             attributes: self.kernel.attributes,
             launch: self.launch,
             beam,
+            beam_cap,
         })
     }
 
@@ -1089,6 +1102,7 @@ impl Prepared {
             return Ok(BeamStart {
                 starts: None,
                 beam: None,
+                cap: None,
                 options: options.clone(),
             });
         };
@@ -1121,6 +1135,7 @@ impl Prepared {
         Ok(BeamStart {
             starts: Some(starts),
             beam: best.filter(|_| widest > 0).map(|v| (widest, v)),
+            cap: Some(width),
             options: rest,
         })
     }
