@@ -7,6 +7,13 @@
 //! [0.9 n, 1.1 n] (the "robust" randomisation). A tabu move is allowed when it improves on the
 //! best cost (aspiration), and a move that puts a facility on a location it has not held for
 //! `aspiration` iterations is forced (Taillard's long-term diversification, default 2 n^2).
+//!
+//! With `restart_stall` the search is iterated (what GPU rots-block runs in each block,
+//! [`RotsParams::gpu_defaults`], and `mats solve --backend cpu`'s default): after that many
+//! iterations without improving, the trajectory restarts from its best with random swaps and a
+//! fresh tabu list. Taillard's long-term aspiration stops the plain search improving on tai*a
+//! once it starts forcing moves (after ~2 n^2 iterations: tai100a's best after 1 s is its best
+//! after 8 s), which the restarts replace.
 
 use rand::Rng;
 
@@ -23,8 +30,30 @@ pub struct RotsParams {
     /// Tenure range as factors of n (Taillard: 0.9 and 1.1).
     pub tenure_min: f64,
     pub tenure_max: f64,
-    /// Long-term aspiration as a factor of n^2 (Taillard: 2).
+    /// Long-term aspiration as a factor of n^2 (Taillard: 2; 0 = off).
     pub aspiration: f64,
+    /// Iterated tabu search: restart from the trajectory's best, perturbed by
+    /// `perturbation x n` random swaps and with a fresh tabu list, after this many iterations
+    /// without improving it (0 = never: Taillard's single trajectory).
+    pub restart_stall: u64,
+    pub perturbation: f64,
+}
+
+impl RotsParams {
+    /// What GPU rots-block runs by default, per block (`qap::gpu::GpuParams`): tenure
+    /// 0.4-0.8 n, no long-term aspiration, a restart after 50 n iterations without improving
+    /// (5 launches of 10 n) with 0.25 n swaps. The CPU twin of the GPU's search, so an
+    /// equal-time comparison can set the same algorithm on both sides.
+    pub fn gpu_defaults(n: usize) -> RotsParams {
+        RotsParams {
+            starts: 1,
+            tenure_min: 0.4,
+            tenure_max: 0.8,
+            aspiration: 0.0,
+            restart_stall: 50 * n as u64,
+            perturbation: 0.25,
+        }
+    }
 }
 
 impl Default for RotsParams {
@@ -34,6 +63,8 @@ impl Default for RotsParams {
             tenure_min: 0.9,
             tenure_max: 1.1,
             aspiration: 2.0,
+            restart_stall: 0,
+            perturbation: 0.25,
         }
     }
 }
@@ -77,15 +108,35 @@ pub fn search(
     }
     let tenure_min = ((params.tenure_min * n as f64) as i64).max(1);
     let tenure_max = ((params.tenure_max * n as f64).ceil() as i64).max(tenure_min);
-    let aspiration = (params.aspiration * (n * n) as f64) as i64;
+    // Off: a lag no tabu entry reaches.
+    let aspiration = match (params.aspiration * (n * n) as f64) as i64 {
+        a if a <= 0 => i64::MAX / 4,
+        a => a,
+    };
     let mut delta = SwapDeltas::new(inst, &p);
     // Taillard starts the tabu list from distinct negative values so that the long-term
     // aspiration does not force all moves at once.
     let mut tabu = SolutionOrderedTabu::new(&p);
+    // `iteration` numbers the tabu list's entries and restarts with it; `done` counts all.
     let mut iteration: i64 = 0;
+    let mut done = 0u64;
+    let mut improved_at = 0u64;
     let mut evaluations = 0u64;
-    while !deadline.reached(iteration as u64) {
+    while !deadline.reached(done) {
+        if params.restart_stall > 0 && done - improved_at >= params.restart_stall {
+            p.clone_from(&best.1);
+            for _ in 0..(params.perturbation * n as f64).round() as usize {
+                let (x, y) = (rng.random_range(0..n), rng.random_range(0..n));
+                p.swap(x, y);
+            }
+            cost = inst.cost(&p);
+            delta = SwapDeltas::new(inst, &p);
+            tabu = SolutionOrderedTabu::new(&p);
+            iteration = 0;
+            improved_at = done;
+        }
         iteration += 1;
+        done += 1;
         // Taillard's choice as the lexicographic minimum of (class, delta) in scan order:
         // class 0 aspired (beats the best cost, or a facility returns to a location it left
         // more than `aspiration` iterations ago), 1 allowed (not both returns tabu), 2 tabu.
@@ -128,12 +179,13 @@ pub fn search(
         if cost < best.0 {
             best = (cost, p.clone());
             deadline.offer(cost);
+            improved_at = done;
         }
     }
     Outcome {
         solution: best.1,
         objective: best.0,
-        iterations: iteration as u64,
+        iterations: done,
         evaluations,
     }
 }
@@ -221,10 +273,29 @@ mod tests {
         let mut best = (cost, p.clone());
         let tenure_min = ((params.tenure_min * n as f64) as i64).max(1);
         let tenure_max = ((params.tenure_max * n as f64).ceil() as i64).max(tenure_min);
-        let aspiration = (params.aspiration * (n * n) as f64) as i64;
+        let aspiration = match (params.aspiration * (n * n) as f64) as i64 {
+            a if a <= 0 => i64::MAX / 4,
+            a => a,
+        };
         let mut delta = delta_matrix(inst, &p);
         let mut tabu: Vec<i64> = (0..n * n).map(|k| -(k as i64)).collect();
-        for it in 1..=iterations {
+        let (mut it, mut since_best) = (0i64, 0u64);
+        for _ in 0..iterations {
+            // Iterated tabu search: from the best, swapped, with a fresh list and count.
+            if params.restart_stall > 0 && since_best >= params.restart_stall {
+                p.clone_from(&best.1);
+                for _ in 0..(params.perturbation * n as f64).round() as usize {
+                    let (x, y) = (rng.random_range(0..n), rng.random_range(0..n));
+                    p.swap(x, y);
+                }
+                cost = inst.cost(&p);
+                delta = delta_matrix(inst, &p);
+                tabu = (0..n * n).map(|k| -(k as i64)).collect();
+                it = 0;
+                since_best = 0;
+            }
+            it += 1;
+            since_best += 1;
             let (mut aspired_move, mut allowed_move, mut any_move) = (None, None, None);
             for r in 0..n {
                 for s in r + 1..n {
@@ -252,6 +323,7 @@ mod tests {
             tabu[s * n + left_s] = it + rng.random_range(tenure_min..=tenure_max);
             if cost < best.0 {
                 best = (cost, p.clone());
+                since_best = 0;
             }
         }
         (best.0, best.1)
@@ -276,20 +348,24 @@ mod tests {
 
     // The solution-ordered delta matrix and tabu list, and the choice as a minimum of (class,
     // delta), must take exactly the moves of the plain rules: same best cost and permutation
-    // after many iterations, with the long-term aspiration firing (a short lag) and not.
+    // after many iterations, with the long-term aspiration firing (a short lag) and not, and
+    // with restarts (the GPU's defaults scaled down so that they happen).
     #[test]
     fn search_takes_the_moves_of_the_plain_rules() {
-        for (n, symmetric, aspiration) in [
-            (2, false, 2.0),
-            (3, true, 2.0),
-            (7, false, 0.5),
-            (12, true, 2.0),
-            (15, false, 0.1),
-            (20, true, 0.0),
+        for (n, symmetric, aspiration, restart_stall) in [
+            (2, false, 2.0, 0),
+            (3, true, 2.0, 0),
+            (7, false, 0.5, 0),
+            (12, true, 2.0, 0),
+            (15, false, 0.1, 0),
+            (20, true, 0.0, 0),
+            (9, true, 0.0, 15),
+            (14, false, 0.0, 30),
         ] {
             let inst = random_instance(n, n as u64, symmetric);
             let params = RotsParams {
                 aspiration,
+                restart_stall,
                 ..RotsParams::default()
             };
             let start: Vec<usize> = (0..n).rev().collect();
@@ -306,7 +382,7 @@ mod tests {
             assert_eq!(
                 (got.objective, got.solution),
                 want,
-                "n = {n}, symmetric {symmetric}, aspiration {aspiration}"
+                "n = {n}, symmetric {symmetric}, aspiration {aspiration}, restart after {restart_stall}"
             );
             assert_eq!(got.iterations, iterations);
         }

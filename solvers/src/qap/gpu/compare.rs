@@ -24,6 +24,10 @@ pub struct EqualTime {
     /// Taillard's Ro-TS (tenure 0.9-1.1 n, aspiration 2 n^2), one start per CPU thread, all
     /// threads, the same wall time.
     pub cpu_gaps: Vec<f64>,
+    /// The GPU's own search on the CPU (iterated Ro-TS with rots-block's defaults,
+    /// [`RotsParams::gpu_defaults`]), one trajectory per thread, all threads, the same wall
+    /// time: the same algorithm on both sides.
+    pub cpu_iterated_gaps: Vec<f64>,
     pub cpu_threads: usize,
     /// The rots-block kernel's layout and resident blocks per SM.
     pub layout: String,
@@ -48,7 +52,8 @@ fn gap(cost: i64, best: i64) -> f64 {
     100.0 * (cost - best) as f64 / best.max(1) as f64
 }
 
-/// Runs both solvers for `seconds` of wall time per seed (GPU first, then CPU, never at once).
+/// Runs the three for `seconds` of wall time per seed (GPU first, then Taillard's Ro-TS on the
+/// CPU, then the iterated one, never two at once).
 #[allow(clippy::too_many_arguments)]
 pub fn equal_time(
     gpu: &Gpu,
@@ -74,6 +79,7 @@ pub fn equal_time(
         seeds: seeds.to_vec(),
         gpu_gaps: Vec::new(),
         cpu_gaps: Vec::new(),
+        cpu_iterated_gaps: Vec::new(),
         cpu_threads,
         layout,
         blocks: prepared.launch().grid.0,
@@ -94,19 +100,24 @@ pub fn equal_time(
             )));
         }
         out.gpu_gaps.push(gap(cost, best_known));
-        let cpu = robust_tabu(
-            inst,
-            &RotsParams {
-                starts: cpu_threads,
-                ..Default::default()
-            },
-            &RunOptions {
-                seed,
-                threads: cpu_threads,
-                budget: Budget::time_limit(limit),
-            },
-        );
-        out.cpu_gaps.push(gap(inst.cost(&cpu.solution), best_known));
+        let on_all_cores = |params: RotsParams| {
+            let cpu = robust_tabu(
+                inst,
+                &RotsParams {
+                    starts: cpu_threads,
+                    ..params
+                },
+                &RunOptions {
+                    seed,
+                    threads: cpu_threads,
+                    budget: Budget::time_limit(limit),
+                },
+            );
+            gap(inst.cost(&cpu.solution), best_known)
+        };
+        out.cpu_gaps.push(on_all_cores(RotsParams::default()));
+        out.cpu_iterated_gaps
+            .push(on_all_cores(RotsParams::gpu_defaults(inst.n())));
     }
     Ok(out)
 }

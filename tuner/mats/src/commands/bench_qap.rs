@@ -438,12 +438,12 @@ fn equal_time_table(
     let seeds: Vec<u64> = (1..=args.seeds).collect();
     println!(
         "
-rots-block (default) against the CPU Ro-TS (Taillard's parameters, {threads} threads) at {} s wall each, seeds 1..={}: gap to best known, mean ± sd",
+rots-block (default) against the CPU Ro-TS on {threads} threads (Taillard's parameters; and iterated, the GPU's defaults per thread) at {} s wall each, seeds 1..={}: gap to best known, mean ± sd",
         args.seconds, args.seeds
     );
     println!(
-        "{:<10} {:>4} {:<12} {:>7} {:>18} {:>18}",
-        "instance", "n", "layout", "blocks", "GPU", "CPU"
+        "{:<10} {:>4} {:<12} {:>7} {:>18} {:>18} {:>18}",
+        "instance", "n", "layout", "blocks", "GPU", "CPU Taillard", "CPU iterated"
     );
     let mut rows = Vec::new();
     for name in &args.compare {
@@ -469,12 +469,18 @@ rots-block (default) against the CPU Ro-TS (Taillard's parameters, {threads} thr
         )?;
         let (gm, gs) = mean_sd(&row.gpu_gaps);
         let (cm, cs) = mean_sd(&row.cpu_gaps);
+        let (im, is) = mean_sd(&row.cpu_iterated_gaps);
+        let rounded = |gaps: &[f64]| {
+            gaps.iter()
+                .map(|g| (g * 1000.0).round() / 1000.0)
+                .collect::<Vec<_>>()
+        };
         let per_sm = row
             .blocks_per_sm
             .map(|b| format!(" ({b}/SM)"))
             .unwrap_or_default();
         println!(
-            "{:<10} {:>4} {:<12} {:>7} {:>9.3} ± {:.3}% {:>9.3} ± {:.3}%   GPU {:?} CPU {:?}",
+            "{:<10} {:>4} {:<12} {:>7} {:>9.3} ± {:.3}% {:>9.3} ± {:.3}% {:>9.3} ± {:.3}%   GPU {:?} CPU {:?} iterated {:?}",
             row.instance,
             row.n,
             row.layout,
@@ -483,14 +489,11 @@ rots-block (default) against the CPU Ro-TS (Taillard's parameters, {threads} thr
             gs,
             cm,
             cs,
-            row.gpu_gaps
-                .iter()
-                .map(|g| (g * 1000.0).round() / 1000.0)
-                .collect::<Vec<_>>(),
-            row.cpu_gaps
-                .iter()
-                .map(|g| (g * 1000.0).round() / 1000.0)
-                .collect::<Vec<_>>(),
+            im,
+            is,
+            rounded(&row.gpu_gaps),
+            rounded(&row.cpu_gaps),
+            rounded(&row.cpu_iterated_gaps),
         );
         rows.push(row);
     }
