@@ -202,12 +202,8 @@ impl SwapDeltas {
         let n = self.n;
         p.swap(r, s);
         for m in [&mut self.bp, &mut self.bp_t] {
-            for i in 0..n {
-                m.swap(i * n + r, i * n + s);
-            }
-            let (lo, hi) = (r.min(s), r.max(s));
-            let (head, tail) = m.split_at_mut(hi * n);
-            head[lo * n..(lo + 1) * n].swap_with_slice(&mut tail[..n]);
+            swap_columns(m, n, r, s);
+            swap_rows(m, n, r, s);
         }
         // The per-facility terms of Taillard's O(1) update, all from contiguous rows.
         let sub =
@@ -260,4 +256,21 @@ fn row_of(m: &[i64], n: usize, i: usize) -> &[i64] {
 /// A's transpose, row-major (the instance keeps it as its columns).
 fn a_transposed(inst: &Instance) -> Vec<i64> {
     (0..inst.n()).flat_map(|j| inst.a_col(j).to_vec()).collect()
+}
+
+/// Swaps rows r and s of a row-major n x n matrix.
+pub(crate) fn swap_rows(m: &mut [i64], n: usize, r: usize, s: usize) {
+    let (lo, hi) = (r.min(s), r.max(s));
+    if lo == hi {
+        return;
+    }
+    let (head, tail) = m.split_at_mut(hi * n);
+    head[lo * n..(lo + 1) * n].swap_with_slice(&mut tail[..n]);
+}
+
+/// Swaps columns r and s of a row-major n x n matrix.
+pub(crate) fn swap_columns(m: &mut [i64], n: usize, r: usize, s: usize) {
+    for i in 0..n {
+        m.swap(i * n + r, i * n + s);
+    }
 }

@@ -17,7 +17,7 @@
 
 use rand::Rng;
 
-use super::delta::SwapDeltas;
+use super::delta::{swap_columns, swap_rows, SwapDeltas};
 use super::two_opt::start_permutation;
 use super::Instance;
 use crate::run::{multistart_timed, Deadline, Outcome, RunOptions, SolverRng};
@@ -232,13 +232,8 @@ impl SolutionOrderedTabu {
 
     /// Facilities r and s swapped locations: the entries follow the locations.
     fn swap(&mut self, r: usize, s: usize) {
-        let n = self.n;
-        for i in 0..n {
-            self.by_row.swap(i * n + r, i * n + s);
-        }
-        let (lo, hi) = (r.min(s), r.max(s));
-        let (head, tail) = self.by_column.split_at_mut(hi * n);
-        head[lo * n..(lo + 1) * n].swap_with_slice(&mut tail[..n]);
+        swap_columns(&mut self.by_row, self.n, r, s);
+        swap_rows(&mut self.by_column, self.n, r, s);
     }
 
     /// After the swap: r may not return to the location it left (now s's) before `until_r`,
