@@ -274,7 +274,8 @@ pub struct BenchQapArgs {
     pub qaplib: PathBuf,
     /// Compare rots-block (default configuration) with the CPU Ro-TS on all cores at equal
     /// wall time on these QAPLIB instances (names in --qaplib, or .dat paths): gap mean ± sd
-    /// over --seeds seeds of --seconds each.
+    /// over --seeds seeds of --seconds each, for Taillard's Ro-TS and for the iterated Ro-TS
+    /// each GPU block runs (the same search on both sides); three runs per seed, one at a time.
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub compare: Vec<String>,
     /// --compare: seeds 1..=K (1..=100).
