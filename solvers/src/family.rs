@@ -115,7 +115,8 @@ impl Algorithm {
     /// The tuning knobs this algorithm reads from [`AlgorithmParams`].
     pub fn knobs(self) -> &'static [&'static str] {
         match self {
-            Algorithm::QapTwoOpt | Algorithm::QapTabu => &["starts"],
+            Algorithm::QapTwoOpt => &["starts"],
+            Algorithm::QapTabu => &["starts", "restarts"],
             Algorithm::PfspTabu | Algorithm::HwswSts => &["tenure"],
             Algorithm::TspAs | Algorithm::TspMmas => {
                 &["ants", "alpha", "beta", "rho", "candidates"]
@@ -171,6 +172,9 @@ pub struct AlgorithmParams {
     pub source: Option<tsp::SourceRule>,
     /// Or-opt after 2-opt (TSP `focused`, default on).
     pub or_opt: Option<bool>,
+    /// QAP `tabu`: iterated (restarts, the GPU blocks' settings; default) or Taillard's
+    /// single trajectory (off).
+    pub restarts: Option<bool>,
 }
 
 impl AlgorithmParams {
@@ -198,6 +202,7 @@ impl AlgorithmParams {
             ("min_new_edges", self.min_new_edges.is_some()),
             ("source", self.source.is_some()),
             ("or_opt", self.or_opt.is_some()),
+            ("restarts", self.restarts.is_some()),
         ] {
             if given_value {
                 given.push(name);
@@ -361,10 +366,14 @@ impl Instance {
                 qap::two_opt(i, &p, options)
             }
             (Instance::Qap(i), Algorithm::QapTabu) => {
-                // The GPU's search (iterated Ro-TS): at 8 s on one core it ends at 0.72% on
-                // tai60a and 0.91% on tai100a where Taillard's settings end at 1.16% and
+                // Iterated by default (the GPU's search): at 8 s on one core it ends at 0.72%
+                // on tai60a and 0.91% on tai100a where Taillard's settings end at 1.16% and
                 // 1.24% (docs/qap-gpu.md).
-                let mut p = qap::RotsParams::gpu_defaults(i.n());
+                let mut p = if params.restarts.unwrap_or(true) {
+                    qap::RotsParams::gpu_defaults(i.n())
+                } else {
+                    qap::RotsParams::default()
+                };
                 p.starts = params.starts.unwrap_or(p.starts);
                 qap::robust_tabu(i, &p, options)
             }

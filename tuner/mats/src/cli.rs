@@ -660,6 +660,12 @@ pub struct SolveArgs {
     /// Or-opt after 2-opt (tsp `focused`): `on` (default) or `off`.
     #[arg(long, value_name = "on|off")]
     pub or_opt: Option<String>,
+    /// Restarts of the CPU robust tabu search (qap `tabu`): `on` (default: iterated, what each
+    /// GPU rots-block block runs: tenure 0.4-0.8 n, no long-term aspiration, a restart from the
+    /// best after 50 n iterations without improving) or `off` (Taillard's settings: tenure
+    /// 0.9-1.1 n, aspiration 2 n^2, one trajectory).
+    #[arg(long, value_name = "on|off")]
+    pub restarts: Option<String>,
     /// Merge the changes of every improving ant whose stretch of the source tour no better
     /// ant touched, instead of keeping only the iteration's best (tsp `focused` on the GPU):
     /// `on` or `off` (default).

@@ -24,6 +24,62 @@ fn solution_of(report: &serde_json::Value) -> Vec<usize> {
         .collect()
 }
 
+// `--restarts off` gives Taillard's single Ro-TS trajectory, `on` (the default) the iterated
+// search: the same iteration budget and seed must give the default's answer with `on` and a
+// different run with `off`; both answers re-scored, and bad values and other algorithms refused.
+#[test]
+fn solve_qap_tabu_restarts_choose_the_cpu_search() {
+    let file = data("qap/bur26a.dat");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "solve",
+            &file,
+            "--json",
+            "--seed",
+            "2",
+            "--iterations",
+            "3000",
+        ];
+        args.extend_from_slice(extra);
+        let r = json(&args);
+        let inst = solvers::qap::read(file.as_ref()).unwrap();
+        assert_eq!(
+            inst.cost(&solution_of(&r)),
+            r["objective"].as_i64().unwrap()
+        );
+        (r["objective"].as_i64().unwrap(), solution_of(&r))
+    };
+    let default = run(&[]);
+    assert_eq!(run(&["--restarts", "on"]), default);
+    let iterated = solvers::qap::robust_tabu(
+        &solvers::qap::read(file.as_ref()).unwrap(),
+        &solvers::qap::RotsParams::gpu_defaults(26),
+        &solvers::run::RunOptions {
+            seed: 2,
+            budget: solvers::run::Budget::iterations(3000),
+            ..Default::default()
+        },
+    );
+    assert_eq!(default, (iterated.objective, iterated.solution));
+    let taillard = solvers::qap::robust_tabu(
+        &solvers::qap::read(file.as_ref()).unwrap(),
+        &solvers::qap::RotsParams::default(),
+        &solvers::run::RunOptions {
+            seed: 2,
+            budget: solvers::run::Budget::iterations(3000),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        run(&["--restarts", "off"]),
+        (taillard.objective, taillard.solution)
+    );
+    let e = error_of(&["solve", &file, "--restarts", "maybe"]);
+    assert!(e.contains("--restarts takes on or off"), "{e}");
+    let e = error_of(&["solve", &file, "--algo", "2opt", "--restarts", "off"]);
+    assert!(e.contains("`restarts` does not apply to qap 2opt"), "{e}");
+}
+
 #[test]
 fn solve_qap_json_reports_a_rescored_optimum() {
     let file = data("qap/tai12a.dat");

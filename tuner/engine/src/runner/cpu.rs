@@ -56,6 +56,7 @@ pub fn params(
             .map(|s| solvers::tsp::SourceRule::from_name(&s))
             .transpose()?,
         or_opt: r.count::<u8>("or_opt")?.map(|v| v != 0),
+        restarts: r.count::<u8>("restarts")?.map(|v| v != 0),
     };
     params.check(algorithm)?;
     let threads = r.count::<usize>("threads")?.unwrap_or(1).max(1);

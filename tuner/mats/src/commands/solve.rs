@@ -253,7 +253,16 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
             .map(solvers::tsp::SourceRule::from_name)
             .transpose()
             .map_err(anyhow::Error::msg)?,
-        or_opt: args.or_opt.as_deref().map(on_off).transpose()?,
+        or_opt: args
+            .or_opt
+            .as_deref()
+            .map(|s| on_off("--or-opt", s))
+            .transpose()?,
+        restarts: args
+            .restarts
+            .as_deref()
+            .map(|s| on_off("--restarts", s))
+            .transpose()?,
     };
     params.check(algorithm).map_err(anyhow::Error::msg)?;
     if args.threads > solvers::run::MAX_THREADS {
@@ -286,12 +295,12 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     })
 }
 
-/// `--or-opt on|off`.
-fn on_off(s: &str) -> Result<bool> {
+/// `--or-opt on|off`, `--restarts on|off`.
+fn on_off(flag: &str, s: &str) -> Result<bool> {
     match s {
         "on" => Ok(true),
         "off" => Ok(false),
-        _ => bail!("--or-opt takes on or off, found {s:?}"),
+        _ => bail!("{flag} takes on or off, found {s:?}"),
     }
 }
 
@@ -327,7 +336,7 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
 }
 
 /// The flags the CPU solvers take (as `AlgorithmParams` and the thread count).
-const CPU_FLAGS: [&str; 15] = [
+const CPU_FLAGS: [&str; 16] = [
     "--algo",
     "--threads",
     "--starts",
@@ -343,6 +352,7 @@ const CPU_FLAGS: [&str; 15] = [
     "--min-new-edges",
     "--source-tour",
     "--or-opt",
+    "--restarts",
 ];
 
 /// Every solver flag the user gave, family-neutral: which family's GPU solver takes which,
@@ -403,6 +413,7 @@ fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
         ("--min-new-edges", count(args.min_new_edges)),
         ("--source-tour", text(&args.source_tour)),
         ("--or-opt", text(&args.or_opt)),
+        ("--restarts", text(&args.restarts)),
         ("--merge", text(&args.merge)),
     ];
     given
