@@ -366,9 +366,9 @@ impl Instance {
                 qap::two_opt(i, &p, options)
             }
             (Instance::Qap(i), Algorithm::QapTabu) => {
-                // Iterated by default (the GPU's search): at 8 s on one core it ends at 0.72%
-                // on tai60a and 0.91% on tai100a where Taillard's settings end at 1.16% and
-                // 1.24% (docs/qap-gpu.md).
+                // Iterated by default (the GPU's search): at 8 s on one core it ended at 0.72%
+                // on tai60a and 0.91% on tai100a where Taillard's settings ended at 1.16% and
+                // 1.24% (one seed; docs/qap-gpu.md, equal wall time).
                 let mut p = if params.restarts.unwrap_or(true) {
                     qap::RotsParams::gpu_defaults(i.n())
                 } else {

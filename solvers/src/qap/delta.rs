@@ -123,6 +123,9 @@ pub struct SwapDeltas {
     delta: Vec<i64>,
     bp: Vec<i64>,
     bp_t: Vec<i64>,
+    /// Scratch for the per-facility terms of one move's O(1) update (x, y, bs, bt), kept so
+    /// the iteration allocates nothing.
+    terms: [Vec<i64>; 4],
 }
 
 impl SwapDeltas {
@@ -136,13 +139,13 @@ impl SwapDeltas {
                 bp_t[j * n + i] = inst.b(pi, pj);
             }
         }
-        let symmetric = inst.a_matrix() == a_transposed(inst) && bp == bp_t;
         let mut state = SwapDeltas {
             n,
-            symmetric,
+            symmetric: inst.is_symmetric(),
             delta: vec![0; n * n],
             bp,
             bp_t,
+            terms: std::array::from_fn(|_| vec![0; n]),
         };
         for u in 0..n {
             for v in u + 1..n {
@@ -205,28 +208,34 @@ impl SwapDeltas {
             swap_columns(m, n, r, s);
             swap_rows(m, n, r, s);
         }
-        // The per-facility terms of Taillard's O(1) update, all from contiguous rows.
-        let sub =
-            |x: &[i64], y: &[i64]| -> Vec<i64> { x.iter().zip(y).map(|(a, b)| a - b).collect() };
-        let x = sub(inst.a_row(r), inst.a_row(s));
-        let y = sub(inst.a_col(r), inst.a_col(s));
-        let bs = sub(row_of(&self.bp, n, s), row_of(&self.bp, n, r));
-        let bt = sub(row_of(&self.bp_t, n, s), row_of(&self.bp_t, n, r));
+        // The per-facility terms of Taillard's O(1) update, all from contiguous rows (y and bt
+        // equal x and bs where both matrices are symmetric).
+        let [x, y, bs, bt] = &mut self.terms;
+        let sub = |out: &mut Vec<i64>, a: &[i64], b: &[i64]| {
+            for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
+                *o = a - b;
+            }
+        };
+        sub(x, inst.a_row(r), inst.a_row(s));
+        sub(bs, row_of(&self.bp, n, s), row_of(&self.bp, n, r));
+        if !self.symmetric {
+            sub(y, inst.a_col(r), inst.a_col(s));
+            sub(bt, row_of(&self.bp_t, n, s), row_of(&self.bp_t, n, r));
+        }
         for u in 0..n {
             if u == r || u == s {
                 continue;
             }
+            let row = &mut self.delta[u * n + u + 1..(u + 1) * n];
+            let tail = u + 1..n;
             if self.symmetric {
                 let (xu, bsu) = (x[u], bs[u]);
-                let row = &mut self.delta[u * n + u + 1..(u + 1) * n];
-                for ((d, &xv), &bsv) in row.iter_mut().zip(&x[u + 1..]).zip(&bs[u + 1..]) {
+                for ((d, &xv), &bsv) in row.iter_mut().zip(&x[tail.clone()]).zip(&bs[tail]) {
                     *d += 2 * (xu - xv) * (bsu - bsv);
                 }
                 continue;
             }
             let (xu, yu, bsu, btu) = (x[u], y[u], bs[u], bt[u]);
-            let row = &mut self.delta[u * n + u + 1..(u + 1) * n];
-            let tail = u + 1..n;
             for (((d, (&xv, &yv)), &bsv), &btv) in row
                 .iter_mut()
                 .zip(x[tail.clone()].iter().zip(&y[tail.clone()]))
@@ -236,10 +245,11 @@ impl SwapDeltas {
                 *d += (xu - xv) * (bsu - bsv) + (yu - yv) * (btu - btv);
             }
         }
-        // The pairs that touch the swap: the O(1) rule above does not hold for them.
+        // The pairs that touch the swap: the O(1) rule above does not hold for them. The pair
+        // (r, s) itself is one of them, taken once.
         for v in 0..n {
             for anchor in [r, s] {
-                if v != anchor {
+                if v != r && v != s || anchor == r && v == s {
                     let (lo, hi) = (anchor.min(v), anchor.max(v));
                     self.delta[lo * n + hi] = self.fresh(inst, lo, hi);
                 }
@@ -251,11 +261,6 @@ impl SwapDeltas {
 #[inline]
 fn row_of(m: &[i64], n: usize, i: usize) -> &[i64] {
     &m[i * n..(i + 1) * n]
-}
-
-/// A's transpose, row-major (the instance keeps it as its columns).
-fn a_transposed(inst: &Instance) -> Vec<i64> {
-    (0..inst.n()).flat_map(|j| inst.a_col(j).to_vec()).collect()
 }
 
 /// Swaps rows r and s of a row-major n x n matrix.

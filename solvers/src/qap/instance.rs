@@ -115,6 +115,12 @@ impl Instance {
         &self.b_t[j * self.n..(j + 1) * self.n]
     }
 
+    /// Both matrices equal their transposes (most QAPLIB instances): the two halves of every
+    /// swap-delta term agree, which the CPU and GPU delta code exploit.
+    pub fn is_symmetric(&self) -> bool {
+        self.a == self.a_t && self.b == self.b_t
+    }
+
     /// Matrix A, row-major (n x n).
     pub fn a_matrix(&self) -> &[i64] {
         &self.a

@@ -70,6 +70,11 @@ fn solve_qap_tabu_restarts_choose_the_cpu_search() {
             ..Default::default()
         },
     );
+    assert_ne!(
+        default,
+        (taillard.objective, taillard.solution.clone()),
+        "the two searches must differ here, or this test could not tell the flag was read"
+    );
     assert_eq!(
         run(&["--restarts", "off"]),
         (taillard.objective, taillard.solution)

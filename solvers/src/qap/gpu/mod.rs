@@ -365,10 +365,6 @@ pub fn rots_delta_bound(inst: &Instance) -> u128 {
     16 * (inst.n() as u128 + 4) * max_abs(inst.a_matrix()) * max_abs(inst.b_matrix())
 }
 
-fn symmetric(m: &[i64], n: usize) -> bool {
-    (0..n).all(|i| (i + 1..n).all(|j| m[i * n + j] == m[j * n + i]))
-}
-
 impl GpuParams {
     /// Defaults that keep an H100 busy: 16384 solutions (the top of the paper's range) in
     /// blocks of 128 threads, or for `rots-block` blocks of 512 threads, `solutions` 0: one
@@ -409,7 +405,7 @@ impl GpuParams {
     /// `check` then refuses it with the bytes it needs.
     pub fn rots_kernel(&self, inst: &Instance, optin_shared: usize) -> RotsKernel {
         let n = inst.n();
-        let sym = symmetric(inst.a_matrix(), n) && symmetric(inst.b_matrix(), n);
+        let sym = inst.is_symmetric();
         let bound = rots_delta_bound(inst);
         let narrow = bound < 1 << 31;
         let m16 = self.narrow_matrices && matrices_fit_i16(inst);
