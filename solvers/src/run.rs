@@ -1,6 +1,6 @@
 //! What every CPU reference solver shares: the budget, seeding, the thread pool and the outcome.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
@@ -28,6 +28,9 @@ pub struct Budget {
     pub time_limit: Option<Duration>,
     /// Stop as soon as a solution this good is found (time-to-target runs).
     pub target: Option<Target>,
+    /// Record every improvement of the run's best and when it was found (`mats solve
+    /// --trace`): the anytime curve of one run.
+    pub trace: Option<Trace>,
 }
 
 /// An objective value that ends a run once reached, and when it was first reached. Clones
@@ -36,6 +39,9 @@ pub struct Budget {
 pub struct Target {
     pub objective: i64,
     reached: Arc<OnceLock<Duration>>,
+    /// When the run began: the first [`Budget::watch`] of the run sets it, so a run that
+    /// hands its budget on (a beam search, then the walks) times every part from its start.
+    origin: Arc<OnceLock<Instant>>,
 }
 
 impl PartialEq for Target {
@@ -49,6 +55,7 @@ impl Target {
         Target {
             objective,
             reached: Arc::new(OnceLock::new()),
+            origin: Arc::new(OnceLock::new()),
         }
     }
 
@@ -70,7 +77,105 @@ impl Target {
     }
 }
 
+/// Every improvement of a run's best objective and when it was found, timed from the run's
+/// start. Clones share the record, as [`Target`]'s do.
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    points: Arc<Mutex<Vec<(Duration, i64)>>>,
+    /// As [`Target`]'s.
+    origin: Arc<OnceLock<Instant>>,
+}
+
+/// A recorder, not a setting: two budgets differ only in what they ask of the run.
+impl PartialEq for Trace {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Trace {
+    pub fn new() -> Trace {
+        Trace::default()
+    }
+
+    /// Records `objective`, found `elapsed` after the start, where it beats every earlier
+    /// point. The threads of a multistart offer their own bests, so only the run's
+    /// improvements are kept, and the times never go back (a thread that reports late keeps
+    /// the later time).
+    pub fn record(&self, objective: i64, elapsed: Duration) {
+        let mut points = self.points.lock().unwrap_or_else(|e| e.into_inner());
+        match points.last() {
+            Some(&(_, best)) if objective >= best => {}
+            Some(&(last, _)) => points.push((elapsed.max(last), objective)),
+            None => points.push((elapsed, objective)),
+        }
+    }
+
+    /// The improvements so far, in the order they were found.
+    pub fn points(&self) -> Vec<(Duration, i64)> {
+        self.points
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// Where a run reports each new best objective: its target (which ends the run once reached)
+/// and its trace, both timed from when the run began ([`Budget::watch`]).
+#[derive(Debug, Clone)]
+pub struct Watch {
+    started: Instant,
+    target: Option<Target>,
+    trace: Option<Trace>,
+}
+
+impl Watch {
+    /// Records a best objective; true once the target is reached.
+    pub fn offer(&self, objective: i64) -> bool {
+        let elapsed = self.started.elapsed();
+        if let Some(trace) = &self.trace {
+            trace.record(objective, elapsed);
+        }
+        self.target
+            .as_ref()
+            .is_some_and(|t| t.offer(objective, elapsed))
+    }
+
+    /// Whether anything listens: GPU drivers read their blocks' bests back after every launch
+    /// only then.
+    pub fn is_listening(&self) -> bool {
+        self.target.is_some() || self.trace.is_some()
+    }
+
+    /// Whether the target was reached.
+    pub fn reached(&self) -> bool {
+        self.target.as_ref().is_some_and(Target::is_reached)
+    }
+}
+
 impl Budget {
+    /// Where the run reports its new bests. The first call starts the clock of the budget's
+    /// target and trace; later calls (the parts of one run) keep it.
+    pub fn watch(&self) -> Watch {
+        let origins = [
+            self.target.as_ref().map(|t| &t.origin),
+            self.trace.as_ref().map(|t| &t.origin),
+        ];
+        let started = origins
+            .iter()
+            .flatten()
+            .find_map(|o| o.get().copied())
+            .unwrap_or_else(Instant::now);
+        for origin in origins.into_iter().flatten() {
+            origin.get_or_init(|| started);
+        }
+        Watch {
+            started,
+            target: self.target.clone(),
+            trace: self.trace.clone(),
+        }
+    }
+
     pub fn iterations(n: u64) -> Self {
         Budget {
             iterations: Some(n),
@@ -98,8 +203,7 @@ impl Budget {
             iterations,
             // A limit beyond what the clock can represent (centuries) means no clock at all.
             until: self.time_limit.and_then(|limit| started.checked_add(limit)),
-            started,
-            target: self.target.clone(),
+            watch: self.watch(),
         }
     }
 }
@@ -109,8 +213,7 @@ impl Budget {
 pub struct Deadline {
     iterations: u64,
     until: Option<Instant>,
-    started: Instant,
-    target: Option<Target>,
+    watch: Watch,
 }
 
 impl Deadline {
@@ -119,15 +222,13 @@ impl Deadline {
     pub fn reached(&self, done: u64) -> bool {
         done >= self.iterations
             || self.until.is_some_and(|until| Instant::now() >= until)
-            || self.target.as_ref().is_some_and(Target::is_reached)
+            || self.watch.reached()
     }
 
     /// Solvers call this with each new best objective, so a time-to-target run knows when it
-    /// got there (and stops at the next `reached` check).
+    /// got there (and stops at the next `reached` check) and a traced run records it.
     pub fn offer(&self, objective: i64) {
-        if let Some(t) = &self.target {
-            t.offer(objective, self.started.elapsed());
-        }
+        self.watch.offer(objective);
     }
 
     /// True when the clock has run out (ignores the iteration budget).
@@ -266,4 +367,61 @@ where
             .map(&start)
             .reduce_with(Outcome::best_of)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_keeps_the_improvements_in_time_order() {
+        let trace = Trace::new();
+        let ms = Duration::from_millis;
+        trace.record(100, ms(5));
+        trace.record(100, ms(6));
+        trace.record(120, ms(7));
+        trace.record(90, ms(9));
+        // A thread that reports an improvement late, with an earlier clock reading.
+        trace.record(80, ms(8));
+        assert_eq!(trace.points(), [(ms(5), 100), (ms(9), 90), (ms(9), 80)]);
+    }
+
+    #[test]
+    fn the_parts_of_a_run_share_its_clock_and_records() {
+        let budget = Budget {
+            target: Some(Target::new(50)),
+            trace: Some(Trace::new()),
+            ..Budget::default()
+        };
+        let first = budget.watch();
+        assert!(first.is_listening());
+        assert!(!first.offer(70));
+        std::thread::sleep(Duration::from_millis(20));
+        // A later part (the walks after a beam search) times from the run's start.
+        let later = budget.clone().watch();
+        assert!(later.offer(50));
+        assert!(first.reached() && budget.target.as_ref().unwrap().is_reached());
+        let reached = budget.target.as_ref().unwrap().reached_after().unwrap();
+        assert!(reached >= Duration::from_millis(20), "{reached:?}");
+        let points = budget.trace.as_ref().unwrap().points();
+        assert_eq!(points.iter().map(|p| p.1).collect::<Vec<_>>(), [70, 50]);
+        assert_eq!(points[1].0, reached);
+        assert!(!Budget::default().watch().is_listening());
+    }
+
+    #[test]
+    fn a_deadline_reports_to_the_watch_and_stops_at_the_target() {
+        let budget = Budget {
+            iterations: Some(1000),
+            target: Some(Target::new(10)),
+            trace: Some(Trace::new()),
+            ..Budget::default()
+        };
+        let deadline = budget.start(1);
+        deadline.offer(12);
+        assert!(!deadline.reached(3));
+        deadline.offer(10);
+        assert!(deadline.reached(3));
+        assert_eq!(budget.trace.as_ref().unwrap().points().len(), 2);
+    }
 }

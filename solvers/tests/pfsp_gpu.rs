@@ -820,3 +820,69 @@ fn beam_search_keeps_the_cpu_references_nodes() {
         );
     }
 }
+
+/// Time to target: every variant stops once its best reaches the target (here: what a short
+/// run of the same variant reached), says when, and records each improvement on the way.
+/// Before, the flowshop drivers never reported their bests, so a time-to-target run went on to
+/// its cap and counted as not reached.
+#[test]
+fn every_variant_stops_at_its_target() {
+    let Some(gpu) = gpu_or_skip("every_variant_stops_at_its_target") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let inst = taillard("tai20_10.txt", 3);
+    for algorithm in [
+        GpuAlgorithm::IgBlock,
+        GpuAlgorithm::IgWarp,
+        GpuAlgorithm::IgGrid,
+        GpuAlgorithm::TabuFull,
+        GpuAlgorithm::TabuPrefix,
+    ] {
+        let what = algorithm.name();
+        let params = GpuParams::new(algorithm);
+        let (short, _, _) = ig_block_rescored(&gpu, &cache, &inst, &params, 3, 30, what);
+        let budget = Budget {
+            time_limit: Some(Duration::from_secs(30)),
+            target: Some(solvers::run::Target::new(short)),
+            trace: Some(solvers::run::Trace::new()),
+            ..Budget::default()
+        };
+        let started = std::time::Instant::now();
+        let run = pfsp_gpu::solve(
+            &gpu,
+            &cache,
+            &inst,
+            &params,
+            &RunOptions {
+                seed: 3,
+                budget: budget.clone(),
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let wall = started.elapsed().as_secs_f64();
+        assert_eq!(
+            inst.makespan(&run.outcome.solution),
+            run.outcome.objective,
+            "{what}"
+        );
+        let reached = budget.target.as_ref().unwrap().reached_after();
+        let trace = budget.trace.as_ref().unwrap().points();
+        println!(
+            "{what}: target {short} reached after {reached:?} (wall {wall:.2} s), {} improvements",
+            trace.len()
+        );
+        assert!(
+            run.outcome.objective <= short,
+            "{what}: {}",
+            run.outcome.objective
+        );
+        assert!(reached.is_some(), "{what}: the target was never reported");
+        assert!(wall < 15.0, "{what}: ran {wall:.1} s past a reached target");
+        assert!(
+            trace.last().is_some_and(|&(_, v)| v <= short),
+            "{what}: {trace:?}"
+        );
+    }
+}

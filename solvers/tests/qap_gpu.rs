@@ -486,3 +486,64 @@ fn rots_block_adaptive_perturbation_and_relinking_run() {
         assert_eq!(run.adaptation.is_some(), p.adapt, "{:?}", run.adaptation);
     }
 }
+
+/// Time to target on the GPU: rots-block (the default) and a thread-per-solution variant stop
+/// at the first solution at or below the target, say when, and trace the improvements.
+#[test]
+fn variants_stop_at_their_target_and_trace_the_best() {
+    let Some(gpu) = gpu_or_skip("variants_stop_at_their_target_and_trace_the_best") else {
+        return;
+    };
+    let cache = KernelCache::new(tempfile::tempdir().unwrap().path());
+    let inst = load("tai20a");
+    // rots-block: tai20a's optimum (703482) within ~0.1 s on an H100; 2opt: within 5%.
+    for (algorithm, target) in [
+        (GpuAlgorithm::RotsBlock, 703_482),
+        (GpuAlgorithm::TwoOpt, 738_656),
+    ] {
+        let budget = Budget {
+            time_limit: Some(std::time::Duration::from_secs(30)),
+            target: Some(solvers::run::Target::new(target)),
+            trace: Some(solvers::run::Trace::new()),
+            ..Budget::default()
+        };
+        let started = std::time::Instant::now();
+        let run = qap_gpu::solve(
+            &gpu,
+            &cache,
+            &inst,
+            &GpuParams::new(algorithm),
+            &RunOptions {
+                seed: 4,
+                budget: budget.clone(),
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{algorithm:?}: {e}"));
+        let wall = started.elapsed().as_secs_f64();
+        assert_eq!(inst.cost(&run.outcome.solution), run.outcome.objective);
+        let reached = budget.target.as_ref().unwrap().reached_after();
+        let trace = budget.trace.as_ref().unwrap().points();
+        println!(
+            "{algorithm:?}: {} reached after {reached:?} (wall {wall:.2} s), {} improvements",
+            run.outcome.objective,
+            trace.len()
+        );
+        assert!(run.outcome.objective <= target, "{algorithm:?}");
+        assert!(
+            reached.is_some(),
+            "{algorithm:?}: the target was never reported"
+        );
+        assert!(
+            wall < 15.0,
+            "{algorithm:?}: ran {wall:.1} s past a reached target"
+        );
+        assert!(
+            trace
+                .windows(2)
+                .all(|w| w[1].1 < w[0].1 && w[1].0 >= w[0].0),
+            "{algorithm:?}: {trace:?}"
+        );
+        assert_eq!(trace.last().map(|p| p.1), Some(run.outcome.objective));
+    }
+}

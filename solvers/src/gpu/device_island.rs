@@ -87,6 +87,7 @@ impl Island for DeviceIsland {
                 iterations: None,
                 time_limit: Some(deadline.saturating_duration_since(Instant::now())),
                 target: None,
+                trace: None,
             },
         };
         let run = self

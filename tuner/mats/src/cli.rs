@@ -597,6 +597,19 @@ pub struct SolveArgs {
     /// Wall-clock limit in seconds; with --iterations, whichever ends first.
     #[arg(long, value_name = "S")]
     pub time_limit: Option<f64>,
+    /// Stop as soon as the best is within this many percent of the instance's best-known
+    /// value (time to target; needs a best-known value: the embedded table or --bks). The
+    /// run still ends at --time-limit or --iterations where it never gets there.
+    #[arg(long, value_name = "PCT", conflicts_with_all = ["target", "gpus"])]
+    pub target_gap: Option<f64>,
+    /// Stop as soon as the best objective is at most this (time to target).
+    #[arg(long, value_name = "OBJECTIVE", conflicts_with = "gpus")]
+    pub target: Option<i64>,
+    /// Record every improvement of the best and when it was found (seconds from the
+    /// solver's start): the run's anytime curve, printed at 1-2-5 checkpoints and written in
+    /// full to --json's `trace`.
+    #[arg(long, conflicts_with = "gpus")]
+    pub trace: bool,
     /// Random seed; the same seed gives the same result when no time limit is set.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

@@ -873,3 +873,111 @@ fn bench_strategies_prints_both_score_definitions() {
         "{e}"
     );
 }
+
+// `--target-gap` ends a run at the first solution within the gap and says when; `--trace`
+// records every improvement of the best. A target no run can reach leaves the budget whole.
+#[test]
+fn solve_stops_at_the_target_and_traces_the_best() {
+    let file = data("qap/tai20a.dat");
+    let inst = solvers::qap::read(file.as_ref()).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["solve", &file, "--json", "--iterations", "400000"];
+        args.extend_from_slice(extra);
+        let r = json(&args);
+        assert_eq!(
+            inst.cost(&solution_of(&r)),
+            r["objective"].as_i64().unwrap()
+        );
+        r
+    };
+    let r = run(&["--target-gap", "3", "--trace"]);
+    let target = &r["target"];
+    // tai20a's best known is 703482; 3% above it, rounded down.
+    assert_eq!(target["objective"].as_i64(), Some(703482 + 21104));
+    let reached = target["reached_after_s"]
+        .as_f64()
+        .expect("tai20a gets within 3%");
+    assert!(reached <= r["seconds"].as_f64().unwrap());
+    assert!(r["objective"].as_i64().unwrap() <= 703482 + 21104);
+    assert!(
+        r["iterations"].as_u64().unwrap() < 400_000,
+        "the target ends the run: {}",
+        r["iterations"]
+    );
+    let trace = r["trace"].as_array().expect("--trace writes the trace");
+    assert!(trace.len() >= 2, "{trace:?}");
+    for pair in trace.windows(2) {
+        assert!(pair[1]["objective"].as_i64() < pair[0]["objective"].as_i64());
+        assert!(pair[1]["seconds"].as_f64() >= pair[0]["seconds"].as_f64());
+    }
+    let last = trace.last().unwrap();
+    assert_eq!(last["objective"], r["objective"]);
+    assert_eq!(last["seconds"].as_f64(), Some(reached));
+    let gap = last["gap_percent"].as_f64().unwrap();
+    assert!((gap - r["gap_percent"].as_f64().unwrap()).abs() < 1e-12);
+
+    // Unreachable: the whole budget runs, the target says it was not reached, no trace.
+    let r = json(&[
+        "solve",
+        &file,
+        "--json",
+        "--iterations",
+        "2000",
+        "--target",
+        "1",
+    ]);
+    assert_eq!(r["iterations"].as_u64(), Some(2000));
+    assert!(r["target"]["reached_after_s"].is_null(), "{}", r["target"]);
+    assert!(r.get("trace").is_none());
+
+    // The flowshop's iterated greedy stops at its target too; the text names the time.
+    let pfsp = data("pfsp/tai20_5.txt");
+    let out = common::mats(&[
+        "solve",
+        &pfsp,
+        "--index",
+        "1",
+        "--time-limit",
+        "30",
+        "--target-gap",
+        "0.5",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 0.5% of ta001's 1278 is 6.39, so the target is 1284 (0.469% above).
+    assert!(
+        text.contains("target     1284 (0.469% above the best known): reached after"),
+        "{text}"
+    );
+}
+
+#[test]
+fn solve_refuses_targets_it_cannot_judge() {
+    let file = data("qap/tai20a.dat");
+    let err = error_of(&[
+        "solve",
+        &file,
+        "--target-gap",
+        "1",
+        "--bks",
+        &data("qap/tai20a.sln"),
+    ]);
+    assert!(err.contains("tai20a.sln"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let generated = dir.path().join("g.dat");
+    let generated = generated.to_str().unwrap();
+    let out = common::mats(&[
+        "instance", "generate", "qap", "--n", "12", "--seed", "1", "-o", generated,
+    ]);
+    assert!(out.status.success());
+    let err = error_of(&["solve", generated, "--target-gap", "1"]);
+    assert!(
+        err.contains("--target-gap needs a best-known value for g") && err.contains("--bks"),
+        "{err}"
+    );
+    let err = error_of(&["solve", &file, "--target-gap", "NaN"]);
+    assert!(
+        err.contains("--target-gap must be a percentage >= 0"),
+        "{err}"
+    );
+}

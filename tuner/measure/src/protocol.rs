@@ -80,6 +80,7 @@ impl RunLimit {
             iterations: None,
             time_limit: self.time_limit_s.map(std::time::Duration::from_secs_f64),
             target: self.target.map(solvers::run::Target::new),
+            trace: None,
         }
     }
 }

@@ -210,6 +210,7 @@ pub(super) fn run(
         .time_limit
         .map(|limit| Instant::now() + limit);
     let mut restarts = restarts_of(params, start_values, stream_rng(seed ^ 0x1e_b10c, 0));
+    let watch = options.budget.watch();
     // The first launch does the initial local search and one iteration, and measures.
     let mut chunk: u64 = 1;
     let mut spent = 0u64;
@@ -240,6 +241,9 @@ pub(super) fn run(
                 .map_err(prepared.kernel.launch_error(&launch))
         })?;
         spent += this as u64;
+        if super::offer_best(&watch, &stream, &best_values)? {
+            break;
+        }
         let now = Instant::now();
         if deadline.is_some_and(|d| now >= d) || spent >= per_walk {
             break;

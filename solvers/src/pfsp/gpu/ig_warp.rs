@@ -443,6 +443,7 @@ pub(super) fn run(
             DEFAULT_IG_ITERATIONS
         });
     let deadline = options.budget.time_limit.map(|limit| run_started + limit);
+    let watch = options.budget.watch();
     let mut restarts =
         super::ig::restarts_of(params, start_values, stream_rng(seed ^ 0x1e_3a59, 0));
     // Under a time limit alone, each launch gives every walk the same slice of GPU time (the
@@ -487,6 +488,9 @@ pub(super) fn run(
         })?;
         if !timed {
             spent += this as u64;
+        }
+        if super::offer_best(&watch, &stream, &bufs.best_values)? {
+            break;
         }
         let now = Instant::now();
         if deadline.is_some_and(|d| now >= d) || spent >= per_walk {

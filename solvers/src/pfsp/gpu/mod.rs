@@ -1034,6 +1034,8 @@ impl Prepared {
     /// One run under `options.budget` (iterations: tabu iterations, or IG iterations per walk;
     /// or a time limit) from NEH (tabu) or seeded walks (ig-block).
     pub fn run(&self, gpu: &Gpu, options: &RunOptions) -> Result<GpuRun, KernelError> {
+        // Started before the beam search, so a target or trace times the whole run.
+        let watch = options.budget.watch();
         let mut timer = KernelClock::new(gpu)?;
         let mut walk_states = Vec::new();
         let mut walk_bests = Vec::new();
@@ -1044,6 +1046,9 @@ impl Prepared {
             cap: beam_cap,
             options,
         } = self.beam_starts(gpu, options)?;
+        if let Some((_, best)) = beam {
+            watch.offer(best);
+        }
         let starts = beam_starts.as_ref().unwrap_or(&self.starts);
         let options = &options;
         let (outcome, moves) = match self.params.algorithm {
@@ -1139,6 +1144,23 @@ impl Prepared {
             options: rest,
         })
     }
+}
+
+/// After a launch of walks: where anything listens (a target, a trace), reads the walks'
+/// bests and reports the least; true once the target is reached. Without a listener nothing
+/// is read, so untargeted runs keep their pace.
+pub(super) fn offer_best(
+    watch: &crate::run::Watch,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    best_values: &CudaSlice<i64>,
+) -> Result<bool, KernelError> {
+    if !watch.is_listening() {
+        return Ok(false);
+    }
+    let values = stream
+        .clone_dtoh(best_values)
+        .map_err(driver("reading the walks' bests"))?;
+    Ok(values.iter().min().is_some_and(|&best| watch.offer(best)))
 }
 
 /// Iterations per walk for the next launch of an iterated-greedy driver

@@ -110,6 +110,7 @@ pub(super) fn run(
     let mut current_value = inst.makespan(&current);
     let mut best = current.clone();
     let mut best_value = current_value;
+    deadline.offer(best_value);
     let mut tabu_list = TabuList::new(params.tenure, &current);
     let mut moves = Vec::new();
     let (mut iterations, mut evaluations) = (0u64, 0u64);
@@ -201,6 +202,7 @@ pub(super) fn run(
         if current_value < best_value {
             best_value = current_value;
             best.clone_from(&current);
+            deadline.offer(best_value);
         }
         tabu_list.after_move(&current, i, j);
         slot ^= 1;

@@ -21,9 +21,8 @@ pub(super) struct RunContext<'a> {
     pub(super) n: usize,
     pub(super) seed: u64,
     pub(super) deadline: Option<Instant>,
-    pub(super) started: Instant,
-    /// Time-to-target runs stop once the best cost reaches it.
-    pub(super) target: Option<crate::run::Target>,
+    /// Where new bests go: time-to-target runs stop once the best cost reaches the target.
+    pub(super) watch: crate::run::Watch,
     pub(super) clock: KernelClock,
     /// The instance on the host, where a restart needs it (`relink`).
     pub(super) inst: Option<&'a crate::qap::Instance>,
@@ -42,9 +41,7 @@ impl RunContext<'_> {
 
     /// Records the best cost so far; true once the run's target is reached.
     pub(super) fn offer(&self, cost: i64) -> bool {
-        self.target
-            .as_ref()
-            .is_some_and(|t| t.offer(cost, self.started.elapsed()))
+        self.watch.offer(cost)
     }
 
     /// Launches with events around it and adds the kernel time (synchronises).

@@ -1096,8 +1096,7 @@ impl Prepared {
                 .budget
                 .time_limit
                 .and_then(|limit| Instant::now().checked_add(limit)),
-            started: Instant::now(),
-            target: options.budget.target.clone(),
+            watch: options.budget.watch(),
             clock: KernelClock::new(gpu)?,
             inst: self.inst.as_ref(),
             crossover: self.crossover,

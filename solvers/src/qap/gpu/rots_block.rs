@@ -113,7 +113,7 @@ pub(super) fn rots_block(
                 .map_err(c.kernel.launch_error(&c.launch))
         })?;
         spent += this as u64;
-        if ctx.target.is_some() {
+        if ctx.watch.is_listening() {
             let costs = stream
                 .clone_dtoh(&best_costs)
                 .map_err(driver("reading costs"))?;

@@ -253,6 +253,7 @@ fn cpu_rate(inst: &Instance, threads: usize) -> f64 {
                 iterations: Some(1000),
                 time_limit: Some(Duration::from_secs(1)),
                 target: None,
+                trace: None,
             },
             ..Default::default()
         },

@@ -41,6 +41,56 @@ pub struct SolveReport {
     /// family's default ran instead (the instance was too far from every tuned class).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tuned: Option<TunedChoice>,
+    /// --target, --target-gap: the objective that ends the run and when it was reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetReport>,
+    /// --trace: every improvement of the best, in the order found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<TracePoint>>,
+}
+
+/// The `target` object of the JSON output.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetReport {
+    pub objective: i64,
+    /// The target's gap to the best-known value (absent without one).
+    pub gap_percent: Option<f64>,
+    /// Seconds from the solver's start (after loading and compiling) to the first solution
+    /// at or below the target; absent where the run ended first.
+    pub reached_after_s: Option<f64>,
+}
+
+/// One improvement of the best (`trace` in the JSON output).
+#[derive(Debug, Clone, Serialize)]
+pub struct TracePoint {
+    /// From the solver's start (after loading and compiling), as `reached_after_s`.
+    pub seconds: f64,
+    pub objective: i64,
+    pub gap_percent: Option<f64>,
+}
+
+/// The objective `--target` or `--target-gap` asks for, checked.
+fn target_of(
+    args: &SolveArgs,
+    instance: &str,
+    known: Option<solvers::bks::BestKnownEntry>,
+) -> Result<Option<i64>> {
+    match (args.target, args.target_gap) {
+        (Some(objective), _) => Ok(Some(objective)),
+        (None, Some(gap)) => {
+            if !(gap.is_finite() && gap >= 0.0) {
+                bail!("--target-gap must be a percentage >= 0, found {gap}");
+            }
+            let known = known.with_context(|| {
+                format!(
+                    "--target-gap needs a best-known value for {instance}, and none is known: \
+                     give a table with --bks FILE, or the objective itself with --target"
+                )
+            })?;
+            Ok(Some(solvers::bks::target_objective(known.value, gap)))
+        }
+        (None, None) => Ok(None),
+    }
 }
 
 /// How `solve --tuned` chose what to run (the `tuned` object of the JSON output).
@@ -155,11 +205,15 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
         }
         left
     });
+    let known = bks.get(instance.name());
     let budget = Budget {
         iterations: args.iterations,
         time_limit,
-        target: None,
+        target: target_of(args, instance.name(), known)?.map(solvers::run::Target::new),
+        trace: args.trace.then(solvers::run::Trace::new),
     };
+    // Clones share the records the solver writes.
+    let (target, trace) = (budget.target.clone(), budget.trace.clone());
 
     let started = Instant::now();
     let solved = match (&args.tuned, args.backend) {
@@ -186,7 +240,22 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
         );
     }
 
-    let known = bks.get(instance.name());
+    let gap_of = |objective: i64| known.and_then(|e| gap_percent(objective, e.value));
+    let target = target.as_ref().map(|t| TargetReport {
+        objective: t.objective,
+        gap_percent: gap_of(t.objective),
+        reached_after_s: t.reached_after().map(|d| d.as_secs_f64()),
+    });
+    let trace = trace.as_ref().map(|t| {
+        t.points()
+            .into_iter()
+            .map(|(at, objective)| TracePoint {
+                seconds: at.as_secs_f64(),
+                objective,
+                gap_percent: gap_of(objective),
+            })
+            .collect()
+    });
     let report = SolveReport {
         family: fam.name().into(),
         instance: instance.name().into(),
@@ -206,6 +275,8 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
         solution: instance.solution_for_output(&outcome.solution),
         gpu: solved.gpu,
         tuned: solved.tuned,
+        target,
+        trace,
     };
     Ok((report, known))
 }
@@ -814,6 +885,42 @@ pub struct GpuDetails {
     pub islands: Option<islands::IslandsReport>,
 }
 
+/// The anytime curve at 1-2-5 checkpoints (0.01 s up to the run's end): the best found by
+/// each, from the trace's improvements.
+fn print_text_trace_rows(trace: &[TracePoint], seconds: f64) -> Vec<String> {
+    let mut rows = Vec::new();
+    let mut decade = 0.01;
+    let checkpoints = std::iter::from_fn(|| {
+        let here = [1.0, 2.0, 5.0].map(|f| f * decade);
+        decade *= 10.0;
+        Some(here)
+    })
+    .flatten()
+    .take_while(|&t| t < seconds)
+    .chain(std::iter::once(seconds));
+    for at in checkpoints {
+        let Some(point) = trace.iter().rev().find(|p| p.seconds <= at) else {
+            continue;
+        };
+        let gap = point
+            .gap_percent
+            .map(|g| format!("  {g:.3}%"))
+            .unwrap_or_default();
+        rows.push(format!("  by {at:>8.2} s  {}{gap}", point.objective));
+    }
+    rows
+}
+
+fn print_trace(trace: &[TracePoint], seconds: f64) {
+    println!(
+        "trace      {} improvements of the best (seconds from the solver's start):",
+        trace.len()
+    );
+    for row in print_text_trace_rows(trace, seconds) {
+        println!("{row}");
+    }
+}
+
 fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
     println!("instance   {} ({}, {})", r.instance, r.family, r.class);
     println!(
@@ -834,6 +941,19 @@ fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
         "time       {:.3} s ({} iterations, {} moves evaluated)",
         r.seconds, r.iterations, r.evaluations
     );
+    if let Some(t) = &r.target {
+        let gap = t
+            .gap_percent
+            .map(|g| format!(" ({g:.3}% above the best known)"))
+            .unwrap_or_default();
+        match t.reached_after_s {
+            Some(at) => println!("target     {}{gap}: reached after {at:.3} s", t.objective),
+            None => println!("target     {}{gap}: not reached", t.objective),
+        }
+    }
+    if let Some(trace) = &r.trace {
+        print_trace(trace, r.seconds);
+    }
     if let Some(g) = &r.gpu {
         println!(
             "gpu        {}: {} solutions x {} threads/block, {} launches, kernel {:.3} s, {} registers, kernel cache {}",
