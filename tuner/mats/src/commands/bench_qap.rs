@@ -495,6 +495,27 @@ rots-block (default) against the CPU Ro-TS on {threads} threads (Taillard's para
             rounded(&row.cpu_gaps),
             rounded(&row.cpu_iterated_gaps),
         );
+        for (label, found, matched) in [
+            ("Taillard", &row.cpu_found_s, &row.gpu_to_cpu_s),
+            (
+                "iterated",
+                &row.cpu_iterated_found_s,
+                &row.gpu_to_cpu_iterated_s,
+            ),
+        ] {
+            let seconds = |v: &Option<f64>| v.map_or("-".to_string(), |s| format!("{s:.2}"));
+            let (ratio, matched_seeds) = qap_gpu::compare::speedup(found, matched);
+            println!(
+                "{:<10} time to the CPU {label}'s answer: CPU {:?} s, GPU [{}] s: {} ({matched_seeds} of {} seeds)",
+                "",
+                found.iter().map(|s| (s * 100.0).round() / 100.0).collect::<Vec<_>>(),
+                matched.iter().map(seconds).collect::<Vec<_>>().join(", "),
+                ratio.map_or("the GPU never got there".to_string(), |r| format!(
+                    "GPU {r:.0}x sooner (geometric mean)"
+                )),
+                found.len(),
+            );
+        }
         rows.push(row);
     }
     Ok(rows)
