@@ -1023,7 +1023,12 @@ pub fn prepare(
     let b = stream
         .clone_htod(&to_i32(inst.b_matrix()))
         .map_err(driver("uploading B"))?;
-    let blocks_per_sm = kernel.blocks_per_sm(params.threads_per_block, shared).ok();
+    // What this launch keeps resident, not only what could be: rots-block's default of one
+    // block per SM fits two at n = 100, and reporting 2 there misled.
+    let blocks_per_sm = kernel
+        .blocks_per_sm(params.threads_per_block, shared)
+        .ok()
+        .map(|most| most.min(launch.grid.0.div_ceil(gpu.info.sm_count.max(1))));
     Ok(Prepared {
         inst: (params.algorithm == GpuAlgorithm::RotsBlock && params.relink).then(|| inst.clone()),
         crossover: params.algorithm == GpuAlgorithm::RotsBlock && params.crossover_for(inst),
