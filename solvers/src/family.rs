@@ -116,7 +116,15 @@ impl Algorithm {
     pub fn knobs(self) -> &'static [&'static str] {
         match self {
             Algorithm::QapTwoOpt => &["starts"],
-            Algorithm::QapTabu => &["starts", "restarts"],
+            Algorithm::QapTabu => &[
+                "starts",
+                "restarts",
+                "tenure_min",
+                "tenure_max",
+                "aspiration",
+                "perturbation",
+                "restart_stall",
+            ],
             Algorithm::PfspTabu | Algorithm::HwswSts => &["tenure"],
             Algorithm::TspAs | Algorithm::TspMmas => {
                 &["ants", "alpha", "beta", "rho", "candidates"]
@@ -175,6 +183,16 @@ pub struct AlgorithmParams {
     /// QAP `tabu`: iterated (restarts, the GPU blocks' settings; default) or Taillard's
     /// single trajectory (off).
     pub restarts: Option<bool>,
+    /// QAP `tabu`: the tenure range as factors of n (`tenure_min`, `tenure_max`), the
+    /// long-term aspiration as a factor of n^2 (0 = off), the random swaps of a restart as a
+    /// factor of n, and the restart stall in rots-block's launches of 10 n iterations (a
+    /// restart after `restart_stall` x 10 n iterations without improving; 0 = never): the
+    /// GPU's flags and space parameters, with their meaning, over the settings `restarts`
+    /// chose.
+    pub tenure_range: Option<(f64, f64)>,
+    pub aspiration: Option<f64>,
+    pub perturbation: Option<f64>,
+    pub restart_stall: Option<u32>,
 }
 
 impl AlgorithmParams {
@@ -203,6 +221,11 @@ impl AlgorithmParams {
             ("source", self.source.is_some()),
             ("or_opt", self.or_opt.is_some()),
             ("restarts", self.restarts.is_some()),
+            ("tenure_min", self.tenure_range.is_some()),
+            ("tenure_max", self.tenure_range.is_some()),
+            ("aspiration", self.aspiration.is_some()),
+            ("perturbation", self.perturbation.is_some()),
+            ("restart_stall", self.restart_stall.is_some()),
         ] {
             if given_value {
                 given.push(name);
@@ -251,6 +274,34 @@ impl AlgorithmParams {
             if !(t.is_finite() && t >= 0.0) {
                 return Err(format!("parameter `temperature` must be >= 0, found {t}"));
             }
+        }
+        if let Some((lo, hi)) = self.tenure_range {
+            if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi && hi <= 10.0) {
+                return Err(format!(
+                    "parameters `tenure_min`, `tenure_max` must satisfy 0 < min <= max <= 10 \
+                     (factors of n), found {lo}, {hi}"
+                ));
+            }
+        }
+        if let Some(a) = self.aspiration {
+            if !(a.is_finite() && (0.0..=1000.0).contains(&a)) {
+                return Err(format!(
+                    "parameter `aspiration` must be in 0..=1000 (a factor of n^2; 0 = off), found {a}"
+                ));
+            }
+        }
+        if let Some(f) = self.perturbation {
+            if !(f.is_finite() && f > 0.0 && f <= 1.0) {
+                return Err(format!(
+                    "parameter `perturbation` must be in (0, 1] (a factor of n), found {f}"
+                ));
+            }
+        }
+        if self.restarts == Some(false) && self.restart_stall.is_some_and(|s| s > 0) {
+            return Err(
+                "parameter `restart_stall` restarts the search, which `restarts` = off turns off"
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -375,6 +426,15 @@ impl Instance {
                     qap::RotsParams::default()
                 };
                 p.starts = params.starts.unwrap_or(p.starts);
+                if let Some((lo, hi)) = params.tenure_range {
+                    (p.tenure_min, p.tenure_max) = (lo, hi);
+                }
+                p.aspiration = params.aspiration.unwrap_or(p.aspiration);
+                p.perturbation = params.perturbation.unwrap_or(p.perturbation);
+                if let Some(launches) = params.restart_stall {
+                    p.restart_stall =
+                        u64::from(launches) * qap::ROTS_LAUNCH_ITERATIONS * i.n() as u64;
+                }
                 qap::robust_tabu(i, &p, options)
             }
             (Instance::Pfsp(i), Algorithm::PfspTabu) => {

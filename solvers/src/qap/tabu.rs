@@ -39,6 +39,10 @@ pub struct RotsParams {
     pub perturbation: f64,
 }
 
+/// Iterations per n of one rots-block launch by default (`qap::gpu`'s launch cap): the unit
+/// of its restart stall, which the CPU search takes in the same unit.
+pub const ROTS_LAUNCH_ITERATIONS: u64 = 10;
+
 impl RotsParams {
     /// What GPU rots-block runs by default, per block (`qap::gpu::GpuParams`): tenure
     /// 0.4-0.8 n, no long-term aspiration, a restart after 50 n iterations without improving
@@ -50,7 +54,7 @@ impl RotsParams {
             tenure_min: 0.4,
             tenure_max: 0.8,
             aspiration: 0.0,
-            restart_stall: 50 * n as u64,
+            restart_stall: 5 * ROTS_LAUNCH_ITERATIONS * n as u64,
             perturbation: 0.25,
         }
     }

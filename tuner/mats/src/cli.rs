@@ -531,12 +531,12 @@ pub struct SolveArgs {
     #[arg(long, value_name = "K")]
     pub launch_iterations: Option<u32>,
     /// GPU rots-block: restart a block whose best has not improved for this many launches
-    /// (0 never; default 5). GPU pfsp ig-block: likewise from an elite walk (default 20);
+    /// (0 never; default 5); CPU qap `tabu`: the same in launches of 10 n iterations. GPU pfsp ig-block: likewise from an elite walk (default 20);
     /// hwsw gpts-multi: from an elite search (default 3).
     #[arg(long, value_name = "L")]
     pub restart_stall: Option<u32>,
-    /// GPU rots-block: random swaps applied to a restarted block's best, as a factor of n
-    /// (default 0.25).
+    /// GPU rots-block (and CPU qap `tabu`): random swaps applied to a restarted block's best,
+    /// as a factor of n (default 0.25).
     #[arg(long, value_name = "F")]
     pub perturbation: Option<f64>,
     /// GPU rots-block: adaptive (breakout) perturbation: a block that restarts without having
@@ -582,10 +582,12 @@ pub struct SolveArgs {
     /// shared memory where they fit), `shared`, `global`.
     #[arg(long, value_name = "LAYOUT")]
     pub layout: Option<String>,
-    /// GPU rots-block: tabu tenure range as factors of n, MIN,MAX (default 0.4,0.8).
+    /// GPU rots-block (and CPU qap `tabu`): tabu tenure range as factors of n, MIN,MAX
+    /// (default 0.4,0.8; CPU with --restarts off: Taillard's 0.9,1.1).
     #[arg(long, value_name = "MIN,MAX", value_delimiter = ',')]
     pub tenure_range: Option<Vec<f64>>,
-    /// GPU rots-block: long-term aspiration as a factor of n^2 (Taillard: 2; default 0, off).
+    /// GPU rots-block (and CPU qap `tabu`): long-term aspiration as a factor of n^2 (Taillard:
+    /// 2; default 0, off; CPU with --restarts off: 2).
     #[arg(long, value_name = "F")]
     pub aspiration: Option<f64>,
     /// GPU: extra NVRTC/ptxas flag, repeatable (e.g. -maxrregcount=32, --ptxas-options=-O2).

@@ -85,6 +85,126 @@ fn solve_qap_tabu_restarts_choose_the_cpu_search() {
     assert!(e.contains("`restarts` does not apply to qap 2opt"), "{e}");
 }
 
+// The GPU's search flags set the CPU's iterated Ro-TS too, with their GPU meaning (the stall
+// in rots-block's launches of 10 n iterations): the defaults spelled out give the default's
+// answer, a changed stall gives the library's run with that stall, and contradictions or bad
+// values are refused in the flags' own names.
+#[test]
+fn solve_qap_tabu_takes_the_gpu_search_flags() {
+    let file = data("qap/bur26a.dat");
+    let inst = solvers::qap::read(file.as_ref()).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "solve",
+            &file,
+            "--json",
+            "--seed",
+            "4",
+            "--iterations",
+            "4000",
+        ];
+        args.extend_from_slice(extra);
+        let r = json(&args);
+        assert_eq!(
+            inst.cost(&solution_of(&r)),
+            r["objective"].as_i64().unwrap()
+        );
+        (r["objective"].as_i64().unwrap(), solution_of(&r))
+    };
+    let library = |params: solvers::qap::RotsParams| {
+        let out = solvers::qap::robust_tabu(
+            &inst,
+            &params,
+            &solvers::run::RunOptions {
+                seed: 4,
+                budget: solvers::run::Budget::iterations(4000),
+                ..Default::default()
+            },
+        );
+        (out.objective, out.solution)
+    };
+    let default = run(&[]);
+    let spelled = [
+        "--tenure-range",
+        "0.4,0.8",
+        "--aspiration",
+        "0",
+        "--perturbation",
+        "0.25",
+        "--restart-stall",
+        "5",
+    ];
+    assert_eq!(run(&spelled), default);
+    let short_stall = run(&["--restart-stall", "1"]);
+    assert_eq!(
+        short_stall,
+        library(solvers::qap::RotsParams {
+            restart_stall: 10 * 26,
+            ..solvers::qap::RotsParams::gpu_defaults(26)
+        })
+    );
+    assert_ne!(
+        short_stall, default,
+        "a stall of 1 launch must change the run"
+    );
+    let wide = run(&["--tenure-range", "0.9,1.1", "--perturbation", "0.5"]);
+    assert_eq!(
+        wide,
+        library(solvers::qap::RotsParams {
+            tenure_min: 0.9,
+            tenure_max: 1.1,
+            perturbation: 0.5,
+            ..solvers::qap::RotsParams::gpu_defaults(26)
+        })
+    );
+    assert_eq!(
+        run(&[
+            "--restarts",
+            "off",
+            "--tenure-range",
+            "0.9,1.1",
+            "--aspiration",
+            "2"
+        ]),
+        run(&["--restarts", "off"])
+    );
+
+    for (flags, expected) in [
+        (
+            &["--restarts", "off", "--restart-stall", "3"][..],
+            "--restart-stall restarts the search, which --restarts off turns off",
+        ),
+        (
+            &["--tenure-range", "0.8,0.4"][..],
+            "--tenure-range MIN,MAX must satisfy 0 < min <= max",
+        ),
+        (
+            &["--tenure-range", "0.8"][..],
+            "--tenure-range takes 2 comma-separated values",
+        ),
+        (
+            &["--perturbation", "0"][..],
+            "--perturbation must be in (0, 1]",
+        ),
+        (&["--aspiration=-1"][..], "--aspiration must be in 0..=1000"),
+        (
+            &["--algo", "2opt", "--aspiration", "1"][..],
+            "--aspiration does not apply to qap 2opt",
+        ),
+    ] {
+        let mut args = vec!["solve", &file];
+        args.extend_from_slice(flags);
+        let e = error_of(&args);
+        assert!(e.contains(expected), "{flags:?}: {e}");
+    }
+    let pfsp = data("pfsp/tai20_5.txt");
+    let e = error_of(&["solve", &pfsp, "--index", "1", "--restart-stall", "3"]);
+    assert!(
+        e.contains("--restart-stall does not apply to pfsp ig"),
+        "{e}"
+    );
+}
+
 #[test]
 fn solve_qap_json_reports_a_rescored_optimum() {
     let file = data("qap/tai12a.dat");
@@ -229,11 +349,10 @@ fn rots_block_parameters_are_checked_before_any_gpu_is_needed() {
             && e.contains("applies to `rots-block` only"),
         "{e}"
     );
-    let e = error_of(&["solve", &tai12a, "--tenure-range", "0.4,0.8"]);
-    assert!(
-        e.contains("--tenure-range applies to --backend gpu only"),
-        "{e}"
-    );
+    // The CPU's Ro-TS takes the search flags (solve_qap_tabu_takes_the_gpu_search_flags), not
+    // the launch's.
+    let e = error_of(&["solve", &tai12a, "--layout", "shared"]);
+    assert!(e.contains("--layout applies to --backend gpu only"), "{e}");
 }
 
 #[test]

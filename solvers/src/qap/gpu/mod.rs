@@ -683,7 +683,7 @@ pub const CROSSOVER_RESTART_STALL: u32 = 3;
 
 /// rots-block's launch length in iterations per n: the default cap, and the length of every
 /// launch of a run without a time limit where the cap is 0 (so that it is never clocked).
-pub const DEFAULT_LAUNCH_ITERATIONS: u64 = 10;
+pub const DEFAULT_LAUNCH_ITERATIONS: u64 = crate::qap::ROTS_LAUNCH_ITERATIONS;
 
 fn crossover_off() -> Option<bool> {
     Some(false)

@@ -57,6 +57,14 @@ pub fn params(
             .transpose()?,
         or_opt: r.count::<u8>("or_opt")?.map(|v| v != 0),
         restarts: r.count::<u8>("restarts")?.map(|v| v != 0),
+        tenure_range: match (r.float("tenure_min")?, r.float("tenure_max")?) {
+            (Some(lo), Some(hi)) => Some((lo, hi)),
+            (None, None) => None,
+            _ => return Err("`tenure_min` and `tenure_max` go together".into()),
+        },
+        aspiration: r.float("aspiration")?,
+        perturbation: r.float("perturbation")?,
+        restart_stall: r.count("restart_stall")?,
     };
     params.check(algorithm)?;
     let threads = r.count::<usize>("threads")?.unwrap_or(1).max(1);
@@ -186,4 +194,62 @@ fn budget_run(
         inst.instance.family()
     );
     rescored(inst, &outcome, measurement, log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::Value;
+    use solvers::family::{Algorithm, Family};
+
+    fn point(values: &[(&str, Value)]) -> Realised {
+        Realised {
+            values: values
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            ..Realised::default()
+        }
+    }
+
+    // A CPU space may set the iterated Ro-TS's knobs by the GPU space's names; the tenure's two
+    // ends go together, and a knob the algorithm does not read is refused by name.
+    #[test]
+    fn qap_tabu_points_set_the_search_knobs() {
+        let tabu = || ("algorithm", Value::Text("tabu".into()));
+        let (algorithm, params, _) = params(
+            Family::Qap,
+            &point(&[
+                tabu(),
+                ("tenure_min", Value::Text("0.5".into())),
+                ("tenure_max", Value::Text("0.7".into())),
+                ("aspiration", Value::Text("0.0".into())),
+                ("perturbation", Value::Text("0.2".into())),
+                ("restart_stall", Value::Int(8)),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(algorithm, Algorithm::QapTabu);
+        assert_eq!(params.tenure_range, Some((0.5, 0.7)));
+        assert_eq!(params.aspiration, Some(0.0));
+        assert_eq!(params.perturbation, Some(0.2));
+        assert_eq!(params.restart_stall, Some(8));
+        let e = params_error(&[tabu(), ("tenure_min", Value::Text("0.5".into()))]);
+        assert!(e.contains("go together"), "{e}");
+        let e = params_error(&[
+            ("algorithm", Value::Text("2opt".into())),
+            ("perturbation", Value::Text("0.2".into())),
+        ]);
+        assert!(
+            e.contains("`perturbation` does not apply to qap 2opt"),
+            "{e}"
+        );
+    }
+
+    fn params_error(values: &[(&str, Value)]) -> String {
+        match params(Family::Qap, &point(values)) {
+            Ok(p) => panic!("accepted {p:?}"),
+            Err(e) => e,
+        }
+    }
 }

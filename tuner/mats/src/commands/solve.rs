@@ -334,8 +334,25 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
             .as_deref()
             .map(|s| on_off("--restarts", s))
             .transpose()?,
+        tenure_range: args
+            .tenure_range
+            .as_deref()
+            .map(|range| match range {
+                &[lo, hi] => Ok((lo, hi)),
+                other => Err(anyhow::anyhow!(
+                    "--tenure-range takes 2 comma-separated values (MIN,MAX, factors of n), \
+                     found {}",
+                    other.len()
+                )),
+            })
+            .transpose()?,
+        aspiration: args.aspiration,
+        perturbation: args.perturbation,
+        restart_stall: args.restart_stall,
     };
-    params.check(algorithm).map_err(anyhow::Error::msg)?;
+    params
+        .check(algorithm)
+        .map_err(|e| anyhow::anyhow!(cpu_flag_names(&e)))?;
     if args.threads > solvers::run::MAX_THREADS {
         bail!(
             "--threads must be at most {} (0 uses every core), found {}",
@@ -364,6 +381,20 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         gpu: None,
         tuned: None,
     })
+}
+
+/// A parameter error of the CPU solvers in the command line's words: the flags that set
+/// those parameters (`tenure_min` is --tenure-range's, `restart_stall` --restart-stall's).
+fn cpu_flag_names(message: &str) -> String {
+    message
+        .replace(
+            "parameters `tenure_min`, `tenure_max`",
+            "--tenure-range MIN,MAX",
+        )
+        .replace("parameter `restart_stall`", "--restart-stall")
+        .replace("parameter `aspiration`", "--aspiration")
+        .replace("parameter `perturbation`", "--perturbation")
+        .replace("`restarts` = off", "--restarts off")
 }
 
 /// `--or-opt on|off`, `--restarts on|off`.
@@ -407,7 +438,7 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
 }
 
 /// The flags the CPU solvers take (as `AlgorithmParams` and the thread count).
-const CPU_FLAGS: [&str; 16] = [
+const CPU_FLAGS: [&str; 20] = [
     "--algo",
     "--threads",
     "--starts",
@@ -424,6 +455,10 @@ const CPU_FLAGS: [&str; 16] = [
     "--source-tour",
     "--or-opt",
     "--restarts",
+    "--tenure-range",
+    "--aspiration",
+    "--perturbation",
+    "--restart-stall",
 ];
 
 /// Every solver flag the user gave, family-neutral: which family's GPU solver takes which,
