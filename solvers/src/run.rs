@@ -132,6 +132,9 @@ pub struct Watch {
 impl Watch {
     /// Records a best objective; true once the target is reached.
     pub fn offer(&self, objective: i64) -> bool {
+        if !self.is_listening() {
+            return false;
+        }
         let elapsed = self.started.elapsed();
         if let Some(trace) = &self.trace {
             trace.record(objective, elapsed);

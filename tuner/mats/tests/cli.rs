@@ -191,6 +191,10 @@ fn solve_qap_tabu_takes_the_gpu_search_flags() {
             &["--algo", "2opt", "--aspiration", "1"][..],
             "--aspiration does not apply to qap 2opt",
         ),
+        (
+            &["--algo", "2opt", "--tenure-range", "0.4,0.8"][..],
+            "--tenure-range does not apply to qap 2opt",
+        ),
     ] {
         let mut args = vec!["solve", &file];
         args.extend_from_slice(flags);

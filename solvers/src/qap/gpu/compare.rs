@@ -170,7 +170,7 @@ pub fn speedup(cpu_found_s: &[f64], gpu_matched_s: &[Option<f64>]) -> (Option<f6
     let ratios: Vec<f64> = cpu_found_s
         .iter()
         .zip(gpu_matched_s)
-        .filter_map(|(&c, g)| g.filter(|&g| g > 0.0).map(|g| c / g))
+        .filter_map(|(&c, g)| g.filter(|&g| g > 0.0 && c > 0.0).map(|g| c / g))
         .collect();
     let mean = (!ratios.is_empty())
         .then(|| (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp());

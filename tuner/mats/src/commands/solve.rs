@@ -391,6 +391,7 @@ fn cpu_flag_names(message: &str) -> String {
             "parameters `tenure_min`, `tenure_max`",
             "--tenure-range MIN,MAX",
         )
+        .replace("parameter `tenure_min`", "--tenure-range")
         .replace("parameter `restart_stall`", "--restart-stall")
         .replace("parameter `aspiration`", "--aspiration")
         .replace("parameter `perturbation`", "--perturbation")
@@ -922,7 +923,7 @@ pub struct GpuDetails {
 
 /// The anytime curve at 1-2-5 checkpoints (0.01 s up to the run's end): the best found by
 /// each, from the trace's improvements.
-fn print_text_trace_rows(trace: &[TracePoint], seconds: f64) -> Vec<String> {
+fn trace_rows(trace: &[TracePoint], seconds: f64) -> Vec<String> {
     let mut rows = Vec::new();
     let mut decade = 0.01;
     let checkpoints = std::iter::from_fn(|| {
@@ -951,7 +952,7 @@ fn print_trace(trace: &[TracePoint], seconds: f64) {
         "trace      {} improvements of the best (seconds from the solver's start):",
         trace.len()
     );
-    for row in print_text_trace_rows(trace, seconds) {
+    for row in trace_rows(trace, seconds) {
         println!("{row}");
     }
 }
