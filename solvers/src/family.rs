@@ -180,8 +180,9 @@ pub struct AlgorithmParams {
     pub source: Option<tsp::SourceRule>,
     /// Or-opt after 2-opt (TSP `focused`, default on).
     pub or_opt: Option<bool>,
-    /// QAP `tabu`: iterated (restarts, the GPU blocks' settings; default) or Taillard's
-    /// single trajectory (off).
+    /// QAP `tabu`: iterated (restarts, the GPU blocks' settings) or Taillard's single
+    /// trajectory (off); unset: iterated where the flow dominance is below 200, Taillard's
+    /// settings elsewhere.
     pub restarts: Option<bool>,
     /// QAP `tabu`: the tenure range as factors of n (`tenure_min`, `tenure_max`), the
     /// long-term aspiration as a factor of n^2 (0 = off), the random swaps of a restart as a
@@ -417,10 +418,18 @@ impl Instance {
                 qap::two_opt(i, &p, options)
             }
             (Instance::Qap(i), Algorithm::QapTabu) => {
-                // Iterated by default (the GPU's search): at 8 s on one core it ended at 0.72%
-                // on tai60a and 0.91% on tai100a where Taillard's settings ended at 1.16% and
-                // 1.24% (one seed; docs/qap-gpu.md, equal wall time).
-                let mut p = if params.restarts.unwrap_or(true) {
+                // Iterated (the GPU's search) by default where the flow dominance is below 200
+                // (uniform instances such as tai*a): at 8 s on one core it ended at 0.72% on
+                // tai60a and 0.91% on tai100a where Taillard's settings ended at 1.16% and
+                // 1.24%. Taillard's settings at 200 and above (tai*b, tai*c, real-life
+                // instances), where the iterated search's restarts lose: 10 s on 16 cores,
+                // tai150b 1.53% against 0.34% (2 seeds); 4 s on 2 cores, tai80b 1.17 / 2.17%
+                // against 0.06 / 0.003%, tai100b 0.63 / 1.25% against 0.51 / 0.47% (seeds
+                // 1-2). The same split as rots-block's crossover default (docs/qap-gpu.md).
+                let iterated = params
+                    .restarts
+                    .unwrap_or_else(|| i.features().dominance < qap::features::DOMINANCE_HIGH);
+                let mut p = if iterated {
                     qap::RotsParams::gpu_defaults(i.n())
                 } else {
                     qap::RotsParams::default()

@@ -24,16 +24,17 @@ fn solution_of(report: &serde_json::Value) -> Vec<usize> {
         .collect()
 }
 
-// `--restarts off` gives Taillard's single Ro-TS trajectory, `on` (the default) the iterated
-// search: the same iteration budget and seed must give the default's answer with `on` and a
-// different run with `off`; both answers re-scored, and bad values and other algorithms refused.
+// `--restarts on` runs the iterated search (the GPU's, per thread), `off` Taillard's single Ro-TS
+// trajectory; unset, the instance decides: iterated below a flow dominance of 200 (tai20a: 67),
+// Taillard's above (bur26a: 275). The same iteration budget and seed must give the library's
+// runs, the two searches must differ, answers are re-scored, bad values and other algorithms
+// refused.
 #[test]
 fn solve_qap_tabu_restarts_choose_the_cpu_search() {
-    let file = data("qap/bur26a.dat");
-    let run = |extra: &[&str]| {
+    let run = |file: &str, extra: &[&str]| {
         let mut args = vec![
             "solve",
-            &file,
+            file,
             "--json",
             "--seed",
             "2",
@@ -49,39 +50,44 @@ fn solve_qap_tabu_restarts_choose_the_cpu_search() {
         );
         (r["objective"].as_i64().unwrap(), solution_of(&r))
     };
-    let default = run(&[]);
-    assert_eq!(run(&["--restarts", "on"]), default);
-    let iterated = solvers::qap::robust_tabu(
-        &solvers::qap::read(file.as_ref()).unwrap(),
-        &solvers::qap::RotsParams::gpu_defaults(26),
-        &solvers::run::RunOptions {
-            seed: 2,
-            budget: solvers::run::Budget::iterations(3000),
-            ..Default::default()
-        },
-    );
-    assert_eq!(default, (iterated.objective, iterated.solution));
-    let taillard = solvers::qap::robust_tabu(
-        &solvers::qap::read(file.as_ref()).unwrap(),
-        &solvers::qap::RotsParams::default(),
-        &solvers::run::RunOptions {
-            seed: 2,
-            budget: solvers::run::Budget::iterations(3000),
-            ..Default::default()
-        },
-    );
+    let library = |file: &str, params: solvers::qap::RotsParams| {
+        let out = solvers::qap::robust_tabu(
+            &solvers::qap::read(file.as_ref()).unwrap(),
+            &params,
+            &solvers::run::RunOptions {
+                seed: 2,
+                budget: solvers::run::Budget::iterations(3000),
+                ..Default::default()
+            },
+        );
+        (out.objective, out.solution)
+    };
+    let structured = data("qap/bur26a.dat");
+    let iterated = library(&structured, solvers::qap::RotsParams::gpu_defaults(26));
+    let taillard = library(&structured, solvers::qap::RotsParams::default());
     assert_ne!(
-        default,
-        (taillard.objective, taillard.solution.clone()),
+        iterated, taillard,
         "the two searches must differ here, or this test could not tell the flag was read"
     );
+    assert_eq!(run(&structured, &["--restarts", "on"]), iterated);
+    assert_eq!(run(&structured, &["--restarts", "off"]), taillard);
     assert_eq!(
-        run(&["--restarts", "off"]),
-        (taillard.objective, taillard.solution)
+        run(&structured, &[]),
+        taillard,
+        "bur26a: dominance 275, Taillard's"
     );
-    let e = error_of(&["solve", &file, "--restarts", "maybe"]);
+    let uniform = data("qap/tai20a.dat");
+    let iterated = library(&uniform, solvers::qap::RotsParams::gpu_defaults(20));
+    let taillard = library(&uniform, solvers::qap::RotsParams::default());
+    assert_ne!(iterated, taillard);
+    assert_eq!(
+        run(&uniform, &[]),
+        iterated,
+        "tai20a: dominance 67, iterated"
+    );
+    let e = error_of(&["solve", &uniform, "--restarts", "maybe"]);
     assert!(e.contains("--restarts takes on or off"), "{e}");
-    let e = error_of(&["solve", &file, "--algo", "2opt", "--restarts", "off"]);
+    let e = error_of(&["solve", &uniform, "--algo", "2opt", "--restarts", "off"]);
     assert!(e.contains("`restarts` does not apply to qap 2opt"), "{e}");
 }
 
@@ -94,6 +100,7 @@ fn solve_qap_tabu_takes_the_gpu_search_flags() {
     let file = data("qap/bur26a.dat");
     let inst = solvers::qap::read(file.as_ref()).unwrap();
     let run = |extra: &[&str]| {
+        // bur26a's default is Taillard's (dominance 275): `on` asks for the iterated search.
         let mut args = vec![
             "solve",
             &file,
@@ -102,6 +109,8 @@ fn solve_qap_tabu_takes_the_gpu_search_flags() {
             "4",
             "--iterations",
             "4000",
+            "--restarts",
+            "on",
         ];
         args.extend_from_slice(extra);
         let r = json(&args);
@@ -157,16 +166,24 @@ fn solve_qap_tabu_takes_the_gpu_search_flags() {
             ..solvers::qap::RotsParams::gpu_defaults(26)
         })
     );
+    // Unset, bur26a runs Taillard's settings: spelling them out changes nothing.
+    let taillard = |extra: &[&str]| {
+        let mut args = vec![
+            "solve",
+            &file,
+            "--json",
+            "--seed",
+            "4",
+            "--iterations",
+            "4000",
+        ];
+        args.extend_from_slice(extra);
+        let r = json(&args);
+        (r["objective"].as_i64().unwrap(), solution_of(&r))
+    };
     assert_eq!(
-        run(&[
-            "--restarts",
-            "off",
-            "--tenure-range",
-            "0.9,1.1",
-            "--aspiration",
-            "2"
-        ]),
-        run(&["--restarts", "off"])
+        taillard(&["--tenure-range", "0.9,1.1", "--aspiration", "2"]),
+        taillard(&[])
     );
 
     for (flags, expected) in [
