@@ -441,8 +441,7 @@ impl Instance {
                 p.aspiration = params.aspiration.unwrap_or(p.aspiration);
                 p.perturbation = params.perturbation.unwrap_or(p.perturbation);
                 if let Some(launches) = params.restart_stall {
-                    p.restart_stall =
-                        u64::from(launches) * qap::ROTS_LAUNCH_ITERATIONS * i.n() as u64;
+                    p.restart_stall = qap::RotsParams::stall_iterations(launches, i.n());
                 }
                 qap::robust_tabu(i, &p, options)
             }

@@ -15,5 +15,5 @@ pub use features::{Class, Features, Level};
 pub use generate::{generate, to_dat_text};
 pub use instance::{looks_like_qap, parse, read, Instance, MAX_N};
 pub use solution::{parse_solution, read_solution, Convention, RawSolution, Solution};
-pub use tabu::{robust_tabu, RotsParams, ROTS_LAUNCH_ITERATIONS};
+pub use tabu::{robust_tabu, RotsParams, ROTS_LAUNCH_ITERATIONS, ROTS_RESTART_STALL};
 pub use two_opt::{two_opt, TwoOptParams};

@@ -43,7 +43,17 @@ pub struct RotsParams {
 /// of its restart stall, which the CPU search takes in the same unit.
 pub const ROTS_LAUNCH_ITERATIONS: u64 = 10;
 
+/// rots-block's restart stall where restarts perturb a block's own best, in launches
+/// (`qap::gpu::DEFAULT_RESTART_STALL`); the iterated CPU search's default too.
+pub const ROTS_RESTART_STALL: u32 = 5;
+
 impl RotsParams {
+    /// A restart stall of `launches` rots-block launches in iterations at size n (the unit
+    /// `--restart-stall` takes on both backends).
+    pub fn stall_iterations(launches: u32, n: usize) -> u64 {
+        u64::from(launches) * ROTS_LAUNCH_ITERATIONS * n as u64
+    }
+
     /// What GPU rots-block runs by default, per block (`qap::gpu::GpuParams`): tenure
     /// 0.4-0.8 n, no long-term aspiration, a restart after 50 n iterations without improving
     /// (5 launches of 10 n) with 0.25 n swaps. The CPU twin of the GPU's search, so an
@@ -54,7 +64,7 @@ impl RotsParams {
             tenure_min: 0.4,
             tenure_max: 0.8,
             aspiration: 0.0,
-            restart_stall: 5 * ROTS_LAUNCH_ITERATIONS * n as u64,
+            restart_stall: RotsParams::stall_iterations(ROTS_RESTART_STALL, n),
             perturbation: 0.25,
         }
     }

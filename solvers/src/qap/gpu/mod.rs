@@ -677,7 +677,7 @@ impl GpuParams {
 }
 
 /// rots-block's restart stall where the restarts perturb a block's own best.
-pub const DEFAULT_RESTART_STALL: u32 = 5;
+pub const DEFAULT_RESTART_STALL: u32 = crate::qap::ROTS_RESTART_STALL;
 /// rots-block's restart stall where the restarts recombine two blocks' bests (crossover).
 pub const CROSSOVER_RESTART_STALL: u32 = 3;
 

@@ -266,7 +266,7 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
         objective: outcome.objective,
         best_known: known.map(|e| e.value),
         best_known_optimal: known.and_then(|e| e.optimal),
-        gap_percent: known.and_then(|e| gap_percent(outcome.objective, e.value)),
+        gap_percent: gap_of(outcome.objective),
         seconds,
         iterations: outcome.iterations,
         evaluations: outcome.evaluations,
