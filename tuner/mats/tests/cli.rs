@@ -24,6 +24,44 @@ fn solution_of(report: &serde_json::Value) -> Vec<usize> {
         .collect()
 }
 
+/// `mats solve QAP_FILE --json ARGS...` on the CPU: the report, its answer re-scored.
+fn qap_report(file: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["solve", file, "--json"];
+    all.extend_from_slice(args);
+    let r = json(&all);
+    let inst = solvers::qap::read(file.as_ref()).unwrap();
+    assert_eq!(
+        inst.cost(&solution_of(&r)),
+        r["objective"].as_i64().unwrap()
+    );
+    r
+}
+
+/// (objective, solution) of [`qap_report`].
+fn qap_answer(file: &str, args: &[&str]) -> (i64, Vec<usize>) {
+    let r = qap_report(file, args);
+    (r["objective"].as_i64().unwrap(), solution_of(&r))
+}
+
+/// The library's Ro-TS with `params` under the seed and iteration budget a CLI run gets.
+fn qap_library(
+    file: &str,
+    params: solvers::qap::RotsParams,
+    seed: u64,
+    iterations: u64,
+) -> (i64, Vec<usize>) {
+    let out = solvers::qap::robust_tabu(
+        &solvers::qap::read(file.as_ref()).unwrap(),
+        &params,
+        &solvers::run::RunOptions {
+            seed,
+            budget: solvers::run::Budget::iterations(iterations),
+            ..Default::default()
+        },
+    );
+    (out.objective, out.solution)
+}
+
 // `--restarts on` runs the iterated search (the GPU's, per thread), `off` Taillard's single Ro-TS
 // trajectory; unset, the instance decides: iterated below a flow dominance of 200 (tai20a: 67),
 // Taillard's above (bur26a: 275). The same iteration budget and seed must give the library's
@@ -32,36 +70,11 @@ fn solution_of(report: &serde_json::Value) -> Vec<usize> {
 #[test]
 fn solve_qap_tabu_restarts_choose_the_cpu_search() {
     let run = |file: &str, extra: &[&str]| {
-        let mut args = vec![
-            "solve",
-            file,
-            "--json",
-            "--seed",
-            "2",
-            "--iterations",
-            "3000",
-        ];
+        let mut args = vec!["--seed", "2", "--iterations", "3000"];
         args.extend_from_slice(extra);
-        let r = json(&args);
-        let inst = solvers::qap::read(file.as_ref()).unwrap();
-        assert_eq!(
-            inst.cost(&solution_of(&r)),
-            r["objective"].as_i64().unwrap()
-        );
-        (r["objective"].as_i64().unwrap(), solution_of(&r))
+        qap_answer(file, &args)
     };
-    let library = |file: &str, params: solvers::qap::RotsParams| {
-        let out = solvers::qap::robust_tabu(
-            &solvers::qap::read(file.as_ref()).unwrap(),
-            &params,
-            &solvers::run::RunOptions {
-                seed: 2,
-                budget: solvers::run::Budget::iterations(3000),
-                ..Default::default()
-            },
-        );
-        (out.objective, out.solution)
-    };
+    let library = |file: &str, params| qap_library(file, params, 2, 3000);
     let structured = data("qap/bur26a.dat");
     let iterated = library(&structured, solvers::qap::RotsParams::gpu_defaults(26));
     let taillard = library(&structured, solvers::qap::RotsParams::default());
@@ -98,40 +111,15 @@ fn solve_qap_tabu_restarts_choose_the_cpu_search() {
 #[test]
 fn solve_qap_tabu_takes_the_gpu_search_flags() {
     let file = data("qap/bur26a.dat");
-    let inst = solvers::qap::read(file.as_ref()).unwrap();
-    let run = |extra: &[&str]| {
-        // bur26a's default is Taillard's (dominance 275): `on` asks for the iterated search.
-        let mut args = vec![
-            "solve",
-            &file,
-            "--json",
-            "--seed",
-            "4",
-            "--iterations",
-            "4000",
-            "--restarts",
-            "on",
-        ];
+    let with = |base: &[&'static str], extra: &[&'static str]| {
+        let mut args = vec!["--seed", "4", "--iterations", "4000"];
+        args.extend_from_slice(base);
         args.extend_from_slice(extra);
-        let r = json(&args);
-        assert_eq!(
-            inst.cost(&solution_of(&r)),
-            r["objective"].as_i64().unwrap()
-        );
-        (r["objective"].as_i64().unwrap(), solution_of(&r))
+        qap_answer(&file, &args)
     };
-    let library = |params: solvers::qap::RotsParams| {
-        let out = solvers::qap::robust_tabu(
-            &inst,
-            &params,
-            &solvers::run::RunOptions {
-                seed: 4,
-                budget: solvers::run::Budget::iterations(4000),
-                ..Default::default()
-            },
-        );
-        (out.objective, out.solution)
-    };
+    // bur26a's default is Taillard's (dominance 275): `on` asks for the iterated search.
+    let run = |extra: &[&'static str]| with(&["--restarts", "on"], extra);
+    let library = |params| qap_library(&file, params, 4, 4000);
     let default = run(&[]);
     let spelled = [
         "--tenure-range",
@@ -167,20 +155,7 @@ fn solve_qap_tabu_takes_the_gpu_search_flags() {
         })
     );
     // Unset, bur26a runs Taillard's settings: spelling them out changes nothing.
-    let taillard = |extra: &[&str]| {
-        let mut args = vec![
-            "solve",
-            &file,
-            "--json",
-            "--seed",
-            "4",
-            "--iterations",
-            "4000",
-        ];
-        args.extend_from_slice(extra);
-        let r = json(&args);
-        (r["objective"].as_i64().unwrap(), solution_of(&r))
-    };
+    let taillard = |extra: &[&'static str]| with(&[], extra);
     assert_eq!(
         taillard(&["--tenure-range", "0.9,1.1", "--aspiration", "2"]),
         taillard(&[])
@@ -1019,16 +994,10 @@ fn bench_strategies_prints_both_score_definitions() {
 #[test]
 fn solve_stops_at_the_target_and_traces_the_best() {
     let file = data("qap/tai20a.dat");
-    let inst = solvers::qap::read(file.as_ref()).unwrap();
     let run = |extra: &[&str]| {
-        let mut args = vec!["solve", &file, "--json", "--iterations", "400000"];
+        let mut args = vec!["--iterations", "400000"];
         args.extend_from_slice(extra);
-        let r = json(&args);
-        assert_eq!(
-            inst.cost(&solution_of(&r)),
-            r["objective"].as_i64().unwrap()
-        );
-        r
+        qap_report(&file, &args)
     };
     let r = run(&["--target-gap", "3", "--trace"]);
     let target = &r["target"];
