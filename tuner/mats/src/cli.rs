@@ -716,6 +716,27 @@ pub enum InstanceCommand {
     /// Reference values (best-known costs) of HW/SW task graphs, which have no published ones:
     /// the best over seeds of a long 1-flip and swap tabu search, as a best-known table (CSV).
     Reference(ReferenceArgs),
+    /// Check a solution found elsewhere (another solver, a paper, `mats solve`) and print its
+    /// exact objective and gap to the best known value.
+    Score(ScoreArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ScoreArgs {
+    #[command(flatten)]
+    pub source: InstanceSource,
+    /// File holding the solution, `-` for standard input: the values separated by spaces,
+    /// commas or newlines, optionally in brackets (a `--json` array) or after the word
+    /// `solution` (the line `mats solve` prints). Permutations are 1-based unless
+    /// --zero-based; HW/SW solutions are the 0/1 values x_i (1 = software).
+    #[arg(long, value_name = "FILE")]
+    pub solution: PathBuf,
+    /// The permutation is 0-based (QAP, PFSP, TSP).
+    #[arg(long)]
+    pub zero_based: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

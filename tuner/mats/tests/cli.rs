@@ -1090,3 +1090,153 @@ fn solve_refuses_targets_it_cannot_judge() {
         "{err}"
     );
 }
+
+// `mats instance score` must give the objective `mats solve` reported for its own answer, in
+// every family and in each way a solution is written (the `--json` array, the text line, a
+// plain 0-based list), and name what is wrong with a solution that is not one.
+#[test]
+fn instance_score_rescores_solutions_from_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let hwsw = dir.path().join("g.hwsw");
+    let hwsw_file = hwsw.to_str().unwrap().to_string();
+    let generated = mats(&[
+        "instance",
+        "generate",
+        "hwsw",
+        "--nodes",
+        "20",
+        "--edges",
+        "40",
+        "--ccr",
+        "1",
+        "--r-level",
+        "low",
+        "--seed",
+        "3",
+        "-o",
+        &hwsw_file,
+    ]);
+    assert!(generated.status.success());
+    let cases = [
+        (data("qap/tai12a.dat"), vec!["--iterations", "200"]),
+        (
+            data("pfsp/tai20_5.txt"),
+            vec!["--index", "1", "--iterations", "20"],
+        ),
+        (
+            data("tsp/eil51.tsp"),
+            vec!["--algo", "as", "--iterations", "5"],
+        ),
+        (hwsw_file.clone(), vec!["--iterations", "200"]),
+    ];
+    for (file, extra) in &cases {
+        let mut args = vec!["solve", file.as_str(), "--json"];
+        args.extend_from_slice(extra);
+        let r = json(&args);
+        let index: Vec<&str> = extra
+            .windows(2)
+            .filter(|w| w[0] == "--index")
+            .flat_map(|w| w.to_vec())
+            .collect();
+        let array = dir.path().join("array.json");
+        std::fs::write(&array, r["solution"].to_string()).unwrap();
+        let mut score = vec!["instance", "score", file.as_str(), "--json", "--solution"];
+        score.push(array.to_str().unwrap());
+        score.extend_from_slice(&index);
+        let s = json(&score);
+        assert_eq!(s["objective"], r["objective"], "{file}");
+        assert_eq!(s["instance"], r["instance"], "{file}");
+        if r["best_known"].is_i64() {
+            assert_eq!(s["gap_percent"], r["gap_percent"], "{file}");
+        }
+    }
+
+    // The text line `mats solve` prints, and the same permutation 0-based.
+    let tai12a = data("qap/tai12a.dat");
+    let r = json(&["solve", &tai12a, "--json", "--iterations", "100"]);
+    let one_based: Vec<u64> = r["solution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let line = dir.path().join("line.txt");
+    let text: Vec<String> = one_based.iter().map(|v| v.to_string()).collect();
+    std::fs::write(&line, format!("solution   {}\n", text.join(" "))).unwrap();
+    let zero = dir.path().join("zero.txt");
+    let text: Vec<String> = one_based.iter().map(|v| (v - 1).to_string()).collect();
+    std::fs::write(&zero, text.join(",")).unwrap();
+    let from_line = json(&[
+        "instance",
+        "score",
+        &tai12a,
+        "--json",
+        "--solution",
+        line.to_str().unwrap(),
+    ]);
+    let from_zero = json(&[
+        "instance",
+        "score",
+        &tai12a,
+        "--json",
+        "--zero-based",
+        "--solution",
+        zero.to_str().unwrap(),
+    ]);
+    assert_eq!(from_line["objective"], r["objective"]);
+    assert_eq!(from_zero["objective"], r["objective"]);
+    let text = mats(&[
+        "instance",
+        "score",
+        &tai12a,
+        "--solution",
+        line.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    assert!(
+        text.contains(&format!("objective  {}", r["objective"])),
+        "{text}"
+    );
+
+    // Not solutions: each error names the file and what is wrong, in the user's numbering.
+    let bad = dir.path().join("bad.txt");
+    let bad_file = bad.to_str().unwrap();
+    for (content, expected) in [
+        ("1 2 3", "it has 3 values, the instance needs 12"),
+        (
+            "1 2 3 4 5 6 7 8 9 10 11 11",
+            "11 appears twice (values 11 and 12)",
+        ),
+        (
+            "1 2 3 4 5 6 7 8 9 10 11 13",
+            "value 12 is 13, outside 1..=12",
+        ),
+        (
+            "0 1 2 3 4 5 6 7 8 9 10 11",
+            "value 1 is 0, but permutations are read 1-based",
+        ),
+        ("1 2 x", "value 3 is 'x'"),
+        ("", "holds no values"),
+    ] {
+        std::fs::write(&bad, content).unwrap();
+        let e = error_of(&["instance", "score", &tai12a, "--solution", bad_file]);
+        assert!(
+            e.contains(expected) && e.contains("bad.txt"),
+            "{content}: {e}"
+        );
+    }
+    let e = error_of(&[
+        "instance",
+        "score",
+        &tai12a,
+        "--solution",
+        "no-such-file.txt",
+    ]);
+    assert!(
+        e.contains("cannot read the solution file no-such-file.txt"),
+        "{e}"
+    );
+    std::fs::write(&bad, "1 1 0").unwrap();
+    let e = error_of(&["instance", "score", &hwsw_file, "--solution", bad_file]);
+    assert!(e.contains("bad.txt") && e.contains("g.hwsw"), "{e}");
+}

@@ -1,6 +1,7 @@
-//! The GPU machine's study scripts (`scripts/gpu-sweep.sh`, `scripts/gpu-determinism.sh`) on
-//! this machine, with a stand-in `mats` that answers at once: the queue over several GPUs, the
-//! gaps, the checks of every job line before any run, and the verdicts of the determinism check.
+//! The GPU machine's study scripts (`scripts/gpu-sweep.sh`, `scripts/gpu-determinism.sh`,
+//! `scripts/qap-acoqap-beside.sh`) on this machine, with a stand-in `mats` (and acoqap) that
+//! answers at once: the queue over several GPUs, the gaps, the checks of every job line before
+//! any run, the verdicts of the determinism check, the peer's answers re-scored.
 //! What the scripts measure needs a GPU; what they compute and report does not.
 
 use std::os::unix::fs::PermissionsExt;
@@ -180,4 +181,92 @@ echo "{\"objective\": 6271, \"solution\": [$n]}""#,
     // No answer at all (both solves fail the same way) is a failure, never "the same".
     let (ok, err) = verdict(r#"echo "mats: error: no CUDA driver" >&2; exit 1"#);
     assert!(!ok && err.contains("NO ANSWER: ig-block"), "{err}");
+}
+
+/// A stand-in acoqap: each process reports the objective "Best Solution in try 0 is V" for its
+/// seed (1000 + seed) and prints its permutation line; with `lie` set, process seed 2 reports
+/// a value its permutation does not score.
+fn fake_acoqap(dir: &Path, lie: bool) -> PathBuf {
+    let path = dir.join("acoqap");
+    let lie = if lie {
+        "[ \"$seed\" = 2 ] && v=1"
+    } else {
+        "true"
+    };
+    std::fs::write(
+        &path,
+        format!(
+            "#!/usr/bin/env bash\nwhile [ $# -gt 0 ]; do [ \"$1\" = --seed ] && seed=$2; shift; done\n\
+             v=$((1000 + seed)); {lie}\necho \"try 0, iteration 3\"\n\
+             echo \" Best Solution in try 0 is $v\"\necho \"solution $((1000 + seed)) 2 1\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn the_acoqap_comparison_rescores_every_answer_and_reports_best_and_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    // `solve` answers 1000 against a best known of 1000; `instance score` scores a permutation
+    // line by its first value, so a process's score is 1000 + its seed.
+    let mats = fake_mats(
+        dir.path(),
+        r#"case "$1" in
+solve) echo '{"objective": 1000, "best_known": 1000, "solution": [1]}' ;;
+instance) v=$(awk '{ print $2 }' "$(echo "$*" | sed 's/.*--solution \([^ ]*\).*/\1/')")
+   echo "{\"objective\": $v}" ;;
+esac"#,
+    );
+    let data = data(dir.path());
+    let qaplib = data.join("qaplib/instances");
+    let env = |acoqap: &Path| {
+        vec![
+            ("ACOQAP", acoqap.to_str().unwrap().to_string()),
+            ("QAPLIB", qaplib.to_str().unwrap().to_string()),
+            ("PROCS", "3".to_string()),
+            ("SECONDS_FIXED", "1".to_string()),
+        ]
+    };
+    let honest = fake_acoqap(dir.path(), false);
+    let vars = env(&honest);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = run(
+        "qap-acoqap-beside.sh",
+        dir.path(),
+        &mats,
+        &["1 2", "tai60a"],
+        &vars,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Seed 2's processes take seeds 4-6: best 1004 (0.400%), mean 1005 (0.500%).
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("tai60a seed 2 (1 s): mats 1000 (0.000%")
+            && stdout.contains("acoqap best 0.400%, mean 0.500% of 3 processes"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("out/acoqap.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 6, "{csv}");
+    assert!(csv.contains("tai60a,1,3,1,1003,1000,0.300"), "{csv}");
+    assert!(dir.path().join("out/acoqap-logs.tar.gz").exists());
+
+    // A process whose permutation does not score what it reported stops the comparison.
+    let liar = fake_acoqap(&dir.path().join("out"), true);
+    let vars = env(&liar);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = run(
+        "qap-acoqap-beside.sh",
+        dir.path(),
+        &mats,
+        &["1", "tai60a"],
+        &vars,
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("reported 1 but its permutation scores 1002"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -11,6 +11,7 @@ pub mod export;
 mod instance;
 mod report;
 pub mod results;
+mod score;
 pub mod solve;
 pub mod space;
 mod tune;
@@ -33,6 +34,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Instance(InstanceCommand::Info(args)) => instance::info(&args),
         Command::Instance(InstanceCommand::Generate(args)) => instance::generate(&args),
         Command::Instance(InstanceCommand::Reference(args)) => instance::reference(&args),
+        Command::Instance(InstanceCommand::Score(args)) => score::score(&args),
         Command::Devices(args) => devices::run(&args),
         Command::Bench(BenchCommand::Measure(args)) => bench::measure(&args),
         Command::Bench(BenchCommand::Qap(args)) => bench_qap::run(&args),

@@ -1,0 +1,204 @@
+//! `mats instance score`: the exact objective of a solution found elsewhere.
+//!
+//! Side-by-side comparisons with other codes (docs/qap-gpu.md runs ACOTSPQAP beside mats) are
+//! only honest when every answer is scored by the same code; this command is that code for
+//! answers mats did not produce itself.
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use solvers::bks::{gap_percent, BestKnownEntry};
+use solvers::family::{self, Family, SolutionError};
+use solvers::permutation::PermutationError;
+
+use crate::cli::ScoreArgs;
+
+#[derive(Serialize)]
+struct Score<'a> {
+    file: String,
+    family: &'a str,
+    instance: &'a str,
+    objective: i64,
+    best_known: Option<BestKnownEntry>,
+    gap_percent: Option<f64>,
+}
+
+pub fn score(args: &ScoreArgs) -> Result<()> {
+    let src = &args.source;
+    let bks = super::best_known(&src.bks)?;
+    let instance = family::load(&src.file, src.family, src.index)?;
+    let text = read_solution_text(&args.solution)?;
+    let origin = args.solution.display().to_string();
+    let values = parse_values(&text).with_context(|| format!("solution {origin}"))?;
+    let permutation = instance.family() != Family::Hwsw;
+    let one_based = permutation && !args.zero_based;
+    let solution = if one_based {
+        to_zero_based(&values).with_context(|| format!("solution {origin}"))?
+    } else {
+        values
+    };
+    let objective = instance.objective(&solution).map_err(|e| {
+        anyhow::anyhow!(
+            "solution {origin} is not a solution of {} ({}): {}",
+            instance.name(),
+            src.file.display(),
+            describe(&e, one_based)
+        )
+    })?;
+    let best_known = bks.get(instance.name());
+    let report = Score {
+        file: src.file.display().to_string(),
+        family: instance.family().name(),
+        instance: instance.name(),
+        objective,
+        best_known,
+        gap_percent: best_known.and_then(|b| gap_percent(objective, b.value)),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("instance   {} ({})", report.instance, report.file);
+    println!("objective  {}", report.objective);
+    match (report.best_known, report.gap_percent) {
+        (Some(b), Some(gap)) => println!(
+            "gap        {gap:.3}% above the best known {}{}",
+            b.value,
+            super::instance::optimal_note(b)
+        ),
+        (Some(b), None) => println!("best known {}", b.value),
+        (None, _) => println!("best known unknown (add a table with --bks FILE)"),
+    }
+    Ok(())
+}
+
+fn read_solution_text(path: &Path) -> Result<String> {
+    if path == Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the solution from standard input")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the solution file {}", path.display()))
+}
+
+/// The values of a solution: integers separated by whitespace or commas, optionally inside
+/// one pair of brackets or after the label `solution` / `solution:`.
+fn parse_values(text: &str) -> Result<Vec<usize>> {
+    let mut tokens = text
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == ']')
+        .filter(|t| !t.is_empty())
+        .peekable();
+    if matches!(tokens.peek(), Some(&"solution") | Some(&"solution:")) {
+        tokens.next();
+    }
+    let values = tokens
+        .enumerate()
+        .map(|(i, t)| {
+            t.parse::<usize>().map_err(|_| {
+                anyhow::anyhow!("value {} is '{t}', not a non-negative integer", i + 1)
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if values.is_empty() {
+        bail!("holds no values");
+    }
+    Ok(values)
+}
+
+fn to_zero_based(values: &[usize]) -> Result<Vec<usize>> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            v.checked_sub(1).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "value {} is 0, but permutations are read 1-based (pass --zero-based for a \
+                     0-based one)",
+                    i + 1
+                )
+            })
+        })
+        .collect()
+}
+
+/// The check's complaint in the numbering the user wrote: positions count from 1, values as
+/// given.
+fn describe(error: &SolutionError, one_based: bool) -> String {
+    let shift = usize::from(one_based);
+    match error {
+        SolutionError::Permutation(PermutationError::Length { expected, found }) => {
+            format!("it has {found} values, the instance needs {expected}")
+        }
+        SolutionError::Permutation(PermutationError::OutOfRange { position, value, n }) => {
+            format!(
+                "value {} is {}, outside {}..={}",
+                position + 1,
+                value + shift,
+                shift,
+                n - 1 + shift
+            )
+        }
+        SolutionError::Permutation(PermutationError::Duplicate {
+            value,
+            first,
+            second,
+        }) => format!(
+            "{} appears twice (values {} and {})",
+            value + shift,
+            first + 1,
+            second + 1
+        ),
+        SolutionError::Invalid(why) => why.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_come_from_plain_lists_json_arrays_and_solve_lines() {
+        assert_eq!(parse_values("3 1 2\n").unwrap(), vec![3, 1, 2]);
+        assert_eq!(parse_values("[3,1, 2]").unwrap(), vec![3, 1, 2]);
+        assert_eq!(parse_values("solution   3 1 2").unwrap(), vec![3, 1, 2]);
+        assert_eq!(parse_values("solution: 3\n1\n2").unwrap(), vec![3, 1, 2]);
+    }
+
+    #[test]
+    fn bad_values_are_named_by_position() {
+        let e = parse_values("3 x 2").unwrap_err().to_string();
+        assert!(e.contains("value 2 is 'x'"), "{e}");
+        assert!(parse_values("-1 2").is_err());
+        assert!(parse_values(" \n")
+            .unwrap_err()
+            .to_string()
+            .contains("no values"));
+        let e = to_zero_based(&[2, 0, 1]).unwrap_err().to_string();
+        assert!(
+            e.contains("value 2 is 0") && e.contains("--zero-based"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn permutation_errors_speak_one_based() {
+        let dup = SolutionError::Permutation(PermutationError::Duplicate {
+            value: 1,
+            first: 0,
+            second: 2,
+        });
+        assert_eq!(describe(&dup, true), "2 appears twice (values 1 and 3)");
+        assert_eq!(describe(&dup, false), "1 appears twice (values 1 and 3)");
+        let range = SolutionError::Permutation(PermutationError::OutOfRange {
+            position: 1,
+            value: 3,
+            n: 3,
+        });
+        assert_eq!(describe(&range, true), "value 2 is 4, outside 1..=3");
+    }
+}
