@@ -277,26 +277,13 @@ impl AlgorithmParams {
             }
         }
         if let Some((lo, hi)) = self.tenure_range {
-            if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi && hi <= 10.0) {
-                return Err(format!(
-                    "parameters `tenure_min`, `tenure_max` must satisfy 0 < min <= max <= 10 \
-                     (factors of n), found {lo}, {hi}"
-                ));
-            }
+            qap::tabu::check_tenure(lo, hi)?;
         }
         if let Some(a) = self.aspiration {
-            if !(a.is_finite() && (0.0..=1000.0).contains(&a)) {
-                return Err(format!(
-                    "parameter `aspiration` must be in 0..=1000 (a factor of n^2; 0 = off), found {a}"
-                ));
-            }
+            qap::tabu::check_aspiration(a)?;
         }
         if let Some(f) = self.perturbation {
-            if !(f.is_finite() && f > 0.0 && f <= 1.0) {
-                return Err(format!(
-                    "parameter `perturbation` must be in (0, 1] (a factor of n), found {f}"
-                ));
-            }
+            qap::tabu::check_perturbation(f)?;
         }
         if self.restarts == Some(false) && self.restart_stall.is_some_and(|s| s > 0) {
             return Err(

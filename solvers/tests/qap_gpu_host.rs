@@ -461,3 +461,50 @@ fn rots_block_restart_stall_defaults_by_restart_rule() {
     let missing: GpuParams = serde_json::from_value(json).unwrap();
     assert_eq!(missing.stall_for(true), 3);
 }
+
+/// A search point the CPU's Ro-TS takes (`mats solve --backend cpu`, CPU spaces) must be one
+/// rots-block takes, and the other way round: the same tenure, aspiration and perturbation
+/// values pass or fail on both backends, with the same message.
+#[test]
+fn cpu_and_gpu_tabu_searches_accept_the_same_points() {
+    use solvers::family::{Algorithm, AlgorithmParams};
+    use solvers::qap::gpu::GpuParams;
+    let tenures = [
+        (0.4, 0.8),
+        (0.9, 1.1),
+        (12.0, 16.0),
+        (0.0, 0.5),
+        (0.8, 0.4),
+        (1.0, 16.5),
+    ];
+    let aspirations = [0.0, 2.0, 1000.0, 1000.5, -1.0, f64::NAN];
+    let perturbations = [0.0, 0.25, 1.0, 1.5, -0.1, f64::INFINITY];
+    let mut refused = 0;
+    for (i, &tenure) in tenures.iter().enumerate() {
+        for (j, &aspiration) in aspirations.iter().enumerate() {
+            let perturbation = perturbations[(i + j) % perturbations.len()];
+            let cpu = AlgorithmParams {
+                tenure_range: Some(tenure),
+                aspiration: Some(aspiration),
+                perturbation: Some(perturbation),
+                ..Default::default()
+            }
+            .check(Algorithm::QapTabu);
+            let mut gpu = GpuParams::new(GpuAlgorithm::RotsBlock);
+            (gpu.tenure_min_factor, gpu.tenure_max_factor) = tenure;
+            gpu.aspiration_factor = aspiration;
+            gpu.perturbation = perturbation;
+            let gpu = gpu.check_search();
+            assert_eq!(
+                cpu, gpu,
+                "tenure {tenure:?}, aspiration {aspiration}, perturbation {perturbation}"
+            );
+            refused += usize::from(cpu.is_err());
+        }
+    }
+    // Both kinds of answer occur, so the comparison is not between two refusals.
+    assert!(
+        refused > 0 && refused < tenures.len() * aspirations.len(),
+        "{refused}"
+    );
+}

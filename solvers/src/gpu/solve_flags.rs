@@ -256,19 +256,29 @@ fn set(point: &mut FlagPoint, decl: &SolveFlag, given: &GivenFlag) -> Result<(),
     Ok(())
 }
 
-/// Puts the flag in front of a parameter's error: the user typed the flag, not the name the
-/// family gives the parameter. The longest parameter name found wins (`perturbation_max`
-/// over `perturbation`).
+/// Names the flag in a parameter's error: the user typed the flag, not the name the family
+/// gives the parameter. The longest parameter name found wins (`perturbation_max` over
+/// `perturbation`). A message that opens with the parameters' names (the shared checks of
+/// `qap::tabu`: "parameter `aspiration` must ...") has them replaced by the flag; any other
+/// gets the flag in front.
 fn name_flag(message: String, given: &[GivenFlag], table: &[SolveFlag]) -> String {
     let culprit = given
         .iter()
         .filter_map(|g| table.iter().find(|d| d.flag == g.flag))
-        .flat_map(|d| d.params.iter().map(move |p| (d.flag, *p)))
+        .flat_map(|d| d.params.iter().map(move |p| (d, *p)))
         .filter(|(_, p)| mentions(&message, p))
         .max_by_key(|(_, p)| p.len());
-    match culprit {
-        Some((flag, _)) => format!("{flag}: {message}"),
-        None => message,
+    let Some((decl, _)) = culprit else {
+        return message;
+    };
+    let names: Vec<String> = decl.params.iter().map(|p| format!("`{p}`")).collect();
+    let opening = match names.len() {
+        1 => format!("parameter {}", names[0]),
+        _ => format!("parameters {}", names.join(", ")),
+    };
+    match message.strip_prefix(&opening) {
+        Some(rest) => format!("{}{rest}", decl.flag),
+        None => format!("{}: {message}", decl.flag),
     }
 }
 
@@ -521,13 +531,13 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            e.starts_with("--threads: ") && e.contains("multiple of 32"),
+            e.starts_with("--threads of ig-warp must be a multiple of 32"),
             "{e}"
         );
         let e = SolveConfig::from_flags(Family::Tsp, &[given("--merge", text("maybe"))], &[])
             .unwrap_err();
         assert!(
-            e.starts_with("--merge: ") && e.contains("takes on or off"),
+            e.starts_with("--merge takes on or off"),
             "{e}"
         );
     }

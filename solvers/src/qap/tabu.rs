@@ -47,6 +47,48 @@ pub const ROTS_LAUNCH_ITERATIONS: u64 = 10;
 /// (`qap::gpu::DEFAULT_RESTART_STALL`); the iterated CPU search's default too.
 pub const ROTS_RESTART_STALL: u32 = 5;
 
+/// The largest tenure factor (of n) either backend accepts: rots-block keeps tabu expiries in
+/// int32 counters, and beyond ~16 n a tabu list forbids nearly every move of a small instance.
+pub const TENURE_FACTOR_MAX: f64 = 16.0;
+
+/// The largest long-term aspiration factor (of n^2): beyond it the rule never fires within any
+/// budget either backend runs, so larger values would only hide a typo.
+pub const ASPIRATION_FACTOR_MAX: f64 = 1000.0;
+
+/// The tenure range as factors of n; the CPU's Ro-TS and rots-block check it by this one rule
+/// so that a point valid on one backend is valid on the other.
+pub fn check_tenure(min: f64, max: f64) -> Result<(), String> {
+    if min.is_finite() && max.is_finite() && min > 0.0 && min <= max && max <= TENURE_FACTOR_MAX {
+        return Ok(());
+    }
+    Err(format!(
+        "parameters `tenure_min`, `tenure_max` must satisfy 0 < min <= max <= {TENURE_FACTOR_MAX} \
+         (factors of n), found {min}, {max}"
+    ))
+}
+
+/// The long-term aspiration as a factor of n^2 (0 = off), as [`check_tenure`].
+pub fn check_aspiration(factor: f64) -> Result<(), String> {
+    if factor.is_finite() && (0.0..=ASPIRATION_FACTOR_MAX).contains(&factor) {
+        return Ok(());
+    }
+    Err(format!(
+        "parameter `aspiration` must be in 0..={ASPIRATION_FACTOR_MAX} (a factor of n^2; 0 = off), \
+         found {factor}"
+    ))
+}
+
+/// A restart's random swaps as a factor of n (0 = restart from the best itself with a fresh
+/// tabu list), as [`check_tenure`].
+pub fn check_perturbation(factor: f64) -> Result<(), String> {
+    if factor.is_finite() && (0.0..=1.0).contains(&factor) {
+        return Ok(());
+    }
+    Err(format!(
+        "parameter `perturbation` must be in 0..=1 (a factor of n), found {factor}"
+    ))
+}
+
 impl RotsParams {
     /// A restart stall of `launches` rots-block launches in iterations at size n (the unit
     /// `--restart-stall` takes on both backends).

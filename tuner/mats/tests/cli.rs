@@ -175,8 +175,8 @@ fn solve_qap_tabu_takes_the_gpu_search_flags() {
             "--tenure-range takes 2 comma-separated values",
         ),
         (
-            &["--perturbation", "0"][..],
-            "--perturbation must be in (0, 1]",
+            &["--perturbation", "1.5"][..],
+            "--perturbation must be in 0..=1",
         ),
         (&["--aspiration=-1"][..], "--aspiration must be in 0..=1000"),
         (
@@ -324,9 +324,10 @@ fn rots_block_parameters_are_checked_before_any_gpu_is_needed() {
         args.extend_from_slice(extra);
         error_of(&args)
     };
+    // The same rule and words as the CPU's search (qap::tabu's checks), named by the flag.
     let e = gpu(&["--tenure-range", "0.8,0.4"]);
     assert!(
-        e.contains("--tenure-range: ") && e.contains("0 < min <= max"),
+        e.contains("--tenure-range must satisfy 0 < min <= max <= 16"),
         "{e}"
     );
     let e = gpu(&["--tenure-range", "0.4"]);
@@ -336,7 +337,7 @@ fn rots_block_parameters_are_checked_before_any_gpu_is_needed() {
     );
     let e = gpu(&["--aspiration=-1"]);
     assert!(
-        e.contains("--aspiration: ") && e.contains("must be a factor of n^2 >= 0"),
+        e.contains("--aspiration must be in 0..=1000 (a factor of n^2; 0 = off), found -1"),
         "{e}"
     );
     let e = gpu(&["--algo", "2opt", "--aspiration", "2"]);

@@ -593,13 +593,10 @@ impl GpuParams {
     /// The search parameters that need neither an instance nor a GPU (tuned points are
     /// checked with this before anything is compiled).
     pub fn check_search(&self) -> Result<(), String> {
-        if !(self.perturbation.is_finite() && self.perturbation >= 0.0 && self.perturbation <= 1.0)
-        {
-            return Err(format!(
-                "perturbation must be in 0..=1 (a factor of n), got {}",
-                self.perturbation
-            ));
-        }
+        // The knobs the CPU's Ro-TS shares, in its order, so both backends name the same one.
+        super::tabu::check_tenure(self.tenure_min_factor, self.tenure_max_factor)?;
+        super::tabu::check_aspiration(self.aspiration_factor)?;
+        super::tabu::check_perturbation(self.perturbation)?;
         if !(self.perturbation_max.is_finite()
             && self.perturbation_max >= 0.0
             && self.perturbation_max <= 1.0)
@@ -614,24 +611,6 @@ impl GpuParams {
                 "`relink` and `crossover` are two rules for a restart's start; set one of them"
                     .into(),
             );
-        }
-        if !(self.tenure_min_factor.is_finite()
-            && self.tenure_max_factor.is_finite()
-            && self.tenure_min_factor > 0.0
-            && self.tenure_max_factor >= self.tenure_min_factor
-            && self.tenure_max_factor <= 16.0)
-        {
-            return Err(format!(
-                "rots-block tenure factors (`tenure_min`, `tenure_max`) need 0 < min <= max <= 16, \
-                 got {} and {}",
-                self.tenure_min_factor, self.tenure_max_factor
-            ));
-        }
-        if !(self.aspiration_factor.is_finite() && self.aspiration_factor >= 0.0) {
-            return Err(format!(
-                "rots-block aspiration must be a factor of n^2 >= 0 (0 = off), got {}",
-                self.aspiration_factor
-            ));
         }
         Ok(())
     }
