@@ -536,10 +536,7 @@ mod tests {
         );
         let e = SolveConfig::from_flags(Family::Tsp, &[given("--merge", text("maybe"))], &[])
             .unwrap_err();
-        assert!(
-            e.starts_with("--merge takes on or off"),
-            "{e}"
-        );
+        assert!(e.starts_with("--merge takes on or off"), "{e}");
     }
 
     #[test]

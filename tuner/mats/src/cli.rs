@@ -728,7 +728,8 @@ pub struct ScoreArgs {
     /// File holding the solution, `-` for standard input: the values separated by spaces,
     /// commas or newlines, optionally in brackets (a `--json` array) or after the word
     /// `solution` (the line `mats solve` prints). Permutations are 1-based unless
-    /// --zero-based; HW/SW solutions are the 0/1 values x_i (1 = software).
+    /// --zero-based; HW/SW solutions are the 0/1 values x_i (1 = software). A QAPLIB `.sln`
+    /// file (`n cost`, then the permutation) is read in the convention that scores its cost.
     #[arg(long, value_name = "FILE")]
     pub solution: PathBuf,
     /// The permutation is 0-based (QAP, PFSP, TSP).

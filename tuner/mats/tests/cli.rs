@@ -1199,6 +1199,29 @@ fn instance_score_rescores_solutions_from_anywhere() {
         "{text}"
     );
 
+    // QAPLIB's own .sln files, whatever convention each uses (tai40a.sln is 0-based).
+    for (name, convention) in [("tai12a", "one-based"), ("tai40a", "zero-based")] {
+        let s = json(&[
+            "instance",
+            "score",
+            &data(&format!("qap/{name}.dat")),
+            "--json",
+            "--solution",
+            &data(&format!("qap/{name}.sln")),
+        ]);
+        assert_eq!(s["sln_convention"], convention, "{name}");
+        assert_eq!(s["gap_percent"], 0.0, "{name}");
+    }
+    let e = error_of(&[
+        "instance",
+        "score",
+        &tai12a,
+        "--solution",
+        &data("qap/tai40a.sln"),
+    ]);
+    assert!(e.contains("tai40a.sln: solution has n = 40"), "{e}");
+    assert!(from_line.get("sln_convention").is_none());
+
     // Not solutions: each error names the file and what is wrong, in the user's numbering.
     let bad = dir.path().join("bad.txt");
     let bad_file = bad.to_str().unwrap();

@@ -23,21 +23,37 @@ struct Score<'a> {
     objective: i64,
     best_known: Option<BestKnownEntry>,
     gap_percent: Option<f64>,
+    /// How a QAPLIB `.sln` file wrote the permutation (absent for other solutions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sln_convention: Option<solvers::qap::Convention>,
 }
 
 pub fn score(args: &ScoreArgs) -> Result<()> {
     let src = &args.source;
     let bks = super::best_known(&src.bks)?;
     let instance = family::load(&src.file, src.family, src.index)?;
-    let text = read_solution_text(&args.solution)?;
     let origin = args.solution.display().to_string();
-    let values = parse_values(&text).with_context(|| format!("solution {origin}"))?;
+    let mut convention = None;
     let permutation = instance.family() != Family::Hwsw;
     let one_based = permutation && !args.zero_based;
-    let solution = if one_based {
-        to_zero_based(&values).with_context(|| format!("solution {origin}"))?
-    } else {
-        values
+    let solution = match &instance {
+        family::Instance::Qap(qap) if is_sln(&args.solution) => {
+            // QAPLIB's own solution files: `n cost`, then the permutation in one of four
+            // conventions, the one whose score is the stated cost (qap::solution).
+            let raw = solvers::qap::read_solution(&args.solution)?;
+            let sln = raw.resolve(qap, &args.solution)?;
+            convention = Some(sln.convention);
+            sln.permutation
+        }
+        _ => {
+            let text = read_solution_text(&args.solution)?;
+            let values = parse_values(&text).with_context(|| format!("solution {origin}"))?;
+            if one_based {
+                to_zero_based(&values).with_context(|| format!("solution {origin}"))?
+            } else {
+                values
+            }
+        }
     };
     let objective = instance.objective(&solution).map_err(|e| {
         anyhow::anyhow!(
@@ -55,6 +71,7 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
         objective,
         best_known,
         gap_percent: best_known.and_then(|b| gap_percent(objective, b.value)),
+        sln_convention: convention,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -62,6 +79,12 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
     }
     println!("instance   {} ({})", report.instance, report.file);
     println!("objective  {}", report.objective);
+    if let Some(c) = report.sln_convention {
+        println!(
+            "sln        the stated cost, read as {}",
+            serde_json::to_value(c)?.as_str().unwrap_or_default()
+        );
+    }
     match (report.best_known, report.gap_percent) {
         (Some(b), Some(gap)) => println!(
             "gap        {gap:.3}% above the best known {}{}",
@@ -72,6 +95,11 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
         (None, _) => println!("best known unknown (add a table with --bks FILE)"),
     }
     Ok(())
+}
+
+fn is_sln(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("sln"))
 }
 
 fn read_solution_text(path: &Path) -> Result<String> {
