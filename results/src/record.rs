@@ -195,6 +195,23 @@ pub struct Comparison {
     pub winner: Option<String>,
 }
 
+impl Comparison {
+    /// The other roles whose mean equals the winner's: a "best" that is only a tie should say
+    /// so (the quickstart's classes where every point reaches the optimum).
+    pub fn level_with_winner(&self) -> Vec<&str> {
+        let mean = |role: &str| self.values.get(role).copied().flatten().map(|v| v.mean);
+        let Some(best) = self.winner.as_deref().and_then(mean) else {
+            return Vec::new();
+        };
+        self.values
+            .keys()
+            .map(String::as_str)
+            .filter(|&r| Some(r) != self.winner.as_deref())
+            .filter(|&r| mean(r).is_some_and(|m| (m - best).abs() <= 1e-12))
+            .collect()
+    }
+}
+
 /// How an evaluation of a point on a class ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -315,5 +332,48 @@ impl From<&EvaluationRow> for NewEvaluation {
             gap_percent: row.gap_percent,
             new_trials: row.new_trials,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comparison(values: &[(&str, Option<f64>)], winner: &str) -> Comparison {
+        Comparison {
+            instances: vec!["tai12a".into()],
+            seeds: vec![1, 2],
+            values: values
+                .iter()
+                .map(|(r, m)| (r.to_string(), m.map(|m| MeanSd::of(&[m, m]).unwrap())))
+                .collect(),
+            points: Default::default(),
+            winner: Some(winner.into()),
+        }
+    }
+
+    #[test]
+    fn a_tie_for_the_best_names_the_roles_level_with_the_winner() {
+        let c = comparison(
+            &[
+                ("tuned", Some(0.0)),
+                ("default", Some(0.0)),
+                ("baseline", Some(1.6)),
+            ],
+            "tuned",
+        );
+        assert_eq!(c.level_with_winner(), ["default"]);
+        let c = comparison(
+            &[
+                ("tuned", Some(0.05)),
+                ("default", Some(0.13)),
+                ("baseline", None),
+            ],
+            "tuned",
+        );
+        assert!(c.level_with_winner().is_empty());
+        let mut none = c.clone();
+        none.winner = None;
+        assert!(none.level_with_winner().is_empty());
     }
 }

@@ -96,8 +96,14 @@ pub fn run(args: &TuneArgs) -> Result<()> {
                 None => format!("{role} failed"),
             })
             .collect();
+        let level = cmp.level_with_winner();
+        let tie = if level.is_empty() {
+            String::new()
+        } else {
+            format!(" (level with {})", level.join(" and "))
+        };
         println!(
-            "  {class} {title} ({} instances x {} seeds): {}; best: {}",
+            "  {class} {title} ({} instances x {} seeds): {}; best: {}{tie}",
             cmp.instances.len(),
             cmp.seeds.len(),
             parts.join(", "),
