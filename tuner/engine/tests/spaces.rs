@@ -28,6 +28,7 @@ fn cpu_space_names_match_solver_knobs() {
     .collect();
     for f in [
         "qap-cpu.toml",
+        "qap-cpu-search.toml",
         "pfsp-cpu.toml",
         "tsp-cpu.toml",
         "tsp-focused.toml",
