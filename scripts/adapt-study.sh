@@ -4,12 +4,15 @@
 # the repository root after scripts/gpu-test.sh (or a bundle with bin/mats and shared/data) is
 # there. Usage: bash scripts/adapt-study.sh FAMILY [SECONDS] [SEEDS]
 #   FAMILY: qap | pfsp | hwsw (one family is 5 instances x SEEDS x 2 runs x SECONDS: 300 s at
-#   the defaults, so one device call holds one family).
+#   the defaults, so one device call holds one family); qap-tuned: the other check,
+#   `--adapt` against a tuned bundle on the class it was tuned for: TUNED names the export of
+#   campaigns/qap-power-cap.toml (class tai-a: tai35a, tai60a, holdout tai50a), and both modes
+#   run `--tuned $TUNED`.
 # Prints per instance the default's and --adapt's mean objective, the paired difference
 # (adapt - default) with its standard error, and whether --adapt is lower by more than two
 # standard errors (the criterion); raw runs go to $OUT/adapt-FAMILY.csv.
 set -u
-family=${1:?usage: adapt-study.sh qap|pfsp|hwsw [SECONDS] [SEEDS]}
+family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|hwsw [SECONDS] [SEEDS]}
 seconds=${2:-10}
 seeds=${3:-3}
 root=$PWD
@@ -31,6 +34,12 @@ case $family in
         for name in tai80a tai100a tai150b tho150 tai256c; do
             instances+=("$data/qaplib/instances/$name.dat|$name|")
         done ;;
+    qap-tuned)
+        : "${TUNED:?qap-tuned needs TUNED, the export folder of campaigns/qap-power-cap.toml}"
+        instances=()
+        for name in tai35a tai60a tai50a; do
+            instances+=("$data/qaplib/instances/$name.dat|$name|--tuned $TUNED")
+        done ;;
     pfsp)
         t=$data/taillard-pfsp/taillard
         # Classes where ten seconds leave a gap (100x10 and 200x10 reach the best known).
@@ -45,7 +54,7 @@ case $family in
                 --seed "$s" -o "$g" > /dev/null || exit 1
             instances+=("$g|g2000-s$s|")
         done ;;
-    *) echo "unknown family $family (qap, pfsp, hwsw)" >&2; exit 2 ;;
+    *) echo "unknown family $family (qap, qap-tuned, pfsp, hwsw)" >&2; exit 2 ;;
 esac
 
 for entry in "${instances[@]}"; do

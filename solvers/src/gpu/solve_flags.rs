@@ -289,6 +289,25 @@ fn mentions(message: &str, param: &str) -> bool {
     words.clone().any(|w| w == param) || (param.contains('_') && message.contains(&spaced))
 }
 
+/// Whether `flag` applies to `family`'s GPU `variant`, with the error `from_flags` gives where
+/// it does not (a tuned run checks `--adapt` against its bundle's variant this way).
+pub fn check_applies(family: Family, flag: &GivenFlag, variant: &str) -> Result<(), String> {
+    let table = GpuConfig::solve_flags(family)?;
+    let Some(decl) = table.iter().find(|d| d.flag == flag.flag) else {
+        let takes: Vec<&str> = table.iter().map(|d| d.flag).collect();
+        return Err(format!(
+            "{} does not apply to {family} on the GPU (it takes {})",
+            flag.flag,
+            takes.join(", ")
+        ));
+    };
+    if decl.variants.is_empty() || applies(decl, variant) {
+        Ok(())
+    } else {
+        Err(not_for(flag, decl, family, variant))
+    }
+}
+
 /// The `mats solve` flags a family's GPU solver takes (for help and errors).
 pub fn flags_of(family: Family) -> Result<Vec<&'static str>, String> {
     Ok(GpuConfig::solve_flags(family)?
@@ -537,6 +556,22 @@ mod tests {
         let e = SolveConfig::from_flags(Family::Tsp, &[given("--merge", text("maybe"))], &[])
             .unwrap_err();
         assert!(e.starts_with("--merge takes on or off"), "{e}");
+    }
+
+    #[test]
+    fn a_tuned_runs_adapt_is_checked_against_the_bundles_variant() {
+        let adapt = given("--adapt", FlagValue::Int(1));
+        assert!(check_applies(Family::Qap, &adapt, "rots-block").is_ok());
+        let e = check_applies(Family::Qap, &adapt, "2opt").unwrap_err();
+        assert!(
+            e.contains("--adapt does not apply to qap `2opt`") && e.contains("rots-block"),
+            "{e}"
+        );
+        let e = check_applies(Family::Tsp, &adapt, "focused").unwrap_err();
+        assert!(
+            e.contains("--adapt does not apply to tsp on the GPU"),
+            "{e}"
+        );
     }
 
     #[test]

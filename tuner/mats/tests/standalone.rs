@@ -275,6 +275,31 @@ fn a_gpu_standalone_runs_the_kernels_it_carries() {
         "--binaries",
         &s(&bin),
     ]);
+    // `--adapt` over a GPU bundle races restarts around its point where its variant takes it
+    // (rots-block), and says why not elsewhere; it is never silently dropped.
+    let tai12a = s(&repo("data/qap/tai12a.dat"));
+    let adapted = Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(["solve", "--tuned", &s(&tuned), &tai12a, "--adapt", "--json"])
+        .args(["--time-limit", "0.5"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&adapted.stderr);
+    if adapted.status.success() {
+        let r: serde_json::Value = serde_json::from_slice(&adapted.stdout).unwrap();
+        assert!(
+            r["algorithm"].as_str().unwrap().starts_with("rots-block"),
+            "{r}"
+        );
+        assert!(
+            r["gpu"]["adaptation"]
+                .as_str()
+                .is_some_and(|a| a.contains("adapt:")),
+            "{r}"
+        );
+    } else {
+        assert!(stderr.contains("--adapt does not apply to qap"), "{stderr}");
+    }
+
     let class = own_class("tai12a.dat");
     let exe = executables(&bin)
         .into_iter()

@@ -171,6 +171,55 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
         "the same choice, only the threshold differs"
     );
 
+    // The bundle sets the search: a flag that would change it is refused, not ignored; a CPU
+    // bundle takes --threads but not the GPU's --adapt.
+    let tuned_s = tuned.to_str().unwrap();
+    let e = error_of(&[
+        "solve",
+        "--tuned",
+        tuned_s,
+        "data/qap/tai12a.dat",
+        "--tenure-range",
+        "0.3,0.5",
+    ]);
+    assert!(
+        e.contains("--tenure-range does not combine with --tuned"),
+        "{e}"
+    );
+    let e = error_of(&[
+        "solve",
+        "--tuned",
+        tuned_s,
+        "data/qap/tai12a.dat",
+        "--nvrtc-flag=-O3",
+    ]);
+    assert!(
+        e.contains("--nvrtc-flag does not combine with --tuned"),
+        "{e}"
+    );
+    let e = error_of(&[
+        "solve",
+        "--tuned",
+        tuned_s,
+        "data/qap/tai12a.dat",
+        "--adapt",
+    ]);
+    assert!(
+        e.contains("--adapt races the blocks of a GPU run") && e.contains("CPU bundle"),
+        "{e}"
+    );
+    let threads: serde_json::Value = serde_json::from_str(&ok(&[
+        "solve",
+        "--tuned",
+        tuned_s,
+        "data/qap/tai12a.dat",
+        "--threads",
+        "2",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(threads["threads"], 2, "{threads}");
+
     report_shows_the_verdicts_of_the_summary(&out, classes);
 
     let csv = ok(&["results", out_s, "--csv"]);

@@ -553,6 +553,22 @@ fn solve_tuned(
             args.max_class_distance
         );
     }
+    // The bundle sets the search: a flag that would set part of it is refused rather than
+    // ignored. `--adapt` (a GPU bundle's run-time race around its point) and `--threads` (a
+    // CPU bundle's worker threads) are checked against the bundle that runs.
+    let overridden: Vec<&str> = given_flags(args)
+        .iter()
+        .map(|g| g.flag)
+        .filter(|f| !matches!(*f, "--adapt" | "--threads"))
+        .chain((!args.nvrtc_flags.is_empty()).then_some("--nvrtc-flag"))
+        .collect();
+    if let Some(flag) = overridden.first() {
+        bail!(
+            "{flag} does not combine with --tuned: the bundle sets {}'s search and launch \
+             parameters (run without --tuned to set them)",
+            instance.family()
+        );
+    }
     let own_class = instance.class();
     let features = serde_json::to_value(instance.features())?;
     let Some(nearest) = nearest_class(&index, &own_class, &features) else {
@@ -734,8 +750,30 @@ fn run_tuned_gpu(
     bundle: &str,
     budget: Budget,
 ) -> Result<Solved> {
+    if args.threads != 0 {
+        bail!(
+            "--threads does not combine with GPU bundle {bundle}: its launch is the tuned one \
+             (--threads sets a CPU bundle's worker threads)"
+        );
+    }
     let gpu = bundle_gpu(args, manifest, folder)?;
-    let config = manifest.gpu_config(instance.family())?;
+    let mut config = manifest.gpu_config(instance.family())?;
+    if args.adapt {
+        // The race of restart configurations around the bundle's point (issue 28, item 5): the
+        // bundle's search with `adapt` on, where its variant takes it.
+        let adapt = GivenFlag {
+            flag: "--adapt",
+            value: FlagValue::Int(1),
+        };
+        solvers::gpu::solve_flags::check_applies(instance.family(), &adapt, config.variant_name())
+            .map_err(|e| anyhow::anyhow!("bundle {bundle}: {e}"))?;
+        let mut realised = manifest.realised();
+        realised
+            .values
+            .insert("adapt".into(), results::Value::Int(1));
+        config = engine::runner::gpu::config(instance.family(), &realised)
+            .map_err(|e| anyhow::anyhow!("bundle {bundle} with --adapt: {e}"))?;
+    }
     let cache =
         kernels::KernelCache::new(folder.join("kernels")).prebuilt_under(manifest.nvrtc.as_deref());
     let options = RunOptions {
@@ -755,6 +793,12 @@ fn run_tuned_cpu(
     bundle: &str,
     budget: Budget,
 ) -> Result<Solved> {
+    if args.adapt {
+        bail!(
+            "--adapt races the blocks of a GPU run; bundle {bundle} is a CPU bundle (its search \
+             runs as tuned)"
+        );
+    }
     let (algorithm, params, threads) =
         engine::runner::cpu::params(instance.family(), &manifest.realised())
             .map_err(anyhow::Error::msg)?;
