@@ -126,12 +126,7 @@ impl SolveConfig {
         let mut declared = Vec::with_capacity(given.len());
         for g in given {
             let Some(decl) = table.iter().find(|d| d.flag == g.flag) else {
-                let takes: Vec<&str> = table.iter().map(|d| d.flag).collect();
-                return Err(format!(
-                    "{} does not apply to {family} on the GPU (it takes {})",
-                    g.flag,
-                    takes.join(", ")
-                ));
+                return Err(not_taken(g, table, family));
             };
             declared.push((decl, g));
         }
@@ -215,6 +210,16 @@ impl SolveConfig {
     }
 }
 
+/// A flag no variant of `family` takes, with the flags it does take.
+fn not_taken(given: &GivenFlag, table: &[SolveFlag], family: Family) -> String {
+    let takes: Vec<&str> = table.iter().map(|d| d.flag).collect();
+    format!(
+        "{} does not apply to {family} on the GPU (it takes {})",
+        given.flag,
+        takes.join(", ")
+    )
+}
+
 fn not_for(given: &GivenFlag, decl: &SolveFlag, family: Family, variant: &str) -> String {
     format!(
         "{} does not apply to {family} `{variant}` on the GPU: it applies to `{}` only",
@@ -294,12 +299,7 @@ fn mentions(message: &str, param: &str) -> bool {
 pub fn check_applies(family: Family, flag: &GivenFlag, variant: &str) -> Result<(), String> {
     let table = GpuConfig::solve_flags(family)?;
     let Some(decl) = table.iter().find(|d| d.flag == flag.flag) else {
-        let takes: Vec<&str> = table.iter().map(|d| d.flag).collect();
-        return Err(format!(
-            "{} does not apply to {family} on the GPU (it takes {})",
-            flag.flag,
-            takes.join(", ")
-        ));
+        return Err(not_taken(flag, table, family));
     };
     if decl.variants.is_empty() || applies(decl, variant) {
         Ok(())
