@@ -1220,6 +1220,18 @@ fn instance_score_rescores_solutions_from_anywhere() {
         &data("qap/tai40a.sln"),
     ]);
     assert!(e.contains("tai40a.sln: solution has n = 40"), "{e}");
+    let e = error_of(&[
+        "instance",
+        "score",
+        &tai12a,
+        "--zero-based",
+        "--solution",
+        &data("qap/tai12a.sln"),
+    ]);
+    assert!(
+        e.contains("--zero-based does not apply to the QAPLIB file"),
+        "{e}"
+    );
     assert!(from_line.get("sln_convention").is_none());
 
     // Not solutions: each error names the file and what is wrong, in the user's numbering.

@@ -221,24 +221,24 @@ esac"#,
     );
     let data = data(dir.path());
     let qaplib = data.join("qaplib/instances");
-    let env = |acoqap: &Path| {
-        vec![
-            ("ACOQAP", acoqap.to_str().unwrap().to_string()),
-            ("QAPLIB", qaplib.to_str().unwrap().to_string()),
-            ("PROCS", "3".to_string()),
-            ("SECONDS_FIXED", "1".to_string()),
-        ]
+    let beside = |acoqap: &Path, seeds: &str| {
+        let acoqap = acoqap.to_str().unwrap();
+        let qaplib = qaplib.to_str().unwrap();
+        let vars = [
+            ("ACOQAP", acoqap),
+            ("QAPLIB", qaplib),
+            ("PROCS", "3"),
+            ("SECONDS_FIXED", "1"),
+        ];
+        run(
+            "qap-acoqap-beside.sh",
+            dir.path(),
+            &mats,
+            &[seeds, "tai60a"],
+            &vars,
+        )
     };
-    let honest = fake_acoqap(dir.path(), false);
-    let vars = env(&honest);
-    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let out = run(
-        "qap-acoqap-beside.sh",
-        dir.path(),
-        &mats,
-        &["1 2", "tai60a"],
-        &vars,
-    );
+    let out = beside(&fake_acoqap(dir.path(), false), "1 2");
     assert!(out.status.success(), "{}", text(&out.stderr));
     // Seed 2's processes take seeds 4-6: best 1004 (0.400%), mean 1005 (0.500%).
     let stdout = text(&out.stdout);
@@ -253,16 +253,7 @@ esac"#,
     assert!(dir.path().join("out/acoqap-logs.tar.gz").exists());
 
     // A process whose permutation does not score what it reported stops the comparison.
-    let liar = fake_acoqap(&dir.path().join("out"), true);
-    let vars = env(&liar);
-    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let out = run(
-        "qap-acoqap-beside.sh",
-        dir.path(),
-        &mats,
-        &["1", "tai60a"],
-        &vars,
-    );
+    let out = beside(&fake_acoqap(&dir.path().join("out"), true), "1");
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("reported 1 but its permutation scores 1002"),

@@ -40,6 +40,12 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
         family::Instance::Qap(qap) if is_sln(&args.solution) => {
             // QAPLIB's own solution files: `n cost`, then the permutation in one of four
             // conventions, the one whose score is the stated cost (qap::solution).
+            if args.zero_based {
+                bail!(
+                    "--zero-based does not apply to the QAPLIB file {origin}: its convention is \
+                     the one that scores its stated cost"
+                );
+            }
             let raw = solvers::qap::read_solution(&args.solution)?;
             let sln = raw.resolve(qap, &args.solution)?;
             convention = Some(sln.convention);

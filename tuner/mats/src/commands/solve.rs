@@ -757,22 +757,23 @@ fn run_tuned_gpu(
         );
     }
     let gpu = bundle_gpu(args, manifest, folder)?;
-    let mut config = manifest.gpu_config(instance.family())?;
+    // `--adapt`: the race of restart configurations around the bundle's point (issue 28, item
+    // 5), where the bundle's variant takes it.
+    let mut realised = manifest.realised();
     if args.adapt {
-        // The race of restart configurations around the bundle's point (issue 28, item 5): the
-        // bundle's search with `adapt` on, where its variant takes it.
+        realised
+            .values
+            .insert("adapt".into(), results::Value::Int(1));
+    }
+    let config = engine::runner::gpu::config(instance.family(), &realised)
+        .map_err(|e| anyhow::anyhow!("bundle {bundle}: {e}"))?;
+    if args.adapt {
         let adapt = GivenFlag {
             flag: "--adapt",
             value: FlagValue::Int(1),
         };
         solvers::gpu::solve_flags::check_applies(instance.family(), &adapt, config.variant_name())
             .map_err(|e| anyhow::anyhow!("bundle {bundle}: {e}"))?;
-        let mut realised = manifest.realised();
-        realised
-            .values
-            .insert("adapt".into(), results::Value::Int(1));
-        config = engine::runner::gpu::config(instance.family(), &realised)
-            .map_err(|e| anyhow::anyhow!("bundle {bundle} with --adapt: {e}"))?;
     }
     let cache =
         kernels::KernelCache::new(folder.join("kernels")).prebuilt_under(manifest.nvrtc.as_deref());
