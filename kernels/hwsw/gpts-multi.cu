@@ -8,14 +8,16 @@
 // communication-heavy graphs need; odd ones: a uniform pair), each incrementally from the block's w = ds + dc
 // (as in GPTS, common.cuh), keeps only feasible ones (S + C + delta <= R), and takes the least
 // dH that is admissible: none of its nodes tabu, or H + dH below the block's best (aspiration).
-// Flipped nodes stay tabu for t = min(tenure, n / 4 + 1) plus a random 0..t/4 iterations.
+// Flipped nodes stay tabu for t = min(tenure, n / 4 + 1) plus a random 0..t/4 iterations;
+// each search has its own tenure (`tenures`, one per block) so that `--adapt` can race tabu
+// lengths across the searches of one launch.
 // When every feasible candidate is tabu the best of them is taken; when none is feasible the
 // search starts again from all-hardware.
 //
 // State per search, in global memory, rows of n: x, w, tabu_until (iteration numbers),
-// best_x; per search: best_h, iteration count. Each launch first rebuilds w, H and S + C from x
-// (so the host may replace x by an elite between launches) and clears the tabu list of
-// searches marked in `restart`.
+// best_x; per search: best_h, iteration count, tenure. Each launch first rebuilds w, H and
+// S + C from x (so the host may replace x by an elite between launches) and clears the tabu
+// list of searches marked in `restart`.
 //
 // Tunables: HWSW_THREADS (block size), MULTI_SAMPLES, flags. Moves are drawn from a
 // counter-based hash of (seed, search, iteration, thread), so runs repeat for a seed.
@@ -97,7 +99,7 @@ extern "C" __global__ void __launch_bounds__(HWSW_THREADS)
                const unsigned* __restrict__ start, const int* __restrict__ node,
                const i64* __restrict__ cost, int n, i64 r, unsigned char* xs, i64* ws,
                unsigned* tabus, unsigned char* best_xs, i64* best_hs, unsigned* iteration_counts,
-               const unsigned* restart, unsigned iterations, unsigned tenure, u64 seed)
+               const unsigned* restart, unsigned iterations, const unsigned* __restrict__ tenures, u64 seed)
 {
     const u64 b = blockIdx.x;
     unsigned char* x = xs + b * n;
@@ -234,7 +236,7 @@ extern "C" __global__ void __launch_bounds__(HWSW_THREADS)
         if (threadIdx.x == 0) {
             const u64 z = hwsw_mix(seed ^ (b << 32) ^ now);
             // A tenure near n would leave no move free on small graphs.
-            const unsigned t = min(tenure, (unsigned)n / 4 + 1);
+            const unsigned t = min(tenures[b], (unsigned)n / 4 + 1);
             const unsigned until = now + t + (unsigned)(z % (t / 4 + 1));
             tabu[mi] = until;
             if (mj >= 0) tabu[mj] = until;

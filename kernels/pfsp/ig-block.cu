@@ -24,7 +24,8 @@
 // the four sequences; the host then runs few walks so that their tables stay in L2.
 //
 // Tunables: IG_THREADS (64..1024, multiple of 32), blocks (walks), destruction d, temperature,
-// iterations per launch, the tables' place, maxrregcount and flags.
+// iterations per launch, the tables' place, maxrregcount and flags. Each walk reads its own d
+// (`destructions`) so that `--adapt` can race destruction sizes across the walks of a launch.
 #include "ig-common.cuh"
 
 // Iterative improvement by insertion on s.seq (n jobs) whose makespan is `value`; returns the
@@ -74,7 +75,8 @@ __device__ i64 ig_local_search(const int* __restrict__ times, IgShared& s, i64 v
 // by local search yet (the host's NEH, or a restart). evaluated: insertion positions per walk.
 // tables: every walk's heads and tails with IG_GLOBAL_TABLES, else unused.
 extern "C" __global__ void __launch_bounds__(IG_THREADS * IG_WALKS)
-pfsp_ig_block(const int* __restrict__ times_in, u64 seed, int iterations, int destruction, double temperature,
+pfsp_ig_block(const int* __restrict__ times_in, u64 seed, int iterations,
+              const int* __restrict__ destructions, double temperature,
               int* __restrict__ cur_seqs, i64* __restrict__ cur_values, int* __restrict__ best_seqs,
               i64* __restrict__ best_values, u64* __restrict__ rng_counters, u64* __restrict__ evaluated_out,
               ctime_t* tables)
@@ -146,7 +148,7 @@ pfsp_ig_block(const int* __restrict__ times_in, u64 seed, int iterations, int de
             for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) my_best[i] = s.seq[i];
         }
     }
-    const int d = min(destruction, 64);
+    const int d = min(destructions[walk], 64);
     for (int it = 0; it < iterations; ++it) {
         ig_sync();
         for (int i = IG_TID; i < PFSP_N; i += IG_THREADS) s.seq[i] = s.cur[i];

@@ -189,6 +189,16 @@ impl Race {
         give
     }
 
+    /// Block `block` restarted from another block's solution whose cost is `cost`: the round
+    /// then measures its improvement from there. Without this an arm whose blocks restart
+    /// often from elites would score the elites' costs as its own search's gains (a copied
+    /// best improves a mediocre block's best without improving the run's).
+    pub fn inherited(&mut self, block: usize, cost: i64) {
+        if let Some(start) = self.round_start.as_mut().and_then(|s| s.get_mut(block)) {
+            *start = (*start).min(cost);
+        }
+    }
+
     /// Each arm's score over a round: the mean, over its blocks, of the relative improvement of
     /// the block's best (`(start - now) / start`; an arm without blocks scores 0).
     pub fn scores(&self, start: &[i64], now: &[i64]) -> Vec<f64> {
@@ -283,6 +293,23 @@ mod tests {
         assert_eq!(stall_neighbours(5), [10, 2]);
         assert_eq!(stall_neighbours(1), [2, 1]);
         assert_eq!(stall_neighbours(u32::MAX)[0], u32::MAX);
+    }
+
+    #[test]
+    fn an_inherited_cost_is_not_scored_as_the_arms_gain() {
+        let mut race = Race::new(2, 4, by_launches(1));
+        race.inherited(0, 10);
+        race.after_launch(&[100, 100, 100, 100]);
+        // Block 0 (arm 0) restarts from a copy of a best of 60 and reaches 60; block 1 (arm 1)
+        // improves by its own search to 90.
+        race.inherited(0, 60);
+        let bests = [60, 90, 100, 100];
+        let start = race.round_start.clone().expect("the round started");
+        let scores = race.scores(&start, &bests);
+        assert_eq!(scores[0], 0.0, "{scores:?}");
+        assert!(scores[1] > 0.0, "{scores:?}");
+        assert_eq!(race.after_launch(&bests), 1, "arm 0 gives a block to arm 1");
+        assert_eq!(race.shares(), [1, 3]);
     }
 
     #[test]

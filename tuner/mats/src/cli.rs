@@ -479,8 +479,8 @@ pub struct SolveArgs {
     #[arg(long, value_name = "NAME")]
     pub algo: Option<String>,
     /// Run the tuned configuration for this instance's class from an export folder
-    /// (`mats export`); --backend, --algo and the tuning parameters then come from the bundle
-    /// (other search or launch flags are refused; --adapt races restarts around a GPU bundle's
+    /// (`mats export`); the backend, --algo and the tuning parameters then come from the bundle
+    /// (--backend may only name the bundle's own; other search or launch flags are refused; --adapt races restarts around a GPU bundle's
     /// point, --threads sets a CPU bundle's worker threads).
     #[arg(long, value_name = "DIR")]
     pub tuned: Option<PathBuf>,
@@ -504,9 +504,10 @@ pub struct SolveArgs {
     /// warning names the nearest when it is another; what standalone executables run).
     #[arg(long, value_name = "CLASS", requires = "tuned")]
     pub tuned_class: Option<String>,
-    /// Where to solve: `cpu` (reference solvers) or `gpu` (CUDA kernels; QAP, PFSP, HW/SW).
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
-    pub backend: Backend,
+    /// Where to solve: `cpu` (reference solvers, the default) or `gpu` (CUDA kernels; QAP,
+    /// PFSP, HW/SW). With --tuned the bundle's backend runs; naming another is refused.
+    #[arg(long, value_enum)]
+    pub backend: Option<Backend>,
     /// GPU ordinal (with --backend gpu).
     #[arg(long, default_value_t = 0)]
     pub gpu: usize,
@@ -573,8 +574,11 @@ pub struct SolveArgs {
     /// --solutions is unset) then count the block, `gpu.layout` says the walks per block.
     #[arg(long, value_name = "W")]
     pub walks_per_block: Option<u32>,
-    /// GPU rots-block: race restart configurations across the blocks during the run (the
-    /// configured one and five neighbours; blocks move to the arm whose bests improve most).
+    /// GPU rots-block, pfsp ig-block and ig-warp, hwsw gpts-multi: race run-time
+    /// configurations across the independent searches during the run (the configured one and
+    /// its neighbours: restart rules and stalls, rots-block's swaps, ig-block's destruction
+    /// size, gpts-multi's tabu tenure); searches move to the arm whose bests improve most
+    /// beyond where their restarts started.
     #[arg(long)]
     pub adapt: bool,
     /// GPU rots-block: where a block keeps its working set: `auto` (default: the fastest that
@@ -705,6 +709,23 @@ pub struct SolveArgs {
 pub enum Backend {
     Cpu,
     Gpu,
+}
+
+impl Backend {
+    /// As bundles and `--json` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+        }
+    }
+}
+
+impl SolveArgs {
+    /// `--backend`, or the CPU where it was not given.
+    pub fn backend(&self) -> Backend {
+        self.backend.unwrap_or(Backend::Cpu)
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -192,6 +192,10 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
             &["--adapt"][..],
             "--adapt races the blocks of a GPU run; bundle",
         ),
+        (
+            &["--backend", "gpu"][..],
+            "--backend gpu does not combine with --tuned",
+        ),
     ] {
         let e = tuned_error(extra);
         assert!(e.contains(expected), "{extra:?}: {e}");
@@ -207,6 +211,18 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     ]))
     .unwrap();
     assert_eq!(threads["threads"], 2, "{threads}");
+    // Naming the bundle's own backend is allowed (it is what runs).
+    let cpu: serde_json::Value = serde_json::from_str(&ok(&[
+        "solve",
+        "--tuned",
+        tuned_s,
+        "data/qap/tai12a.dat",
+        "--backend",
+        "cpu",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(cpu["backend"], "cpu", "{cpu}");
 
     report_shows_the_verdicts_of_the_summary(&out, classes);
 

@@ -39,6 +39,7 @@ pub(super) struct Multi {
     best_h: CudaSlice<i64>,
     counts: CudaSlice<u32>,
     restart: CudaSlice<u32>,
+    tenures: CudaSlice<u32>,
 }
 
 impl Multi {
@@ -98,6 +99,9 @@ impl Multi {
             restart: stream
                 .alloc_zeros::<u32>(s)
                 .map_err(driver("allocating restart flags"))?,
+            tenures: stream
+                .alloc_zeros::<u32>(s)
+                .map_err(driver("allocating tabu tenures"))?,
             kernel,
             launch,
         })
@@ -156,11 +160,22 @@ impl Multi {
         let mut stalls = Stalls::new(vec![i64::MAX; s]);
         let mut last_launch = Duration::ZERO;
         let (n32, r) = (n as i32, inst.r());
-        let tenure = params.tabu_length as u32;
         let mut launch_index = 0u64;
         let mut best_h = vec![i64::MAX; s];
-        let arms = RestartArm::arms(params.restart_stall, params.adapt);
+        let arms = RestartArm::arms(
+            params.restart_stall,
+            params.tabu_length as u32,
+            params.adapt,
+        );
         let mut race = Race::over(arms.len(), s);
+        // Each search's tenure, written again only when the race moves searches.
+        let tenure_of = |race: Option<&Race>| -> Vec<u32> {
+            (0..s).map(|q| Race::pick(race, &arms, q).tenure).collect()
+        };
+        let mut tenures = tenure_of(race.as_ref());
+        stream
+            .memcpy_htod(&tenures, &mut self.tenures)
+            .map_err(driver("writing tabu tenures"))?;
         while !deadline.reached(done) {
             // Under a time limit, shorten the launch so it ends near the deadline.
             let mut iterations = per_launch;
@@ -196,7 +211,7 @@ impl Multi {
                 .arg(&mut self.counts)
                 .arg(&self.restart)
                 .arg(&iterations)
-                .arg(&tenure)
+                .arg(&self.tenures)
                 .arg(&seed);
             // SAFETY: matches hwsw_multi; every per-search row holds n entries.
             unsafe { builder.launch(self.launch.config()) }
@@ -213,7 +228,12 @@ impl Multi {
                 deadline.offer(best_h[top]);
             }
             if let Some(race) = &mut race {
-                race.after_launch(&best_h);
+                if race.after_launch(&best_h) > 0 {
+                    tenures = tenure_of(Some(&*race));
+                    stream
+                        .memcpy_htod(&tenures, &mut self.tenures)
+                        .map_err(driver("writing tabu tenures"))?;
+                }
             }
             let mut flags = vec![0u32; s];
             stalls.count(&best_h);
@@ -234,6 +254,9 @@ impl Multi {
                             .map_err(driver("copying an elite solution"))?;
                         *flag = 1;
                         restarts += 1;
+                        if let Some(race) = &mut race {
+                            race.inherited(q, best_h[from]);
+                        }
                     }
                     stalls.restarted(q);
                 }
@@ -262,36 +285,45 @@ impl Multi {
     }
 }
 
-/// One restart configuration of the searches: the launches a search may go without improving
-/// (0: never restarts) and whether it continues from one of the four best searches' bests or
-/// from its own best. The run's parameters give one; `--adapt` races several
-/// ([`crate::gpu::adapt`]).
+/// One run-time configuration of a search: the launches it may go without improving before a
+/// restart (0: never), whether it then continues from one of the four best searches' bests or
+/// from its own best, and its tabu tenure. The run's parameters give one; `--adapt` races
+/// several ([`crate::gpu::adapt`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RestartArm {
     pub stall: u32,
     pub from_elite: bool,
+    pub tenure: u32,
 }
 
 impl RestartArm {
-    /// The run's arm (elite restarts), and with `adapt` its neighbours: restarts from the own
-    /// best, twice and half the stall (a run that never restarts races stalls around 3).
-    pub fn arms(stall: u32, adapt: bool) -> Vec<RestartArm> {
+    /// The run's arm (elite restarts, its tenure), and with `adapt` its neighbours: restarts
+    /// from the own best, half, twice and four times the tenure (the best tabu length depends
+    /// on the graph's size and structure), twice and half the stall (a run that never
+    /// restarts races stalls around 3).
+    pub fn arms(stall: u32, tenure: u32, adapt: bool) -> Vec<RestartArm> {
         let base = RestartArm {
             stall,
             from_elite: true,
+            tenure,
         };
         if !adapt {
             return vec![base];
         }
         let stall = if stall == 0 { 3 } else { stall };
         let base = RestartArm { stall, ..base };
+        let tenures = [
+            (tenure / 2).max(1),
+            tenure.saturating_mul(2),
+            tenure.saturating_mul(4),
+        ];
         adapt::restart_arms(
             base,
             RestartArm {
                 from_elite: false,
                 ..base
             },
-            [],
+            tenures.map(|tenure| RestartArm { tenure, ..base }),
             stall,
             |stall| RestartArm { stall, ..base },
         )
@@ -302,7 +334,7 @@ impl RestartArm {
 fn summary(arms: &[RestartArm], race: &Race) -> String {
     let labels = arms.iter().map(|a| {
         let from = if a.from_elite { "elite" } else { "own best" };
-        format!("{from} after {} launches", a.stall)
+        format!("{from} after {} launches, tenure {}", a.stall, a.tenure)
     });
     race.summary("searches", labels)
 }
@@ -312,17 +344,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn adapt_races_the_elite_restarts_and_three_neighbours() {
-        assert_eq!(RestartArm::arms(3, false).len(), 1);
-        let arms = RestartArm::arms(4, true);
-        let expected = [(4, true), (4, false), (8, true), (2, true)]
-            .map(|(stall, from_elite)| RestartArm { stall, from_elite });
+    fn adapt_races_the_elite_restarts_tenures_and_stalls() {
+        assert_eq!(RestartArm::arms(3, 20, false).len(), 1);
+        let arms = RestartArm::arms(4, 20, true);
+        let expected = [
+            (4, true, 20),
+            (4, false, 20),
+            (4, true, 10),
+            (4, true, 40),
+            (4, true, 80),
+            (8, true, 20),
+            (2, true, 20),
+        ]
+        .map(|(stall, from_elite, tenure)| RestartArm {
+            stall,
+            from_elite,
+            tenure,
+        });
         assert_eq!(arms, expected);
-        // Stall 1: half of it is itself, so that arm is not repeated.
-        assert_eq!(RestartArm::arms(1, true).len(), 3);
-        assert!(RestartArm::arms(0, true).iter().all(|a| a.stall > 0));
-        let race = Race::new(arms.len(), 8, crate::gpu::adapt::ROUND);
+        // Stall 1 and tenure 1: half of each is itself, so those arms are not repeated.
+        assert_eq!(RestartArm::arms(1, 1, true).len(), 5);
+        assert!(RestartArm::arms(0, 20, true).iter().all(|a| a.stall > 0));
+        let race = Race::new(arms.len(), 14, crate::gpu::adapt::ROUND);
         let text = summary(&arms, &race);
-        assert!(text.contains("2 x (own best after 4 launches)"), "{text}");
+        assert!(
+            text.contains("2 x (own best after 4 launches, tenure 20)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2 x (elite after 4 launches, tenure 80)"),
+            "{text}"
+        );
     }
 }

@@ -195,7 +195,7 @@ pub(super) fn run(
 
     let total: i64 = inst.times_machine_major().iter().sum();
     let temperature = params.temperature * total as f64 / (n * m * 10) as f64;
-    let destruction = params.destruction.min(n - 1) as i32;
+    let destruction = params.destruction.min(n - 1);
     let seed = options.seed;
     let per_walk = options
         .budget
@@ -209,7 +209,21 @@ pub(super) fn run(
         .budget
         .time_limit
         .map(|limit| Instant::now() + limit);
-    let mut restarts = restarts_of(params, start_values, stream_rng(seed ^ 0x1e_b10c, 0));
+    let mut restarts = restarts_of(
+        params,
+        Some(destruction),
+        start_values,
+        stream_rng(seed ^ 0x1e_b10c, 0),
+    );
+    // Each walk's d (its arm's under --adapt), written again when the race moves walks.
+    let destructions_of = |restarts: &Restarts| -> Vec<i32> {
+        let mut d = restarts.destructions(walks, destruction);
+        d.iter_mut()
+            .for_each(|d| *d = (*d).min(n as i32 - 1).max(1));
+        d
+    };
+    let mut walk_destructions = destructions_of(&restarts);
+    let mut destructions = upload_i32(&walk_destructions)?;
     let watch = options.budget.watch();
     // The first launch does the initial local search and one iteration, and measures.
     let mut chunk: u64 = 1;
@@ -225,7 +239,7 @@ pub(super) fn run(
                 .arg(&prepared.times)
                 .arg(&seed)
                 .arg(&this)
-                .arg(&destruction)
+                .arg(&destructions)
                 .arg(&temperature)
                 .arg(&mut cur)
                 .arg(&mut cur_values)
@@ -258,6 +272,13 @@ pub(super) fn run(
                 &mut cur,
                 &mut cur_values,
             )?;
+            let now_destructions = destructions_of(&restarts);
+            if now_destructions != walk_destructions {
+                walk_destructions = now_destructions;
+                stream
+                    .memcpy_htod(&walk_destructions, &mut destructions)
+                    .map_err(driver("writing the walks' destruction sizes"))?;
+            }
         }
         chunk = super::next_chunk(
             timer.seconds - before,
@@ -303,13 +324,25 @@ pub(super) fn run(
 /// sequences are what a walk reaches on its own).
 pub(super) fn restarts_of(
     params: &GpuParams,
+    destruction: Option<usize>,
     start_values: Vec<i64>,
     rng: crate::run::SolverRng,
 ) -> Restarts {
-    let arms = RestartArm::arms(params.restart_stall, params.relink, params.adapt);
+    let arms = RestartArm::arms(
+        params.restart_stall,
+        params.relink,
+        destruction,
+        params.adapt,
+    );
     let relinking = arms.iter().any(|a| a.relink).then(|| Relinking {
         pool: crate::pfsp::relink::ElitePool::new(params.elite),
-        min_distance: params.destruction.max(params.destruction_max).max(1),
+        min_distance: arms
+            .iter()
+            .map(|a| a.destruction)
+            .chain([params.destruction, params.destruction_max])
+            .max()
+            .unwrap_or(1)
+            .max(1),
     });
     Restarts::with_arms(arms, start_values, rng, relinking)
 }

@@ -445,7 +445,7 @@ pub(super) fn run(
     let deadline = options.budget.time_limit.map(|limit| run_started + limit);
     let watch = options.budget.watch();
     let mut restarts =
-        super::ig::restarts_of(params, start_values, stream_rng(seed ^ 0x1e_3a59, 0));
+        super::ig::restarts_of(params, None, start_values, stream_rng(seed ^ 0x1e_3a59, 0));
     // Under a time limit alone, each launch gives every walk the same slice of GPU time (the
     // kernel's clock budget) instead of the same iteration count, so that no SM idles behind the
     // slowest walk; with an iteration budget (and in the tests) launches count iterations.

@@ -102,33 +102,55 @@ impl Pending {
     }
 }
 
-/// One restart configuration: the launches a walk may go without improving (0: never
-/// restarts) and whether it relinks. The run's parameters give one; `--adapt` races several
+/// One run-time configuration of a walk: the launches it may go without improving (0: never
+/// restarts), whether it relinks, and its destruction size (0: the run's; ig-block reads one
+/// per walk, ig-warp adapts its own). The run's parameters give one; `--adapt` races several
 /// ([`crate::gpu::adapt`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RestartArm {
     pub stall: u32,
     pub relink: bool,
+    pub destruction: usize,
 }
 
 impl RestartArm {
-    /// The run's arm, and with `adapt` its neighbours: the other restart rule, twice and half
-    /// the stall (a run that never restarts races stalls around 20).
-    pub fn arms(stall: u32, relink: bool, adapt: bool) -> Vec<RestartArm> {
-        let base = RestartArm { stall, relink };
+    /// The run's arm, and with `adapt` its neighbours: the other restart rule, where the
+    /// kernel takes a destruction size per walk (`destruction`: ig-block's d) d / 2, d - 1 and
+    /// d + 2 (the best d depends on the instance's size and on the budget), then twice and
+    /// half the stall (a run that never restarts races stalls around 20).
+    pub fn arms(
+        stall: u32,
+        relink: bool,
+        destruction: Option<usize>,
+        adapt: bool,
+    ) -> Vec<RestartArm> {
+        let d = destruction.unwrap_or(0);
+        let base = RestartArm {
+            stall,
+            relink,
+            destruction: d,
+        };
         if !adapt {
             return vec![base];
         }
         let stall = if stall == 0 { 20 } else { stall };
+        let base = RestartArm { stall, ..base };
+        let sizes = match destruction {
+            Some(d) if d > 0 => vec![(d / 2).max(1), (d - 1).max(1), d + 2],
+            _ => Vec::new(),
+        };
         adapt::restart_arms(
-            RestartArm { stall, relink },
+            base,
             RestartArm {
-                stall,
                 relink: !relink,
+                ..base
             },
-            [],
+            sizes.into_iter().map(|destruction| RestartArm {
+                destruction,
+                ..base
+            }),
             stall,
-            |stall| RestartArm { stall, relink },
+            |stall| RestartArm { stall, ..base },
         )
     }
 }
@@ -158,6 +180,7 @@ impl Restarts {
         let arm = RestartArm {
             stall,
             relink: relinking.is_some(),
+            destruction: 0,
         };
         Restarts::with_arms(vec![arm], start_values, rng, relinking)
     }
@@ -188,11 +211,25 @@ impl Restarts {
         self.arms.iter().any(|a| a.stall > 0)
     }
 
+    /// Each walk's destruction size (ig-block's kernel argument): its arm's, or `run` where
+    /// the arm keeps the run's (0).
+    pub fn destructions(&self, walks: usize, run: usize) -> Vec<i32> {
+        (0..walks)
+            .map(|w| match self.arm(w).destruction {
+                0 => run,
+                d => d,
+            } as i32)
+            .collect()
+    }
+
     /// With `--adapt`: the arms and how many walks ran each at the end.
     pub fn summary(&self) -> Option<String> {
         let labels = self.arms.iter().map(|a| {
             let rule = if a.relink { "relink" } else { "copy" };
-            format!("{rule} after {} launches", a.stall)
+            match a.destruction {
+                0 => format!("{rule} after {} launches", a.stall),
+                d => format!("{rule} after {} launches, d {d}", a.stall),
+            }
         });
         Some(self.race.as_ref()?.summary("walks", labels))
     }
@@ -265,6 +302,7 @@ impl Restarts {
         }
         // Draws first, in walk order, so that the plan does not depend on the threads.
         let mut sources = Vec::with_capacity(pending.stale.len());
+        let mut guides = std::collections::HashMap::new();
         for &i in &pending.stale {
             self.stalls.restarted(i);
             let own = self
@@ -273,13 +311,16 @@ impl Restarts {
                 .filter(|_| self.arm(i).relink)
                 .and_then(|_| row(i));
             if let Some(source) = self.relink_source(i, own) {
+                if let Source::Relink { guide_value, .. } = &source {
+                    guides.insert(i, *guide_value);
+                }
                 sources.push(source);
             } else if !pending.elite.is_empty() {
                 let from = pending.elite[self.rng.random_range(0..pending.elite.len())];
                 sources.push(Source::Copy { walk: i, from });
             }
         }
-        sources
+        let plan: Vec<Restart> = sources
             .into_par_iter()
             .filter_map(|source| match source {
                 Source::Copy { walk, from } => Some(Restart {
@@ -307,7 +348,19 @@ impl Restarts {
                     })
                 }
             })
-            .collect()
+            .collect();
+        // The race scores what a walk finds beyond every sequence its restart drew on (the
+        // copied walk's best, or the relinking guide and the point found on the path), not the
+        // quality it inherits from them.
+        if let Some(race) = &mut self.race {
+            for r in &plan {
+                race.inherited(
+                    r.walk,
+                    r.value.min(guides.get(&r.walk).copied().unwrap_or(r.value)),
+                );
+            }
+        }
+        plan
     }
 
     /// With relinking, a walk's path: from its own best (`own`, where it is a permutation)
@@ -387,14 +440,26 @@ mod tests {
 
     #[test]
     fn adapt_races_the_configured_restarts_and_three_neighbours() {
-        assert_eq!(RestartArm::arms(20, true, false).len(), 1);
-        let arms = RestartArm::arms(20, true, true);
+        assert_eq!(RestartArm::arms(20, true, None, false).len(), 1);
+        let arms = RestartArm::arms(20, true, None, true);
         assert_eq!(
             arms,
-            [(20, true), (20, false), (40, true), (10, true)]
-                .map(|(stall, relink)| RestartArm { stall, relink })
+            [(20, true), (20, false), (40, true), (10, true)].map(|(stall, relink)| RestartArm {
+                stall,
+                relink,
+                destruction: 0
+            })
         );
-        assert!(RestartArm::arms(0, false, true).iter().all(|a| a.stall > 0));
+        assert!(RestartArm::arms(0, false, None, true)
+            .iter()
+            .all(|a| a.stall > 0));
+        // ig-block also races destruction sizes around its d.
+        let arms = RestartArm::arms(20, true, Some(4), true);
+        let d: Vec<usize> = arms.iter().map(|a| a.destruction).collect();
+        assert_eq!(d, [4, 4, 2, 3, 6, 4, 4]);
+        assert_eq!(RestartArm::arms(20, true, Some(4), false)[0].destruction, 4);
+        // d = 1: d / 2 and d - 1 are d itself.
+        assert_eq!(RestartArm::arms(20, true, Some(1), true).len(), 5);
     }
 
     /// Walks follow their own arm: with a copying arm of stall 1 and a relinking arm of stall 2
@@ -408,10 +473,12 @@ mod tests {
             RestartArm {
                 stall: 1,
                 relink: false,
+                destruction: 0,
             },
             RestartArm {
                 stall: 2,
                 relink: true,
+                destruction: 5,
             },
         ];
         let relinking = Relinking {
@@ -441,9 +508,10 @@ mod tests {
         let summary = r.summary().unwrap();
         assert!(summary.contains("4 x (copy after 1 launches)"), "{summary}");
         assert!(
-            summary.contains("4 x (relink after 2 launches)"),
+            summary.contains("4 x (relink after 2 launches, d 5)"),
             "{summary}"
         );
+        assert_eq!(r.destructions(4, 3), [3, 5, 3, 5]);
     }
 
     #[test]

@@ -481,6 +481,8 @@ impl<'a> Restarts<'a> {
             let arm = self.arm(i);
             let mut q = perm_of(i);
             self.stalls.restarted(i);
+            // With the cost of the other block's best it drew on: the race scores what the
+            // block finds beyond both parents, not the partner's quality it inherits.
             let recombined = if !valid(&q) {
                 None
             } else if let Some(inst) = self.relink {
@@ -489,18 +491,21 @@ impl<'a> Restarts<'a> {
                 valid(&elite)
                     .then(|| super::relink::relink(inst, &q, &elite, arm.swaps))
                     .flatten()
-                    .map(|(p, _)| p)
+                    .map(|(p, _)| (p, costs[best_index]))
             } else if arm.crossover {
                 super::crossover::tournament(costs, i, &mut self.rng)
-                    .map(perm_of)
-                    .filter(valid)
-                    .map(|b| super::crossover::uniform_like(&q, &b, &mut self.rng))
-                    .filter(|child| *child != q)
+                    .map(|b| (perm_of(b), costs[b]))
+                    .filter(|(b, _)| valid(b))
+                    .map(|(b, cost)| (super::crossover::uniform_like(&q, &b, &mut self.rng), cost))
+                    .filter(|(child, _)| *child != q)
             } else {
                 None
             };
-            if let Some(start) = recombined {
+            if let Some((start, partner_cost)) = recombined {
                 self.improved[i] = false;
+                if let Some(race) = &mut self.race {
+                    race.inherited(i, partner_cost);
+                }
                 out.push((i, start));
                 continue;
             }

@@ -216,7 +216,7 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
     let (target, trace) = (budget.target.clone(), budget.trace.clone());
 
     let started = Instant::now();
-    let solved = match (&args.tuned, args.backend) {
+    let solved = match (&args.tuned, args.backend()) {
         (Some(dir), _) => solve_tuned(args, dir, &instance, budget)?,
         (None, Backend::Cpu) => solve_cpu(args, &instance, budget)?,
         (None, Backend::Gpu) => solve_gpu(args, &instance, budget)?,
@@ -545,6 +545,17 @@ fn solve_tuned(
             index.family,
             instance.name(),
             instance.family()
+        );
+    }
+    // The bundle decides where it runs; an explicit other backend would silently not be
+    // what ran.
+    if let Some(backend) = args.backend.filter(|b| b.name() != index.backend) {
+        bail!(
+            "--backend {} does not combine with --tuned {}: its bundles run on the {} (omit \
+             --backend)",
+            backend.name(),
+            dir.display(),
+            index.backend
         );
     }
     if !(args.max_class_distance.is_finite() && args.max_class_distance >= 0.0) {

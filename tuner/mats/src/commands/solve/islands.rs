@@ -73,7 +73,7 @@ pub(super) fn lead_gpu(args: &SolveArgs) -> Result<Cow<'_, SolveArgs>> {
         return Ok(Cow::Borrowed(args));
     };
     let list = GpuList::parse(text)?;
-    if args.backend != Backend::Gpu && args.tuned.is_none() {
+    if args.backend() != Backend::Gpu && args.tuned.is_none() {
         bail!("--gpus applies to --backend gpu (or a GPU bundle with --tuned)");
     }
     if let Some(s) = args.exchange_interval {
