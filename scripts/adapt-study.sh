@@ -4,7 +4,8 @@
 # the repository root after scripts/gpu-test.sh (or a bundle with bin/mats and shared/data) is
 # there. Usage: bash scripts/adapt-study.sh FAMILY [SECONDS] [SEEDS]
 #   FAMILY: qap | pfsp | hwsw (one family is 5 instances x SEEDS x 2 runs x SECONDS: 300 s at
-#   the defaults, so one device call holds one family); qap-tuned: the issue's other check,
+#   the defaults, so one device call holds one family); hwsw-cases: one 2,000-node graph of
+#   each other CCR x R case than hwsw's (CCR 1, R low); qap-tuned: the issue's other check,
 #   `--adapt` against a tuned bundle on the class it was tuned for: TUNED names the export of
 #   campaigns/qap-power-cap.toml (class tai-a: tai35a, tai60a, holdout tai50a), and both modes
 #   run `--tuned $TUNED`.
@@ -12,7 +13,7 @@
 # (adapt - default) with its standard error, and whether --adapt is lower by more than two
 # standard errors (the issue's criterion); raw runs go to $OUT/adapt-FAMILY.csv.
 set -u
-family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|hwsw [SECONDS] [SEEDS]}
+family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|hwsw|hwsw-cases [SECONDS] [SEEDS]}
 seconds=${2:-10}
 seeds=${3:-3}
 root=$PWD
@@ -54,7 +55,17 @@ case $family in
                 --seed "$s" -o "$g" > /dev/null || exit 1
             instances+=("$g|g2000-s$s|")
         done ;;
-    *) echo "unknown family $family (qap, qap-tuned, pfsp, hwsw)" >&2; exit 2 ;;
+    hwsw-cases)
+        # The other five CCR x R cases at the same size (hwsw: CCR 1, R low), one graph each.
+        instances=()
+        for c in "0.1 low" "0.1 high" "1 high" "10 low" "10 high"; do
+            read -r ccr level <<< "$c"
+            g=$out/adapt-c$ccr-$level.hwsw
+            "$mats" instance generate hwsw --nodes 2000 --edges 6000 --ccr "$ccr" --r-level "$level" \
+                --seed 21 -o "$g" > /dev/null || exit 1
+            instances+=("$g|ccr$ccr-$level|")
+        done ;;
+    *) echo "unknown family $family (qap, qap-tuned, pfsp, hwsw, hwsw-cases)" >&2; exit 2 ;;
 esac
 
 for entry in "${instances[@]}"; do

@@ -2,7 +2,10 @@
 //! one GPU run (QAP rots-block's blocks, PFSP's iterated-greedy walks, HW/SW gpts-multi's
 //! searches; "blocks" below). The blocks start spread evenly over the arms; after
 //! every round of launches each arm is scored by how much its blocks' bests improved in the
-//! round, and part of the worst arm's blocks move to the best arm. An arm never falls below a
+//! round beyond where they started (a restart from another block's solution starts the block
+//! at that solution's cost: [`Race::inherited`]), and part of the worst arm's blocks move to
+//! the best arm. An arm is a restart rule with its stall and, where the kernel reads it per
+//! block, a search knob (gpts-multi's tabu tenure, ig-block's destruction size). An arm never falls below a
 //! floor of blocks, so one that loses early can still win later in the run, when the searches
 //! need other settings than at the start (the reason to adapt within a run rather than tune
 //! once per class).
