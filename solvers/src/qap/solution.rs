@@ -32,6 +32,18 @@ pub enum Convention {
     ZeroBasedInverse,
 }
 
+impl Convention {
+    /// In words, for text output: how the file's values map facilities to locations.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Convention::OneBased => "1-based, the i-th value the location of facility i",
+            Convention::OneBasedInverse => "1-based, the i-th value the facility at location i",
+            Convention::ZeroBased => "0-based, the i-th value the location of facility i",
+            Convention::ZeroBasedInverse => "0-based, the i-th value the facility at location i",
+        }
+    }
+}
+
 /// A solution matched to its instance: p is 0-based and `cost(p) == stated_cost`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Solution {

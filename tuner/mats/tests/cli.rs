@@ -1212,6 +1212,19 @@ fn instance_score_rescores_solutions_from_anywhere() {
         assert_eq!(s["sln_convention"], convention, "{name}");
         assert_eq!(s["gap_percent"], 0.0, "{name}");
     }
+    // The text output says the reading in words.
+    let text = mats(&[
+        "instance",
+        "score",
+        &data("qap/tai40a.dat"),
+        "--solution",
+        &data("qap/tai40a.sln"),
+    ]);
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    assert!(
+        text.contains("the stated cost, read 0-based, the i-th value the location of facility i"),
+        "{text}"
+    );
     let e = error_of(&[
         "instance",
         "score",

@@ -86,10 +86,7 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
     println!("instance   {} ({})", report.instance, report.file);
     println!("objective  {}", report.objective);
     if let Some(c) = report.sln_convention {
-        println!(
-            "sln        the stated cost, read as {}",
-            serde_json::to_value(c)?.as_str().unwrap_or_default()
-        );
+        println!("sln        the stated cost, read {}", c.describe());
     }
     match (report.best_known, report.gap_percent) {
         (Some(b), Some(gap)) => println!(
