@@ -5,7 +5,8 @@
 # there. Usage: bash scripts/adapt-study.sh FAMILY [SECONDS] [SEEDS]
 #   FAMILY: qap | pfsp | hwsw (one family is 5 instances x SEEDS x 2 runs x SECONDS: 300 s at
 #   the defaults, so one device call holds one family); hwsw-cases: one 2,000-node graph of
-#   each other CCR x R case than hwsw's (CCR 1, R low); qap-tuned: the other check,
+#   each other CCR x R case than hwsw's (CCR 1, R low); pfsp-large: 100 x 20 to 500 x 20;
+#   qap-tuned: the other check,
 #   `--adapt` against a tuned bundle on the class it was tuned for: TUNED names the export of
 #   campaigns/qap-power-cap.toml (class tai-a: tai35a, tai60a, holdout tai50a), and both modes
 #   run `--tuned $TUNED`.
@@ -13,7 +14,7 @@
 # (adapt - default) with its standard error, and whether --adapt is lower by more than two
 # standard errors (the criterion); raw runs go to $OUT/adapt-FAMILY.csv.
 set -u
-family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|hwsw|hwsw-cases [SECONDS] [SEEDS]}
+family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|pfsp-large|hwsw|hwsw-cases [SECONDS] [SEEDS]}
 seconds=${2:-10}
 seeds=${3:-3}
 root=$PWD
@@ -47,6 +48,14 @@ case $family in
         instances=("$t/tai50_10.txt|ta043|--index 3" "$t/tai50_20.txt|ta053|--index 3"
             "$t/tai50_20.txt|ta058|--index 8" "$t/tai100_20.txt|ta083|--index 3"
             "$t/tai200_20.txt|ta104|--index 4") ;;
+    pfsp-large)
+        # Sizes where 10 s from the beam's start leaves the walks room (the pfsp set's
+        # instances end at the same makespan in both modes since the beam start, 2026-11-28).
+        t=$data/taillard-pfsp/taillard
+        # None of them is named by a campaign (ta081, ta082, ta101-103 are).
+        instances=("$t/tai100_20.txt|ta084|--index 4" "$t/tai200_20.txt|ta105|--index 5"
+            "$t/tai200_20.txt|ta106|--index 6" "$t/tai500_20.txt|ta111|--index 1"
+            "$t/tai500_20.txt|ta112|--index 2") ;;
     hwsw)
         instances=()
         for s in 11 12 13 14 15; do
@@ -65,7 +74,7 @@ case $family in
                 --seed 21 -o "$g" > /dev/null || exit 1
             instances+=("$g|ccr$ccr-$level|")
         done ;;
-    *) echo "unknown family $family (qap, qap-tuned, pfsp, hwsw, hwsw-cases)" >&2; exit 2 ;;
+    *) echo "unknown family $family (qap, qap-tuned, pfsp, pfsp-large, hwsw, hwsw-cases)" >&2; exit 2 ;;
 esac
 
 for entry in "${instances[@]}"; do
