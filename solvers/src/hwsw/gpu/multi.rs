@@ -254,7 +254,9 @@ impl Multi {
                             .map_err(driver("copying an elite solution"))?;
                         *flag = 1;
                         restarts += 1;
-                        if let Some(race) = &mut race {
+                        // A copy of another search's best starts this search's credit
+                        // there; its own best (the own-best rule) is its credit already.
+                        if let Some(race) = race.as_mut().filter(|_| from != q) {
                             race.inherited(q, best_h[from]);
                         }
                     }
