@@ -342,6 +342,35 @@ mod tests {
     }
 
     #[test]
+    fn restart_from_picks_gpts_multis_restart_rule() {
+        let params = |from: &str| {
+            SolveConfig::from_flags(Family::Hwsw, &[given("--restart-from", text(from))], &[]).map(
+                |c| match c.config {
+                    GpuConfig::Hwsw(p) => p.restart_from_own,
+                    other => panic!("not hwsw: {other:?}"),
+                },
+            )
+        };
+        assert_eq!(params("own"), Ok(true));
+        assert_eq!(params("elite"), Ok(false));
+        let e = params("best").unwrap_err();
+        assert!(
+            e.contains("--restart-from") && e.contains("elite or own") && e.contains("\"best\""),
+            "{e}"
+        );
+        let e = SolveConfig::from_flags(
+            Family::Hwsw,
+            &[
+                given("--algo", text("fused")),
+                given("--restart-from", text("own")),
+            ],
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.contains("--restart-from does not apply"), "{e}");
+    }
+
+    #[test]
     fn flags_set_the_point_parameters_their_family_declares() {
         let c = SolveConfig::from_flags(
             Family::Qap,

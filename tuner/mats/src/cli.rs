@@ -538,6 +538,11 @@ pub struct SolveArgs {
     /// hwsw gpts-multi: from an elite search (default 3).
     #[arg(long, value_name = "L")]
     pub restart_stall: Option<u32>,
+    /// GPU hwsw gpts-multi: where a stalled search continues: `elite` (default: one of the
+    /// four best searches' bests) or `own` (its own best, with a cleared tabu list; the rule
+    /// `--adapt`'s race chose on most graphs measured, docs/hwsw-gpu.md).
+    #[arg(long, value_name = "elite|own")]
+    pub restart_from: Option<String>,
     /// GPU rots-block (and CPU qap `tabu`): random swaps applied to a restarted block's best,
     /// as a factor of n (default 0.25).
     #[arg(long, value_name = "F")]

@@ -842,6 +842,52 @@ fn pfsp_beam_flags_are_checked_before_the_gpu() {
 }
 
 #[test]
+fn hwsw_restart_from_is_checked_before_the_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = dir.path().join("g.hwsw");
+    let g = g.to_str().unwrap();
+    let made = mats(&[
+        "instance",
+        "generate",
+        "hwsw",
+        "--nodes",
+        "30",
+        "--edges",
+        "60",
+        "--ccr",
+        "1",
+        "--r-level",
+        "low",
+        "--seed",
+        "2",
+        "-o",
+        g,
+    ]);
+    assert!(made.status.success(), "{made:?}");
+    let e = error_of(&["solve", g, "--backend", "gpu", "--restart-from", "best"]);
+    assert!(
+        e.contains("--restart-from is elite or own, found \"best\""),
+        "{e}"
+    );
+    let e = error_of(&[
+        "solve",
+        g,
+        "--backend",
+        "gpu",
+        "--algo",
+        "fused",
+        "--restart-from",
+        "own",
+    ]);
+    assert!(e.contains("--restart-from does not apply"), "{e}");
+    let e = error_of(&["solve", g, "--restart-from", "own"]);
+    assert!(
+        e.contains("--restart-from applies to --backend gpu only"),
+        "{e}"
+    );
+}
+
+#[test]
 fn generated_tsp_files_repeat_per_seed_and_focused_solves_them() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = |name: &str| dir.path().join(name).display().to_string();

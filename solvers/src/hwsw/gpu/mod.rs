@@ -130,6 +130,10 @@ pub struct GpuParams {
     /// gpts-multi: a search whose best has not improved for this many launches restarts from
     /// one of the four best searches' best solutions (0 = never).
     pub restart_stall: u32,
+    /// gpts-multi: a stalled search continues from its own best (with a cleared tabu list)
+    /// instead of one of the four best searches' bests (`--restart-from own`).
+    #[serde(default)]
+    pub restart_from_own: bool,
     /// gpts-multi: race restart configurations across the searches during the run
     /// (`--adapt`, [`crate::gpu::adapt`]; `multi::RestartArm`). Off by default.
     #[serde(default)]
@@ -152,6 +156,7 @@ impl GpuParams {
             samples: 4,
             launch_iterations: 0,
             restart_stall: 3,
+            restart_from_own: false,
             adapt: false,
         }
     }
@@ -268,6 +273,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--solutions", &["searches"], MULTI),
         flag("--launch-iterations", &["launch_iterations"], MULTI),
         flag("--restart-stall", &["restart_stall"], MULTI),
+        flag("--restart-from", &["restart_from"], MULTI),
         flag("--adapt", &["adapt"], MULTI),
     ];
     const SOLVE_DEFAULTS: &'static [(&'static str, &'static str)] = &[("variant", "gpts-multi")];
@@ -275,8 +281,8 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
     type Instance = Instance;
 
     /// `variant` and where set `threads`, `items`, `zero_copy` (on/off), `tabu_length`,
-    /// `stall` (GPTS), `searches`, `samples`, `launch_iterations`, `restart_stall`
-    /// (gpts-multi), as `spaces/hwsw.toml` names them.
+    /// `stall` (GPTS), `searches`, `samples`, `launch_iterations`, `restart_stall`,
+    /// `restart_from` (`elite` or `own`; gpts-multi), as `spaces/hwsw.toml` names them.
     fn from_point(point: &dyn crate::gpu::workload::PointValues) -> Result<GpuParams, String> {
         if !point.defines().is_empty() {
             return Err("the hwsw kernels take no #define parameters from a space".into());
@@ -320,6 +326,17 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         }
         if let Some(k) = point.count("restart_stall")? {
             p.restart_stall = k;
+        }
+        if let Some(from) = point.text("restart_from") {
+            p.restart_from_own = match from.as_str() {
+                "elite" => false,
+                "own" => true,
+                other => {
+                    return Err(format!(
+                        "parameter `restart_from` is elite or own, found {other:?}"
+                    ))
+                }
+            };
         }
         p.flags = point.flags().to_vec();
         Ok(p)

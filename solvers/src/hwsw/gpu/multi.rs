@@ -164,6 +164,7 @@ impl Multi {
         let mut best_h = vec![i64::MAX; s];
         let arms = RestartArm::arms(
             params.restart_stall,
+            !params.restart_from_own,
             params.tabu_length as u32,
             params.adapt,
         );
@@ -299,14 +300,14 @@ pub struct RestartArm {
 }
 
 impl RestartArm {
-    /// The run's arm (elite restarts, its tenure), and with `adapt` its neighbours: restarts
-    /// from the own best, half, twice and four times the tenure (the best tabu length depends
+    /// The run's arm (its restart rule, stall and tenure), and with `adapt` its neighbours: the
+    /// other restart rule (own best or elite), half, twice and four times the tenure (the best tabu length depends
     /// on the graph's size and structure), twice and half the stall (a run that never
     /// restarts races stalls around 3).
-    pub fn arms(stall: u32, tenure: u32, adapt: bool) -> Vec<RestartArm> {
+    pub fn arms(stall: u32, from_elite: bool, tenure: u32, adapt: bool) -> Vec<RestartArm> {
         let base = RestartArm {
             stall,
-            from_elite: true,
+            from_elite,
             tenure,
         };
         if !adapt {
@@ -322,7 +323,7 @@ impl RestartArm {
         adapt::restart_arms(
             base,
             RestartArm {
-                from_elite: false,
+                from_elite: !from_elite,
                 ..base
             },
             tenures.map(|tenure| RestartArm { tenure, ..base }),
@@ -347,8 +348,8 @@ mod tests {
 
     #[test]
     fn adapt_races_the_elite_restarts_tenures_and_stalls() {
-        assert_eq!(RestartArm::arms(3, 20, false).len(), 1);
-        let arms = RestartArm::arms(4, 20, true);
+        assert_eq!(RestartArm::arms(3, true, 20, false).len(), 1);
+        let arms = RestartArm::arms(4, true, 20, true);
         let expected = [
             (4, true, 20),
             (4, false, 20),
@@ -365,8 +366,13 @@ mod tests {
         });
         assert_eq!(arms, expected);
         // Stall 1 and tenure 1: half of each is itself, so those arms are not repeated.
-        assert_eq!(RestartArm::arms(1, 1, true).len(), 5);
-        assert!(RestartArm::arms(0, 20, true).iter().all(|a| a.stall > 0));
+        assert_eq!(RestartArm::arms(1, true, 1, true).len(), 5);
+        assert!(RestartArm::arms(0, true, 20, true)
+            .iter()
+            .all(|a| a.stall > 0));
+        // --restart-from own: the own best is the run's rule, the elite its neighbour.
+        let own = RestartArm::arms(3, false, 20, true);
+        assert!(!own[0].from_elite && own[1].from_elite);
         let race = Race::new(arms.len(), 14, crate::gpu::adapt::ROUND);
         let text = summary(&arms, &race);
         assert!(

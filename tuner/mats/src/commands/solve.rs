@@ -504,6 +504,7 @@ fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
             int(args.launch_iterations.map(i64::from)),
         ),
         ("--restart-stall", int(args.restart_stall.map(i64::from))),
+        ("--restart-from", text(&args.restart_from)),
         ("--layout", text(&args.layout)),
         ("--child-threads", int(args.child_threads.map(i64::from))),
         ("--starts", count(args.starts)),
