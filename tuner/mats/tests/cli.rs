@@ -5,6 +5,31 @@ use std::path::PathBuf;
 mod common;
 use common::{data, mats, one_line_error as error_of};
 
+/// `mats instance generate hwsw` with [nodes, edges, CCR, R level, seed], written to `out`
+/// (standard output where `None`).
+fn generate_hwsw(args: [&str; 5], out: Option<&str>) -> std::process::Output {
+    let [nodes, edges, ccr, level, seed] = args;
+    let mut a = vec![
+        "instance",
+        "generate",
+        "hwsw",
+        "--nodes",
+        nodes,
+        "--edges",
+        edges,
+        "--ccr",
+        ccr,
+        "--r-level",
+        level,
+        "--seed",
+        seed,
+    ];
+    if let Some(out) = out {
+        a.extend(["-o", out]);
+    }
+    mats(&a)
+}
+
 fn json(args: &[&str]) -> serde_json::Value {
     let out = mats(args);
     assert!(
@@ -620,23 +645,7 @@ fn generate_hwsw_then_solve_and_info() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("g.hwsw");
     let f = file.to_str().unwrap();
-    let out = mats(&[
-        "instance",
-        "generate",
-        "hwsw",
-        "--nodes",
-        "30",
-        "--edges",
-        "60",
-        "--ccr",
-        "10",
-        "--r-level",
-        "high",
-        "--seed",
-        "4",
-        "-o",
-        f,
-    ]);
+    let out = generate_hwsw(["30", "60", "10", "high", "4"], Some(f));
     assert!(
         out.status.success(),
         "{}",
@@ -645,21 +654,7 @@ fn generate_hwsw_then_solve_and_info() {
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with("# SYNTHETIC"));
     // The same command to stdout gives the same file.
-    let again = mats(&[
-        "instance",
-        "generate",
-        "hwsw",
-        "--nodes",
-        "30",
-        "--edges",
-        "60",
-        "--ccr",
-        "10",
-        "--r-level",
-        "high",
-        "--seed",
-        "4",
-    ]);
+    let again = generate_hwsw(["30", "60", "10", "high", "4"], None);
     assert_eq!(String::from_utf8_lossy(&again.stdout), text);
     let info = json(&["instance", "info", f, "--json"]);
     assert_eq!(info["family"], "hwsw");
@@ -846,23 +841,7 @@ fn hwsw_restart_from_is_checked_before_the_gpu() {
     let dir = tempfile::tempdir().unwrap();
     let g = dir.path().join("g.hwsw");
     let g = g.to_str().unwrap();
-    let made = mats(&[
-        "instance",
-        "generate",
-        "hwsw",
-        "--nodes",
-        "30",
-        "--edges",
-        "60",
-        "--ccr",
-        "1",
-        "--r-level",
-        "low",
-        "--seed",
-        "2",
-        "-o",
-        g,
-    ]);
+    let made = generate_hwsw(["30", "60", "1", "low", "2"], Some(g));
     assert!(made.status.success(), "{made:?}");
     let e = error_of(&["solve", g, "--backend", "gpu", "--restart-from", "best"]);
     assert!(
@@ -1146,23 +1125,7 @@ fn instance_score_rescores_solutions_from_anywhere() {
     let dir = tempfile::tempdir().unwrap();
     let hwsw = dir.path().join("g.hwsw");
     let hwsw_file = hwsw.to_str().unwrap().to_string();
-    let generated = mats(&[
-        "instance",
-        "generate",
-        "hwsw",
-        "--nodes",
-        "20",
-        "--edges",
-        "40",
-        "--ccr",
-        "1",
-        "--r-level",
-        "low",
-        "--seed",
-        "3",
-        "-o",
-        &hwsw_file,
-    ]);
+    let generated = generate_hwsw(["20", "40", "1", "low", "3"], Some(&hwsw_file));
     assert!(generated.status.success());
     let cases = [
         (data("qap/tai12a.dat"), vec!["--iterations", "200"]),
