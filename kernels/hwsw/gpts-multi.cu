@@ -99,7 +99,8 @@ extern "C" __global__ void __launch_bounds__(HWSW_THREADS)
                const unsigned* __restrict__ start, const int* __restrict__ node,
                const i64* __restrict__ cost, int n, i64 r, unsigned char* xs, i64* ws,
                unsigned* tabus, unsigned char* best_xs, i64* best_hs, unsigned* iteration_counts,
-               const unsigned* restart, unsigned iterations, const unsigned* __restrict__ tenures, u64 seed)
+               const unsigned* restart, unsigned iterations,
+               const unsigned* __restrict__ tenures, u64 seed)
 {
     const u64 b = blockIdx.x;
     unsigned char* x = xs + b * n;

@@ -5,8 +5,8 @@
 //! round beyond where they started (a restart from another block's solution starts the block
 //! at that solution's cost: [`Race::inherited`]), and part of the worst arm's blocks move to
 //! the best arm. An arm is a restart rule with its stall and, where the kernel reads it per
-//! block, a search knob (gpts-multi's tabu tenure, ig-block's destruction size). An arm never falls below a
-//! floor of blocks, so one that loses early can still win later in the run, when the searches
+//! block, a search knob (gpts-multi's tabu tenure, ig-block's destruction size). An arm never
+//! falls below a floor of blocks, so one that loses early can still win later in the run, when the searches
 //! need other settings than at the start (the reason to adapt within a run rather than tune
 //! once per class).
 

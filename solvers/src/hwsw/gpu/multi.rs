@@ -170,12 +170,11 @@ impl Multi {
         );
         let mut race = Race::over(arms.len(), s);
         // Each search's tenure, written again only when the race moves searches.
-        let tenure_of = |race: Option<&Race>| -> Vec<u32> {
+        let tenures_of = |race: Option<&Race>| -> Vec<u32> {
             (0..s).map(|q| Race::pick(race, &arms, q).tenure).collect()
         };
-        let mut tenures = tenure_of(race.as_ref());
         stream
-            .memcpy_htod(&tenures, &mut self.tenures)
+            .memcpy_htod(&tenures_of(race.as_ref()), &mut self.tenures)
             .map_err(driver("writing tabu tenures"))?;
         while !deadline.reached(done) {
             // Under a time limit, shorten the launch so it ends near the deadline.
@@ -230,9 +229,8 @@ impl Multi {
             }
             if let Some(race) = &mut race {
                 if race.after_launch(&best_h) > 0 {
-                    tenures = tenure_of(Some(&*race));
                     stream
-                        .memcpy_htod(&tenures, &mut self.tenures)
+                        .memcpy_htod(&tenures_of(Some(&*race)), &mut self.tenures)
                         .map_err(driver("writing tabu tenures"))?;
                 }
             }
@@ -301,9 +299,9 @@ pub struct RestartArm {
 
 impl RestartArm {
     /// The run's arm (its restart rule, stall and tenure), and with `adapt` its neighbours: the
-    /// other restart rule (own best or elite), half, twice and four times the tenure (the best tabu length depends
-    /// on the graph's size and structure), twice and half the stall (a run that never
-    /// restarts races stalls around 3).
+    /// other restart rule (own best or elite), half, twice and four times the tenure (the best
+    /// tabu length depends on the graph's size and structure), twice and half the stall (a run
+    /// that never restarts races stalls around 3).
     pub fn arms(stall: u32, from_elite: bool, tenure: u32, adapt: bool) -> Vec<RestartArm> {
         let base = RestartArm {
             stall,

@@ -216,13 +216,7 @@ pub(super) fn run(
         stream_rng(seed ^ 0x1e_b10c, 0),
     );
     // Each walk's d (its arm's under --adapt), written again when the race moves walks.
-    let destructions_of = |restarts: &Restarts| -> Vec<i32> {
-        let mut d = restarts.destructions(walks, destruction);
-        d.iter_mut()
-            .for_each(|d| *d = (*d).min(n as i32 - 1).max(1));
-        d
-    };
-    let mut walk_destructions = destructions_of(&restarts);
+    let mut walk_destructions = restarts.destructions(walks, destruction, n - 1);
     let mut destructions = upload_i32(&walk_destructions)?;
     let watch = options.budget.watch();
     // The first launch does the initial local search and one iteration, and measures.
@@ -272,7 +266,7 @@ pub(super) fn run(
                 &mut cur,
                 &mut cur_values,
             )?;
-            let now_destructions = destructions_of(&restarts);
+            let now_destructions = restarts.destructions(walks, destruction, n - 1);
             if now_destructions != walk_destructions {
                 walk_destructions = now_destructions;
                 stream

@@ -212,13 +212,14 @@ impl Restarts {
     }
 
     /// Each walk's destruction size (ig-block's kernel argument): its arm's, or `run` where
-    /// the arm keeps the run's (0).
-    pub fn destructions(&self, walks: usize, run: usize) -> Vec<i32> {
+    /// the arm keeps the run's (0), at most `largest` (n - 1: an arm's d + 2 may exceed it).
+    pub fn destructions(&self, walks: usize, run: usize, largest: usize) -> Vec<i32> {
         (0..walks)
             .map(|w| match self.arm(w).destruction {
                 0 => run,
                 d => d,
-            } as i32)
+            })
+            .map(|d| d.min(largest).max(1) as i32)
             .collect()
     }
 
@@ -302,7 +303,6 @@ impl Restarts {
         }
         // Draws first, in walk order, so that the plan does not depend on the threads.
         let mut sources = Vec::with_capacity(pending.stale.len());
-        let mut guides = std::collections::HashMap::new();
         for &i in &pending.stale {
             self.stalls.restarted(i);
             let own = self
@@ -311,24 +311,28 @@ impl Restarts {
                 .filter(|_| self.arm(i).relink)
                 .and_then(|_| row(i));
             if let Some(source) = self.relink_source(i, own) {
-                if let Source::Relink { guide_value, .. } = &source {
-                    guides.insert(i, *guide_value);
-                }
                 sources.push(source);
             } else if !pending.elite.is_empty() {
                 let from = pending.elite[self.rng.random_range(0..pending.elite.len())];
                 sources.push(Source::Copy { walk: i, from });
             }
         }
-        let plan: Vec<Restart> = sources
+        // Each restart with the best cost it drew on (the copied walk's best, or the better of
+        // the relinking guide and the point found on the path): the race scores what a walk
+        // finds beyond that, not the quality it inherits.
+        let planned: Vec<(Restart, i64)> = sources
             .into_par_iter()
             .filter_map(|source| match source {
-                Source::Copy { walk, from } => Some(Restart {
-                    walk,
-                    sequence: bests.get(from * n..(from + 1) * n)?.to_vec(),
-                    value: *values.get(from)?,
-                    relinked: false,
-                }),
+                Source::Copy { walk, from } => {
+                    let value = *values.get(from)?;
+                    let restart = Restart {
+                        walk,
+                        sequence: bests.get(from * n..(from + 1) * n)?.to_vec(),
+                        value,
+                        relinked: false,
+                    };
+                    Some((restart, value))
+                }
                 Source::Relink {
                     walk,
                     own,
@@ -340,27 +344,25 @@ impl Restarts {
                         Some((seq, value)) => (seq, value, true),
                         None => (guide, guide_value, false),
                     };
-                    Some(Restart {
+                    let restart = Restart {
                         walk,
                         sequence: seq.iter().map(|&j| j as i32).collect(),
                         value,
                         relinked,
-                    })
+                    };
+                    Some((restart, value.min(guide_value)))
                 }
             })
             .collect();
-        // The race scores what a walk finds beyond every sequence its restart drew on (the
-        // copied walk's best, or the relinking guide and the point found on the path), not the
-        // quality it inherits from them.
-        if let Some(race) = &mut self.race {
-            for r in &plan {
-                race.inherited(
-                    r.walk,
-                    r.value.min(guides.get(&r.walk).copied().unwrap_or(r.value)),
-                );
-            }
-        }
-        plan
+        planned
+            .into_iter()
+            .map(|(restart, drawn_on)| {
+                if let Some(race) = &mut self.race {
+                    race.inherited(restart.walk, drawn_on);
+                }
+                restart
+            })
+            .collect()
     }
 
     /// With relinking, a walk's path: from its own best (`own`, where it is a permutation)
@@ -511,7 +513,8 @@ mod tests {
             summary.contains("4 x (relink after 2 launches, d 5)"),
             "{summary}"
         );
-        assert_eq!(r.destructions(4, 3), [3, 5, 3, 5]);
+        assert_eq!(r.destructions(4, 3, 19), [3, 5, 3, 5]);
+        assert_eq!(r.destructions(4, 3, 4), [3, 4, 3, 4], "at most n - 1");
     }
 
     #[test]
