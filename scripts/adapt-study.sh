@@ -6,15 +6,20 @@
 #   FAMILY: qap | pfsp | hwsw (one family is 5 instances x SEEDS x 2 runs x SECONDS: 300 s at
 #   the defaults, so one device call holds one family); hwsw-cases: one 2,000-node graph of
 #   each other CCR x R case than hwsw's (CCR 1, R low); pfsp-large: 100 x 20 to 500 x 20;
+#   pfsp-vrf: VRF's 60-machine classes, n = 100-500;
 #   qap-tuned: the issue's other check,
 #   `--adapt` against a tuned bundle on the class it was tuned for: TUNED names the export of
 #   campaigns/qap-power-cap.toml (class tai-a: tai35a, tai60a, holdout tai50a), and both modes
 #   run `--tuned $TUNED`.
 # Prints per instance the default's and --adapt's mean objective, the paired difference
 # (adapt - default) with its standard error, and whether --adapt is lower by more than two
-# standard errors (the issue's criterion); raw runs go to $OUT/adapt-FAMILY.csv.
+# standard errors (the issue's criterion); raw runs go to $OUT/adapt-FAMILY.csv, each run's
+# --json answer to $OUT/runs-FAMILY/.
+# FLAGS replaces --adapt by other flags for the compared mode (e.g. FLAGS='--restart-from own'
+# measures a candidate default the same way; the raw runs then go to adapt-FAMILY-LABEL.csv,
+# LABEL from the environment, default "flags").
 set -u
-family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|pfsp-large|hwsw|hwsw-cases [SECONDS] [SEEDS]}
+family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|pfsp-large|pfsp-vrf|hwsw|hwsw-cases [SECONDS] [SEEDS]}
 seconds=${2:-10}
 seeds=${3:-3}
 root=$PWD
@@ -25,7 +30,10 @@ data=$bundle/shared/data
 [ -d "$data" ] || data=$root/../shared/data
 out=${OUT:-$root/gpu-results}
 mkdir -p "$out"
-csv=$out/adapt-$family.csv
+flags_b=${FLAGS:---adapt}
+label=$family
+[ "$flags_b" = --adapt ] || label=$family-${LABEL:-flags}
+csv=$out/adapt-$label.csv
 echo "instance,seed,mode,objective,gap_percent,seconds,adaptation" > "$csv"
 export CUDA_CACHE_DISABLE=1 MATS_CACHE_DIR=${MATS_CACHE_DIR:-/tmp/mats-cache}
 
@@ -56,6 +64,15 @@ case $family in
         instances=("$t/tai100_20.txt|ta084|--index 4" "$t/tai200_20.txt|ta105|--index 5"
             "$t/tai200_20.txt|ta106|--index 6" "$t/tai500_20.txt|ta111|--index 1"
             "$t/tai500_20.txt|ta112|--index 2") ;;
+    pfsp-vrf)
+        # Taillard's instances end at the same makespan in both modes even at 500 x 20 (the
+        # beam's start is within 0.03% there, 2026-11-28); VRF's 60-machine classes leave more.
+        # Instance 1 of the 60-machine classes of n = 100-500 (no campaign names VRF).
+        v=$data/taillard-pfsp/vrf/large
+        instances=()
+        for n in 100 200 300 400 500; do
+            instances+=("$v/VFR${n}_60_1_Gap.txt|VFR${n}_60_1|")
+        done ;;
     hwsw)
         instances=()
         for s in 11 12 13 14 15; do
@@ -74,7 +91,7 @@ case $family in
                 --seed 21 -o "$g" > /dev/null || exit 1
             instances+=("$g|ccr$ccr-$level|")
         done ;;
-    *) echo "unknown family $family (qap, qap-tuned, pfsp, pfsp-large, hwsw, hwsw-cases)" >&2; exit 2 ;;
+    *) echo "unknown family $family (qap, qap-tuned, pfsp, pfsp-large, pfsp-vrf, hwsw, hwsw-cases)" >&2; exit 2 ;;
 esac
 
 for entry in "${instances[@]}"; do
@@ -83,22 +100,27 @@ for entry in "${instances[@]}"; do
     # NVRTC compile out of its time limit (both modes run the same kernels).
     # shellcheck disable=SC2086
     timeout 60 "$mats" solve "$path" $extra --backend gpu --time-limit 1 --seed 99 > /dev/null \
-        2>> "$out/adapt-$family.err"
+        2>> "$out/adapt-$label.err"
     for seed in $(seq 1 "$seeds"); do
         for mode in default adapt; do
             flags=()
-            [ "$mode" = adapt ] && flags=(--adapt)
+            # shellcheck disable=SC2206
+            [ "$mode" = adapt ] && flags=($flags_b)
             # shellcheck disable=SC2086
             json=$(timeout $((seconds * 3 + 30)) "$mats" solve "$path" $extra --backend gpu \
-                --time-limit "$seconds" --seed "$seed" --json "${flags[@]}" 2>> "$out/adapt-$family.err")
+                --time-limit "$seconds" --seed "$seed" --json "${flags[@]}" 2>> "$out/adapt-$label.err")
             # The race's end state (arms and their blocks) goes in the last, quoted column.
             line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); a=(d.get("gpu") or {}).get("adaptation") or ""; print(d["objective"], d.get("gap_percent"), d["seconds"], "\"" + a.replace("\"", "") + "\"", sep=",")' "$json" 2>/dev/null) \
                 || line=",,,"
             echo "$name,$seed,$mode,$line" >> "$csv"
+            # The whole answer (its permutation or partition), for a record worth keeping.
+            mkdir -p "$out/runs-$label"
+            printf '%s\n' "$json" > "$out/runs-$label/$name-$seed-$mode.json"
         done
     done
 done
 
+echo "compared mode: $flags_b"
 python3 - "$csv" <<'EOF'
 import csv, math, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

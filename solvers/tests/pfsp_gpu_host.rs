@@ -433,8 +433,27 @@ fn solve_runs_ig_grid_where_ig_blocks_tables_do_not_fit_shared_memory() {
         format!("{config:?}").contains("destruction: 3"),
         "{config:?}"
     );
+    assert_eq!(
+        plan(std::slice::from_ref(&d3)).passed_over(&too_big, &device),
+        None
+    );
     let stall = flag("--restart-stall", FlagValue::Int(40));
-    assert_eq!(variant(&[stall], &too_big), "ig-block");
+    assert_eq!(variant(std::slice::from_ref(&stall), &too_big), "ig-block");
+    // ... and says so, naming the flags that kept ig-grid from running (`--adapt` silently
+    // compared ig-block against the default's ig-grid on VFR500_60_1, 2026-11-28).
+    let adapt = flag("--adapt", FlagValue::Int(1));
+    let note = plan(&[stall.clone(), adapt.clone(), d3.clone()])
+        .passed_over(&too_big, &device)
+        .unwrap();
+    assert_eq!(
+        note,
+        "ig-block runs this instance although `ig-grid` would by default: --restart-stall, \
+         --adapt do not apply to `ig-grid` (omit them to run it)"
+    );
+    assert_eq!(
+        plan(std::slice::from_ref(&adapt)).passed_over(&fits, &device),
+        None
+    );
     // ig-grid's own flags: taken where the instance runs ig-grid, with ig-grid's defaults for
     // the rest (its tenure, not the tabu variants'); refused, naming the variant, elsewhere.
     let tabu = flag("--tabu-steps", FlagValue::Int(10));

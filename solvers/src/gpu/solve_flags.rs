@@ -165,6 +165,41 @@ impl SolveConfig {
         })
     }
 
+    /// Where the instance would run another variant by default (ig-grid for a flowshop whose
+    /// walk tables do not fit ig-block's shared memory) but a flag given applies only to the
+    /// default variant, [`fit`](SolveConfig::fit) keeps the default one; this says so, naming
+    /// the flags, so that a user comparing runs with and without them knows the variant
+    /// differs. `None` where the instance's variant runs, or no flag kept it from running.
+    pub fn passed_over(&self, inst: &Instance, device: &DeviceInfo) -> Option<String> {
+        if self.chose_variant {
+            return None;
+        }
+        let variant = self.config.instance_variant(inst, device)?;
+        let table = GpuConfig::solve_flags(inst.family()).ok()?;
+        let keeping: Vec<&str> = self
+            .given
+            .iter()
+            .filter(|g| {
+                table
+                    .iter()
+                    .find(|d| d.flag == g.flag)
+                    .is_some_and(|d| !d.variants.is_empty() && !applies(d, variant))
+            })
+            .map(|g| g.flag)
+            .collect();
+        if keeping.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{} runs this instance although `{variant}` would by default: {} {} not apply to \
+             `{variant}` (omit {} to run it)",
+            self.config.variant_name(),
+            keeping.join(", "),
+            if keeping.len() == 1 { "does" } else { "do" },
+            if keeping.len() == 1 { "it" } else { "them" },
+        ))
+    }
+
     /// Checks the configuration against the instance and the device; the error names the
     /// flag that set the parameter at fault, or a flag the variant that runs does not take.
     pub fn fit(mut self, inst: &Instance, device: &DeviceInfo) -> Result<GpuConfig, String> {

@@ -418,7 +418,11 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     }
     let gpu = kernels::gpu::Gpu::open(args.gpu)?;
     let requested = plan.config.variant_name();
+    let passed_over = plan.passed_over(instance, &gpu.info);
     let config = plan.fit(instance, &gpu.info).map_err(anyhow::Error::msg)?;
+    if let Some(note) = passed_over.filter(|_| config.variant_name() == requested) {
+        eprintln!("mats: {note}");
+    }
     if config.variant_name() != requested {
         // Only where no variant was named (`SolveConfig::fit`): say why the answer comes from
         // another variant than the family's usual default.
