@@ -113,19 +113,23 @@ pub(super) fn rots_block(
                 .map_err(c.kernel.launch_error(&c.launch))
         })?;
         spent += this as u64;
-        if ctx.watch.is_listening() {
-            let costs = stream
+        let restarting = restarts.restarts_at_all() && p > 1 && spent < total;
+        // One read of the blocks' bests serves both the watch and the restarts.
+        let costs = if ctx.watch.is_listening() || restarting {
+            stream
                 .clone_dtoh(&best_costs)
-                .map_err(driver("reading costs"))?;
-            if ctx.offer(costs.iter().copied().min().unwrap_or(i64::MAX)) {
-                break;
-            }
+                .map_err(driver("reading costs"))?
+        } else {
+            Vec::new()
+        };
+        if ctx.watch.is_listening() && ctx.offer(costs.iter().copied().min().unwrap_or(i64::MAX)) {
+            break;
         }
         if ctx.timed_out() {
             break;
         }
-        if restarts.restarts_at_all() && p > 1 && spent < total {
-            restarts.after_launch(ctx, &best_costs, &best_perms, &mut perms, &mut done)?;
+        if restarting {
+            restarts.after_launch(ctx, &costs, &best_perms, &mut perms, &mut done)?;
         }
         // Without a time limit every launch runs launch_iterations x n iterations (10 n when
         // unset), whatever the pace: restarts then fall where the seed and budget put them.
@@ -401,19 +405,16 @@ impl<'a> Restarts<'a> {
     fn after_launch(
         &mut self,
         ctx: &RunContext,
-        best_costs: &CudaSlice<i64>,
+        costs: &[i64],
         best_perms: &CudaSlice<i32>,
         perms: &mut CudaSlice<i32>,
         done: &mut CudaSlice<i32>,
     ) -> Result<(), KernelError> {
         let stream = ctx.gpu.stream();
-        let costs = stream
-            .clone_dtoh(best_costs)
-            .map_err(driver("reading costs"))?;
         if let Some(race) = &mut self.race {
-            race.after_launch(&costs);
+            race.after_launch(costs);
         }
-        let stale = self.stale_blocks(&costs);
+        let stale = self.stale_blocks(costs);
         if stale.is_empty() {
             return Ok(());
         }
@@ -427,7 +428,7 @@ impl<'a> Restarts<'a> {
         let mut host_done = stream
             .clone_dtoh(done)
             .map_err(driver("reading iteration counts"))?;
-        for (i, start) in self.starts(&stale, &costs, &own_bests) {
+        for (i, start) in self.starts(&stale, costs, &own_bests) {
             for (slot, &v) in host_perms[i * n..(i + 1) * n].iter_mut().zip(&start) {
                 *slot = v as i32;
             }
