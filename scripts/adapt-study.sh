@@ -121,7 +121,7 @@ for entry in "${instances[@]}"; do
 done
 
 echo "compared mode: $flags_b"
-python3 - "$csv" <<'EOF'
+python3 - "$csv" "$flags_b" <<'EOF'
 import csv, math, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 by = {}
@@ -143,6 +143,6 @@ for name, seeds in by.items():
     wins += better
     mb = sum(p[0] for p in pairs) / len(pairs)
     ma = sum(p[1] for p in pairs) / len(pairs)
-    print(f"{name:12s} {mb:14.1f} {ma:14.1f} {mean:18.1f} {2 * se:10.1f}  {'adapt lower (> 2 SE)' if better else 'not shown'}")
-print(f"--adapt lower by more than two standard errors on {wins} of {len(by)} instances")
+    print(f"{name:12s} {mb:14.1f} {ma:14.1f} {mean:18.1f} {2 * se:10.1f}  {'lower (> 2 SE)' if better else 'not shown'}")
+print(f"{sys.argv[2]} lower by more than two standard errors on {wins} of {len(by)} instances")
 EOF
