@@ -140,7 +140,7 @@ impl Algorithm {
                 "source",
                 "or_opt",
             ],
-            Algorithm::PfspIg => &["destruction", "temperature"],
+            Algorithm::PfspIg => &["starts", "destruction", "temperature"],
         }
     }
 }
@@ -439,6 +439,7 @@ impl Instance {
             }
             (Instance::Pfsp(i), Algorithm::PfspIg) => {
                 let mut p = pfsp::IgParams::default();
+                p.starts = params.starts.unwrap_or(p.starts);
                 p.destruction = params.destruction.unwrap_or(p.destruction);
                 p.temperature = params.temperature.unwrap_or(p.temperature);
                 pfsp::iterated_greedy(i, &p, options)

@@ -193,6 +193,37 @@ fn ig_is_deterministic_for_a_seed_whatever_the_threads() {
     assert_ne!(a.evaluations, run(8, 1).evaluations);
 }
 
+/// `starts` walks: walk 0 is the single walk's run (stream 0 of the seed), the others draw
+/// from their own streams, the best is kept and re-scored, and the thread count changes
+/// nothing.
+#[test]
+fn ig_walks_keep_the_best_whatever_the_threads() {
+    let inst = pfsp::generate(30, 10, 5);
+    let run = |starts, threads| {
+        let options = RunOptions {
+            seed: 3,
+            threads,
+            budget: Budget::iterations(40),
+        };
+        let params = IgParams {
+            starts,
+            ..IgParams::default()
+        };
+        pfsp::iterated_greedy(&inst, &params, &options)
+    };
+    let one = run(1, 1);
+    let four = run(4, 1);
+    assert_eq!(four, run(4, 3));
+    assert!(four.objective <= one.objective);
+    assert_eq!(inst.makespan(&four.solution), four.objective);
+    permutation::check(&four.solution, inst.jobs).expect("IG returns a permutation");
+    // The walks' work adds up: four walks of 40 iterations each.
+    assert_eq!(four.iterations, 4 * one.iterations);
+    // The second walk takes another path than the first (a copy of it would evaluate exactly
+    // as many insertions).
+    assert_ne!(run(2, 1).evaluations, 2 * one.evaluations);
+}
+
 #[test]
 fn time_limits_stop_the_solvers() {
     let inst = pfsp::generate(100, 20, 12);

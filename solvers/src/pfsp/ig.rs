@@ -13,6 +13,11 @@
 //! Acceptance follows the brief of this project: a new sequence at least as good as the
 //! current one replaces it (the paper replaces only on strict improvement; accepting equal
 //! moves lets the search drift across plateaus, which Taillard's instances are full of).
+//!
+//! `starts` independent walks (each from NEH, walk w drawing from stream w of the seed) run in
+//! parallel on the worker threads and the best is kept: the CPU's counterpart of the GPU's
+//! walks per block, and the way a time-limited run uses every core. The walk count, not the
+//! thread count, decides the answer.
 
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -20,7 +25,7 @@ use rand::Rng;
 use super::eval::Insertion;
 use super::instance::Instance;
 use super::neh::neh;
-use crate::run::{stream_rng, Outcome, RunOptions, SolverRng};
+use crate::run::{multistart_timed, stream_rng, Deadline, Outcome, RunOptions, SolverRng};
 
 /// Iterations when the budget gives neither iterations nor a time limit: enough for small
 /// instances to reach their optimum in well under a second.
@@ -29,6 +34,8 @@ pub const DEFAULT_IG_ITERATIONS: u64 = 1000;
 /// Settings of [`iterated_greedy`]; the defaults are Ruiz & Stützle's calibrated values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IgParams {
+    /// Independent walks, run in parallel; the best is kept.
+    pub starts: usize,
     /// Jobs removed per destruction (d).
     pub destruction: usize,
     /// Temperature factor (T).
@@ -38,17 +45,36 @@ pub struct IgParams {
 impl Default for IgParams {
     fn default() -> Self {
         IgParams {
+            starts: 1,
             destruction: 4,
             temperature: 0.4,
         }
     }
 }
 
-/// Iterated greedy; see the module documentation. Single-threaded and deterministic for a
-/// given seed (stream 0 of `options.seed`) under an iteration budget.
+/// Iterated greedy; see the module documentation. `params.starts` walks on `options.threads`
+/// threads; deterministic for a given seed under an iteration budget (which applies to each
+/// walk; a time limit to all), whatever the thread count.
 pub fn iterated_greedy(inst: &Instance, params: &IgParams, options: &RunOptions) -> Outcome {
     let deadline = options.budget.start(DEFAULT_IG_ITERATIONS);
-    let mut rng = stream_rng(options.seed, 0);
+    // NEH is deterministic: one for all the walks (O(n^2 m) each would be spent again).
+    let start = neh(inst);
+    multistart_timed(params.starts.max(1), options.threads, &deadline, |walk| {
+        iterated_greedy_walk(inst, params, &start, options.seed, walk, &deadline)
+    })
+    .expect("at least one walk runs")
+}
+
+/// One walk of [`iterated_greedy`] from `start` (NEH), drawing from stream `walk` of `seed`.
+fn iterated_greedy_walk(
+    inst: &Instance,
+    params: &IgParams,
+    start: &[usize],
+    seed: u64,
+    walk: usize,
+    deadline: &Deadline,
+) -> Outcome {
+    let mut rng = stream_rng(seed, walk as u64);
     let n = inst.jobs;
     let total: i64 = inst.features().total_time;
     let temperature = params.temperature * total as f64 / (n * inst.machines * 10) as f64;
@@ -59,7 +85,7 @@ pub fn iterated_greedy(inst: &Instance, params: &IgParams, options: &RunOptions)
         order: (0..n).collect(),
     };
 
-    let mut current = neh(inst);
+    let mut current = start.to_vec();
     let mut current_value = search.local_search(&mut current, &mut rng);
     let mut best = current.clone();
     let mut best_value = current_value;

@@ -230,6 +230,21 @@ fn case1_many_starts_end_at_the_time_limit() {
     let (out, took) = mats_within(c, Duration::from_secs(20));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(took < allowance(1.0), "took {took:?}");
+    // The flowshop's iterated-greedy walks, the same way.
+    let mut c = mats_cmd();
+    c.args([
+        "solve",
+        &data("pfsp/tai20_5.txt"),
+        "--index",
+        "1",
+        "--starts",
+        "100000000",
+        "--time-limit",
+        "1",
+    ]);
+    let (out, took) = mats_within(c, Duration::from_secs(20));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(took < allowance(1.0), "took {took:?}");
 }
 
 #[test]
