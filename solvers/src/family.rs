@@ -112,6 +112,17 @@ impl Algorithm {
         }
     }
 
+    /// The independent starts (walks) this algorithm runs in parallel where `starts` is not
+    /// given; `None` for algorithms without starts (their threads, if any, split one search).
+    pub fn default_starts(self) -> Option<usize> {
+        match self {
+            Algorithm::QapTwoOpt => Some(qap::TwoOptParams::default().starts),
+            Algorithm::QapTabu => Some(qap::RotsParams::default().starts),
+            Algorithm::PfspIg => Some(pfsp::IgParams::default().starts),
+            _ => None,
+        }
+    }
+
     /// The tuning knobs this algorithm reads from [`AlgorithmParams`].
     pub fn knobs(self) -> &'static [&'static str] {
         match self {

@@ -341,6 +341,63 @@ fn missing_file_unknown_algorithm_and_misplaced_parameters_are_errors() {
     assert!(e.contains("`starts` must be at least 1"), "{e}");
 }
 
+/// A one-start CPU run on several worker threads says that the others stay idle and how to
+/// use them; starts for every thread (or one thread) say nothing.
+#[test]
+fn idle_worker_threads_are_named_with_the_flag_that_uses_them() {
+    let ta001 = data("pfsp/tai20_5.txt");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["solve", ta001.as_str(), "--index", "1", "--iterations", "5"];
+        args.extend_from_slice(extra);
+        let out = mats(&args);
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let note = run(&["--threads", "3"]);
+    assert!(
+        note.contains("ig runs 1 independent start here, so 2 of the 3 worker threads stay idle")
+            && note.contains("--starts 3"),
+        "{note}"
+    );
+    assert!(!run(&["--threads", "3", "--starts", "3"]).contains("idle"));
+    assert!(!run(&["--threads", "1"]).contains("idle"));
+    // With every core (the default), only a time-limited run says it: there the idle cores
+    // cost quality. An iteration-budget run stays quiet.
+    let timed = {
+        let out = mats(&[
+            "solve",
+            ta001.as_str(),
+            "--index",
+            "1",
+            "--time-limit",
+            "0.05",
+        ]);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(timed.contains("worker threads"), cores > 1, "{timed}");
+    assert!(!run(&[]).contains("idle"));
+    // QAP 2-opt runs 64 starts by default: more threads than that leave some idle.
+    let tai12a = data("qap/tai12a.dat");
+    let out = mats(&[
+        "solve",
+        &tai12a,
+        "--algo",
+        "2opt",
+        "--iterations",
+        "5",
+        "--threads",
+        "65",
+    ]);
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        note.contains(
+            "2opt runs 64 independent starts here, so 1 of the 65 worker threads stays idle"
+        ),
+        "{note}"
+    );
+}
+
 #[test]
 fn rots_block_parameters_are_checked_before_any_gpu_is_needed() {
     let tai12a = data("qap/tai12a.dat");

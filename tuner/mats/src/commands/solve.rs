@@ -365,6 +365,14 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     } else {
         args.threads
     };
+    // Said where the idle threads cost something: a time limit (the other cores could search
+    // in the same time) or a thread count the user asked for.
+    let timed = budget.time_limit.is_some();
+    if let Some(note) =
+        idle_threads(algorithm, params.starts, threads).filter(|_| timed || args.threads != 0)
+    {
+        eprintln!("mats: {note}");
+    }
     let options = RunOptions {
         seed: args.seed,
         threads,
@@ -380,6 +388,32 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         threads,
         gpu: None,
         tuned: None,
+    })
+}
+
+/// Where the starts an algorithm runs are fewer than its worker threads, the rest stay idle
+/// (threads never change an answer, so they never add starts of their own): says so, with the
+/// flag that puts them to work. `--threads` defaults to every core, so a time-limited run of a
+/// one-start algorithm on a 16-core machine would otherwise use one core without a word.
+fn idle_threads(
+    algorithm: family::Algorithm,
+    starts: Option<usize>,
+    threads: usize,
+) -> Option<String> {
+    let starts = starts.or(algorithm.default_starts())?;
+    (starts < threads).then(|| {
+        format!(
+            "{} runs {starts} independent start{} here, so {} of the {threads} worker threads \
+             {} idle (--starts {threads} runs one per thread)",
+            algorithm.name(),
+            if starts == 1 { "" } else { "s" },
+            threads - starts,
+            if threads - starts == 1 {
+                "stays"
+            } else {
+                "stay"
+            },
+        )
     })
 }
 
@@ -824,6 +858,14 @@ fn run_tuned_cpu(
     } else {
         threads
     };
+    // Said where the idle threads cost something: a time limit (the other cores could search
+    // in the same time) or a thread count the user asked for.
+    let timed = budget.time_limit.is_some();
+    if let Some(note) =
+        idle_threads(algorithm, params.starts, threads).filter(|_| timed || args.threads != 0)
+    {
+        eprintln!("mats: {note}");
+    }
     let options = RunOptions {
         seed: args.seed,
         threads,
