@@ -480,8 +480,9 @@ pub struct SolveArgs {
     pub algo: Option<String>,
     /// Run the tuned configuration for this instance's class from an export folder
     /// (`mats export`); the backend, --algo and the tuning parameters then come from the bundle
-    /// (--backend may only name the bundle's own; other search or launch flags are refused; --adapt races restarts around a GPU bundle's
-    /// point, --threads sets a CPU bundle's worker threads).
+    /// (--backend may only name the bundle's own; other search or launch flags are refused;
+    /// --adapt races restarts around a GPU bundle's point, --threads sets a CPU bundle's worker
+    /// threads).
     #[arg(long, value_name = "DIR")]
     pub tuned: Option<PathBuf>,
     /// With --tuned: the bundle of the campaign's objective (default), or the one tuned for

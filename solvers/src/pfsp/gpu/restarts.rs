@@ -354,15 +354,12 @@ impl Restarts {
                 }
             })
             .collect();
-        planned
-            .into_iter()
-            .map(|(restart, drawn_on)| {
-                if let Some(race) = &mut self.race {
-                    race.inherited(restart.walk, drawn_on);
-                }
-                restart
-            })
-            .collect()
+        if let Some(race) = &mut self.race {
+            for (restart, drawn_on) in &planned {
+                race.inherited(restart.walk, *drawn_on);
+            }
+        }
+        planned.into_iter().map(|(restart, _)| restart).collect()
     }
 
     /// With relinking, a walk's path: from its own best (`own`, where it is a permutation)

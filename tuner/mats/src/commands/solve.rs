@@ -365,14 +365,13 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     } else {
         args.threads
     };
-    // Said where the idle threads cost something: a time limit (the other cores could search
-    // in the same time) or a thread count the user asked for.
-    let timed = budget.time_limit.is_some();
-    if let Some(note) =
-        idle_threads(algorithm, params.starts, threads).filter(|_| timed || args.threads != 0)
-    {
-        eprintln!("mats: {note}");
-    }
+    say_idle_threads(
+        algorithm,
+        params.starts,
+        threads,
+        &budget,
+        args.threads != 0,
+    );
     let options = RunOptions {
         seed: args.seed,
         threads,
@@ -389,6 +388,23 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         gpu: None,
         tuned: None,
     })
+}
+
+/// Prints [`idle_threads`]'s note where the idle threads cost something: under a time limit
+/// (the other cores could search in the same time) or a thread count the user `asked` for.
+fn say_idle_threads(
+    algorithm: family::Algorithm,
+    starts: Option<usize>,
+    threads: usize,
+    budget: &Budget,
+    asked: bool,
+) {
+    if budget.time_limit.is_none() && !asked {
+        return;
+    }
+    if let Some(note) = idle_threads(algorithm, starts, threads) {
+        eprintln!("mats: {note}");
+    }
 }
 
 /// Where the starts an algorithm runs are fewer than its worker threads, the rest stay idle
@@ -858,14 +874,13 @@ fn run_tuned_cpu(
     } else {
         threads
     };
-    // Said where the idle threads cost something: a time limit (the other cores could search
-    // in the same time) or a thread count the user asked for.
-    let timed = budget.time_limit.is_some();
-    if let Some(note) =
-        idle_threads(algorithm, params.starts, threads).filter(|_| timed || args.threads != 0)
-    {
-        eprintln!("mats: {note}");
-    }
+    say_idle_threads(
+        algorithm,
+        params.starts,
+        threads,
+        &budget,
+        args.threads != 0,
+    );
     let options = RunOptions {
         seed: args.seed,
         threads,
