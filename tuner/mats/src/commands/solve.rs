@@ -32,6 +32,10 @@ pub struct SolveReport {
     pub evaluations: u64,
     pub seed: u64,
     pub threads: usize,
+    /// The independent starts (walks) of a CPU algorithm that has them (qap `tabu`, `2opt`,
+    /// pfsp `ig`); absent elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starts: Option<usize>,
     /// 1-based, as benchmark files write permutations; HW/SW: the 0/1 vector x.
     pub solution: Vec<usize>,
     /// GPU specifics; absent for the CPU backend.
@@ -272,6 +276,7 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
         evaluations: outcome.evaluations,
         seed: args.seed,
         threads: solved.threads,
+        starts: solved.starts,
         solution: instance.solution_for_output(&outcome.solution),
         gpu: solved.gpu,
         tuned: solved.tuned,
@@ -287,6 +292,8 @@ struct Solved {
     algorithm: String,
     backend: &'static str,
     threads: usize,
+    /// The independent starts a CPU algorithm with starts ran; `None` elsewhere.
+    starts: Option<usize>,
     gpu: Option<GpuDetails>,
     tuned: Option<TunedChoice>,
 }
@@ -365,6 +372,8 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     } else {
         args.threads
     };
+    let mut params = params;
+    params.starts = starts_to_run(algorithm, params.starts, threads, &budget);
     say_idle_threads(
         algorithm,
         params.starts,
@@ -385,9 +394,30 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         algorithm: algorithm.name().into(),
         backend: "cpu",
         threads,
+        starts: params.starts.or(algorithm.default_starts()),
         gpu: None,
         tuned: None,
     })
+}
+
+/// The starts a CPU run makes where `--starts` is not given: under a time limit one per worker
+/// thread when the algorithm's default has fewer, since the time a core would sit idle is
+/// search the run loses, and a time-limited answer depends on the machine's speed anyway.
+/// An iteration budget keeps the algorithm's default, so that a seeded run gives the same
+/// answer on every machine whatever its cores.
+fn starts_to_run(
+    algorithm: family::Algorithm,
+    given: Option<usize>,
+    threads: usize,
+    budget: &Budget,
+) -> Option<usize> {
+    if given.is_some() || budget.time_limit.is_none() {
+        return given;
+    }
+    algorithm
+        .default_starts()
+        .filter(|&starts| starts < threads)
+        .map(|_| threads)
 }
 
 /// Prints [`idle_threads`]'s note where the idle threads cost something: under a time limit
@@ -894,6 +924,7 @@ fn run_tuned_cpu(
         algorithm: format!("{} (tuned: {bundle})", algorithm.name()),
         backend: "cpu",
         threads,
+        starts: params.starts.or(algorithm.default_starts()),
         gpu: None,
         tuned: None,
     })
@@ -976,6 +1007,7 @@ fn run_gpu(
     let (solutions, _) = config.shape();
     Ok(Solved {
         tuned: None,
+        starts: None,
         gpu: Some(GpuDetails {
             device: format!("{} ({})", gpu.info.name, gpu.info.arch),
             // Where the configuration leaves it to the device, what the launch used.

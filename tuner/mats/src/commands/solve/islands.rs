@@ -196,6 +196,7 @@ fn solved(
         algorithm: algorithm.to_string(),
         backend: "gpu",
         threads: lead.threads_per_block as usize,
+        starts: None,
         tuned: None,
         gpu: Some(GpuDetails {
             device: lead.device,

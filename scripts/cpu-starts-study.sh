@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The CPU solvers' time-limited default (one start per worker thread) against one start, on all
+# cores of the machine it runs on, paired by seed. Runs from the repository root after
+# scripts/gpu-test.sh (or with target/release/mats and ../shared/data).
+# Usage: bash scripts/cpu-starts-study.sh [SECONDS] [SEEDS]
+# Prints per instance each mode's objectives and mean gap; raw runs go to $OUT/cpu-starts.csv.
+set -u
+seconds=${1:-10}
+seeds=${2:-2}
+root=$PWD
+mats=$root/gpu-bundle/bin/mats
+[ -x "$mats" ] || mats=$root/target/release/mats
+data=$root/gpu-bundle/shared/data
+[ -d "$data" ] || data=$root/../shared/data
+out=${OUT:-$root/gpu-results}
+mkdir -p "$out"
+csv=$out/cpu-starts.csv
+echo "instance,seed,mode,starts,threads,objective,gap_percent" > "$csv"
+t=$data/taillard-pfsp/taillard
+instances=("$data/qaplib/instances/tai60a.dat|tai60a|" "$data/qaplib/instances/tai100a.dat|tai100a|"
+    "$t/tai100_20.txt|ta083|--index 3" "$t/tai50_20.txt|ta053|--index 3")
+for entry in "${instances[@]}"; do
+    IFS='|' read -r path name extra <<< "$entry"
+    for seed in $(seq 1 "$seeds"); do
+        for mode in default one; do
+            flags=()
+            [ "$mode" = one ] && flags=(--starts 1)
+            # shellcheck disable=SC2086
+            json=$("$mats" solve "$path" $extra --time-limit "$seconds" --seed "$seed" --json \
+                "${flags[@]}" 2>> "$out/cpu-starts.err")
+            line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d.get("starts"), d["threads"], d["objective"], d.get("gap_percent"), sep=",")' "$json" 2>/dev/null) \
+                || line=",,,"
+            echo "$name,$seed,$mode,$line" >> "$csv"
+        done
+    done
+done
+python3 - "$csv" <<'PY'
+import csv, sys, statistics as st
+rows = list(csv.DictReader(open(sys.argv[1])))
+by = {}
+for r in rows:
+    by.setdefault(r["instance"], {}).setdefault(r["mode"], []).append(r)
+for name, modes in by.items():
+    parts = []
+    for mode in ("default", "one"):
+        rs = modes.get(mode, [])
+        gaps = [float(r["gap_percent"]) for r in rs if r["gap_percent"] not in ("", "None")]
+        objs = " ".join(r["objective"] for r in rs)
+        starts = rs[0]["starts"] if rs else "?"
+        mean = f"{st.mean(gaps):.3f}%" if gaps else "n/a"
+        parts.append(f"{mode} (starts {starts}): {objs} mean gap {mean}")
+    print(f"{name}: " + "; ".join(parts))
+PY
