@@ -13,7 +13,9 @@
 //      (warp shuffles, then one warp). The lexicographic minimum is exactly the move Taillard's
 //      sequential scan picks, the fallback to the best tabu move included.
 //   2. thread 0 applies the swap and makes each facility's old location tabu for a tenure drawn
-//      uniformly from [tenure_min, tenure_max] (the counter-based RNG).
+//      uniformly from the block's [tenure_min, tenure_max] (`tenures[2 b]`, `tenures[2 b + 1]`:
+//      one range per block, so that `--adapt` can race tenures within a launch; the
+//      counter-based RNG).
 //   3. the block recomputes the deltas: O(1) for pairs disjoint from the swap through
 //      per-facility terms staged in shared memory, O(n) for the 2n - 3 pairs that touch it.
 // State is kept in global memory between launches, so the host can run a time limit as a
@@ -22,8 +24,8 @@
 // with done_iterations = -1): Ro-TS alone stalls on tai80a/tai100a.
 //
 // Tunables: threads per block (32..1024, multiple of 32), solutions per launch (blocks),
-// iterations per launch, tenure_min/tenure_max (Taillard: 0.9 n .. 1.1 n; default 0.4 n ..
-// 0.8 n), aspiration (Taillard: 2 n^2; default off, a lag no entry reaches), maxrregcount and
+// iterations per launch, tenure_min/tenure_max per block (Taillard: 0.9 n .. 1.1 n; default
+// 0.4 n .. 0.8 n), aspiration (Taillard: 2 n^2; default off, a lag no entry reaches), maxrregcount and
 // flags. Shared memory: 8 n(n-1)/2 + 40 n bytes (n <= 240 on H100), or 40 n with the deltas in
 // global memory (QAP_DELTA_GLOBAL; n <= 512, the host's limit).
 #include "common.cuh"
@@ -67,7 +69,7 @@ __device__ __forceinline__ Key warp_min(Key key)
 
 extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* __restrict__ b,
                                           unsigned long long seed, int first_solution, int iterations,
-                                          int tenure_min, int tenure_max, int aspiration,
+                                          const int* __restrict__ tenures, int aspiration,
                                           int* __restrict__ perms, int* __restrict__ best_perms,
                                           i64* __restrict__ costs, i64* __restrict__ best_costs,
                                           i64* __restrict__ deltas, int* __restrict__ tabu_all,
@@ -75,6 +77,7 @@ extern "C" __global__ void qap_rots_block(const int* __restrict__ a, const int* 
 {
     extern __shared__ unsigned char shared_bytes[];
     const int sol = blockIdx.x;
+    const int tenure_min = tenures[2 * sol], tenure_max = tenures[2 * sol + 1];
     i64* saved_delta = deltas + (size_t)sol * QAP_PAIRS;
 #if QAP_DELTA_GLOBAL
     // Layout `global`: the delta matrix does not fit in shared memory (8 n(n-1)/2 bytes:
@@ -374,7 +377,7 @@ __device__ __forceinline__ rkey warp_min_all(rkey key)
 
 extern "C" __global__ void __launch_bounds__(ROTS_THREADS, ROTS_MIN_BLOCKS)
     qap_rots_block_fast(const int* __restrict__ a, const int* __restrict__ b, unsigned long long seed,
-                        int first_solution, int iterations, int tenure_min, int tenure_max, int aspiration,
+                        int first_solution, int iterations, const int* __restrict__ tenures, int aspiration,
                         int* __restrict__ perms, int* __restrict__ best_perms, i64* __restrict__ costs,
                         i64* __restrict__ best_costs, i64* __restrict__ deltas, int* __restrict__ tabu_all,
                         int* __restrict__ done_iterations)
@@ -404,6 +407,7 @@ extern "C" __global__ void __launch_bounds__(ROTS_THREADS, ROTS_MIN_BLOCKS)
 
     const int sol = blockIdx.x;
     const int t = threadIdx.x;
+    const int tenure_min = tenures[2 * sol], tenure_max = tenures[2 * sol + 1];
     int* gtabu = tabu_all + (size_t)sol * NN;
     i64* saved_delta = deltas + (size_t)sol * QAP_PAIRS;
     const int start_mode = done_iterations[sol];

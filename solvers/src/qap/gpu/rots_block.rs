@@ -50,8 +50,6 @@ pub(super) fn rots_block(
         } else {
             1000 * n as u64
         });
-    let tenure_min = ((params.tenure_min_factor * n as f64) as i32).max(1);
-    let tenure_max = ((params.tenure_max_factor * n as f64).ceil() as i32).max(tenure_min);
     // Off: a lag no tabu entry ever reaches (counters stay below ROTS_REBASE_ITERATIONS).
     let off = i32::MAX / 2;
     let aspiration = match params.aspiration_factor * (n * n) as f64 {
@@ -80,6 +78,10 @@ pub(super) fn rots_block(
         if params.relink { ctx.inst } else { None },
         crate::run::stream_rng(options.seed ^ 0x5eed_e11e, 0),
     );
+    // Each block's tenure range, written again only when the race moves blocks.
+    let mut tenures = stream
+        .clone_htod(&restarts.tenures())
+        .map_err(driver("writing tabu tenures"))?;
     let mut since_rebase = 0u64;
     while spent < total {
         let this = chunk.min(total - spent) as i32;
@@ -97,8 +99,7 @@ pub(super) fn rots_block(
                 .arg(&c.seed)
                 .arg(&first)
                 .arg(&this)
-                .arg(&tenure_min)
-                .arg(&tenure_max)
+                .arg(&tenures)
                 .arg(&aspiration)
                 .arg(&mut perms)
                 .arg(&mut best_perms)
@@ -128,8 +129,10 @@ pub(super) fn rots_block(
         if ctx.timed_out() {
             break;
         }
-        if restarting {
-            restarts.after_launch(ctx, &costs, &best_perms, &mut perms, &mut done)?;
+        if restarting && restarts.after_launch(ctx, &costs, &best_perms, &mut perms, &mut done)? {
+            stream
+                .memcpy_htod(&restarts.tenures(), &mut tenures)
+                .map_err(driver("writing tabu tenures"))?;
         }
         // Without a time limit every launch runs launch_iterations x n iterations (10 n when
         // unset), whatever the pace: restarts then fall where the seed and budget put them.
@@ -269,20 +272,31 @@ pub(super) struct RestartArm {
     swaps: usize,
     max_swaps: usize,
     crossover: bool,
+    /// The tabu tenure range in iterations, each move's drawn uniformly from it.
+    tenure: (i32, i32),
+}
+
+/// The tenure range of factors `min` and `max` of n, in iterations (at least 1).
+fn tenure_range(min: f64, max: f64, n: usize) -> (i32, i32) {
+    let lo = ((min * n as f64) as i32).max(1);
+    (lo, ((max * n as f64).ceil() as i32).max(lo))
 }
 
 impl RestartArm {
     /// The run's arm, and with `adapt` its neighbours: the other restart rule, 0.6x and 1.4x
-    /// the swaps, twice and half the stall (a run that never restarts races stalls of 5).
+    /// the swaps, half and twice the tenure range, twice and half the stall (a run that never
+    /// restarts races stalls of 5).
     pub(super) fn arms(params: &GpuParams, n: usize, crossover: bool) -> Vec<RestartArm> {
         let swaps = (params.perturbation * n as f64).round() as usize;
         let ceiling =
             |swaps: usize| ((params.perturbation_max * n as f64).round() as usize).max(swaps);
+        let (lo, hi) = (params.tenure_min_factor, params.tenure_max_factor);
         let base = RestartArm {
             stall: params.stall_for(crossover),
             swaps,
             max_swaps: ceiling(swaps),
             crossover,
+            tenure: tenure_range(lo, hi, n),
         };
         if !params.adapt {
             return vec![base];
@@ -308,22 +322,31 @@ impl RestartArm {
                 stall: racing(params.stall_for(!crossover)),
                 ..base
             },
-            [0.6, 1.4].map(|f| RestartArm {
-                swaps: scaled(f),
-                max_swaps: ceiling(scaled(f)),
-                ..base
-            }),
+            [0.6, 1.4]
+                .map(|f| RestartArm {
+                    swaps: scaled(f),
+                    max_swaps: ceiling(scaled(f)),
+                    ..base
+                })
+                .into_iter()
+                .chain([0.5, 2.0].map(|f| RestartArm {
+                    tenure: tenure_range(lo * f, hi * f, n),
+                    ..base
+                })),
             base.stall,
             |stall| RestartArm { stall, ..base },
         )
     }
 
     fn describe(&self, n: usize) -> String {
+        let n = n.max(1) as f64;
         format!(
-            "{} after {} launches, {:.2} n swaps",
+            "{} after {} launches, {:.2} n swaps, tenure {:.2}-{:.2} n",
             if self.crossover { "crossover" } else { "swaps" },
             self.stall,
-            self.swaps as f64 / n.max(1) as f64
+            self.swaps as f64 / n,
+            f64::from(self.tenure.0) / n,
+            f64::from(self.tenure.1) / n
         )
     }
 }
@@ -370,6 +393,16 @@ impl<'a> Restarts<'a> {
         Race::pick(self.race.as_ref(), &self.arms, block)
     }
 
+    /// Each block's tenure range, flattened (min, max) per block as the kernel reads it.
+    pub(super) fn tenures(&self) -> Vec<i32> {
+        (0..self.strength.len())
+            .flat_map(|block| {
+                let (lo, hi) = self.arm(block).tenure;
+                [lo, hi]
+            })
+            .collect()
+    }
+
     /// Whether any block ever restarts (an arm with a stall).
     pub(super) fn restarts_at_all(&self) -> bool {
         self.arms.iter().any(|a| a.stall > 0)
@@ -402,6 +435,7 @@ impl<'a> Restarts<'a> {
     /// (K = 16) against 0.50/0.46% from the own best: the blocks' diversity matters more.
     /// With tenure 0.4-0.8 n and no aspiration, perturbation 0.3 n gave 0.46/0.43%, 0.35 n
     /// 0.43/0.46%, and a stall of 3 launches (0.3 n) 0.46/0.41%, against 0.40/0.38%.
+    /// Returns whether the race moved blocks to other arms (their tenures are then rewritten).
     fn after_launch(
         &mut self,
         ctx: &RunContext,
@@ -409,14 +443,15 @@ impl<'a> Restarts<'a> {
         best_perms: &CudaSlice<i32>,
         perms: &mut CudaSlice<i32>,
         done: &mut CudaSlice<i32>,
-    ) -> Result<(), KernelError> {
+    ) -> Result<bool, KernelError> {
         let stream = ctx.gpu.stream();
-        if let Some(race) = &mut self.race {
-            race.after_launch(costs);
-        }
+        let moved = match &mut self.race {
+            Some(race) => race.after_launch(costs) > 0,
+            None => false,
+        };
         let stale = self.stale_blocks(costs);
         if stale.is_empty() {
-            return Ok(());
+            return Ok(moved);
         }
         let n = ctx.n;
         let own_bests = stream
@@ -440,7 +475,7 @@ impl<'a> Restarts<'a> {
         stream
             .memcpy_htod(&host_done, done)
             .map_err(driver("writing restart flags"))?;
-        Ok(())
+        Ok(moved)
     }
 
     /// Counts each block's launches without improvement (from its best cost after a launch)
@@ -541,6 +576,7 @@ mod tests {
             swaps: 3,
             max_swaps: 3,
             crossover,
+            tenure: (4, 8),
         };
         Restarts::new(vec![arm], p, n, relink, crate::run::stream_rng(11, 0))
     }
@@ -628,22 +664,41 @@ mod adapt_tests {
     use crate::qap::gpu::{start_permutation, GpuAlgorithm};
 
     #[test]
-    fn adapt_races_the_configured_restarts_and_five_neighbours() {
+    fn adapt_races_the_configured_restarts_and_seven_neighbours() {
         let mut params = GpuParams::new(GpuAlgorithm::RotsBlock);
         assert_eq!(RestartArm::arms(&params, 100, false).len(), 1);
         params.adapt = true;
         let arms = RestartArm::arms(&params, 100, false);
-        assert_eq!(arms.len(), 6, "{arms:?}");
+        assert_eq!(arms.len(), 8, "{arms:?}");
         let base = RestartArm {
             stall: params.stall_for(false),
             swaps: 25,
             max_swaps: 25,
             crossover: false,
+            tenure: (40, 80),
         };
         assert_eq!(arms[0], base, "the configured restarts come first");
         assert!(arms.iter().any(|a| a.crossover));
         assert!(arms.iter().any(|a| a.swaps == 15) && arms.iter().any(|a| a.swaps == 35));
         assert!(arms.iter().any(|a| a.stall == 10) && arms.iter().any(|a| a.stall == 2));
+        // Half and twice the tenure range, everything else the configured arm's.
+        for tenure in [(20, 40), (80, 160)] {
+            assert!(
+                arms.contains(&RestartArm { tenure, ..base }),
+                "{tenure:?}: {arms:?}"
+            );
+        }
+        let r = Restarts::new(arms.clone(), 16, 100, None, crate::run::stream_rng(1, 0));
+        let tenures = r.tenures();
+        assert_eq!(tenures.len(), 32, "a (min, max) pair per block");
+        for block in 0..16 {
+            let (lo, hi) = arms[block % arms.len()].tenure;
+            assert_eq!(
+                &tenures[2 * block..2 * block + 2],
+                &[lo, hi],
+                "block {block}"
+            );
+        }
         // A run that never restarts races stalls around 5.
         params.restart_stall = Some(0);
         let arms = RestartArm::arms(&params, 100, false);
@@ -681,6 +736,7 @@ mod adapt_tests {
             swaps: 2,
             max_swaps: 2,
             crossover: false,
+            tenure: (8, 16),
         };
         let mut r = Restarts::new(
             vec![arm(1), arm(3)],
@@ -703,7 +759,10 @@ mod adapt_tests {
             .collect();
         assert_eq!(r.starts(&stale, &costs, &bests).len(), 2);
         let summary = r.summary().unwrap();
-        assert!(summary.contains("3 x (swaps after 1 launches"), "{summary}");
+        assert!(
+            summary.contains("3 x (swaps after 1 launches, 0.10 n swaps, tenure 0.40-0.80 n"),
+            "{summary}"
+        );
         assert!(summary.contains("3 x (swaps after 3 launches"), "{summary}");
     }
 }

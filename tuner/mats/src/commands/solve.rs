@@ -439,8 +439,8 @@ fn say_idle_threads(
 
 /// Where the starts an algorithm runs are fewer than its worker threads, the rest stay idle
 /// (threads never change an answer, so they never add starts of their own): says so, with the
-/// flag that puts them to work. `--threads` defaults to every core, so a time-limited run of a
-/// one-start algorithm on a 16-core machine would otherwise use one core without a word.
+/// flag that puts them to work. Time-limited runs without `--starts` take one start per thread
+/// ([`starts_to_run`]), so this speaks where `--starts` or an iteration budget left cores idle.
 fn idle_threads(
     algorithm: family::Algorithm,
     starts: Option<usize>,
