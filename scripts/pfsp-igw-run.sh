@@ -30,7 +30,7 @@ if [ "$what" = probe ]; then
     echo "configurations: exit $?"
     grep -E "ta081 3 s|panicked" "$out/configs.log"
     for k in ig-warp; do
-        timeout 100 ncu --kernel-name "regex:pfsp_ig_" --launch-skip 1 --launch-count 1 \
+        timeout 100 ncu --clock-control none --kernel-name "regex:pfsp_ig_" --launch-skip 1 --launch-count 1 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats --section SchedulerStats \
             "$mats" solve "$T/tai100_20.txt" --index 1 --backend gpu --algo $k --iterations 3 > "$out/ncu-$k.txt" 2>&1
         echo "== ncu $k: exit $?"
@@ -45,7 +45,7 @@ if [ "$what" = final ]; then
     grep -E "^test |test result|panicked|equal the CPU|ig-warp:" "$out/tests.log" | head -40
     "$mats" bench pfsp --taillard "$bundle/taillard-pfsp" --no-throughput --quality "$@" \
         --json "$out/bench-final.json" 2>&1 | tee "$out/bench-final.txt"
-    timeout 60 ncu --kernel-name pfsp_ig_warp --launch-skip 3 --launch-count 1 \
+    timeout 60 ncu --clock-control none --kernel-name pfsp_ig_warp --launch-skip 3 --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats --section SchedulerStats \
         "$mats" solve "$T/tai100_20.txt" --index 1 --backend gpu --algo ig-warp --time-limit 1 > "$out/ncu-ig-warp.txt" 2>&1
     echo "== ncu ig-warp: exit $?"

@@ -32,7 +32,7 @@ s gen512 /tmp/gen512.dat --time-limit 5
 timeout 120 "$M" bench qap --compare tai100a --seeds 1 --seconds 10 --compare-only \
     --qaplib "$Q" --json "$out/compare.json" 2>&1 | tail -4
 # Two blocks per SM (264 blocks): the configuration the int16 matrices make possible.
-ncu --kernel-name qap_rots_block_fast --launch-skip 5 --launch-count 1 --section SpeedOfLight \
+ncu --clock-control none --kernel-name qap_rots_block_fast --launch-skip 5 --launch-count 1 --section SpeedOfLight \
     --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
     --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
     "$M" solve "$Q/tai100a.dat" --backend gpu --time-limit 2 --solutions 264 > "$out/ncu-tai100a.txt" 2>&1
