@@ -126,6 +126,34 @@ fn stops_after_200_iterations_without_improvement() {
     assert!(hwsw::sts(&inst, &short, &options(1, 1)).iterations < out.iterations);
 }
 
+/// Under a time limit alone a stalled search continues from its best (iterated STS) until the
+/// time is up: it runs the paper's search first, so it ends at or below the paper's answer;
+/// an iteration budget beside the limit keeps the paper's stop.
+#[test]
+fn a_time_limit_alone_iterates_past_the_stall() {
+    let inst = hwsw::generate(&GeneratorSpec::new(60, 120, 1.0, RLevel::High, 3)).unwrap();
+    let paper = hwsw::sts(&inst, &StsParams::default(), &options(5, 1));
+    assert!(paper.iterations < 2000, "{}", paper.iterations);
+    let mut timed = options(5, 1);
+    timed.budget = Budget::time_limit(std::time::Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let iterated = hwsw::sts(&inst, &StsParams::default(), &timed);
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(300),
+        "it used its time"
+    );
+    assert!(
+        iterated.iterations > 2 * paper.iterations,
+        "{} against {}",
+        iterated.iterations,
+        paper.iterations
+    );
+    assert!(iterated.objective <= paper.objective);
+    assert_eq!(inst.objective(&iterated.solution), Ok(iterated.objective));
+    timed.budget.iterations = Some(2000);
+    assert_eq!(hwsw::sts(&inst, &StsParams::default(), &timed), paper);
+}
+
 /// The 14 sizes of Hou et al.'s Table 1.
 pub const TABLE1: [(&str, usize, usize); 14] = [
     ("crc32", 25, 34),

@@ -16,6 +16,11 @@
 //!   head leaves, and the index is appended.
 //! - **Stop:** after the budget's iterations (default 2000, the paper's M) or `stall`
 //!   consecutive iterations without improving the best hardware cost (the paper's N = 200).
+//! - **Under a time limit alone** (no iteration budget) the stall does not end the run, which
+//!   would leave most of the user's time unused: the search continues from its best
+//!   solution with an empty tabu list after [`KICK_MOVES`] uniformly random feasible 2-flips
+//!   (iterated STS), until the time is up. Runs with an iteration budget, the GPU variants'
+//!   reference, are the paper's algorithm unchanged.
 //!
 //! **Parity.** Every 2-flip changes two entries, so the number of software nodes keeps its
 //! parity; starting and restarting from all-hardware, STS only ever visits solutions with an
@@ -40,6 +45,10 @@ use crate::run::{stream_rng, with_threads, Outcome, RunOptions, SolverRng};
 
 /// The paper's maximum iteration number M.
 pub const DEFAULT_STS_ITERATIONS: u64 = 2000;
+
+/// The random feasible 2-flips that move a stalled time-limited search away from its best
+/// before it continues (with an empty tabu list it would otherwise retrace its steps).
+pub const KICK_MOVES: usize = 10;
 
 /// Below this many candidates the neighbourhood is evaluated on one thread.
 const PARALLEL_MIN_CANDIDATES: usize = 50_000;
@@ -208,7 +217,19 @@ fn run(
     let mut iterations = 0u64;
     let mut evaluations = 0u64;
     let mut stall = 0u64;
-    while !deadline.reached(iterations) && stall < params.stall {
+    let iterated = options.budget.time_limit.is_some() && options.budget.iterations.is_none();
+    // Random moves still to take after an iterated restart.
+    let mut kicks = 0usize;
+    while !deadline.reached(iterations) {
+        if stall >= params.stall {
+            if !iterated {
+                break;
+            }
+            search = Search::new(inst, best.1.clone());
+            tabu.clear();
+            kicks = KICK_MOVES;
+            stall = 0;
+        }
         // Tabu js of each row, from the (short) list.
         let mut tabu_rows: Vec<Vec<usize>> = vec![Vec::new(); n];
         for &(i, j) in &tabu {
@@ -249,9 +270,10 @@ fn run(
             break (chosen, feasible);
         };
         let (i, j) = match chosen {
-            Some((_, i, j)) => (i, j),
-            None => search.nth_feasible(rng.random_range(0..feasible)),
+            Some((_, i, j)) if kicks == 0 => (i, j),
+            _ => search.nth_feasible(rng.random_range(0..feasible)),
         };
+        kicks = kicks.saturating_sub(1);
         // Tabu list update of section 3.6.
         if params.tabu_length > 0 {
             if let Some(position) = tabu.iter().position(|&e| e == (i, j)) {
