@@ -627,12 +627,13 @@ pub struct SolveArgs {
     /// Random seed; the same seed gives the same result when no time limit is set.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// CPU: worker threads (0 = all cores; does not change the result). GPU: threads per block
-    /// (default 128, or 512 for rots-block).
+    /// CPU: worker threads (0 = all cores; does not change the result of an iteration budget).
+    /// GPU: threads per block (default 128, or 512 for rots-block).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub threads: usize,
     /// Independent starts (qap `2opt` default 64, qap `tabu` default 1), or walks (pfsp `ig`,
-    /// default 1), run in parallel on --threads; the best is kept.
+    /// default 1), run in parallel on --threads; the best is kept. Under --time-limit the
+    /// default is one per worker thread where that is more.
     #[arg(long, value_name = "N")]
     pub starts: Option<usize>,
     /// Tabu tenure in iterations (pfsp `tabu`; qap GPU `tabu`); tabu list length (hwsw `sts`,
