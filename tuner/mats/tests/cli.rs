@@ -398,6 +398,9 @@ fn idle_worker_threads_are_named_with_the_flag_that_uses_them() {
         note.contains("2 of the 3 worker threads stay idle"),
         "{note}"
     );
+    // An iteration budget beside the limit keeps the default: the answer stays the threads'.
+    let (json, _) = timed(&["--threads", "3", "--iterations", "5"]);
+    assert_eq!(json["starts"], 1, "{json}");
     // QAP 2-opt runs 64 starts by default: more threads than that leave some idle.
     let tai12a = data("qap/tai12a.dat");
     let out = mats(&[

@@ -400,18 +400,18 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     })
 }
 
-/// The starts a CPU run makes where `--starts` is not given: under a time limit one per worker
-/// thread when the algorithm's default has fewer, since the time a core would sit idle is
-/// search the run loses, and a time-limited answer depends on the machine's speed anyway.
-/// An iteration budget keeps the algorithm's default, so that a seeded run gives the same
-/// answer on every machine whatever its cores.
+/// The starts a CPU run makes where `--starts` is not given: under a time limit alone one per
+/// worker thread when the algorithm's default has fewer, since the time a core would sit idle
+/// is search the run loses, and a time-limited answer depends on the machine's speed anyway.
+/// An iteration budget (with or without a time limit) keeps the algorithm's default, so that
+/// a seeded run gives the same answer on every machine whatever its cores.
 fn starts_to_run(
     algorithm: family::Algorithm,
     given: Option<usize>,
     threads: usize,
     budget: &Budget,
 ) -> Option<usize> {
-    if given.is_some() || budget.time_limit.is_none() {
+    if given.is_some() || budget.time_limit.is_none() || budget.iterations.is_some() {
         return given;
     }
     algorithm
