@@ -2,7 +2,7 @@
 # The CPU solvers' time-limited default (one start per worker thread) against one start, on all
 # cores of the machine it runs on, paired by seed. Runs from the repository root after
 # scripts/gpu-test.sh (or with target/release/mats and ../shared/data).
-# Usage: bash scripts/cpu-starts-study.sh [SECONDS] [SEEDS]
+# Usage: [SET=qap-pfsp|hwsw] bash scripts/cpu-starts-study.sh [SECONDS] [SEEDS]
 # Prints per instance each mode's objectives and mean gap; raw runs go to $OUT/cpu-starts.csv.
 set -u
 seconds=${1:-10}
@@ -14,11 +14,23 @@ data=$root/gpu-bundle/shared/data
 [ -d "$data" ] || data=$root/../shared/data
 out=${OUT:-$root/gpu-results}
 mkdir -p "$out"
-csv=$out/cpu-starts.csv
+csv=$out/cpu-starts-${SET:-qap-pfsp}.csv
 echo "instance,seed,mode,starts,threads,objective,gap_percent" > "$csv"
 t=$data/taillard-pfsp/taillard
-instances=("$data/qaplib/instances/tai60a.dat|tai60a|" "$data/qaplib/instances/tai100a.dat|tai100a|"
-    "$t/tai100_20.txt|ta083|--index 3" "$t/tai50_20.txt|ta053|--index 3")
+instances=()
+if [ "${SET:-qap-pfsp}" = qap-pfsp ]; then
+    instances=("$data/qaplib/instances/tai60a.dat|tai60a|" "$data/qaplib/instances/tai100a.dat|tai100a|"
+        "$t/tai100_20.txt|ta083|--index 3" "$t/tai50_20.txt|ta053|--index 3")
+else
+    # SET=hwsw: 300-node graphs (CCR 0.1, R high: the medium class the tuner found hardest),
+    # small enough that one search evaluates its neighbourhood on one thread, so the default
+    # runs walks.
+    for g in 41 42 43 44 45; do
+        "$mats" instance generate hwsw --nodes 300 --edges 900 --ccr 0.1 --r-level high \
+            --seed "$g" -o "$out/h300-s$g.hwsw" > /dev/null || exit 1
+        instances+=("$out/h300-s$g.hwsw|h300-s$g|")
+    done
+fi
 for entry in "${instances[@]}"; do
     IFS='|' read -r path name extra <<< "$entry"
     for seed in $(seq 1 "$seeds"); do
@@ -45,9 +57,10 @@ for name, modes in by.items():
     for mode in ("default", "one"):
         rs = modes.get(mode, [])
         gaps = [float(r["gap_percent"]) for r in rs if r["gap_percent"] not in ("", "None")]
-        objs = " ".join(r["objective"] for r in rs)
+        objs = [int(r["objective"]) for r in rs if r["objective"]]
         starts = rs[0]["starts"] if rs else "?"
-        mean = f"{st.mean(gaps):.3f}%" if gaps else "n/a"
-        parts.append(f"{mode} (starts {starts}): {objs} mean gap {mean}")
+        mean = f"mean gap {st.mean(gaps):.3f}%" if gaps else (
+            f"mean {st.mean(objs):.1f}" if objs else "n/a")
+        parts.append(f"{mode} (starts {starts}): {' '.join(map(str, objs))} {mean}")
     print(f"{name}: " + "; ".join(parts))
 PY

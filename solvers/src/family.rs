@@ -119,6 +119,7 @@ impl Algorithm {
             Algorithm::QapTwoOpt => Some(qap::TwoOptParams::default().starts),
             Algorithm::QapTabu => Some(qap::RotsParams::default().starts),
             Algorithm::PfspIg => Some(pfsp::IgParams::default().starts),
+            Algorithm::HwswSts => Some(hwsw::StsParams::default().starts),
             _ => None,
         }
     }
@@ -136,7 +137,8 @@ impl Algorithm {
                 "perturbation",
                 "restart_stall",
             ],
-            Algorithm::PfspTabu | Algorithm::HwswSts => &["tenure"],
+            Algorithm::PfspTabu => &["tenure"],
+            Algorithm::HwswSts => &["tenure", "starts"],
             Algorithm::TspAs | Algorithm::TspMmas => {
                 &["ants", "alpha", "beta", "rho", "candidates"]
             }
@@ -165,7 +167,7 @@ impl fmt::Display for Algorithm {
 /// Algorithm parameters given by name; `None` keeps the algorithm's default.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct AlgorithmParams {
-    /// Independent starts (QAP `2opt`, `tabu`).
+    /// Independent starts (QAP `2opt`, `tabu`; PFSP `ig`; HW/SW `sts`).
     pub starts: Option<usize>,
     /// Tabu tenure in iterations (PFSP `tabu`); tabu list length (HW/SW `sts`).
     pub tenure: Option<usize>,
@@ -316,6 +318,17 @@ pub enum Instance {
 }
 
 impl Instance {
+    /// Whether `algorithm`'s independent starts are how it puts worker threads to work on
+    /// this instance: true for the algorithms with starts, except a HW/SW search large enough
+    /// to split its own neighbourhood over every thread.
+    pub fn starts_use_threads(&self, algorithm: Algorithm) -> bool {
+        let splits = match self {
+            Instance::Hwsw(i) => hwsw::tabu::splits_the_neighbourhood(i.n()),
+            _ => false,
+        };
+        algorithm.default_starts().is_some() && !splits
+    }
+
     pub fn family(&self) -> Family {
         match self {
             Instance::Qap(_) => Family::Qap,
@@ -493,6 +506,7 @@ impl Instance {
             (Instance::Hwsw(i), Algorithm::HwswSts) => {
                 let mut p = hwsw::StsParams::default();
                 p.tabu_length = params.tenure.unwrap_or(p.tabu_length);
+                p.starts = params.starts.unwrap_or(p.starts);
                 hwsw::sts(i, &p, options)
             }
             _ => unreachable!("family checked above"),

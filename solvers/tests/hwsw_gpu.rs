@@ -75,6 +75,7 @@ fn every_variant_takes_the_sts_moves() {
             let sts = StsParams {
                 tabu_length,
                 stall: 60,
+                ..StsParams::default()
             };
             let seed = 7;
             let iterations = 150;

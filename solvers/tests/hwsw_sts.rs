@@ -154,6 +154,28 @@ fn a_time_limit_alone_iterates_past_the_stall() {
     assert_eq!(hwsw::sts(&inst, &StsParams::default(), &timed), paper);
 }
 
+/// Walks: walk 0 is the single search, so their best is at or below it; the thread count
+/// changes nothing; every answer is feasible and re-scored.
+#[test]
+fn walks_keep_the_best_whatever_the_threads() {
+    let inst = hwsw::generate(&GeneratorSpec::new(80, 160, 0.1, RLevel::High, 4)).unwrap();
+    let run = |starts, threads| {
+        let mut o = options(2, threads);
+        o.budget = Budget::iterations(300);
+        let p = StsParams {
+            starts,
+            ..StsParams::default()
+        };
+        hwsw::sts(&inst, &p, &o)
+    };
+    let single = run(1, 1);
+    let walks = run(4, 1);
+    assert_eq!(walks, run(4, 3));
+    assert!(walks.objective <= single.objective);
+    assert!(walks.iterations > single.iterations, "four walks ran");
+    assert_eq!(inst.objective(&walks.solution), Ok(walks.objective));
+}
+
 /// The 14 sizes of Hou et al.'s Table 1.
 pub const TABLE1: [(&str, usize, usize); 14] = [
     ("crc32", 25, 34),

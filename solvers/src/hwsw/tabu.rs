@@ -21,6 +21,12 @@
 //!   solution with an empty tabu list after [`KICK_MOVES`] uniformly random feasible 2-flips
 //!   (iterated STS), until the time is up. Runs with an iteration budget, the GPU variants'
 //!   reference, are the paper's algorithm unchanged.
+//! - **Walks** (`starts`, default 1): independent searches in parallel, the best kept. Walk 0
+//!   is the single search; walk w > 0 draws from stream w of the seed and begins with
+//!   [`KICK_MOVES`] random feasible 2-flips (otherwise it would retrace walk 0's deterministic
+//!   steps until its first random choice). Walks evaluate their neighbourhoods on one thread
+//!   each, so they pay where the neighbourhood is too small to split
+//!   ([`splits_the_neighbourhood`] is false).
 //!
 //! **Parity.** Every 2-flip changes two entries, so the number of software nodes keeps its
 //! parity; starting and restarting from all-hardware, STS only ever visits solutions with an
@@ -41,7 +47,7 @@ use rayon::prelude::*;
 
 use super::delta::{flip2_from_parts, single_flip_comms};
 use super::instance::{Costs, Instance};
-use crate::run::{stream_rng, with_threads, Outcome, RunOptions, SolverRng};
+use crate::run::{multistart_timed, stream_rng, with_threads, Outcome, RunOptions, SolverRng};
 
 /// The paper's maximum iteration number M.
 pub const DEFAULT_STS_ITERATIONS: u64 = 2000;
@@ -59,6 +65,8 @@ pub struct StsParams {
     pub tabu_length: usize,
     /// Stop after this many iterations without improvement (the paper's N).
     pub stall: u64,
+    /// Independent walks (>= 1), run in parallel; the best is kept.
+    pub starts: usize,
 }
 
 impl Default for StsParams {
@@ -66,6 +74,7 @@ impl Default for StsParams {
         StsParams {
             tabu_length: 20,
             stall: 200,
+            starts: 1,
         }
     }
 }
@@ -178,13 +187,26 @@ pub fn sts_traced(
     options: &RunOptions,
     trace: Option<&mut Vec<(usize, usize)>>,
 ) -> Outcome {
-    let n = inst.n();
-    let parallel = n * n.saturating_sub(1) / 2 >= PARALLEL_MIN_CANDIDATES;
-    if parallel {
-        with_threads(options.threads, || run(inst, params, options, true, trace))
-    } else {
-        run(inst, params, options, false, trace)
+    if params.starts > 1 && trace.is_none() {
+        let deadline = options.budget.start(DEFAULT_STS_ITERATIONS);
+        return multistart_timed(params.starts, options.threads, &deadline, |walk| {
+            run(inst, params, options, false, None, walk)
+        })
+        .expect("walk 0 always runs");
     }
+    if splits_the_neighbourhood(inst.n()) {
+        with_threads(options.threads, || {
+            run(inst, params, options, true, trace, 0)
+        })
+    } else {
+        run(inst, params, options, false, trace, 0)
+    }
+}
+
+/// Whether one search of `n` nodes evaluates its neighbourhood on all worker threads (large
+/// graphs); below that, a search uses one thread and walks are what uses the others.
+pub fn splits_the_neighbourhood(n: usize) -> bool {
+    n * n.saturating_sub(1) / 2 >= PARALLEL_MIN_CANDIDATES
 }
 
 fn run(
@@ -193,10 +215,11 @@ fn run(
     options: &RunOptions,
     parallel: bool,
     mut trace: Option<&mut Vec<(usize, usize)>>,
+    walk: usize,
 ) -> Outcome {
     let deadline = options.budget.start(DEFAULT_STS_ITERATIONS);
     let n = inst.n();
-    let mut rng: SolverRng = stream_rng(options.seed, 0);
+    let mut rng: SolverRng = stream_rng(options.seed, walk as u64);
     let mut search = Search::new(inst, vec![0u8; n]);
     let mut best = (search.costs.hardware, search.x.clone());
     if search.costs.software + search.costs.communication <= inst.r() {
@@ -218,8 +241,8 @@ fn run(
     let mut evaluations = 0u64;
     let mut stall = 0u64;
     let iterated = options.budget.time_limit.is_some() && options.budget.iterations.is_none();
-    // Random moves still to take after an iterated restart.
-    let mut kicks = 0usize;
+    // Random moves still to take: after an iterated restart, and first in walks after walk 0.
+    let mut kicks = if walk > 0 { KICK_MOVES } else { 0 };
     while !deadline.reached(iterations) {
         if stall >= params.stall {
             if !iterated {

@@ -401,6 +401,27 @@ fn idle_worker_threads_are_named_with_the_flag_that_uses_them() {
     // An iteration budget beside the limit keeps the default: the answer stays the threads'.
     let (json, _) = timed(&["--threads", "3", "--iterations", "5"]);
     assert_eq!(json["starts"], 1, "{json}");
+    // HW/SW: walks on a graph too small to split its neighbourhood (crc32, 25 nodes); one
+    // search on every thread where it splits (rc6, 329 nodes), and no note about idle threads.
+    let hwsw = |file: &str| {
+        let out = mats(&[
+            "solve",
+            &data(file),
+            "--time-limit",
+            "0.05",
+            "--threads",
+            "3",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{file}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (json, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (json, _) = hwsw("hwsw/crc32-synthetic.hwsw");
+    assert_eq!(json["starts"], 3, "{json}");
+    let (json, note) = hwsw("hwsw/rc6-synthetic.hwsw");
+    assert_eq!(json["starts"], 1, "{json}");
+    assert!(!note.contains("idle"), "{note}");
     // QAP 2-opt runs 64 starts by default: more threads than that leave some idle.
     let tai12a = data("qap/tai12a.dat");
     let out = mats(&[

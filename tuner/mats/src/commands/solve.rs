@@ -33,7 +33,7 @@ pub struct SolveReport {
     pub seed: u64,
     pub threads: usize,
     /// The independent starts (walks) of a CPU algorithm that has them (qap `tabu`, `2opt`,
-    /// pfsp `ig`); absent elsewhere.
+    /// pfsp `ig`, hwsw `sts`); absent elsewhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub starts: Option<usize>,
     /// 1-based, as benchmark files write permutations; HW/SW: the 0/1 vector x.
@@ -373,8 +373,9 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         args.threads
     };
     let mut params = params;
-    params.starts = starts_to_run(algorithm, params.starts, threads, &budget);
+    params.starts = starts_to_run(instance, algorithm, params.starts, threads, &budget);
     say_idle_threads(
+        instance,
         algorithm,
         params.starts,
         threads,
@@ -406,12 +407,14 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
 /// An iteration budget (with or without a time limit) keeps the algorithm's default, so that
 /// a seeded run gives the same answer on every machine whatever its cores.
 fn starts_to_run(
+    instance: &family::Instance,
     algorithm: family::Algorithm,
     given: Option<usize>,
     threads: usize,
     budget: &Budget,
 ) -> Option<usize> {
-    if given.is_some() || budget.time_limit.is_none() || budget.iterations.is_some() {
+    let timed = budget.time_limit.is_some() && budget.iterations.is_none();
+    if given.is_some() || !timed || !instance.starts_use_threads(algorithm) {
         return given;
     }
     algorithm
@@ -423,13 +426,14 @@ fn starts_to_run(
 /// Prints [`idle_threads`]'s note where the idle threads cost something: under a time limit
 /// (the other cores could search in the same time) or a thread count the user `asked` for.
 fn say_idle_threads(
+    instance: &family::Instance,
     algorithm: family::Algorithm,
     starts: Option<usize>,
     threads: usize,
     budget: &Budget,
     asked: bool,
 ) {
-    if budget.time_limit.is_none() && !asked {
+    if (budget.time_limit.is_none() && !asked) || !instance.starts_use_threads(algorithm) {
         return;
     }
     if let Some(note) = idle_threads(algorithm, starts, threads) {
@@ -905,6 +909,7 @@ fn run_tuned_cpu(
         threads
     };
     say_idle_threads(
+        instance,
         algorithm,
         params.starts,
         threads,
