@@ -38,10 +38,9 @@ for entry in "${instances[@]}"; do
             flags=()
             [ "$mode" = one ] && flags=(--starts 1)
             # shellcheck disable=SC2086
-            json=$("$mats" solve "$path" $extra --time-limit "$seconds" --seed "$seed" --json \
-                "${flags[@]}" 2>> "$out/cpu-starts.err")
-            line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d.get("starts"), d["threads"], d["objective"], d.get("gap_percent"), sep=",")' "$json" 2>/dev/null) \
-                || line=",,,"
+            line=$("$mats" solve "$path" $extra --time-limit "$seconds" --seed "$seed" --json \
+                "${flags[@]}" 2>> "$out/cpu-starts.err" \
+                | python3 "$root/scripts/json-fields.py" starts threads objective gap_percent)
             echo "$name,$seed,$mode,$line" >> "$csv"
         done
     done

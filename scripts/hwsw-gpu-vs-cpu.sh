@@ -29,9 +29,9 @@ for s in 11 12 13 14 15; do
                 cpu) flags=(--time-limit "$seconds") ;;
                 paper) flags=() ;;
             esac
-            json=$("$mats" solve "$g" "${flags[@]}" --seed "$seed" --json 2>> "$out/hwsw-gpu-vs-cpu.err")
-            line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["objective"], d["seconds"], d["iterations"], d["threads"], sep=",")' "$json" 2>/dev/null) \
-                || line=",,,"
+            line=$("$mats" solve "$g" "${flags[@]}" --seed "$seed" --json \
+                2>> "$out/hwsw-gpu-vs-cpu.err" \
+                | python3 "$root/scripts/json-fields.py" objective seconds iterations threads)
             echo "g2000-s$s,$seed,$mode,$line" >> "$csv"
         done
     done
