@@ -193,6 +193,12 @@ impl Budget {
         }
     }
 
+    /// A time limit and no iteration budget: the run may use all its time (restarts, a start
+    /// per thread), and its answer depends on the machine's speed anyway.
+    pub fn time_limit_alone(&self) -> bool {
+        self.time_limit.is_some() && self.iterations.is_none()
+    }
+
     /// Starts the clock for this budget.
     pub fn start(&self, default_iterations: u64) -> Deadline {
         let iterations = match (self.iterations, self.time_limit) {

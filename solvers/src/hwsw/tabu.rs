@@ -47,7 +47,9 @@ use rayon::prelude::*;
 
 use super::delta::{flip2_from_parts, single_flip_comms};
 use super::instance::{Costs, Instance};
-use crate::run::{multistart_timed, stream_rng, with_threads, Outcome, RunOptions, SolverRng};
+use crate::run::{
+    multistart_timed, stream_rng, with_threads, Deadline, Outcome, RunOptions, SolverRng,
+};
 
 /// The paper's maximum iteration number M.
 pub const DEFAULT_STS_ITERATIONS: u64 = 2000;
@@ -187,19 +189,20 @@ pub fn sts_traced(
     options: &RunOptions,
     trace: Option<&mut Vec<(usize, usize)>>,
 ) -> Outcome {
+    // One clock for every walk: a walk that begins late must not get a time limit of its own.
+    let deadline = options.budget.start(DEFAULT_STS_ITERATIONS);
     if params.starts > 1 && trace.is_none() {
-        let deadline = options.budget.start(DEFAULT_STS_ITERATIONS);
         return multistart_timed(params.starts, options.threads, &deadline, |walk| {
-            run(inst, params, options, false, None, walk)
+            run(inst, params, options, &deadline, false, None, walk)
         })
         .expect("walk 0 always runs");
     }
     if splits_the_neighbourhood(inst.n()) {
         with_threads(options.threads, || {
-            run(inst, params, options, true, trace, 0)
+            run(inst, params, options, &deadline, true, trace, 0)
         })
     } else {
-        run(inst, params, options, false, trace, 0)
+        run(inst, params, options, &deadline, false, trace, 0)
     }
 }
 
@@ -213,11 +216,11 @@ fn run(
     inst: &Instance,
     params: &StsParams,
     options: &RunOptions,
+    deadline: &Deadline,
     parallel: bool,
     mut trace: Option<&mut Vec<(usize, usize)>>,
     walk: usize,
 ) -> Outcome {
-    let deadline = options.budget.start(DEFAULT_STS_ITERATIONS);
     let n = inst.n();
     let mut rng: SolverRng = stream_rng(options.seed, walk as u64);
     let mut search = Search::new(inst, vec![0u8; n]);
@@ -240,7 +243,7 @@ fn run(
     let mut iterations = 0u64;
     let mut evaluations = 0u64;
     let mut stall = 0u64;
-    let iterated = options.budget.time_limit.is_some() && options.budget.iterations.is_none();
+    let iterated = options.budget.time_limit_alone();
     // Random moves still to take: after an iterated restart, and first in walks after walk 0.
     let mut kicks = if walk > 0 { KICK_MOVES } else { 0 };
     while !deadline.reached(iterations) {

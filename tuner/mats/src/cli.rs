@@ -632,8 +632,9 @@ pub struct SolveArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub threads: usize,
     /// Independent starts (qap `2opt` default 64, qap `tabu` default 1), or walks (pfsp `ig`,
-    /// hwsw `sts`, default 1), run in parallel on --threads; the best is kept. Under --time-limit alone (no
-    /// --iterations) the default is one per worker thread where that is more.
+    /// hwsw `sts`, default 1), run in parallel on --threads; the best is kept. Under
+    /// --time-limit alone (no --iterations) the default is one per worker thread where that is
+    /// more.
     #[arg(long, value_name = "N")]
     pub starts: Option<usize>,
     /// Tabu tenure in iterations (pfsp `tabu`; qap GPU `tabu`); tabu list length (hwsw `sts`,

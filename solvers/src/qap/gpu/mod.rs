@@ -166,8 +166,8 @@ pub struct GpuParams {
     /// `rots-block`: race restart configurations across the blocks during the run
     /// (`--adapt`, [`crate::gpu::adapt`]): the blocks start spread over the configured restarts
     /// and seven neighbours (the other restart rule, 0.6x and 1.4x the swaps, half and twice the
-    /// tenure range, twice and half the stall), and every round (0.25 s) a quarter of the worst arm's blocks move to the arm whose
-    /// blocks' bests improved most. Off by default.
+    /// tenure range, twice and half the stall), and every round (0.25 s) a quarter of the worst
+    /// arm's blocks move to the arm whose blocks' bests improved most. Off by default.
     #[serde(default)]
     pub adapt: bool,
     /// `rots-block`: at most this many iterations per launch, as a factor of n (0 = no cap:

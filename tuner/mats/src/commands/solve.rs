@@ -374,6 +374,21 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     };
     let mut params = params;
     params.starts = starts_to_run(instance, algorithm, params.starts, threads, &budget);
+    let label = algorithm.name().to_string();
+    run_cpu(args, instance, algorithm, &params, threads, budget, label)
+}
+
+/// The end of every CPU run, plain or tuned: the note on idle threads, the solve, and what
+/// it reports (`label` names the algorithm, and the bundle for a tuned run).
+fn run_cpu(
+    args: &SolveArgs,
+    instance: &family::Instance,
+    algorithm: family::Algorithm,
+    params: &family::AlgorithmParams,
+    threads: usize,
+    budget: Budget,
+    label: String,
+) -> Result<Solved> {
     say_idle_threads(
         instance,
         algorithm,
@@ -388,11 +403,11 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         budget,
     };
     let outcome = instance
-        .solve(algorithm, &params, &options)
+        .solve(algorithm, params, &options)
         .map_err(anyhow::Error::msg)?;
     Ok(Solved {
         outcome,
-        algorithm: algorithm.name().into(),
+        algorithm: label,
         backend: "cpu",
         threads,
         starts: params.starts.or(algorithm.default_starts()),
@@ -413,8 +428,7 @@ fn starts_to_run(
     threads: usize,
     budget: &Budget,
 ) -> Option<usize> {
-    let timed = budget.time_limit.is_some() && budget.iterations.is_none();
-    if given.is_some() || !timed || !instance.starts_use_threads(algorithm) {
+    if given.is_some() || !budget.time_limit_alone() || !instance.starts_use_threads(algorithm) {
         return given;
     }
     algorithm
@@ -908,31 +922,8 @@ fn run_tuned_cpu(
     } else {
         threads
     };
-    say_idle_threads(
-        instance,
-        algorithm,
-        params.starts,
-        threads,
-        &budget,
-        args.threads != 0,
-    );
-    let options = RunOptions {
-        seed: args.seed,
-        threads,
-        budget,
-    };
-    let outcome = instance
-        .solve(algorithm, &params, &options)
-        .map_err(anyhow::Error::msg)?;
-    Ok(Solved {
-        outcome,
-        algorithm: format!("{} (tuned: {bundle})", algorithm.name()),
-        backend: "cpu",
-        threads,
-        starts: params.starts.or(algorithm.default_starts()),
-        gpu: None,
-        tuned: None,
-    })
+    let label = format!("{} (tuned: {bundle})", algorithm.name());
+    run_cpu(args, instance, algorithm, &params, threads, budget, label)
 }
 
 /// `--tuned-class NAME`: that class, at the instance's distance from it, with a warning when
