@@ -6,7 +6,8 @@
 #   FAMILY: qap | pfsp | hwsw (one family is 5 instances x SEEDS x 2 runs x SECONDS: 300 s at
 #   the defaults, so one device call holds one family); hwsw-cases: one 2,000-node graph of
 #   each other CCR x R case than hwsw's (CCR 1, R low); pfsp-large: 100 x 20 to 500 x 20;
-#   pfsp-vrf: VRF's 60-machine classes, n = 100-500;
+#   pfsp-vrf: VRF's 60-machine classes, n = 100-500; tsp: five TSPLIB instances of 3,038 to
+#   15,112 cities (the focused colony races its ants' numbers of new edges);
 #   qap-tuned: the issue's other check,
 #   `--adapt` against a tuned bundle on the class it was tuned for: TUNED names the export of
 #   campaigns/qap-power-cap.toml (class tai-a: tai35a, tai60a, holdout tai50a), and both modes
@@ -15,11 +16,12 @@
 # (adapt - default) with its standard error, and whether --adapt is lower by more than two
 # standard errors (the issue's criterion); raw runs go to $OUT/adapt-FAMILY.csv, each run's
 # --json answer to $OUT/runs-FAMILY/.
+# ONLY='NAME ...' runs only those instances of the set.
 # FLAGS replaces --adapt by other flags for the compared mode (e.g. FLAGS='--restart-from own'
 # measures a candidate default the same way; the raw runs then go to adapt-FAMILY-LABEL.csv,
 # LABEL from the environment, default "flags").
 set -u
-family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|pfsp-large|pfsp-vrf|hwsw|hwsw-cases [SECONDS] [SEEDS]}
+family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|pfsp-large|pfsp-vrf|hwsw|hwsw-cases|tsp [SECONDS] [SEEDS]}
 seconds=${2:-10}
 seeds=${3:-3}
 root=$PWD
@@ -91,11 +93,22 @@ case $family in
                 --seed 21 -o "$g" > /dev/null || exit 1
             instances+=("$g|ccr$ccr-$level|")
         done ;;
-    *) echo "unknown family $family (qap, qap-tuned, pfsp, pfsp-large, pfsp-vrf, hwsw, hwsw-cases)" >&2; exit 2 ;;
+    tsp)
+        # Sizes where 10 s leave the colony room (pr2392 reaches 0.15%, rl11849 0.19% at 10 s,
+        # docs/tsp-gpu.md); no campaign names these five (chosen before their first run).
+        instances=()
+        for name in pcb3038 fl3795 fnl4461 brd14051 d15112; do
+            instances+=("$data/tsplib/instances/$name.tsp|$name|")
+        done ;;
+    *) echo "unknown family $family (qap, qap-tuned, pfsp, pfsp-large, pfsp-vrf, hwsw, hwsw-cases, tsp)" >&2; exit 2 ;;
 esac
 
 for entry in "${instances[@]}"; do
     IFS='|' read -r path name extra <<< "$entry"
+    # ONLY="a b" re-runs some of the set's instances (the others are skipped).
+    if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then
+        continue
+    fi
     # Compile the instance's kernels once untimed: otherwise the first run alone pays the
     # NVRTC compile out of its time limit (both modes run the same kernels).
     # shellcheck disable=SC2086
@@ -110,7 +123,8 @@ for entry in "${instances[@]}"; do
             json=$(timeout $((seconds * 3 + 30)) "$mats" solve "$path" $extra --backend gpu \
                 --time-limit "$seconds" --seed "$seed" --json "${flags[@]}" 2>> "$out/adapt-$label.err")
             # The race's end state (arms and their blocks) goes in the last, quoted column.
-            line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); a=(d.get("gpu") or {}).get("adaptation") or ""; print(d["objective"], d.get("gap_percent"), d["seconds"], "\"" + a.replace("\"", "") + "\"", sep=",")' "$json" 2>/dev/null) \
+            # Through stdin: a tour of 14,000 cities is longer than one argument may be.
+            line=$(printf '%s' "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); a=(d.get("gpu") or {}).get("adaptation") or ""; print(d["objective"], d.get("gap_percent"), d["seconds"], "\"" + a.replace("\"", "") + "\"", sep=",")' 2>/dev/null) \
                 || line=",,,"
             echo "$name,$seed,$mode,$line" >> "$csv"
             # The whole answer (its permutation or partition), for a record worth keeping.

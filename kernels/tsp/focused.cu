@@ -14,7 +14,8 @@
 //    eta^beta of the unvisited candidates (precomputed per slot in `weight`), plus the source
 //    successor when it is not in the list (pheromone tau_min); a warp scan and one uniform draw
 //    pick the next city. A step that leaves the source's edges makes a new edge; after
-//    min_new_edges of them, or FOCUSED_MAX_WALK cities, the walk stops.
+//    min_new_edges[a] of them (one count per ant: `--adapt` races it), or FOCUSED_MAX_WALK
+//    cities, the walk stops.
 // 2. Copy: the source's order from the walk's last city on, skipping walked cities (a warp
 //    compaction; reads of the source are coalesced), writing order and positions. Where the
 //    copy skipped a city, the edge across the gap is recorded.
@@ -329,7 +330,8 @@ extern "C" __global__ void __launch_bounds__(FOCUSED_WARPS * 32)
     tsp_focused_ants(const double2* __restrict__ coords, const int* __restrict__ matrix, int n,
                      const int* __restrict__ cand, const float* __restrict__ weight,
                      float tau_min, double alpha, double beta, const int* __restrict__ src_order,
-                     const int* __restrict__ src_pos, long long src_length, int min_new_edges,
+                     const int* __restrict__ src_pos, long long src_length,
+                     const int* __restrict__ min_new_edges,
                      u64 seed, u64 iteration, u64 stamp, int m, int* __restrict__ orders,
                      int* __restrict__ positions, unsigned* __restrict__ visited,
                      unsigned* __restrict__ queued, long long* __restrict__ lengths,
@@ -365,7 +367,9 @@ extern "C" __global__ void __launch_bounds__(FOCUSED_WARPS * 32)
     int len = 1;
     int made = 0;
     unsigned step = 0;
-    while (len < n && made < min_new_edges && len < FOCUSED_MAX_WALK) {
+    // Per ant: `--adapt` races the number of new edges across the ants of one launch.
+    const int new_edges = min_new_edges[ant];
+    while (len < n && made < new_edges && len < FOCUSED_MAX_WALK) {
         ++step;
         const int succ = src.succ(cur);
         const int pred = src.pred(cur);

@@ -5,7 +5,8 @@
 //! both GPU source rules, and with merging (whose merged tours the run's last check re-scores:
 //! a merge that broke a tour would fail it; merges are counted); a run is a pure function of its
 //! seed; and the colony improves on its first local optimum and reaches the optimum of small
-//! instances. Skipped with a message on a
+//! instances; `--adapt` spreads the ants over numbers of new edges and moves them (answer
+//! re-scored). Skipped with a message on a
 //! machine without a GPU, unless MATS_REQUIRE_GPU=1, where it fails.
 
 mod common;
@@ -141,4 +142,76 @@ fn gpu_focused_improves_its_first_tour_and_solves_small_instances() {
         let run = prepared.run(&gpu, &options(5, 200)).expect("run");
         assert_eq!(run.outcome.objective, optimum, "{name}");
     }
+}
+
+#[test]
+fn gpu_focused_adapt_races_the_new_edges_and_rescores() {
+    if !gpu::test_gpu_or_skip("gpu_focused_adapt_races_the_new_edges_and_rescores") {
+        return;
+    }
+    let gpu = Gpu::open(0).expect("GPU 0 opens");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = KernelCache::new(dir.path());
+    let inst = random_instance(EdgeWeightType::Euc2d, 3000, 12);
+    let mut params = GpuParams::focused();
+    params.ants = Some(512);
+    params.focused.adapt = true;
+    let mut prepared = focused::prepare(&gpu, &cache, &inst, &params).expect("prepare");
+    // Rounds last a quarter second: 2 s give the race about eight of them, early in the run,
+    // when improvements are frequent.
+    let timed = RunOptions {
+        seed: 2,
+        budget: Budget::time_limit(std::time::Duration::from_secs(2)),
+        ..RunOptions::default()
+    };
+    let run = prepared.run(&gpu, &timed).expect("run");
+    assert_eq!(
+        run.outcome.objective,
+        inst.tour_length(&run.outcome.solution)
+    );
+    let summary = run
+        .adaptation
+        .expect("an adapting run says where its ants are");
+    // "adapt: ants per arm at the end: K x (16 new edges), ...; M moved"
+    let arms: Vec<(usize, usize)> = summary
+        .split(": ")
+        .nth(2)
+        .expect("arms")
+        .split(';')
+        .next()
+        .expect("arms")
+        .split(", ")
+        .map(|arm| {
+            let (k, rest) = arm.split_once(" x (").expect("K x (E new edges)");
+            let e = rest.split(' ').next().expect("E");
+            (k.parse().expect("K"), e.parse().expect("E"))
+        })
+        .collect();
+    let edges: Vec<usize> = arms.iter().map(|&(_, e)| e).collect();
+    assert_eq!(edges, focused::edge_arms(16), "{summary}");
+    assert_eq!(
+        arms.iter().map(|&(k, _)| k).sum::<usize>(),
+        512,
+        "{summary}"
+    );
+    let moved: usize = summary
+        .rsplit("; ")
+        .next()
+        .and_then(|m| m.split(' ').next())
+        .and_then(|m| m.parse().ok())
+        .expect("M moved");
+    assert!(moved > 0, "the race never moved an ant: {summary}");
+    // Every ant's last tour is still a permutation of exact length whatever its arm.
+    for (a, (len, tour)) in prepared.ants_to_host().unwrap().into_iter().enumerate() {
+        solvers::permutation::check(&tour, inst.n()).unwrap_or_else(|e| panic!("ant {a}: {e}"));
+        assert_eq!(len, inst.tour_length(&tour), "ant {a}");
+    }
+    // Without --adapt no race runs.
+    params.focused.adapt = false;
+    let mut plain = focused::prepare(&gpu, &cache, &inst, &params).expect("prepare");
+    assert!(plain
+        .run(&gpu, &options(2, 3))
+        .expect("run")
+        .adaptation
+        .is_none());
 }

@@ -5,7 +5,11 @@
 //! round beyond where they started (a restart from another block's solution starts the block
 //! at that solution's cost: [`Race::inherited`]), and part of the worst arm's blocks move to
 //! the best arm. An arm is a restart rule with its stall and, where the kernel reads it per
-//! block, a search knob (gpts-multi's tabu tenure, ig-block's destruction size). An arm never
+//! block, a search knob (gpts-multi's tabu tenure, ig-block's destruction size, rots-block's
+//! tenure range). The TSP focused colony races its ants instead of walks: every ant starts
+//! each iteration from the colony's tour, so an arm (a number of new edges per construction)
+//! is scored by what its ants took off that tour when one of them made the iteration's best
+//! ([`Race::after_launch_gains`]). An arm never
 //! falls below a floor of blocks, so one that loses early can still win later in the run, when the searches
 //! need other settings than at the start (the reason to adapt within a run rather than tune
 //! once per class).
@@ -79,6 +83,8 @@ pub struct Race {
     round_started: Instant,
     min_blocks: usize,
     moved: usize,
+    /// Each block's gains so far in the round ([`Race::after_launch_gains`]).
+    round_gains: Vec<f64>,
 }
 
 impl Race {
@@ -98,6 +104,7 @@ impl Race {
             round_started: Instant::now(),
             min_blocks: (blocks / (MOVED_SHARE * arms)).max(1),
             moved: 0,
+            round_gains: Vec::new(),
         }
     }
 
@@ -126,7 +133,7 @@ impl Race {
         shares
     }
 
-    /// For the log and `--json`: "adapt: UNIT per restart arm at the end: K x (LABEL), ...;
+    /// For the log and `--json`: "adapt: UNIT per arm at the end: K x (LABEL), ...;
     /// M moved", with one label per arm in arm order.
     pub fn summary(&self, unit: &str, labels: impl IntoIterator<Item = String>) -> String {
         let arms: Vec<String> = labels
@@ -135,7 +142,7 @@ impl Race {
             .map(|(label, k)| format!("{k} x ({label})"))
             .collect();
         format!(
-            "adapt: {unit} per restart arm at the end: {}; {} moved",
+            "adapt: {unit} per arm at the end: {}; {} moved",
             arms.join(", "),
             self.moved
         )
@@ -145,22 +152,73 @@ impl Race {
     /// round, moves blocks from the worst-scoring arm to the best ([`Race::scores`]); returns
     /// how many moved.
     pub fn after_launch(&mut self, bests: &[i64]) -> usize {
-        let Some(start) = &self.round_start else {
+        if self.round_start.is_none() {
             self.round_start = Some(bests.to_vec());
             self.round_started = Instant::now();
             return 0;
-        };
-        self.launches += 1;
-        if self.launches < self.round.launches
-            || self.round_started.elapsed() < self.round.time
-            || start.len() != bests.len()
-        {
+        }
+        if !self.round_over() {
             return 0;
         }
+        let Some(start) = self.round_start.as_ref().filter(|s| s.len() == bests.len()) else {
+            return 0;
+        };
         let scores = self.scores(start, bests);
         self.round_start = Some(bests.to_vec());
+        // The worst arm's weakest blocks (the highest bests) move: they gain most from other
+        // settings.
+        self.reassign(&scores, |b| bests[b] as f64)
+    }
+
+    /// Called after every launch with what each block gained in it (a relative improvement,
+    /// never negative), for searches whose blocks are not walks with a best of their own: the focused
+    /// colony's ants all start each iteration from the colony's tour, and an ant's gain is
+    /// what its tour took off that tour's length where it became the iteration's best. At the
+    /// end of a round an arm scores the mean of its blocks' gains over the round, and the worst
+    /// arm's blocks that gained least move to the best arm; returns how many moved.
+    pub fn after_launch_gains(&mut self, gains: &[f64]) -> usize {
+        if self.round_gains.len() != gains.len() {
+            self.round_gains = vec![0.0; gains.len()];
+            self.round_started = Instant::now();
+            self.launches = 0;
+        }
+        for (sum, g) in self.round_gains.iter_mut().zip(gains) {
+            *sum += g.max(0.0);
+        }
+        if !self.round_over() {
+            return 0;
+        }
+        let mut sum = vec![0.0; self.arms];
+        for (b, g) in self.round_gains.iter().enumerate() {
+            sum[self.arm(b)] += g;
+        }
+        let shares = self.shares();
+        let scores: Vec<f64> = sum
+            .iter()
+            .zip(&shares)
+            .map(|(&s, &k)| if k == 0 { 0.0 } else { s / k as f64 })
+            .collect();
+        let gained = std::mem::take(&mut self.round_gains);
+        let moved = self.reassign(&scores, |b| -gained[b]);
+        self.round_gains = vec![0.0; gained.len()];
+        moved
+    }
+
+    /// Counts a launch; true (and a new round begun) when the round has had its launches and
+    /// its time.
+    fn round_over(&mut self) -> bool {
+        self.launches += 1;
+        if self.launches < self.round.launches || self.round_started.elapsed() < self.round.time {
+            return false;
+        }
         self.round_started = Instant::now();
         self.launches = 0;
+        true
+    }
+
+    /// Moves a share of the worst-scoring arm's blocks to the best-scoring arm, the blocks with
+    /// the highest `weakness` first; returns how many moved.
+    fn reassign(&mut self, scores: &[f64], weakness: impl Fn(usize) -> f64) -> usize {
         let shares = self.shares();
         let by_score = |a: &usize, b: &usize| scores[*a].total_cmp(&scores[*b]).then(b.cmp(a));
         let Some(best) = (0..self.arms).max_by(by_score) else {
@@ -180,11 +238,10 @@ impl Race {
         let give = (shares[worst] / MOVED_SHARE)
             .max(1)
             .min(shares[worst] - self.min_blocks);
-        // The worst arm's weakest blocks move: they gain most from other settings.
         let mut members: Vec<usize> = (0..self.arm_of.len())
             .filter(|&b| self.arm_of[b] == worst)
             .collect();
-        members.sort_by_key(|&b| (std::cmp::Reverse(bests[b]), b));
+        members.sort_by(|&a, &b| weakness(b).total_cmp(&weakness(a)).then(a.cmp(&b)));
         for &b in members.iter().take(give) {
             self.arm_of[b] = best;
         }
@@ -313,6 +370,34 @@ mod tests {
         assert!(scores[1] > 0.0, "{scores:?}");
         assert_eq!(race.after_launch(&bests), 1, "arm 0 gives a block to arm 1");
         assert_eq!(race.shares(), [1, 3]);
+    }
+
+    #[test]
+    fn gains_move_the_least_gaining_ants_of_the_worst_arm() {
+        let mut race = Race::new(3, 12, by_launches(2));
+        let mut gains = vec![0.0; 12];
+        // Arm 1's ants gain most per ant, arm 0 a little, arm 2 nothing.
+        for (b, g) in gains.iter_mut().enumerate() {
+            *g = match race.arm(b) {
+                1 => 0.01,
+                0 => 0.001,
+                _ => 0.0,
+            };
+        }
+        assert_eq!(race.after_launch_gains(&gains), 0, "mid-round");
+        // Arm 2's ants (2, 5, 8, 11): block 5 gained something in the second launch, so one of
+        // the others moves, the lowest index among those that gained least.
+        let mut second = gains.clone();
+        second[5] = 0.0005;
+        assert_eq!(race.after_launch_gains(&second), 1);
+        assert_eq!(race.shares(), [4, 5, 3]);
+        assert_eq!(race.arm(2), 1, "ant 2 gained least and came first");
+        assert_eq!(race.arm(5), 2, "ant 5 gained and stays");
+        // A round where nobody gains moves nothing, and the round's sums start again.
+        let none = vec![0.0; 12];
+        assert_eq!(race.after_launch_gains(&none), 0);
+        assert_eq!(race.after_launch_gains(&none), 0);
+        assert_eq!(race.shares(), [4, 5, 3]);
     }
 
     #[test]

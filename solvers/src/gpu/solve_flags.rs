@@ -463,9 +463,25 @@ mod tests {
             panic!("not pfsp")
         };
         assert!(p.adapt, "ig-block, the default variant, takes it");
-        let err = SolveConfig::from_flags(Family::Tsp, &[given("--adapt", FlagValue::Int(1))], &[])
-            .unwrap_err();
-        assert!(err.contains("--adapt"), "{err}");
+        let c = SolveConfig::from_flags(Family::Tsp, &[given("--adapt", FlagValue::Int(1))], &[])
+            .unwrap();
+        let GpuConfig::Tsp(p) = &c.config else {
+            panic!("not tsp")
+        };
+        assert!(p.focused.adapt, "focused, the default colony, takes it");
+        let err = SolveConfig::from_flags(
+            Family::Tsp,
+            &[
+                given("--algo", text("mmas")),
+                given("--adapt", FlagValue::Int(1)),
+            ],
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("--adapt does not apply to tsp `mmas/data`") && err.contains("`focused`"),
+            "{err}"
+        );
         let both = [
             given("--crossover", FlagValue::Int(1)),
             given("--relink", FlagValue::Int(1)),
@@ -631,9 +647,10 @@ mod tests {
             e.contains("--adapt does not apply to qap `2opt`") && e.contains("rots-block"),
             "{e}"
         );
-        let e = check_applies(Family::Tsp, &adapt, "focused").unwrap_err();
+        assert!(check_applies(Family::Tsp, &adapt, "focused").is_ok());
+        let e = check_applies(Family::Tsp, &adapt, "as/data").unwrap_err();
         assert!(
-            e.contains("--adapt does not apply to tsp on the GPU"),
+            e.contains("--adapt does not apply to tsp `as/data`") && e.contains("focused"),
             "{e}"
         );
     }

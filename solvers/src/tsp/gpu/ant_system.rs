@@ -69,6 +69,8 @@ pub struct TspGpuRun {
     pub launch: Launch,
     /// Whether the ants' scratch lives in global memory.
     pub scratch_in_global: bool,
+    /// `focused --adapt`: the race's end state (ants per arm).
+    pub adaptation: Option<String>,
 }
 
 /// A colony built for an instance: what repeated runs share.
@@ -172,6 +174,7 @@ impl Prepared {
             attributes: kernel.attributes,
             launch,
             scratch_in_global: colony.scratch_in_global(),
+            adaptation: None,
         })
     }
 }
@@ -211,7 +214,7 @@ impl TspGpuRun {
             layout: None,
             blocks_per_sm: None,
             searches: None,
-            adaptation: None,
+            adaptation: self.adaptation,
         }
     }
 }

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use super::ant_system::{check_tour, TspGpuRun};
 use super::colony::{dist_define, driver, list_length, upload_instance, uses_matrix};
 use super::GpuParams;
+use crate::gpu::adapt::{self, Race};
 use crate::run::{stream_rng, Outcome, RunOptions};
 use crate::tsp::focused::tour::{local_optimum, ActiveQueue, LsStats, Neighbours, Tour};
 use crate::tsp::focused::{
@@ -62,6 +63,9 @@ pub struct FocusedGpuParams {
     /// iteration's best.
     #[serde(default)]
     pub merge: bool,
+    /// Race the number of new edges per construction within the run (`--adapt`, [`edge_arms`]).
+    #[serde(default)]
+    pub adapt: bool,
 }
 
 impl Default for FocusedGpuParams {
@@ -72,8 +76,18 @@ impl Default for FocusedGpuParams {
             source: cpu.source,
             or_opt: cpu.or_opt,
             merge: false,
+            adapt: false,
         }
     }
+}
+
+/// The numbers of new edges `--adapt` races, the run's `d` first: d / 2, 3 d / 4, 3 d / 2 and
+/// 2 d (at least 1, at most a walk's cities), repeats dropped. On the H100 16 beat 8 and 4 on
+/// pr2392 and rl11849 at 10 s (docs/tsp-gpu.md); larger changes were never measured, and how
+/// much change pays may shift over a run as the tour improves, which is what a race can follow.
+pub fn edge_arms(d: usize) -> Vec<usize> {
+    let clamp = |e: usize| e.clamp(1, MAX_WALK - 1);
+    adapt::arms(clamp(d), [d / 2, 3 * d / 4, 3 * d / 2, 2 * d].map(clamp))
 }
 
 /// The kernel variant of a configuration for an instance.
@@ -101,15 +115,15 @@ pub fn device_bytes(params: &GpuParams, inst: &Instance) -> u64 {
     instance + 12 * n * k + 16 * n + merge + m * per_ant_bytes(params, inst)
 }
 
-/// Device bytes of one ant: its tour, positions and two stamp rows, its length and move count,
-/// and with `merge` its touched cities.
+/// Device bytes of one ant: its tour, positions and two stamp rows, its length, move count and
+/// number of new edges, and with `merge` its touched cities.
 fn per_ant_bytes(params: &GpuParams, inst: &Instance) -> u64 {
     let merge = if params.focused.merge {
         4 * TOUCH_CAP as u64 + 4
     } else {
         0
     };
-    16 * inst.n() as u64 + 16 + merge
+    16 * inst.n() as u64 + 20 + merge
 }
 
 /// The checks of [`GpuParams::check`] for `focused`; messages name the parameter.
@@ -225,6 +239,9 @@ struct AntRows {
     queued: CudaSlice<u32>,
     lengths: CudaSlice<i64>,
     moves: CudaSlice<i64>,
+    /// New edges each ant's walk makes (the run's `min_new_edges`, or its arm's under
+    /// `--adapt`).
+    new_edges: CudaSlice<i32>,
 }
 
 /// What merging needs: each ant's touched cities, the merged tour and the merge plan.
@@ -338,6 +355,9 @@ pub fn prepare(
         moves: stream
             .alloc_zeros::<i64>(m)
             .map_err(driver("allocating the ants' move counts"))?,
+        new_edges: stream
+            .alloc_zeros::<i32>(m)
+            .map_err(driver("allocating the ants' new-edge counts"))?,
     };
     let merging = if params.focused.merge {
         Some(Merging {
@@ -427,7 +447,6 @@ impl Prepared {
         let m = self.params.ants.unwrap_or(1) as i32;
         let (coords, matrix) = self.dist_args();
         let (alpha, beta) = (self.params.alpha, self.params.beta);
-        let min_new = i32::try_from(self.params.focused.min_new_edges).unwrap_or(i32::MAX);
         // Stamps restart from 1 after 2^32 - 2 iterations: clear the rows once then.
         if self.stamps > 0 && self.stamps % 0xffff_fffe == 0 {
             self.stream
@@ -465,7 +484,7 @@ impl Prepared {
             .arg(&src.order)
             .arg(&src.pos)
             .arg(&source_len)
-            .arg(&min_new)
+            .arg(&self.rows.new_edges)
             .arg(&seed)
             .arg(&iteration)
             .arg(&stamp)
@@ -480,10 +499,22 @@ impl Prepared {
             .arg(&touched)
             .arg(&touched_count)
             .arg(&touch_cap);
-        // SAFETY: matches tsp_focused_ants; every row buffer holds m * n cells, the source n.
+        // SAFETY: matches tsp_focused_ants; every row buffer holds m * n cells, the source n,
+        // new_edges m.
         unsafe { b.launch(launch.config()) }
             .map(|_| ())
             .map_err(self.ants_kernel.launch_error(&launch))
+    }
+
+    /// Uploads each ant's number of new edges: its arm's under a race, else the run's.
+    fn upload_new_edges(&mut self, race: Option<&Race>, arms: &[usize]) -> Result<(), KernelError> {
+        let m = self.params.ants.unwrap_or(1);
+        let counts: Vec<i32> = (0..m)
+            .map(|a| i32::try_from(Race::pick(race, arms, a)).unwrap_or(i32::MAX))
+            .collect();
+        self.stream
+            .memcpy_htod(&counts, &mut self.rows.new_edges)
+            .map_err(driver("uploading the ants' new-edge counts"))
     }
 
     /// The order and position rows of a device tour.
@@ -711,6 +742,14 @@ impl Prepared {
             m.merged_ants = 0;
         }
         let rule = self.params.focused.source;
+        let arms = if self.params.focused.adapt {
+            edge_arms(self.params.focused.min_new_edges)
+        } else {
+            vec![self.params.focused.min_new_edges]
+        };
+        let mut race = Race::over(arms.len(), m);
+        self.upload_new_edges(race.as_ref(), &arms)?;
+        let mut gains = vec![0.0f64; if race.is_some() { m } else { 0 }];
         let mut source_len = best_len;
         let mut coin = stream_rng(options.seed, u64::MAX);
         let (mut iteration, mut since_improvement, mut moves) = (0u64, 0u64, 0u64);
@@ -740,6 +779,18 @@ impl Prepared {
             } else {
                 Row::Source
             };
+            if let Some(race) = &mut race {
+                // The iteration's best ant is credited with what it took off the source: the
+                // change that moves the colony (other improving ants found less, often the
+                // same improvement again).
+                gains.fill(0.0);
+                if ant_len < src_len && src_len > 0 {
+                    gains[ant] = (src_len - ant_len) as f64 / src_len as f64;
+                }
+                if race.after_launch_gains(&gains) > 0 {
+                    self.upload_new_edges(Some(race), &arms)?;
+                }
+            }
             let merged = self.merge_improvements(&lengths, source, src_len)?;
             let (ib, ib_len) = match merged {
                 Some((len, _)) => (Row::Merged, len),
@@ -800,6 +851,8 @@ impl Prepared {
             attributes: self.ants_kernel.attributes,
             launch: self.launch,
             scratch_in_global: true,
+            adaptation: race
+                .map(|r| r.summary("ants", arms.iter().map(|e| format!("{e} new edges")))),
         })
     }
 
@@ -885,7 +938,17 @@ pub fn stretch(positions: impl Iterator<Item = usize>, n: usize) -> Option<(usiz
 
 #[cfg(test)]
 mod tests {
-    use super::stretch;
+    use super::{edge_arms, stretch, MAX_WALK};
+
+    #[test]
+    fn adapt_races_the_runs_new_edges_first_and_four_neighbours() {
+        assert_eq!(edge_arms(16), [16, 8, 12, 24, 32]);
+        // Small counts: repeats dropped, never 0.
+        assert_eq!(edge_arms(1), [1, 2]);
+        assert_eq!(edge_arms(2), [2, 1, 3, 4]);
+        // Large ones stop below a walk's cities.
+        assert_eq!(edge_arms(200), [200, 100, 150, MAX_WALK - 1]);
+    }
 
     #[test]
     fn a_stretch_is_the_complement_of_the_largest_gap() {

@@ -197,6 +197,7 @@ impl Prepared {
             attributes: kernel.attributes,
             launch,
             scratch_in_global: self.colony.scratch_in_global(),
+            adaptation: None,
         })
     }
 

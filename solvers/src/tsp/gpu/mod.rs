@@ -453,6 +453,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--or-opt", &["or_opt"], &["focused"]),
         flag("--merge", &["merge"], &["focused"]),
         flag("--restart-stall", &["restart_stall"], &["mmas", "focused"]),
+        flag("--adapt", &["adapt"], &["focused"]),
     ];
     // Focused ACO: on the H100 it ends 0.15% above the optimum of pr2392 in 10 s and 0.39%
     // above pla85900's in 60 s, where MAX-MIN AS with 2-opt ends 0.55% and 8.7% above
@@ -531,6 +532,9 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         }
         if let Some(or_opt) = point.switch("or_opt")? {
             params.focused.or_opt = or_opt;
+        }
+        if let Some(adapt) = point.switch("adapt")? {
+            params.focused.adapt = adapt;
         }
         params.flags = point.flags().to_vec();
         Ok(params)

@@ -1149,7 +1149,7 @@ fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
             println!("layout     {layout}{resident}");
         }
         if let Some(adaptation) = &g.adaptation {
-            println!("restarts   {adaptation}");
+            println!("adapt      {adaptation}");
         }
         if let (Some(w), Some(j)) = (g.power_w, g.energy_j) {
             println!("power      {w:.1} W mean over the run (NVML), {j:.1} J");
