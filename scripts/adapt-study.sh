@@ -7,7 +7,9 @@
 #   the defaults, so one device call holds one family); hwsw-cases: one 2,000-node graph of
 #   each other CCR x R case than hwsw's (CCR 1, R low); pfsp-large: 100 x 20 to 500 x 20;
 #   pfsp-vrf: VRF's 60-machine classes, n = 100-500; tsp: five TSPLIB instances of 3,038 to
-#   15,112 cities (the focused colony races its ants' numbers of new edges);
+#   15,112 cities (the focused colony races its ants' numbers of new edges); tsp-clustered:
+#   the five planar TSPLIB instances of 1,000+ cities whose layout is clustered (for
+#   FLAGS='--lists nearest': the default's quadrant lists against nearest ones);
 #   qap-tuned: the issue's other check,
 #   `--adapt` against a tuned bundle on the class it was tuned for: TUNED names the export of
 #   campaigns/qap-power-cap.toml (class tai-a: tai35a, tai60a, holdout tai50a), and both modes
@@ -21,7 +23,7 @@
 # measures a candidate default the same way; the raw runs then go to adapt-FAMILY-LABEL.csv,
 # LABEL from the environment, default "flags").
 set -u
-family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|pfsp-large|pfsp-vrf|hwsw|hwsw-cases|tsp [SECONDS] [SEEDS]}
+family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|pfsp-large|pfsp-vrf|hwsw|hwsw-cases|tsp|tsp-clustered [SECONDS] [SEEDS]}
 seconds=${2:-10}
 seeds=${3:-3}
 root=$PWD
@@ -100,7 +102,13 @@ case $family in
         for name in pcb3038 fl3795 fnl4461 brd14051 d15112; do
             instances+=("$data/tsplib/instances/$name.tsp|$name|")
         done ;;
-    *) echo "unknown family $family (qap, qap-tuned, pfsp, pfsp-large, pfsp-vrf, hwsw, hwsw-cases, tsp)" >&2; exit 2 ;;
+    tsp-clustered)
+        # `mats instance info` says layout=clustered for these (and for smaller or GEO ones).
+        instances=()
+        for name in d1291 fl1400 d1655 fl3795 usa13509; do
+            instances+=("$data/tsplib/instances/$name.tsp|$name|")
+        done ;;
+    *) echo "unknown family $family (qap, qap-tuned, pfsp, pfsp-large, pfsp-vrf, hwsw, hwsw-cases, tsp, tsp-clustered)" >&2; exit 2 ;;
 esac
 
 for entry in "${instances[@]}"; do

@@ -152,6 +152,7 @@ impl Algorithm {
                 "min_new_edges",
                 "source",
                 "or_opt",
+                "lists",
             ],
             Algorithm::PfspIg => &["starts", "destruction", "temperature"],
         }
@@ -193,6 +194,8 @@ pub struct AlgorithmParams {
     pub source: Option<tsp::SourceRule>,
     /// Or-opt after 2-opt (TSP `focused`, default on).
     pub or_opt: Option<bool>,
+    /// Candidate lists (TSP `focused`: nearest, quadrant or auto, default auto).
+    pub lists: Option<tsp::ListRule>,
     /// QAP `tabu`: iterated (restarts, the GPU blocks' settings) or Taillard's single
     /// trajectory (off); unset: iterated where the flow dominance is below 200, Taillard's
     /// settings elsewhere.
@@ -234,6 +237,7 @@ impl AlgorithmParams {
             ("min_new_edges", self.min_new_edges.is_some()),
             ("source", self.source.is_some()),
             ("or_opt", self.or_opt.is_some()),
+            ("lists", self.lists.is_some()),
             ("restarts", self.restarts.is_some()),
             ("tenure_min", self.tenure_range.is_some()),
             ("tenure_max", self.tenure_range.is_some()),
@@ -501,6 +505,7 @@ impl Instance {
                 p.min_new_edges = params.min_new_edges.unwrap_or(p.min_new_edges);
                 p.source = params.source.unwrap_or(p.source);
                 p.or_opt = params.or_opt.unwrap_or(p.or_opt);
+                p.lists = params.lists.unwrap_or(p.lists);
                 tsp::focused(i, &p, options)?
             }
             (Instance::Hwsw(i), Algorithm::HwswSts) => {

@@ -1,7 +1,8 @@
 //! The GPU focused ant colony (`kernels/tsp/focused.cu`) on a real GPU, checked on the CPU:
 //! every ant's tour after an iteration is a permutation whose reported length is the CPU's
 //! exact length (the kernel computes it incrementally from the changed edges), on coordinate
-//! instances of three distance types and on matrix ones, with and without Or-opt and with
+//! instances of three distance types and on matrix ones, on nearest and quadrant candidate
+//! lists, with and without Or-opt and with
 //! both GPU source rules, and with merging (whose merged tours the run's last check re-scores:
 //! a merge that broke a tour would fail it; merges are counted); a run is a pure function of its
 //! seed; and the colony improves on its first local optimum and reaches the optimum of small
@@ -16,7 +17,7 @@ use kernels::KernelCache;
 use solvers::run::{Budget, RunOptions};
 use solvers::tsp::focused::SourceRule;
 use solvers::tsp::gpu::{focused, GpuParams};
-use solvers::tsp::EdgeWeightType;
+use solvers::tsp::{EdgeWeightType, ListRule};
 
 use common::{random_tsp as random_instance, shipped_tsp as shipped};
 
@@ -46,12 +47,12 @@ fn gpu_focused_ants_report_exact_lengths_of_permutations() {
         shipped("gr17"),
     ];
     for inst in &instances {
-        for (or_opt, source, min_new, merge) in [
-            (true, SourceRule::Best, 8, false),
-            (false, SourceRule::Iteration, 3, false),
-            (true, SourceRule::Iteration, 40, false),
-            (true, SourceRule::Best, 8, true),
-            (true, SourceRule::Iteration, 4, true),
+        for (or_opt, source, min_new, merge, lists) in [
+            (true, SourceRule::Best, 8, false, ListRule::Nearest),
+            (false, SourceRule::Iteration, 3, false, ListRule::Nearest),
+            (true, SourceRule::Iteration, 40, false, ListRule::Quadrant),
+            (true, SourceRule::Best, 8, true, ListRule::Nearest),
+            (true, SourceRule::Iteration, 4, true, ListRule::Quadrant),
         ] {
             let mut params = GpuParams::focused();
             // 37 ants: the last block is partial.
@@ -60,10 +61,11 @@ fn gpu_focused_ants_report_exact_lengths_of_permutations() {
             params.focused.source = source;
             params.focused.min_new_edges = min_new;
             params.focused.merge = merge;
+            params.focused.lists = lists;
             let mut prepared = focused::prepare(&gpu, &cache, inst, &params).expect("prepare");
             let run = prepared.run(&gpu, &options(7, 25)).expect("run");
             let case = format!(
-                "{} or_opt={or_opt} {source:?} min_new={min_new} merge={merge}",
+                "{} or_opt={or_opt} {source:?} min_new={min_new} merge={merge} {lists:?}",
                 inst.name
             );
             assert_eq!(

@@ -1,5 +1,6 @@
 //! Candidate lists: for each city its k nearest neighbours, nearest first (ties by the lower
-//! city index), as ACOTSP's `compute_nn_lists` builds them.
+//! city index), as ACOTSP's `compute_nn_lists` builds them; or, for the focused colony on
+//! clustered instances, quadrant lists ([`ListRule::Quadrant`]).
 //!
 //! From a distance matrix in O(n^2); from coordinates (EUC_2D, CEIL_2D, ATT) in O(n log n + n k)
 //! with a k-d tree, with the same lists: the tree finds the k nearest points, the integer
@@ -10,6 +11,69 @@ use rayon::prelude::*;
 
 use super::distance::EdgeWeightType;
 use super::instance::Instance;
+
+/// Which cities a focused colony's lists hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ListRule {
+    /// The k nearest cities.
+    Nearest,
+    /// The k / 4 nearest cities in each quadrant around the city (as LKH's QUADRANT candidate
+    /// set), the rest of the k the nearest not yet listed, all nearest first. On clustered
+    /// instances the k nearest of a city inside a dense cluster are all in that cluster, so a
+    /// tour built and searched on them cannot choose the edges between clusters it needs (fl3795
+    /// at 10 s: 3-6% above the optimum on the GPU with nearest lists, docs/tsp-gpu.md).
+    Quadrant,
+    /// Quadrant lists where the instance's layout is clustered and its cities have
+    /// coordinates (EUC_2D, CEIL_2D, ATT), nearest lists elsewhere.
+    #[default]
+    Auto,
+}
+
+impl ListRule {
+    pub fn from_name(name: &str) -> Result<ListRule, String> {
+        match name {
+            "nearest" => Ok(ListRule::Nearest),
+            "quadrant" => Ok(ListRule::Quadrant),
+            "auto" => Ok(ListRule::Auto),
+            other => Err(format!(
+                "candidate lists must be nearest, quadrant or auto, found {other:?}"
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ListRule::Nearest => "nearest",
+            ListRule::Quadrant => "quadrant",
+            ListRule::Auto => "auto",
+        }
+    }
+
+    /// The rule bundles written before quadrant lists existed ran (serde default of their
+    /// missing field), so that they keep running what they measured.
+    pub fn nearest() -> ListRule {
+        ListRule::Nearest
+    }
+
+    /// `Nearest` or `Quadrant` for `inst`: `Auto` by its layout; quadrants need coordinates
+    /// whose distance grows with the Euclidean one, so GEO and explicit matrices keep nearest
+    /// lists whatever the rule.
+    pub fn resolve(self, inst: &Instance) -> ListRule {
+        let planar = matches!(
+            inst.edge_weight_type,
+            EdgeWeightType::Euc2d | EdgeWeightType::Ceil2d | EdgeWeightType::Att
+        );
+        match self {
+            _ if !planar => ListRule::Nearest,
+            ListRule::Auto if inst.class().layout == super::features::Layout::Clustered => {
+                ListRule::Quadrant
+            }
+            ListRule::Auto => ListRule::Nearest,
+            rule => rule,
+        }
+    }
+}
 
 /// Candidate lists of `k` cities each (k = min(k, n - 1)), stored row by row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +118,90 @@ impl CandidateLists {
         }
     }
 
+    /// The lists `rule` gives for `inst` ([`ListRule::resolve`]).
+    pub fn by_rule(inst: &Instance, k: usize, rule: ListRule) -> Self {
+        match rule.resolve(inst) {
+            ListRule::Quadrant => Self::from_quadrants(inst, k),
+            _ => Self::from_instance(inst, k),
+        }
+    }
+
+    /// Quadrant lists ([`ListRule::Quadrant`]) of a planar instance. Quadrant q of city i holds
+    /// the cities j != i with (x_j >= x_i, y_j >= y_i) for q = 0, (<, >=) for 1, (<, <) for 2
+    /// and (>=, <) for 3, so cities at i's own point fall in quadrant 0. Each city's nearest
+    /// points are searched in growing sets (k-d tree) until every quadrant has its k / 4 or
+    /// the set reaches [`QUADRANT_SEARCH`] points: a quadrant with no city within those
+    /// (a city at the edge of the map) is filled by the nearest cities elsewhere. Order and
+    /// ties as in the nearest lists: by exact distance, then city index.
+    fn from_quadrants(inst: &Instance, k: usize) -> Self {
+        let n = inst.n();
+        let k = k.min(n.saturating_sub(1));
+        let mut lists = vec![0usize; n * k];
+        if k == 0 {
+            return CandidateLists { k, lists };
+        }
+        let per_quadrant = (k / 4).max(1);
+        let (points, members, point_of) = distinct_points(inst);
+        let tree: kiddo::ImmutableKdTree<f64, 2> = kiddo::ImmutableKdTree::new_from_slice(&points);
+        let coords = inst.coords();
+        lists.par_chunks_mut(k).enumerate().for_each(|(i, out)| {
+            let (xi, yi) = coords[i];
+            let quadrant = |j: usize| {
+                let (x, y) = coords[j];
+                match (x >= xi, y >= yi) {
+                    (true, true) => 0,
+                    (false, true) => 1,
+                    (false, false) => 2,
+                    (true, false) => 3,
+                }
+            };
+            let mut m = (4 * k + 1).min(points.len());
+            let near = loop {
+                let count = std::num::NonZero::new(m).expect("m >= 1");
+                let found = tree.nearest_n::<kiddo::SquaredEuclidean>(&points[point_of[i]], count);
+                let mut near: Vec<(i64, usize)> = found
+                    .iter()
+                    .flat_map(|nb| &members[nb.item as usize])
+                    .filter(|&&j| j != i)
+                    .map(|&j| (inst.dist(i, j), j))
+                    .collect();
+                near.sort_unstable();
+                let mut filled = [0usize; 4];
+                for &(_, j) in &near {
+                    filled[quadrant(j)] += 1;
+                }
+                let done = filled.iter().all(|&f| f >= per_quadrant);
+                if done || m == points.len() || m >= QUADRANT_SEARCH {
+                    break near;
+                }
+                m = (2 * m).min(points.len()).min(QUADRANT_SEARCH);
+            };
+            let mut taken = [0usize; 4];
+            let mut chosen: Vec<(i64, usize)> = Vec::with_capacity(k);
+            for &(d, j) in &near {
+                let q = quadrant(j);
+                if taken[q] < per_quadrant && chosen.len() < k {
+                    taken[q] += 1;
+                    chosen.push((d, j));
+                }
+            }
+            for &(d, j) in &near {
+                if chosen.len() == k {
+                    break;
+                }
+                if !chosen.contains(&(d, j)) {
+                    chosen.push((d, j));
+                }
+            }
+            chosen.sort_unstable();
+            debug_assert_eq!(chosen.len(), k);
+            for (slot, &(_, j)) in out.iter_mut().zip(&chosen) {
+                *slot = j;
+            }
+        });
+        CandidateLists { k, lists }
+    }
+
     fn from_coords(inst: &Instance, k: usize) -> Self {
         let n = inst.n();
         let k = k.min(n.saturating_sub(1));
@@ -61,28 +209,7 @@ impl CandidateLists {
         if k == 0 {
             return CandidateLists { k, lists };
         }
-        // Distinct points, each with its cities in index order.
-        let coords = inst.coords();
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_unstable_by(|&a, &b| {
-            coords[a]
-                .0
-                .total_cmp(&coords[b].0)
-                .then(coords[a].1.total_cmp(&coords[b].1))
-                .then(a.cmp(&b))
-        });
-        let mut points: Vec<[f64; 2]> = Vec::new();
-        let mut members: Vec<Vec<usize>> = Vec::new();
-        let mut point_of = vec![0usize; n];
-        for &city in &order {
-            let (x, y) = coords[city];
-            if points.last() != Some(&[x, y]) {
-                points.push([x, y]);
-                members.push(Vec::new());
-            }
-            members.last_mut().expect("a point was pushed").push(city);
-            point_of[city] = points.len() - 1;
-        }
+        let (points, members, point_of) = distinct_points(inst);
         let tree: kiddo::ImmutableKdTree<f64, 2> = kiddo::ImmutableKdTree::new_from_slice(&points);
         let scale = if inst.edge_weight_type == EdgeWeightType::Att {
             10f64.sqrt()
@@ -147,6 +274,37 @@ impl CandidateLists {
     }
 }
 
+/// Points searched at most per city for its quadrant lists: enough to leave a dense cluster
+/// of a TSPLIB drilling instance, bounded so that 200,000 cities take seconds, not minutes.
+const QUADRANT_SEARCH: usize = 2048;
+
+/// The instance's distinct points, each point's cities in index order, and each city's point.
+fn distinct_points(inst: &Instance) -> (Vec<[f64; 2]>, Vec<Vec<usize>>, Vec<usize>) {
+    let n = inst.n();
+    let coords = inst.coords();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_unstable_by(|&a, &b| {
+        coords[a]
+            .0
+            .total_cmp(&coords[b].0)
+            .then(coords[a].1.total_cmp(&coords[b].1))
+            .then(a.cmp(&b))
+    });
+    let mut points: Vec<[f64; 2]> = Vec::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    let mut point_of = vec![0usize; n];
+    for &city in &order {
+        let (x, y) = coords[city];
+        if points.last() != Some(&[x, y]) {
+            points.push([x, y]);
+            members.push(Vec::new());
+        }
+        members.last_mut().expect("a point was pushed").push(city);
+        point_of[city] = points.len() - 1;
+    }
+    (points, members, point_of)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +332,102 @@ mod tests {
             l.dedup();
             assert_eq!(l.len(), 4);
         }
+    }
+
+    /// The quadrant rule by brute force over every city: the reference of `from_quadrants`.
+    fn quadrant_reference(inst: &Instance, k: usize) -> Vec<Vec<usize>> {
+        let (n, coords) = (inst.n(), inst.coords());
+        let q = (k / 4).max(1);
+        (0..n)
+            .map(|i| {
+                let mut all: Vec<(i64, usize)> = (0..n)
+                    .filter(|&j| j != i)
+                    .map(|j| (inst.dist(i, j), j))
+                    .collect();
+                all.sort_unstable();
+                let quadrant = |j: usize| {
+                    let east = coords[j].0 >= coords[i].0;
+                    let north = coords[j].1 >= coords[i].1;
+                    [[2, 3], [1, 0]][usize::from(north)][usize::from(east)]
+                };
+                let mut taken = [0; 4];
+                let mut chosen: Vec<(i64, usize)> = Vec::new();
+                for &(d, j) in &all {
+                    if taken[quadrant(j)] < q && chosen.len() < k {
+                        taken[quadrant(j)] += 1;
+                        chosen.push((d, j));
+                    }
+                }
+                for &(d, j) in &all {
+                    if chosen.len() < k && !chosen.contains(&(d, j)) {
+                        chosen.push((d, j));
+                    }
+                }
+                chosen.sort_unstable();
+                chosen.into_iter().map(|(_, j)| j).collect()
+            })
+            .collect()
+    }
+
+    /// Two dense clusters far apart plus a few cities between, some on one point.
+    fn two_clusters() -> Instance {
+        let mut coords = Vec::new();
+        for c in 0..60 {
+            let (dx, dy) = ((c % 8) as f64, (c / 8) as f64);
+            coords.push((dx * 3.0, dy * 3.0));
+            coords.push((5000.0 + dx * 2.0, 700.0 + dy * 2.0));
+        }
+        coords.extend([(2500.0, 300.0), (2500.0, 300.0), (1200.0, -800.0)]);
+        Instance::from_coords("clusters", EdgeWeightType::Euc2d, coords).unwrap()
+    }
+
+    #[test]
+    fn quadrant_lists_are_the_brute_force_rules_and_reach_across_clusters() {
+        let inst = two_clusters();
+        for k in [1, 4, 8, 16] {
+            let lists = CandidateLists::by_rule(&inst, k, ListRule::Quadrant);
+            let reference = quadrant_reference(&inst, k);
+            for (c, want) in reference.iter().enumerate() {
+                assert_eq!(lists.of(c), &want[..], "k = {k}, city {c}");
+            }
+        }
+        // City 14 is (21, 0), the first cluster's south-east corner: its 8 nearest are all in
+        // the cluster; its quadrant list reaches the city south-east of it, outside.
+        let (k, city) = (8, 14);
+        assert_eq!(inst.coords()[city], (21.0, 0.0));
+        let in_cluster = |j: &usize| inst.coords()[*j].0 < 100.0;
+        let nearest = CandidateLists::by_rule(&inst, k, ListRule::Nearest);
+        assert!(nearest.of(city).iter().all(in_cluster));
+        let quadrant = CandidateLists::by_rule(&inst, k, ListRule::Quadrant);
+        assert!(quadrant.of(city).contains(&122), "{:?}", quadrant.of(city));
+    }
+
+    #[test]
+    fn auto_lists_are_quadrants_on_clustered_planar_instances_only() {
+        let clustered = two_clusters();
+        assert_eq!(
+            clustered.class().layout,
+            crate::tsp::features::Layout::Clustered
+        );
+        assert_eq!(ListRule::Auto.resolve(&clustered), ListRule::Quadrant);
+        assert_eq!(ListRule::Nearest.resolve(&clustered), ListRule::Nearest);
+        let uniform = crate::tsp::generate::uniform(400, 3).unwrap();
+        assert_ne!(
+            uniform.class().layout,
+            crate::tsp::features::Layout::Clustered
+        );
+        assert_eq!(ListRule::Auto.resolve(&uniform), ListRule::Nearest);
+        assert_eq!(ListRule::Quadrant.resolve(&uniform), ListRule::Quadrant);
+        assert_eq!(
+            CandidateLists::by_rule(&uniform, 8, ListRule::Auto),
+            CandidateLists::from_instance(&uniform, 8)
+        );
+        for name in ["nearest", "quadrant", "auto"] {
+            assert_eq!(ListRule::from_name(name).map(ListRule::name), Ok(name));
+        }
+        assert!(ListRule::from_name("near")
+            .unwrap_err()
+            .contains("nearest, quadrant or auto"));
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub mod mmas;
 pub mod parse;
 
 pub use ant_system::{ant_system, AntSystem, AsParams, InitialPheromone, DEFAULT_AS_ITERATIONS};
-pub use candidates::CandidateLists;
+pub use candidates::{CandidateLists, ListRule};
 pub use distance::EdgeWeightType;
 pub use features::{Class, Features, Layout, SizeBand};
 pub use focused::{focused, FocusedParams, SourceRule, DEFAULT_FOCUSED_ITERATIONS};

@@ -690,6 +690,11 @@ pub struct SolveArgs {
     /// Or-opt after 2-opt (tsp `focused`): `on` (default) or `off`.
     #[arg(long, value_name = "on|off")]
     pub or_opt: Option<String>,
+    /// Candidate lists (tsp `focused`, CPU and GPU): `nearest` (the k nearest cities),
+    /// `quadrant` (the k / 4 nearest in each quadrant around the city, then the nearest) or
+    /// `auto` (default: quadrant lists where the instance's layout is clustered).
+    #[arg(long, value_name = "RULE")]
+    pub lists: Option<String>,
     /// Restarts of the CPU robust tabu search (qap `tabu`): `on` (default: iterated, what each
     /// GPU rots-block block runs: tenure 0.4-0.8 n, no long-term aspiration, a restart from the
     /// best after 50 n iterations without improving) or `off` (Taillard's settings: tenure

@@ -35,7 +35,7 @@ use std::sync::Mutex;
 use rand::Rng;
 use rayon::prelude::*;
 
-use super::candidates::CandidateLists;
+use super::candidates::{CandidateLists, ListRule};
 use super::instance::Instance;
 use crate::run::{stream_rng, with_threads, Outcome, RunOptions, SolverRng};
 use tour::{local_optimum, local_search, ActiveQueue, LsStats, Neighbours, Tour};
@@ -93,6 +93,8 @@ pub struct FocusedParams {
     pub source: SourceRule,
     /// Or-opt after 2-opt.
     pub or_opt: bool,
+    /// Nearest or quadrant candidate lists (default: quadrants on clustered instances).
+    pub lists: ListRule,
     pub alpha: f64,
     pub beta: f64,
     pub rho: f64,
@@ -110,6 +112,7 @@ impl Default for FocusedParams {
             min_new_edges: 8,
             source: SourceRule::Best,
             or_opt: true,
+            lists: ListRule::Auto,
             alpha: 1.0,
             beta: 2.0,
             rho: 0.1,
@@ -259,8 +262,13 @@ pub struct Colony<'a> {
 }
 
 impl<'a> Colony<'a> {
+    /// A colony on nearest-neighbour lists of `k` cities.
     pub fn new(inst: &'a Instance, k: usize, alpha: f64, beta: f64) -> Self {
-        let lists = CandidateLists::from_instance(inst, k);
+        Self::with_lists(inst, CandidateLists::from_instance(inst, k), alpha, beta)
+    }
+
+    /// A colony on the given candidate lists.
+    pub fn with_lists(inst: &'a Instance, lists: CandidateLists, alpha: f64, beta: f64) -> Self {
         let k = lists.k();
         let cand: Vec<u32> = lists.as_slice().iter().map(|&c| c as u32).collect();
         drop(lists);
@@ -612,7 +620,8 @@ pub fn focused(
     let deadline = options.budget.start(DEFAULT_FOCUSED_ITERATIONS);
     with_threads(threads, || {
         let n = inst.n();
-        let mut colony = Colony::new(inst, params.candidates, params.alpha, params.beta);
+        let lists = CandidateLists::by_rule(inst, params.candidates, params.lists);
+        let mut colony = Colony::with_lists(inst, lists, params.alpha, params.beta);
         let k = colony.k;
         let width = params.ls_neighbours.min(k);
         let stop = || deadline.timed_out();

@@ -28,7 +28,7 @@ use crate::tsp::focused::tour::{local_optimum, ActiveQueue, LsStats, Neighbours,
 use crate::tsp::focused::{
     deposits_best, initial_tour, trail_limits, SourceRule, DEFAULT_FOCUSED_ITERATIONS,
 };
-use crate::tsp::{CandidateLists, Instance};
+use crate::tsp::{CandidateLists, Instance, ListRule};
 
 /// Longest candidate list of the focused kernel (one candidate per lane).
 pub const MAX_FOCUSED_CANDIDATES: usize = 32;
@@ -66,6 +66,10 @@ pub struct FocusedGpuParams {
     /// Race the number of new edges per construction within the run (`--adapt`, [`edge_arms`]).
     #[serde(default)]
     pub adapt: bool,
+    /// Nearest or quadrant candidate lists (bundles written before quadrant lists keep
+    /// nearest ones).
+    #[serde(default = "ListRule::nearest")]
+    pub lists: ListRule,
 }
 
 impl Default for FocusedGpuParams {
@@ -77,6 +81,7 @@ impl Default for FocusedGpuParams {
             or_opt: cpu.or_opt,
             merge: false,
             adapt: false,
+            lists: cpu.lists,
         }
     }
 }
@@ -318,7 +323,7 @@ pub fn prepare(
     let pheromone_launch = Launch::linear(stride_blocks as u32, STRIDE_THREADS);
     let stream = gpu.stream().clone();
     let (coords, matrix) = upload_instance(&stream, inst)?;
-    let lists: Vec<u32> = CandidateLists::from_instance(inst, k)
+    let lists: Vec<u32> = CandidateLists::by_rule(inst, k, params.focused.lists)
         .as_slice()
         .iter()
         .map(|&c| c as u32)

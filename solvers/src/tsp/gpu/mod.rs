@@ -454,6 +454,7 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         flag("--merge", &["merge"], &["focused"]),
         flag("--restart-stall", &["restart_stall"], &["mmas", "focused"]),
         flag("--adapt", &["adapt"], &["focused"]),
+        flag("--lists", &["lists"], &["focused"]),
     ];
     // Focused ACO: on the H100 it ends 0.15% above the optimum of pr2392 in 10 s and 0.39%
     // above pla85900's in 60 s, where MAX-MIN AS with 2-opt ends 0.55% and 8.7% above
@@ -535,6 +536,9 @@ impl crate::gpu::workload::GpuWorkload for GpuParams {
         }
         if let Some(adapt) = point.switch("adapt")? {
             params.focused.adapt = adapt;
+        }
+        if let Some(lists) = point.text("lists") {
+            params.focused.lists = crate::tsp::ListRule::from_name(&lists)?;
         }
         params.flags = point.flags().to_vec();
         Ok(params)

@@ -56,6 +56,10 @@ pub fn params(
             .map(|s| solvers::tsp::SourceRule::from_name(&s))
             .transpose()?,
         or_opt: r.count::<u8>("or_opt")?.map(|v| v != 0),
+        lists: r
+            .text("lists")
+            .map(|s| solvers::tsp::ListRule::from_name(&s))
+            .transpose()?,
         restarts: r.count::<u8>("restarts")?.map(|v| v != 0),
         tenure_range: match (r.float("tenure_min")?, r.float("tenure_max")?) {
             (Some(lo), Some(hi)) => Some((lo, hi)),

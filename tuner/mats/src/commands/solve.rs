@@ -331,6 +331,12 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
             .map(solvers::tsp::SourceRule::from_name)
             .transpose()
             .map_err(anyhow::Error::msg)?,
+        lists: args
+            .lists
+            .as_deref()
+            .map(solvers::tsp::ListRule::from_name)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--lists: {e}"))?,
         or_opt: args
             .or_opt
             .as_deref()
@@ -541,7 +547,7 @@ fn solve_gpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
 }
 
 /// The flags the CPU solvers take (as `AlgorithmParams` and the thread count).
-const CPU_FLAGS: [&str; 20] = [
+const CPU_FLAGS: [&str; 21] = [
     "--algo",
     "--threads",
     "--starts",
@@ -557,6 +563,7 @@ const CPU_FLAGS: [&str; 20] = [
     "--min-new-edges",
     "--source-tour",
     "--or-opt",
+    "--lists",
     "--restarts",
     "--tenure-range",
     "--aspiration",
@@ -623,6 +630,7 @@ fn given_flags(args: &SolveArgs) -> Vec<GivenFlag> {
         ("--min-new-edges", count(args.min_new_edges)),
         ("--source-tour", text(&args.source_tour)),
         ("--or-opt", text(&args.or_opt)),
+        ("--lists", text(&args.lists)),
         ("--restarts", text(&args.restarts)),
         ("--merge", text(&args.merge)),
     ];
