@@ -31,6 +31,10 @@ pub struct Budget {
     /// Record every improvement of the run's best and when it was found (`mats solve
     /// --trace`): the anytime curve of one run.
     pub trace: Option<Trace>,
+    /// Where the run is the first part of a longer solve (an island's first epoch): that
+    /// solve's time limit, of which a start construction takes its share (the flowshop's beam
+    /// search: a fifth) as it would in one run of that length; `time_limit` still ends the run.
+    pub start_basis: Option<Duration>,
 }
 
 /// An objective value that ends a run once reached, and when it was first reached. Clones

@@ -95,6 +95,7 @@ fn schedule() -> Schedule {
     Schedule {
         deadline: Instant::now() + Duration::from_millis(400),
         interval: Duration::from_millis(100),
+        first_epoch: Duration::from_millis(100),
     }
 }
 

@@ -24,6 +24,9 @@ pub struct DeviceIsland {
     facts: Option<DeviceFacts>,
     /// Whether the variant continues its searches across epochs and takes seeds.
     continues: bool,
+    /// The whole solve's time limit, of which the first epoch's start construction takes its
+    /// share (`Budget::start_basis`).
+    start_basis: Option<std::time::Duration>,
 }
 
 impl DeviceIsland {
@@ -51,7 +54,15 @@ impl DeviceIsland {
             island,
             facts: None,
             continues,
+            start_basis: None,
         })
+    }
+
+    /// The island's first epoch builds its start as a run of `limit` would (the solve's time
+    /// limit; the epoch's own deadline still ends it).
+    pub fn with_start_basis(mut self, limit: std::time::Duration) -> DeviceIsland {
+        self.start_basis = Some(limit);
+        self
     }
 
     fn facts_of(&self, run: &GpuRun) -> DeviceFacts {
@@ -88,6 +99,7 @@ impl Island for DeviceIsland {
                 time_limit: Some(deadline.saturating_duration_since(Instant::now())),
                 target: None,
                 trace: None,
+                start_basis: self.start_basis.filter(|_| epoch == 0),
             },
         };
         let run = self

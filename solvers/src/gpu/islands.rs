@@ -129,6 +129,30 @@ pub struct Schedule {
     pub deadline: Instant,
     /// Wall time of one epoch (the exchange interval).
     pub interval: Duration,
+    /// Wall time of the first epoch: the interval plus the share of the solve a search's start
+    /// may take ([`Schedule::new`]), so that the islands start from what a one-GPU run of the
+    /// whole limit starts from (the flowshop's beam search, the colony's first tour) before
+    /// the first exchange.
+    pub first_epoch: Duration,
+}
+
+/// The share of an island solve's limit its first epoch adds to the interval: the flowshop
+/// beam search's share of a run (`pfsp::gpu::beam::TIME_SHARE`), which the island's first epoch
+/// gives its beam (`Budget::start_basis`). Measured on two H200s at 10 s with one-interval
+/// first epochs: the beam got a fifth of 1 s, finished no width, and the islands on
+/// VFR800_60_1 started from NEH and ended above one GPU on every seed (docs/islands.md).
+pub const FIRST_EPOCH_START_SHARE: f64 = 0.2;
+
+impl Schedule {
+    /// Epochs of `interval` until `deadline`, the first longer by the start's share of `limit`
+    /// (the whole solve's time limit).
+    pub fn new(deadline: Instant, interval: Duration, limit: Duration) -> Schedule {
+        Schedule {
+            deadline,
+            interval,
+            first_epoch: interval + limit.mul_f64(FIRST_EPOCH_START_SHARE),
+        }
+    }
 }
 
 /// Epochs shorter than this are not started: a launch and its read-back take longer.
@@ -266,8 +290,13 @@ fn drive(
         if epoch > 0 && left < SHORTEST_EPOCH {
             break;
         }
+        let span = if epoch == 0 {
+            schedule.first_epoch.max(schedule.interval)
+        } else {
+            schedule.interval
+        };
         let until = now
-            .checked_add(schedule.interval)
+            .checked_add(span)
             .map_or(schedule.deadline, |end| end.min(schedule.deadline));
         for (i, order) in orders.iter().enumerate() {
             order

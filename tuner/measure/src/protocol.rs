@@ -81,6 +81,7 @@ impl RunLimit {
             time_limit: self.time_limit_s.map(std::time::Duration::from_secs_f64),
             target: self.target.map(solvers::run::Target::new),
             trace: None,
+            start_basis: None,
         }
     }
 }

@@ -87,7 +87,29 @@ fn schedule(total_ms: u64, interval_ms: u64) -> Schedule {
     Schedule {
         deadline: Instant::now() + Duration::from_millis(total_ms),
         interval: Duration::from_millis(interval_ms),
+        first_epoch: Duration::from_millis(interval_ms),
     }
+}
+
+#[test]
+fn the_first_epoch_leaves_a_start_its_share_of_the_solve() {
+    let s = Schedule::new(
+        Instant::now(),
+        Duration::from_millis(500),
+        Duration::from_secs(10),
+    );
+    assert_eq!(s.first_epoch, Duration::from_millis(2500));
+    // Islands that work until each deadline: a first epoch 200 ms longer than the 100 ms
+    // interval leaves two exchanges fewer in 600 ms.
+    let count = |first_ms: u64| {
+        let (factories, _) = fakes(&[&[5], &[6]], Duration::from_secs(10), Duration::ZERO);
+        let mut s = schedule(600, 100);
+        s.first_epoch = Duration::from_millis(first_ms);
+        run_islands(factories, s, &score).unwrap().exchanges
+    };
+    let (plain, longer) = (count(100), count(300));
+    assert!(longer < plain, "{longer} exchanges against {plain}");
+    assert!(longer <= 3, "{longer}");
 }
 
 #[test]

@@ -1116,10 +1116,7 @@ impl Prepared {
             GpuAlgorithm::IgGrid => self.launch.grid.1 as usize,
             _ => (self.launch.grid.0 * self.params.walks_per_block.max(1)) as usize,
         };
-        let share = options
-            .budget
-            .time_limit
-            .map(|limit| limit.mul_f64(beam::TIME_SHARE));
+        let share = beam_share(&options.budget);
         let (starts, widest) = beam::iterative(
             kernels,
             gpu,
@@ -1144,6 +1141,18 @@ impl Prepared {
             options: rest,
         })
     }
+}
+
+/// The time a beam search before the walks may take: [`beam::TIME_SHARE`] of the time limit,
+/// or of the whole solve where the run is an island's first epoch (`start_basis`), so that its
+/// beam is as wide as a one-GPU run's; never beyond the run's own limit. None: no limit.
+pub fn beam_share(budget: &crate::run::Budget) -> Option<std::time::Duration> {
+    let limit = budget.time_limit;
+    budget
+        .start_basis
+        .or(limit)
+        .map(|basis| basis.mul_f64(beam::TIME_SHARE))
+        .map(|share| limit.map_or(share, |l| share.min(l)))
 }
 
 /// After a launch of walks: where anything listens (a target, a trace), reads the walks'
@@ -1209,7 +1218,30 @@ pub fn pair_of(n: usize, k: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{next_chunk, walk_starts};
+    use super::{beam_share, next_chunk, walk_starts};
+
+    #[test]
+    fn an_islands_first_epoch_gives_its_beam_the_whole_solves_share() {
+        use crate::run::Budget;
+        use std::time::Duration;
+        let secs = Duration::from_secs;
+        let run = Budget::time_limit(secs(10));
+        assert_eq!(beam_share(&run), Some(secs(2)), "a fifth of a one-GPU run");
+        // An island's first epoch of 3 s in a 10 s solve: the beam gets the 2 s a one-GPU run
+        // would, not a fifth of the epoch.
+        let epoch = Budget {
+            start_basis: Some(secs(10)),
+            ..Budget::time_limit(secs(3))
+        };
+        assert_eq!(beam_share(&epoch), Some(secs(2)));
+        // Never past the epoch's own limit.
+        let short = Budget {
+            start_basis: Some(secs(60)),
+            ..Budget::time_limit(secs(3))
+        };
+        assert_eq!(beam_share(&short), Some(secs(3)));
+        assert_eq!(beam_share(&Budget::iterations(5)), None);
+    }
 
     #[test]
     fn iteration_budget_launches_follow_the_size_not_the_pace() {

@@ -252,8 +252,7 @@ fn cpu_rate(inst: &Instance, threads: usize) -> f64 {
             budget: Budget {
                 iterations: Some(1000),
                 time_limit: Some(Duration::from_secs(1)),
-                target: None,
-                trace: None,
+                ..Budget::default()
             },
             ..Default::default()
         },

@@ -215,6 +215,7 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
         time_limit,
         target: target_of(args, instance.name(), known)?.map(solvers::run::Target::new),
         trace: args.trace.then(solvers::run::Trace::new),
+        start_basis: None,
     };
     // Clones share the records the solver writes.
     let (target, trace) = (budget.target.clone(), budget.trace.clone());

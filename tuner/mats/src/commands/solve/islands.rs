@@ -144,6 +144,7 @@ pub(super) fn solve(
         Some(s) => Duration::from_secs_f64(s),
         None => default_interval(Duration::from_secs_f64(args.time_limit.unwrap_or(1.0))),
     };
+    let total = Duration::from_secs_f64(args.time_limit.unwrap_or(limit.as_secs_f64()));
     let variant = config
         .kernel_variant(instance, CompileTarget::from(&gpu.info))
         .map_err(anyhow::Error::msg)?;
@@ -156,12 +157,14 @@ pub(super) fn solve(
         .map(|(island, &ordinal)| {
             Box::new(move || {
                 DeviceIsland::open(ordinal, config, cache, instance, options.seed, island)
+                    .map(|i| i.with_start_basis(total))
                     .map(|i| Box::new(i) as Box<dyn Island>)
             }) as IslandFactory<'_>
         })
         .collect();
     let rescore = |s: &[usize]| instance.objective(s).map_err(|e| e.to_string());
-    let out = run_islands(factories, Schedule { deadline, interval }, &rescore)
+    let schedule = Schedule::new(deadline, interval, total);
+    let out = run_islands(factories, schedule, &rescore)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("island solve of {} on GPUs {devices:?}", instance.name()))?;
     let report = IslandsReport::new(&devices, interval, &out);
