@@ -141,7 +141,7 @@ impl CandidateLists {
             return CandidateLists { k, lists };
         }
         let per_quadrant = (k / 4).max(1);
-        let (points, members, point_of) = distinct_points(inst);
+        let (points, members, point_of) = inst.distinct_points();
         let tree: kiddo::ImmutableKdTree<f64, 2> = kiddo::ImmutableKdTree::new_from_slice(&points);
         let coords = inst.coords();
         lists.par_chunks_mut(k).enumerate().for_each(|(i, out)| {
@@ -159,12 +159,7 @@ impl CandidateLists {
             let near = loop {
                 let count = std::num::NonZero::new(m).expect("m >= 1");
                 let found = tree.nearest_n::<kiddo::SquaredEuclidean>(&points[point_of[i]], count);
-                let mut near: Vec<(i64, usize)> = found
-                    .iter()
-                    .flat_map(|nb| &members[nb.item as usize])
-                    .filter(|&&j| j != i)
-                    .map(|&j| (inst.dist(i, j), j))
-                    .collect();
+                let mut near = cities_at(&found, &members, i, inst);
                 near.sort_unstable();
                 let mut filled = [0usize; 4];
                 for &(_, j) in &near {
@@ -209,7 +204,7 @@ impl CandidateLists {
         if k == 0 {
             return CandidateLists { k, lists };
         }
-        let (points, members, point_of) = distinct_points(inst);
+        let (points, members, point_of) = inst.distinct_points();
         let tree: kiddo::ImmutableKdTree<f64, 2> = kiddo::ImmutableKdTree::new_from_slice(&points);
         let scale = if inst.edge_weight_type == EdgeWeightType::Att {
             10f64.sqrt()
@@ -218,14 +213,8 @@ impl CandidateLists {
         };
         lists.par_chunks_mut(k).enumerate().for_each(|(i, out)| {
             let here = &points[point_of[i]];
-            let others = |found: &[kiddo::NearestNeighbour<f64, u64>]| -> Vec<(i64, usize)> {
-                found
-                    .iter()
-                    .flat_map(|nb| &members[nb.item as usize])
-                    .filter(|&&j| j != i)
-                    .map(|&j| (inst.dist(i, j), j))
-                    .collect()
-            };
+            let others =
+                |found: &[kiddo::NearestNeighbour<f64, u64>]| cities_at(found, &members, i, inst);
             // Enough nearest points to hold k other cities.
             let mut m = (k + 1).min(points.len());
             let mut near = loop {
@@ -278,31 +267,19 @@ impl CandidateLists {
 /// of a TSPLIB drilling instance, bounded so that 200,000 cities take seconds, not minutes.
 const QUADRANT_SEARCH: usize = 2048;
 
-/// The instance's distinct points, each point's cities in index order, and each city's point.
-fn distinct_points(inst: &Instance) -> (Vec<[f64; 2]>, Vec<Vec<usize>>, Vec<usize>) {
-    let n = inst.n();
-    let coords = inst.coords();
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_unstable_by(|&a, &b| {
-        coords[a]
-            .0
-            .total_cmp(&coords[b].0)
-            .then(coords[a].1.total_cmp(&coords[b].1))
-            .then(a.cmp(&b))
-    });
-    let mut points: Vec<[f64; 2]> = Vec::new();
-    let mut members: Vec<Vec<usize>> = Vec::new();
-    let mut point_of = vec![0usize; n];
-    for &city in &order {
-        let (x, y) = coords[city];
-        if points.last() != Some(&[x, y]) {
-            points.push([x, y]);
-            members.push(Vec::new());
-        }
-        members.last_mut().expect("a point was pushed").push(city);
-        point_of[city] = points.len() - 1;
-    }
-    (points, members, point_of)
+/// The cities other than `i` at the points a k-d tree query `found`, with their distance to `i`.
+fn cities_at(
+    found: &[kiddo::NearestNeighbour<f64, u64>],
+    members: &[Vec<usize>],
+    i: usize,
+    inst: &Instance,
+) -> Vec<(i64, usize)> {
+    found
+        .iter()
+        .flat_map(|nb| &members[nb.item as usize])
+        .filter(|&&j| j != i)
+        .map(|&j| (inst.dist(i, j), j))
+        .collect()
 }
 
 #[cfg(test)]

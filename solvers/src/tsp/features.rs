@@ -91,44 +91,21 @@ impl Instance {
     /// By a k-d tree over the distinct points; cities sharing a point are at distance 0.
     fn nearest_distances_kd(&self) -> Vec<i64> {
         let n = self.n();
-        let coords = self.coords();
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_unstable_by(|&a, &b| {
-            coords[a]
-                .0
-                .total_cmp(&coords[b].0)
-                .then(coords[a].1.total_cmp(&coords[b].1))
-        });
-        // Distinct points, each with one city standing at it, and every city's point.
-        let mut points: Vec<[f64; 2]> = Vec::new();
-        let mut city_of_point: Vec<usize> = Vec::new();
-        let mut shared: Vec<bool> = Vec::new();
-        let mut point_of = vec![0usize; n];
-        for &city in &order {
-            let (x, y) = coords[city];
-            if points.last() == Some(&[x, y]) {
-                *shared.last_mut().expect("a point was pushed") = true;
-            } else {
-                points.push([x, y]);
-                city_of_point.push(city);
-                shared.push(false);
-            }
-            point_of[city] = points.len() - 1;
-        }
+        let (points, members, point_of) = self.distinct_points();
         let tree: kiddo::ImmutableKdTree<f64, 2> = kiddo::ImmutableKdTree::new_from_slice(&points);
         let two = std::num::NonZero::new(2).expect("2 is not zero");
         (0..n)
             .into_par_iter()
             .map(|city| {
                 let p = point_of[city];
-                if shared[p] {
+                if members[p].len() > 1 {
                     return 0;
                 }
                 tree.nearest_n::<kiddo::SquaredEuclidean>(&points[p], two)
                     .iter()
                     .map(|nb| nb.item as usize)
                     .find(|&q| q != p)
-                    .map_or(0, |q| self.dist(city, city_of_point[q]))
+                    .map_or(0, |q| self.dist(city, members[q][0]))
             })
             .collect()
     }

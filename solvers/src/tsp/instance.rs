@@ -130,6 +130,35 @@ impl Instance {
         })
     }
 
+    /// The distinct points (k-d tree input), each point's cities in index order, and each
+    /// city's point: cities on one point (drilling instances repeat holes) are one point of
+    /// the candidate lists' and the features' trees.
+    pub(crate) fn distinct_points(&self) -> (Vec<[f64; 2]>, Vec<Vec<usize>>, Vec<usize>) {
+        let n = self.n();
+        let coords = self.coords();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by(|&a, &b| {
+            coords[a]
+                .0
+                .total_cmp(&coords[b].0)
+                .then(coords[a].1.total_cmp(&coords[b].1))
+                .then(a.cmp(&b))
+        });
+        let mut points: Vec<[f64; 2]> = Vec::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        let mut point_of = vec![0usize; n];
+        for &city in &order {
+            let (x, y) = coords[city];
+            if points.last() != Some(&[x, y]) {
+                points.push([x, y]);
+                members.push(Vec::new());
+            }
+            members.last_mut().expect("a point was pushed").push(city);
+            point_of[city] = points.len() - 1;
+        }
+        (points, members, point_of)
+    }
+
     /// The coordinates (GEO ones in radians); empty for EXPLICIT instances.
     pub fn coords(&self) -> &[(f64, f64)] {
         &self.coords
