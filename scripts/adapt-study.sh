@@ -130,10 +130,9 @@ for entry in "${instances[@]}"; do
             # shellcheck disable=SC2086
             json=$(timeout $((seconds * 3 + 30)) "$mats" solve "$path" $extra --backend gpu \
                 --time-limit "$seconds" --seed "$seed" --json "${flags[@]}" 2>> "$out/adapt-$label.err")
-            # The race's end state (arms and their blocks) goes in the last, quoted column.
-            # Through stdin: a tour of 14,000 cities is longer than one argument may be.
-            line=$(printf '%s' "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); a=(d.get("gpu") or {}).get("adaptation") or ""; print(d["objective"], d.get("gap_percent"), d["seconds"], "\"" + a.replace("\"", "") + "\"", sep=",")' 2>/dev/null) \
-                || line=",,,"
+            # The race's end state (arms and their blocks) is the last, quoted column.
+            line=$(printf '%s\n' "$json" | python3 "$root/scripts/json-fields.py" objective \
+                gap_percent seconds gpu.adaptation)
             echo "$name,$seed,$mode,$line" >> "$csv"
             # The whole answer (its permutation or partition), for a record worth keeping.
             mkdir -p "$out/runs-$label"

@@ -18,6 +18,11 @@ pub fn stream_rng(seed: u64, stream: u64) -> SolverRng {
     rng
 }
 
+/// The share of a time-limited run a start construction may take before the search proper
+/// (the flowshop's beam search before its walks; an island solve's first epoch is longer by it,
+/// so that its islands start from what one run of the whole limit starts from).
+pub const START_SHARE: f64 = 0.2;
+
 /// How long a solver may run. Iteration budgets keep runs deterministic; a time limit stops
 /// whichever comes first and makes the result depend on the machine.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,8 +37,8 @@ pub struct Budget {
     /// --trace`): the anytime curve of one run.
     pub trace: Option<Trace>,
     /// Where the run is the first part of a longer solve (an island's first epoch): that
-    /// solve's time limit, of which a start construction takes its share (the flowshop's beam
-    /// search: a fifth) as it would in one run of that length; `time_limit` still ends the run.
+    /// solve's time limit, of which a start construction takes its share ([`START_SHARE`]) as
+    /// it would in one run of that length; `time_limit` still ends the run.
     pub start_basis: Option<Duration>,
 }
 

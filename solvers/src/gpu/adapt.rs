@@ -188,20 +188,9 @@ impl Race {
         if !self.round_over() {
             return 0;
         }
-        let mut sum = vec![0.0; self.arms];
-        for (b, g) in self.round_gains.iter().enumerate() {
-            sum[self.arm(b)] += g;
-        }
-        let shares = self.shares();
-        let scores: Vec<f64> = sum
-            .iter()
-            .zip(&shares)
-            .map(|(&s, &k)| if k == 0 { 0.0 } else { s / k as f64 })
-            .collect();
-        let gained = std::mem::take(&mut self.round_gains);
-        let moved = self.reassign(&scores, |b| -gained[b]);
-        self.round_gains = vec![0.0; gained.len()];
-        moved
+        let scores = self.arm_means(self.round_gains.iter().copied());
+        let gained = std::mem::replace(&mut self.round_gains, vec![0.0; gains.len()]);
+        self.reassign(&scores, |b| -gained[b])
     }
 
     /// Counts a launch; true (and a new round begun) when the round has had its launches and
@@ -262,14 +251,24 @@ impl Race {
     /// Each arm's score over a round: the mean, over its blocks, of the relative improvement of
     /// the block's best (`(start - now) / start`; an arm without blocks scores 0).
     pub fn scores(&self, start: &[i64], now: &[i64]) -> Vec<f64> {
+        self.arm_means(start.iter().zip(now).map(|(&s, &n)| {
+            if s > n && s != i64::MAX && s > 0 {
+                (s - n) as f64 / s as f64
+            } else {
+                0.0
+            }
+        }))
+    }
+
+    /// The mean per arm of one value per block (block b's value is the iterator's b-th); an
+    /// arm without blocks scores 0.
+    fn arm_means(&self, values: impl Iterator<Item = f64>) -> Vec<f64> {
         let mut sum = vec![0.0; self.arms];
         let mut count = vec![0usize; self.arms];
-        for (b, (&s, &n)) in start.iter().zip(now).enumerate() {
+        for (b, v) in values.enumerate() {
             let a = self.arm(b);
             count[a] += 1;
-            if s > n && s != i64::MAX && s > 0 {
-                sum[a] += (s - n) as f64 / s as f64;
-            }
+            sum[a] += v;
         }
         sum.iter()
             .zip(&count)

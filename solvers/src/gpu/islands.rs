@@ -136,21 +136,17 @@ pub struct Schedule {
     pub first_epoch: Duration,
 }
 
-/// The share of an island solve's limit its first epoch adds to the interval: the flowshop
-/// beam search's share of a run (`pfsp::gpu::beam::TIME_SHARE`), which the island's first epoch
-/// gives its beam (`Budget::start_basis`). Measured on two H200s at 10 s with one-interval
-/// first epochs: the beam got a fifth of 1 s, finished no width, and the islands on
-/// VFR800_60_1 started from NEH and ended above one GPU on every seed (docs/islands.md).
-pub const FIRST_EPOCH_START_SHARE: f64 = 0.2;
-
 impl Schedule {
-    /// Epochs of `interval` until `deadline`, the first longer by the start's share of `limit`
-    /// (the whole solve's time limit).
+    /// Epochs of `interval` until `deadline`, the first longer by a start's share
+    /// ([`crate::run::START_SHARE`]) of `limit`, the whole solve's time limit. With first
+    /// epochs of one interval, two H200s at 10 s gave the flowshop's beam a fifth of 1 s: it
+    /// finished no width, and the islands on VFR800_60_1 started from NEH and ended above one
+    /// GPU on every seed (docs/islands.md).
     pub fn new(deadline: Instant, interval: Duration, limit: Duration) -> Schedule {
         Schedule {
             deadline,
             interval,
-            first_epoch: interval + limit.mul_f64(FIRST_EPOCH_START_SHARE),
+            first_epoch: interval + limit.mul_f64(crate::run::START_SHARE),
         }
     }
 }
@@ -291,7 +287,7 @@ fn drive(
             break;
         }
         let span = if epoch == 0 {
-            schedule.first_epoch.max(schedule.interval)
+            schedule.first_epoch
         } else {
             schedule.interval
         };

@@ -37,16 +37,8 @@ impl ListRule {
             "quadrant" => Ok(ListRule::Quadrant),
             "auto" => Ok(ListRule::Auto),
             other => Err(format!(
-                "candidate lists must be nearest, quadrant or auto, found {other:?}"
+                "parameter `lists` must be nearest, quadrant or auto, found {other:?}"
             )),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ListRule::Nearest => "nearest",
-            ListRule::Quadrant => "quadrant",
-            ListRule::Auto => "auto",
         }
     }
 
@@ -83,26 +75,40 @@ pub struct CandidateLists {
 }
 
 impl CandidateLists {
-    /// Builds the lists from a full row-major distance matrix of n cities.
-    pub fn from_matrix(dist: &[i64], n: usize, k: usize) -> Self {
+    /// Lists of k = min(k, n - 1) cities, city i's the first k of `row(i, k)`: at least k
+    /// (distance, city) pairs of other cities, nearest first (ties by index).
+    fn from_rows(
+        n: usize,
+        k: usize,
+        row: impl Fn(usize, usize) -> Vec<(i64, usize)> + Sync,
+    ) -> Self {
         let k = k.min(n.saturating_sub(1));
         let mut lists = vec![0usize; n * k];
         if k > 0 {
             lists.par_chunks_mut(k).enumerate().for_each(|(i, out)| {
-                let row = &dist[i * n..(i + 1) * n];
-                let mut others: Vec<(i64, usize)> =
-                    (0..n).filter(|&j| j != i).map(|j| (row[j], j)).collect();
-                if k < others.len() {
-                    others.select_nth_unstable(k - 1);
-                    others.truncate(k);
-                }
-                others.sort_unstable();
-                for (slot, &(_, j)) in out.iter_mut().zip(&others) {
+                let near = row(i, k);
+                debug_assert!(near.len() >= k && near.iter().all(|&(_, j)| j != i));
+                for (slot, &(_, j)) in out.iter_mut().zip(&near) {
                     *slot = j;
                 }
             });
         }
         CandidateLists { k, lists }
+    }
+
+    /// Builds the lists from a full row-major distance matrix of n cities.
+    pub fn from_matrix(dist: &[i64], n: usize, k: usize) -> Self {
+        Self::from_rows(n, k, |i, k| {
+            let row = &dist[i * n..(i + 1) * n];
+            let mut others: Vec<(i64, usize)> =
+                (0..n).filter(|&j| j != i).map(|j| (row[j], j)).collect();
+            if k < others.len() {
+                others.select_nth_unstable(k - 1);
+                others.truncate(k);
+            }
+            others.sort_unstable();
+            others
+        })
     }
 
     /// Builds the lists of an instance: by k-d tree for EUC_2D, CEIL_2D and ATT, else from
@@ -134,17 +140,10 @@ impl CandidateLists {
     /// (a city at the edge of the map) is filled by the nearest cities elsewhere. Order and
     /// ties as in the nearest lists: by exact distance, then city index.
     fn from_quadrants(inst: &Instance, k: usize) -> Self {
-        let n = inst.n();
-        let k = k.min(n.saturating_sub(1));
-        let mut lists = vec![0usize; n * k];
-        if k == 0 {
-            return CandidateLists { k, lists };
-        }
-        let per_quadrant = (k / 4).max(1);
-        let (points, members, point_of) = inst.distinct_points();
-        let tree: kiddo::ImmutableKdTree<f64, 2> = kiddo::ImmutableKdTree::new_from_slice(&points);
+        let tree = PointTree::new(inst);
         let coords = inst.coords();
-        lists.par_chunks_mut(k).enumerate().for_each(|(i, out)| {
+        Self::from_rows(inst.n(), k, |i, k| {
+            let per_quadrant = (k / 4).max(1);
             let (xi, yi) = coords[i];
             let quadrant = |j: usize| {
                 let (x, y) = coords[j];
@@ -155,21 +154,19 @@ impl CandidateLists {
                     (true, false) => 3,
                 }
             };
-            let mut m = (4 * k + 1).min(points.len());
+            let mut m = 4 * k + 1;
             let near = loop {
-                let count = std::num::NonZero::new(m).expect("m >= 1");
-                let found = tree.nearest_n::<kiddo::SquaredEuclidean>(&points[point_of[i]], count);
-                let mut near = cities_at(&found, &members, i, inst);
+                let mut near = tree.nearest(i, m);
                 near.sort_unstable();
                 let mut filled = [0usize; 4];
                 for &(_, j) in &near {
                     filled[quadrant(j)] += 1;
                 }
                 let done = filled.iter().all(|&f| f >= per_quadrant);
-                if done || m == points.len() || m >= QUADRANT_SEARCH {
+                if done || m >= tree.len() || m >= QUADRANT_SEARCH {
                     break near;
                 }
-                m = (2 * m).min(points.len()).min(QUADRANT_SEARCH);
+                m = (2 * m).min(QUADRANT_SEARCH);
             };
             let mut taken = [0usize; 4];
             let mut chosen: Vec<(i64, usize)> = Vec::with_capacity(k);
@@ -189,48 +186,32 @@ impl CandidateLists {
                 }
             }
             chosen.sort_unstable();
-            debug_assert_eq!(chosen.len(), k);
-            for (slot, &(_, j)) in out.iter_mut().zip(&chosen) {
-                *slot = j;
-            }
-        });
-        CandidateLists { k, lists }
+            chosen
+        })
     }
 
     fn from_coords(inst: &Instance, k: usize) -> Self {
-        let n = inst.n();
-        let k = k.min(n.saturating_sub(1));
-        let mut lists = vec![0usize; n * k];
-        if k == 0 {
-            return CandidateLists { k, lists };
-        }
-        let (points, members, point_of) = inst.distinct_points();
-        let tree: kiddo::ImmutableKdTree<f64, 2> = kiddo::ImmutableKdTree::new_from_slice(&points);
+        let tree = PointTree::new(inst);
         let scale = if inst.edge_weight_type == EdgeWeightType::Att {
             10f64.sqrt()
         } else {
             1.0
         };
-        lists.par_chunks_mut(k).enumerate().for_each(|(i, out)| {
-            let here = &points[point_of[i]];
-            let others =
-                |found: &[kiddo::NearestNeighbour<f64, u64>]| cities_at(found, &members, i, inst);
+        Self::from_rows(inst.n(), k, |i, k| {
             // Enough nearest points to hold k other cities.
-            let mut m = (k + 1).min(points.len());
+            let mut m = k + 1;
             let mut near = loop {
-                let count = std::num::NonZero::new(m).expect("m >= 1");
-                let found = tree.nearest_n::<kiddo::SquaredEuclidean>(here, count);
-                let near = others(&found);
-                if near.len() >= k || m == points.len() {
+                let near = tree.nearest(i, m);
+                if near.len() >= k || m >= tree.len() {
                     break near;
                 }
-                m = (2 * m).min(points.len());
+                m *= 2;
             };
             near.sort_unstable();
             let bound = near[k - 1].0;
             // Every city at integer distance <= bound lies within this Euclidean radius.
             let radius = (bound as f64 + 1.0) * scale;
-            let mut all = others(&tree.within::<kiddo::SquaredEuclidean>(here, radius * radius));
+            let mut all = tree.within(i, radius);
             // Far from the origin (coordinates near 3e16) the radius loses its +1 to rounding
             // and the query can miss cities at exactly the bound: the k nearest found above
             // are always kept, so a list never runs short (a short list left city 0 in its
@@ -238,12 +219,8 @@ impl CandidateLists {
             all.extend_from_slice(&near);
             all.sort_unstable();
             all.dedup();
-            debug_assert!(all.len() >= k && all.iter().all(|&(_, j)| j != i));
-            for (slot, &(_, j)) in out.iter_mut().zip(&all) {
-                *slot = j;
-            }
-        });
-        CandidateLists { k, lists }
+            all
+        })
     }
 
     /// Entries per list.
@@ -267,19 +244,63 @@ impl CandidateLists {
 /// of a TSPLIB drilling instance, bounded so that 200,000 cities take seconds, not minutes.
 const QUADRANT_SEARCH: usize = 2048;
 
-/// The cities other than `i` at the points a k-d tree query `found`, with their distance to `i`.
-fn cities_at(
-    found: &[kiddo::NearestNeighbour<f64, u64>],
-    members: &[Vec<usize>],
-    i: usize,
-    inst: &Instance,
-) -> Vec<(i64, usize)> {
-    found
-        .iter()
-        .flat_map(|nb| &members[nb.item as usize])
-        .filter(|&&j| j != i)
-        .map(|&j| (inst.dist(i, j), j))
-        .collect()
+/// A planar instance's distinct points in a k-d tree, queried per city.
+struct PointTree<'a> {
+    inst: &'a Instance,
+    points: Vec<[f64; 2]>,
+    members: Vec<Vec<usize>>,
+    point_of: Vec<usize>,
+    tree: kiddo::ImmutableKdTree<f64, 2>,
+}
+
+impl<'a> PointTree<'a> {
+    fn new(inst: &'a Instance) -> Self {
+        let (points, members, point_of) = inst.distinct_points();
+        let tree = kiddo::ImmutableKdTree::new_from_slice(&points);
+        PointTree {
+            inst,
+            points,
+            members,
+            point_of,
+            tree,
+        }
+    }
+
+    /// Distinct points.
+    fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// The cities other than `i` at the `m` points nearest `i`'s (at most all of them), with
+    /// their distance to `i`, unordered.
+    fn nearest(&self, i: usize, m: usize) -> Vec<(i64, usize)> {
+        let count = std::num::NonZero::new(m.clamp(1, self.len())).expect("at least 1");
+        let here = &self.points[self.point_of[i]];
+        self.cities(
+            i,
+            &self.tree.nearest_n::<kiddo::SquaredEuclidean>(here, count),
+        )
+    }
+
+    /// The cities other than `i` within Euclidean `radius` of it, with their distance to `i`.
+    fn within(&self, i: usize, radius: f64) -> Vec<(i64, usize)> {
+        let here = &self.points[self.point_of[i]];
+        self.cities(
+            i,
+            &self
+                .tree
+                .within::<kiddo::SquaredEuclidean>(here, radius * radius),
+        )
+    }
+
+    fn cities(&self, i: usize, found: &[kiddo::NearestNeighbour<f64, u64>]) -> Vec<(i64, usize)> {
+        found
+            .iter()
+            .flat_map(|nb| &self.members[nb.item as usize])
+            .filter(|&&j| j != i)
+            .map(|&j| (self.inst.dist(i, j), j))
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -399,8 +420,12 @@ mod tests {
             CandidateLists::by_rule(&uniform, 8, ListRule::Auto),
             CandidateLists::from_instance(&uniform, 8)
         );
-        for name in ["nearest", "quadrant", "auto"] {
-            assert_eq!(ListRule::from_name(name).map(ListRule::name), Ok(name));
+        for (name, rule) in [
+            ("nearest", ListRule::Nearest),
+            ("quadrant", ListRule::Quadrant),
+            ("auto", ListRule::Auto),
+        ] {
+            assert_eq!(ListRule::from_name(name), Ok(rule));
         }
         assert!(ListRule::from_name("near")
             .unwrap_err()

@@ -339,6 +339,14 @@ fn missing_file_unknown_algorithm_and_misplaced_parameters_are_errors() {
     assert!(e.contains("--time-limit"), "{e}");
     let e = error_of(&["solve", &data("qap/tai12a.dat"), "--starts", "0"]);
     assert!(e.contains("`starts` must be at least 1"), "{e}");
+    let rd400 = data("tsplib/rd400.tsp");
+    let e = error_of(&["solve", &rd400, "--algo", "focused", "--lists", "near"]);
+    assert!(
+        e.contains("`lists` must be nearest, quadrant or auto, found \"near\""),
+        "{e}"
+    );
+    let e = error_of(&["solve", &rd400, "--lists", "quadrant"]);
+    assert!(e.contains("`lists` does not apply to tsp as"), "{e}");
 }
 
 /// A one-start CPU run on several worker threads says that the others stay idle and how to

@@ -25,9 +25,6 @@ const NO_KEY: u64 = u64::MAX;
 /// The first width of an iterative beam search; each next one doubles.
 pub const FIRST_WIDTH: usize = 1024;
 
-/// The share of a time limit the iterative beam search may take before the walks start.
-pub const TIME_SHARE: f64 = 0.2;
-
 /// The beam kernels of one instance shape, compiled and loaded.
 pub struct BeamKernels {
     _module: Module,

@@ -187,7 +187,7 @@ pub struct GpuParams {
     pub tabu_steps: usize,
     /// ig-block, ig-grid: the walks start from the best sequences of an iterative
     /// bidirectional beam search of widths up to this one ([`beam`], `--beam W`), run before
-    /// the walks within [`beam::TIME_SHARE`] of a time limit. 0: from NEH (what bundles
+    /// the walks within [`crate::run::START_SHARE`] of a time limit. 0: from NEH (what bundles
     /// written before it existed do). [`BEAM_AUTO`] (`mats solve`'s default, `--beam auto`):
     /// under a time limit up to [`beam::auto_width`], without one from NEH.
     #[serde(default)]
@@ -1143,7 +1143,7 @@ impl Prepared {
     }
 }
 
-/// The time a beam search before the walks may take: [`beam::TIME_SHARE`] of the time limit,
+/// The time a beam search before the walks may take: [`crate::run::START_SHARE`] of the time limit,
 /// or of the whole solve where the run is an island's first epoch (`start_basis`), so that its
 /// beam is as wide as a one-GPU run's; never beyond the run's own limit. None: no limit.
 pub fn beam_share(budget: &crate::run::Budget) -> Option<std::time::Duration> {
@@ -1151,7 +1151,7 @@ pub fn beam_share(budget: &crate::run::Budget) -> Option<std::time::Duration> {
     budget
         .start_basis
         .or(limit)
-        .map(|basis| basis.mul_f64(beam::TIME_SHARE))
+        .map(|basis| basis.mul_f64(crate::run::START_SHARE))
         .map(|share| limit.map_or(share, |l| share.min(l)))
 }
 

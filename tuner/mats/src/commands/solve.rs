@@ -337,7 +337,7 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
             .as_deref()
             .map(solvers::tsp::ListRule::from_name)
             .transpose()
-            .map_err(|e| anyhow::anyhow!("--lists: {e}"))?,
+            .map_err(anyhow::Error::msg)?,
         or_opt: args
             .or_opt
             .as_deref()

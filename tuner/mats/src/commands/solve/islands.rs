@@ -134,17 +134,17 @@ pub(super) fn solve(
         .budget
         .time_limit
         .context("an island solve needs --time-limit")?;
-    // Counted from process start where main marked it: the caller's `limit` was what was left
-    // before the GPU was opened.
+    // The solve's whole limit; `limit` is what was left of it before the GPU was opened.
+    let total = args.time_limit.map_or(limit, Duration::from_secs_f64);
+    // Counted from process start where main marked it.
     let deadline = match (solvers::run::process_start(), args.time_limit) {
-        (Some(start), Some(total)) => start + Duration::from_secs_f64(total),
+        (Some(start), Some(_)) => start + total,
         _ => Instant::now() + limit,
     };
     let interval = match args.exchange_interval {
         Some(s) => Duration::from_secs_f64(s),
         None => default_interval(Duration::from_secs_f64(args.time_limit.unwrap_or(1.0))),
     };
-    let total = Duration::from_secs_f64(args.time_limit.unwrap_or(limit.as_secs_f64()));
     let variant = config
         .kernel_variant(instance, CompileTarget::from(&gpu.info))
         .map_err(anyhow::Error::msg)?;
