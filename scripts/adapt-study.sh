@@ -10,10 +10,15 @@
 #   15,112 cities (the focused colony races its ants' numbers of new edges); tsp-clustered:
 #   the five planar TSPLIB instances of 1,000+ cities whose layout is clustered (for
 #   FLAGS='--lists nearest': the default's quadrant lists against nearest ones);
-#   qap-tuned: the issue's other check,
-#   `--adapt` against a tuned bundle on the class it was tuned for: TUNED names the export of
-#   campaigns/qap-power-cap.toml (class tai-a: tai35a, tai60a, holdout tai50a), and both modes
-#   run `--tuned $TUNED`.
+#   qap-tuned, pfsp-tuned, hwsw-tuned: the issue's other check, `--adapt` against a tuned
+#   bundle on the class it was tuned for; TUNED names the export and both modes run
+#   `--tuned $TUNED`: qap-tuned, campaigns/qap-power-cap.toml (class tai-a: tai35a, tai60a,
+#   holdout tai50a); pfsp-tuned, campaigns/pfsp-power-cap.toml (taillard-20: ta051, ta081,
+#   holdout ta052); hwsw-tuned, class hwsw:ccr=1,r=low,size=large of
+#   campaigns/hwsw-synthetic.toml (`mats tune ... --shard 7/12`: its graph of seed 1, holdout
+#   seed 2); tsp-tuned: the instances of campaigns/tsp-large-gpu.toml (rl5915, rl5934, pla7397,
+#   holdout rl11849), whose export held the defaults (docs/tsp-gpu.md), so without TUNED
+#   both modes run the defaults.
 # Prints per instance the default's and --adapt's mean objective, the paired difference
 # (adapt - default) with its standard error, and whether --adapt is lower by more than two
 # standard errors (the issue's criterion); raw runs go to $OUT/adapt-FAMILY.csv, each run's
@@ -23,7 +28,7 @@
 # measures a candidate default the same way; the raw runs then go to adapt-FAMILY-LABEL.csv,
 # LABEL from the environment, default "flags").
 set -u
-family=${1:?usage: adapt-study.sh qap|qap-tuned|pfsp|pfsp-large|pfsp-vrf|hwsw|hwsw-cases|tsp|tsp-clustered [SECONDS] [SEEDS]}
+family=${1:?usage: adapt-study.sh qap|pfsp|pfsp-large|pfsp-vrf|hwsw|hwsw-cases|tsp|tsp-clustered|qap-tuned|pfsp-tuned|hwsw-tuned|tsp-tuned [SECONDS] [SEEDS]}
 seconds=${2:-10}
 seeds=${3:-3}
 root=$PWD
@@ -53,6 +58,27 @@ case $family in
         instances=()
         for name in tai35a tai60a tai50a; do
             instances+=("$data/qaplib/instances/$name.dat|$name|--tuned $TUNED")
+        done ;;
+    pfsp-tuned)
+        : "${TUNED:?pfsp-tuned needs TUNED, the export folder of campaigns/pfsp-power-cap.toml}"
+        instances=()
+        for name in ta051 ta081 ta052; do
+            instances+=("$root/data/taillard/$name.txt|$name|--tuned $TUNED")
+        done ;;
+    hwsw-tuned)
+        : "${TUNED:?hwsw-tuned needs TUNED, the export of class hwsw:ccr=1,r=low,size=large of campaigns/hwsw-synthetic.toml}"
+        instances=()
+        # The campaign's generator entries: the same graphs byte for byte.
+        for s in 1 2; do
+            g=$out/tuned-g$s.hwsw
+            "$mats" instance generate hwsw --nodes 2000 --edges 6000 --ccr 1 --r-level low \
+                --seed "$s" -o "$g" > /dev/null || exit 1
+            instances+=("$g|g2000-ccr1-low-s$s|--tuned $TUNED")
+        done ;;
+    tsp-tuned)
+        instances=()
+        for name in rl5915 rl5934 pla7397 rl11849; do
+            instances+=("$data/tsplib/instances/$name.tsp|$name|${TUNED:+--tuned $TUNED}")
         done ;;
     pfsp)
         t=$data/taillard-pfsp/taillard
@@ -108,7 +134,7 @@ case $family in
         for name in d1291 fl1400 d1655 fl3795 usa13509; do
             instances+=("$data/tsplib/instances/$name.tsp|$name|")
         done ;;
-    *) echo "unknown family $family (qap, qap-tuned, pfsp, pfsp-large, pfsp-vrf, hwsw, hwsw-cases, tsp, tsp-clustered)" >&2; exit 2 ;;
+    *) echo "unknown family $family (qap, pfsp, pfsp-large, pfsp-vrf, hwsw, hwsw-cases, tsp, tsp-clustered, qap-tuned, pfsp-tuned, hwsw-tuned, tsp-tuned)" >&2; exit 2 ;;
 esac
 
 for entry in "${instances[@]}"; do

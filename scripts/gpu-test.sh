@@ -62,10 +62,10 @@ if [ -d ../shared/data ]; then
     mkdir -p "$bundle/shared/data/qaplib"
     cp -r ../shared/data/qaplib/instances ../shared/data/qaplib/bks.csv "$bundle/shared/data/qaplib/"
     cp ../shared/data/tsplib/bks.csv "$bundle/shared/data/tsplib/"
-    # pla33810: the island figures (scripts/islands-figures.sh); pcb3038 to usa13509: the TSP
-    # sets of scripts/adapt-study.sh.
+    # pla33810: the island figures (scripts/islands-figures.sh); pcb3038 to usa13509 and
+    # rl5915 to pla7397: the TSP sets of scripts/adapt-study.sh.
     for name in d198 pcb442 rat783 pr2392 rl11849 pla33810 pcb3038 fl3795 fnl4461 brd14051 \
-        d15112 d1291 fl1400 d1655 usa13509; do
+        d15112 d1291 fl1400 d1655 usa13509 rl5915 rl5934 pla7397; do
         cp "../shared/data/tsplib/instances/$name.tsp" "$bundle/shared/data/tsplib/instances/"
     done
 fi
