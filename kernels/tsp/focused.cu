@@ -324,8 +324,10 @@ __device__ long long focused_or_opt(FocusedInstance in, FocusedTour t, int a, in
 #endif
 
 // One iteration's ants: walk, copy, changed cities, local search. lengths[a] is the exact
-// length of ant a's tour, moves[a] the local search's moves. `iteration` numbers the random
-// stream (per run); `stamp` the launches on these rows (over all runs).
+// length of ant a's tour, moves[a] the local search's moves, cycles[a] the SM cycles its warp
+// spent (`--adapt` charges an arm for its ants' time: ants that change more edges take longer,
+// and every ant of a launch waits for the slowest). `iteration` numbers the random stream (per
+// run); `stamp` the launches on these rows (over all runs).
 extern "C" __global__ void __launch_bounds__(FOCUSED_WARPS * 32)
     tsp_focused_ants(const double2* __restrict__ coords, const int* __restrict__ matrix, int n,
                      const int* __restrict__ cand, const float* __restrict__ weight,
@@ -335,7 +337,8 @@ extern "C" __global__ void __launch_bounds__(FOCUSED_WARPS * 32)
                      u64 seed, u64 iteration, u64 stamp, int m, int* __restrict__ orders,
                      int* __restrict__ positions, unsigned* __restrict__ visited,
                      unsigned* __restrict__ queued, long long* __restrict__ lengths,
-                     long long* __restrict__ moves_out, long long max_moves,
+                     long long* __restrict__ moves_out, long long* __restrict__ cycles_out,
+                     long long max_moves,
                      int* __restrict__ touched, int* __restrict__ touched_count, int touch_cap)
 {
     __shared__ int rings[FOCUSED_WARPS][FOCUSED_QUEUE];
@@ -346,6 +349,7 @@ extern "C" __global__ void __launch_bounds__(FOCUSED_WARPS * 32)
     if (ant >= m) {
         return; // whole warps leave together
     }
+    const long long began = clock64();
     const unsigned lanes_below = (1u << lane) - 1u;
     // Stamps count the launches on these rows over all runs (the host clears the rows when
     // they wrap); 0 is never a mark, so fresh (zeroed) rows hold no stale membership.
@@ -584,6 +588,7 @@ extern "C" __global__ void __launch_bounds__(FOCUSED_WARPS * 32)
     if (lane == 0) {
         lengths[ant] = src_length + delta;
         moves_out[ant] = moves;
+        cycles_out[ant] = clock64() - began;
         if (touched_count) {
             touched_count[ant] = touch_n <= touch_cap ? touch_n : -1; // -1: list overflowed
         }

@@ -9,7 +9,7 @@
 //! tenure range). The TSP focused colony races its ants instead of walks: every ant starts
 //! each iteration from the colony's tour, so an arm (a number of new edges per construction)
 //! is scored by what its ants took off that tour when one of them made the iteration's best
-//! ([`Race::after_launch_gains`]). An arm never
+//! per unit of the time those ants spent ([`Race::after_launch_gains`]). An arm never
 //! falls below a floor of blocks, so one that loses early can still win later in the run, when the searches
 //! need other settings than at the start (the reason to adapt within a run rather than tune
 //! once per class).
@@ -85,6 +85,8 @@ pub struct Race {
     moved: usize,
     /// Each block's gains so far in the round ([`Race::after_launch_gains`]).
     round_gains: Vec<f64>,
+    /// Each block's time spent so far in the round ([`Race::after_launch_gains`]).
+    round_spent: Vec<f64>,
 }
 
 impl Race {
@@ -105,6 +107,7 @@ impl Race {
             min_blocks: (blocks / (MOVED_SHARE * arms)).max(1),
             moved: 0,
             round_gains: Vec::new(),
+            round_spent: Vec::new(),
         }
     }
 
@@ -171,25 +174,37 @@ impl Race {
     }
 
     /// Called after every launch with what each block gained in it (a relative improvement,
-    /// never negative), for searches whose blocks are not walks with a best of their own: the focused
-    /// colony's ants all start each iteration from the colony's tour, and an ant's gain is
-    /// what its tour took off that tour's length where it became the iteration's best. At the
-    /// end of a round an arm scores the mean of its blocks' gains over the round, and the worst
+    /// never negative) and the time it spent in it (any unit, the same for every block), for
+    /// searches whose blocks are not walks with a best of their own: the focused colony's ants
+    /// all start each iteration from the colony's tour, and an ant's gain is what its tour took
+    /// off that tour's length where it became the iteration's best. At the end of a round an
+    /// arm scores its blocks' gains over the round per unit of their time (arms whose blocks
+    /// share a launch differ in what they cost, not in how long the round lasts), and the worst
     /// arm's blocks that gained least move to the best arm; returns how many moved.
-    pub fn after_launch_gains(&mut self, gains: &[f64]) -> usize {
+    pub fn after_launch_gains(&mut self, gains: &[f64], spent: &[f64]) -> usize {
         if self.round_gains.len() != gains.len() {
             self.round_gains = vec![0.0; gains.len()];
+            self.round_spent = vec![0.0; gains.len()];
             self.round_started = Instant::now();
             self.launches = 0;
         }
         for (sum, g) in self.round_gains.iter_mut().zip(gains) {
             *sum += g.max(0.0);
         }
+        for (sum, t) in self.round_spent.iter_mut().zip(spent) {
+            *sum += t.max(0.0);
+        }
         if !self.round_over() {
             return 0;
         }
-        let scores = self.arm_means(self.round_gains.iter().copied());
+        let scores = self.arm_ratios(
+            self.round_gains
+                .iter()
+                .copied()
+                .zip(self.round_spent.iter().copied()),
+        );
         let gained = std::mem::replace(&mut self.round_gains, vec![0.0; gains.len()]);
+        self.round_spent.fill(0.0);
         self.reassign(&scores, |b| -gained[b])
     }
 
@@ -263,16 +278,22 @@ impl Race {
     /// The mean per arm of one value per block (block b's value is the iterator's b-th); an
     /// arm without blocks scores 0.
     fn arm_means(&self, values: impl Iterator<Item = f64>) -> Vec<f64> {
+        self.arm_ratios(values.map(|v| (v, 1.0)))
+    }
+
+    /// Per arm, the sum of its blocks' values over the sum of their weights (block b's pair is
+    /// the iterator's b-th); an arm without weight scores 0.
+    fn arm_ratios(&self, pairs: impl Iterator<Item = (f64, f64)>) -> Vec<f64> {
         let mut sum = vec![0.0; self.arms];
-        let mut count = vec![0usize; self.arms];
-        for (b, v) in values.enumerate() {
+        let mut weight = vec![0.0; self.arms];
+        for (b, (v, w)) in pairs.enumerate() {
             let a = self.arm(b);
-            count[a] += 1;
             sum[a] += v;
+            weight[a] += w;
         }
         sum.iter()
-            .zip(&count)
-            .map(|(&s, &c)| if c == 0 { 0.0 } else { s / c as f64 })
+            .zip(&weight)
+            .map(|(&s, &w)| if w > 0.0 { s / w } else { 0.0 })
             .collect()
     }
 }
@@ -383,20 +404,42 @@ mod tests {
                 _ => 0.0,
             };
         }
-        assert_eq!(race.after_launch_gains(&gains), 0, "mid-round");
+        // Every ant spends the same time: the arms score their mean gain per ant.
+        let same = vec![1.0; 12];
+        assert_eq!(race.after_launch_gains(&gains, &same), 0, "mid-round");
         // Arm 2's ants (2, 5, 8, 11): block 5 gained something in the second launch, so one of
         // the others moves, the lowest index among those that gained least.
         let mut second = gains.clone();
         second[5] = 0.0005;
-        assert_eq!(race.after_launch_gains(&second), 1);
+        assert_eq!(race.after_launch_gains(&second, &same), 1);
         assert_eq!(race.shares(), [4, 5, 3]);
         assert_eq!(race.arm(2), 1, "ant 2 gained least and came first");
         assert_eq!(race.arm(5), 2, "ant 5 gained and stays");
         // A round where nobody gains moves nothing, and the round's sums start again.
         let none = vec![0.0; 12];
-        assert_eq!(race.after_launch_gains(&none), 0);
-        assert_eq!(race.after_launch_gains(&none), 0);
+        assert_eq!(race.after_launch_gains(&none, &same), 0);
+        assert_eq!(race.after_launch_gains(&none, &same), 0);
         assert_eq!(race.shares(), [4, 5, 3]);
+    }
+
+    #[test]
+    fn gains_are_charged_for_the_time_their_ants_spent() {
+        // Arm 0's ants gain twice what arm 1's do but take three times as long: per unit of
+        // time arm 1 is ahead, and arm 0 gives ants to it.
+        let mut race = Race::new(2, 8, by_launches(1));
+        let gains: Vec<f64> = (0..8)
+            .map(|b| if b % 2 == 0 { 0.02 } else { 0.01 })
+            .collect();
+        let spent: Vec<f64> = (0..8).map(|b| if b % 2 == 0 { 3.0 } else { 1.0 }).collect();
+        assert_eq!(race.after_launch_gains(&gains, &spent), 1);
+        assert_eq!(race.shares(), [3, 5]);
+        // With equal times the same gains favour arm 0.
+        let mut race = Race::new(2, 8, by_launches(1));
+        assert_eq!(race.after_launch_gains(&gains, &[1.0; 8]), 1);
+        assert_eq!(race.shares(), [5, 3]);
+        // No time at all (a caller that could not measure it) scores nothing: nothing moves.
+        let mut race = Race::new(2, 8, by_launches(1));
+        assert_eq!(race.after_launch_gains(&gains, &[0.0; 8]), 0);
     }
 
     #[test]

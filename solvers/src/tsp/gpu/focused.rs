@@ -244,6 +244,8 @@ struct AntRows {
     queued: CudaSlice<u32>,
     lengths: CudaSlice<i64>,
     moves: CudaSlice<i64>,
+    /// SM cycles each ant's warp spent in the last launch (what `--adapt` charges an arm).
+    cycles: CudaSlice<i64>,
     /// New edges each ant's walk makes (the run's `min_new_edges`, or its arm's under
     /// `--adapt`).
     new_edges: CudaSlice<i32>,
@@ -360,6 +362,9 @@ pub fn prepare(
         moves: stream
             .alloc_zeros::<i64>(m)
             .map_err(driver("allocating the ants' move counts"))?,
+        cycles: stream
+            .alloc_zeros::<i64>(m)
+            .map_err(driver("allocating the ants' cycle counts"))?,
         new_edges: stream
             .alloc_zeros::<i32>(m)
             .map_err(driver("allocating the ants' new-edge counts"))?,
@@ -500,12 +505,13 @@ impl Prepared {
             .arg(&mut self.rows.queued)
             .arg(&mut self.rows.lengths)
             .arg(&mut self.rows.moves)
+            .arg(&mut self.rows.cycles)
             .arg(&max_moves)
             .arg(&touched)
             .arg(&touched_count)
             .arg(&touch_cap);
         // SAFETY: matches tsp_focused_ants; every row buffer holds m * n cells, the source n,
-        // new_edges m.
+        // lengths, moves, cycles and new_edges m.
         unsafe { b.launch(launch.config()) }
             .map(|_| ())
             .map_err(self.ants_kernel.launch_error(&launch))
@@ -792,7 +798,11 @@ impl Prepared {
                 if ant_len < src_len && src_len > 0 {
                     gains[ant] = (src_len - ant_len) as f64 / src_len as f64;
                 }
-                if race.after_launch_gains(&gains) > 0 {
+                let cycles = stream
+                    .clone_dtoh(&self.rows.cycles)
+                    .map_err(driver("reading the ants' cycle counts"))?;
+                let spent: Vec<f64> = cycles.iter().map(|&c| c.max(0) as f64).collect();
+                if race.after_launch_gains(&gains, &spent) > 0 {
                     self.upload_new_edges(Some(race), &arms)?;
                 }
             }
