@@ -46,6 +46,23 @@ csv=$out/adapt-$label.csv
 echo "instance,seed,mode,objective,gap_percent,seconds,adaptation" > "$csv"
 export CUDA_CACHE_DISABLE=1 MATS_CACHE_DIR=${MATS_CACHE_DIR:-/tmp/mats-cache}
 
+# The instances DIR/NAME.EXT of a tuned class, each run with `--tuned $TUNED`.
+tuned_files() {
+    local dir=$1 ext=$2 name
+    shift 2
+    instances=()
+    for name in "$@"; do
+        instances+=("$dir/$name.$ext|$name|--tuned $TUNED")
+    done
+}
+
+# A generated graph of 2,000 nodes and 6,000 edges: FILE CCR R-LEVEL SEED NAME [FLAGS].
+add_graph() {
+    "$mats" instance generate hwsw --nodes 2000 --edges 6000 --ccr "$2" --r-level "$3" \
+        --seed "$4" -o "$1" > /dev/null || exit 1
+    instances+=("$1|$5|${6:-}")
+}
+
 case $family in
     qap)
         # sko100a and tai100b reach the best known in 10 s either way (H100): nothing to show.
@@ -55,25 +72,16 @@ case $family in
         done ;;
     qap-tuned)
         : "${TUNED:?qap-tuned needs TUNED, the export folder of campaigns/qap-power-cap.toml}"
-        instances=()
-        for name in tai35a tai60a tai50a; do
-            instances+=("$data/qaplib/instances/$name.dat|$name|--tuned $TUNED")
-        done ;;
+        tuned_files "$data/qaplib/instances" dat tai35a tai60a tai50a ;;
     pfsp-tuned)
         : "${TUNED:?pfsp-tuned needs TUNED, the export folder of campaigns/pfsp-power-cap.toml}"
-        instances=()
-        for name in ta051 ta081 ta052; do
-            instances+=("$root/data/taillard/$name.txt|$name|--tuned $TUNED")
-        done ;;
+        tuned_files "$root/data/taillard" txt ta051 ta081 ta052 ;;
     hwsw-tuned)
         : "${TUNED:?hwsw-tuned needs TUNED, the export of class hwsw:ccr=1,r=low,size=large of campaigns/hwsw-synthetic.toml}"
         instances=()
         # The campaign's generator entries: the same graphs byte for byte.
         for s in 1 2; do
-            g=$out/tuned-g$s.hwsw
-            "$mats" instance generate hwsw --nodes 2000 --edges 6000 --ccr 1 --r-level low \
-                --seed "$s" -o "$g" > /dev/null || exit 1
-            instances+=("$g|g2000-ccr1-low-s$s|--tuned $TUNED")
+            add_graph "$out/tuned-g$s.hwsw" 1 low "$s" "g2000-ccr1-low-s$s" "--tuned $TUNED"
         done ;;
     tsp-tuned)
         instances=()
@@ -106,20 +114,14 @@ case $family in
     hwsw)
         instances=()
         for s in 11 12 13 14 15; do
-            g=$out/adapt-g$s.hwsw
-            "$mats" instance generate hwsw --nodes 2000 --edges 6000 --ccr 1 --r-level low \
-                --seed "$s" -o "$g" > /dev/null || exit 1
-            instances+=("$g|g2000-s$s|")
+            add_graph "$out/adapt-g$s.hwsw" 1 low "$s" "g2000-s$s"
         done ;;
     hwsw-cases)
         # The other five CCR x R cases at the same size (hwsw: CCR 1, R low), one graph each.
         instances=()
         for c in "0.1 low" "0.1 high" "1 high" "10 low" "10 high"; do
             read -r ccr level <<< "$c"
-            g=$out/adapt-c$ccr-$level.hwsw
-            "$mats" instance generate hwsw --nodes 2000 --edges 6000 --ccr "$ccr" --r-level "$level" \
-                --seed 21 -o "$g" > /dev/null || exit 1
-            instances+=("$g|ccr$ccr-$level|")
+            add_graph "$out/adapt-c$ccr-$level.hwsw" "$ccr" "$level" 21 "ccr$ccr-$level"
         done ;;
     tsp)
         # Sizes where 10 s leave the colony room (pr2392 reaches 0.15%, rl11849 0.19% at 10 s,
