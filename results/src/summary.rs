@@ -105,6 +105,41 @@ impl TuneSummary {
             .find(|f| &f.point == point)
     }
 
+    /// Where a class's held-out instances found another role (the default or the baseline)
+    /// better than `exported`, the point a bundle runs: a sentence saying so with both means,
+    /// for the export and the runs of that bundle to repeat (a tuned point that loses on the
+    /// instances the search never saw must not pass without a word). None where `exported`
+    /// won or tied on the holdouts, or the class had none.
+    pub fn holdout_warning(&self, class: &str, exported: &Point) -> Option<String> {
+        let summary = self.classes.iter().find(|c| c.class == class)?;
+        let holdout = summary.holdout.as_ref()?;
+        let mean_of = |role: &str| holdout.values.get(role).copied().flatten();
+        let (role, mine) = holdout
+            .points
+            .iter()
+            .find(|(_, p)| *p == exported)
+            .and_then(|(r, _)| Some((r.as_str(), mean_of(r)?)))?;
+        let (other, theirs) = holdout
+            .points
+            .iter()
+            .filter(|(_, p)| *p != exported)
+            .filter_map(|(r, _)| Some((r.as_str(), mean_of(r)?)))
+            .min_by(|a, b| a.1.mean.total_cmp(&b.1.mean))?;
+        (theirs.mean < mine.mean - 1e-12).then(|| {
+            format!(
+                "on the campaign's held-out instances ({}; {} seeds) the {role} point was worse \
+                 than the {other}: {} {:.3} ± {:.3} against {:.3} ± {:.3}",
+                holdout.instances.join(", "),
+                holdout.seeds.len(),
+                summary.metric,
+                mine.mean,
+                mine.sd,
+                theirs.mean,
+                theirs.sd
+            )
+        })
+    }
+
     /// The role ("baseline" or "default") and point that won a class's final re-measure,
     /// when it was not the search's own winner.
     pub fn verdict(&self, class: &str) -> Option<(String, Point)> {
@@ -120,5 +155,110 @@ impl TuneSummary {
         }
         let point = check.points.get(winner)?.clone();
         Some((winner.to_string(), point))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::MeanSd;
+    use std::collections::BTreeMap;
+
+    fn point(threads: i64) -> Point {
+        let mut p = Point::new();
+        p.set("threads", threads);
+        p
+    }
+
+    fn summary(holdout: &[(&str, i64, f64)]) -> TuneSummary {
+        let mean = |m: f64| {
+            Some(MeanSd {
+                mean: m,
+                sd: 0.01,
+                n: 3,
+            })
+        };
+        let comparison = Comparison {
+            instances: vec!["g2".into()],
+            seeds: vec![1, 2, 3],
+            values: holdout
+                .iter()
+                .map(|&(r, _, m)| (r.to_string(), mean(m)))
+                .collect::<BTreeMap<_, _>>(),
+            points: holdout
+                .iter()
+                .map(|&(r, t, _)| (r.to_string(), point(t)))
+                .collect::<BTreeMap<_, _>>(),
+            winner: None,
+        };
+        TuneSummary {
+            campaign: "c".into(),
+            output: PathBuf::from("runs/c"),
+            backend: "gpu".into(),
+            device: "d".into(),
+            classes: vec![ClassSummary {
+                class: "k".into(),
+                instances: vec!["g1".into()],
+                metric: "gap@budget".into(),
+                baseline_value: None,
+                best_value: None,
+                baseline_time_s: None,
+                best_point: None,
+                best_time_s: None,
+                speedup: None,
+                evaluations: 6,
+                raced: 0,
+                saved_trials: 0,
+                final_check: None,
+                holdout: Some(comparison),
+                budget_s: None,
+                front: Vec::new(),
+            }],
+            new_trials: 0,
+            wall_s: 0.0,
+            device_seconds: 0.0,
+            production_runs: None,
+            gpu_busy_share: None,
+            median_trial_overhead_s: None,
+            stopped: None,
+            merged_from: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_point_that_lost_on_the_holdouts_is_named_with_both_means() {
+        // The H200 run of hwsw-synthetic's class: 768 threads tuned, 256 the default.
+        let s = summary(&[
+            ("baseline", 256, -0.002),
+            ("default", 256, -0.002),
+            ("tuned", 768, 0.031),
+        ]);
+        let warning = s
+            .holdout_warning("k", &point(768))
+            .expect("the tuned point lost");
+        assert!(
+            warning.contains("the tuned point was worse than the"),
+            "{warning}"
+        );
+        assert!(warning.contains("gap@budget 0.031"), "{warning}");
+        assert!(warning.contains("against -0.002"), "{warning}");
+        assert!(warning.contains("(g2; 3 seeds)"), "{warning}");
+        // The default exported instead (the final re-measure chose it) won: nothing to say.
+        assert_eq!(s.holdout_warning("k", &point(256)), None);
+        // Another class, or a point the holdouts never ran: nothing.
+        assert_eq!(s.holdout_warning("other", &point(768)), None);
+        assert_eq!(s.holdout_warning("k", &point(512)), None);
+    }
+
+    #[test]
+    fn a_point_that_won_or_tied_on_the_holdouts_passes() {
+        let won = summary(&[("default", 256, 0.05), ("tuned", 768, 0.01)]);
+        assert_eq!(won.holdout_warning("k", &point(768)), None);
+        let tied = summary(&[("default", 256, 0.0), ("tuned", 768, 0.0)]);
+        assert_eq!(tied.holdout_warning("k", &point(768)), None);
+        // Without holdouts there is no verdict either way.
+        let mut none = summary(&[]);
+        none.classes[0].holdout = None;
+        assert_eq!(none.holdout_warning("k", &point(768)), None);
     }
 }

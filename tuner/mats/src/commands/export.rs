@@ -23,7 +23,11 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     // The campaign's own verdict per class: where the final re-measure found the baseline
     // or the default better than the search's winner, that point is exported instead.
     let summary = engine::tune::read_summary(&args.source.dir.join("summary.json")).ok();
-    let (by_class, remeasured) = evaluations_by_class(&store, campaign.id)?;
+    let Evaluations {
+        searched: by_class,
+        remeasured,
+        rechecked,
+    } = evaluations_by_class(&store, campaign.id)?;
     if by_class.is_empty() {
         bail!(
             "campaign {:?} in {} has no successful evaluations to export",
@@ -37,8 +41,13 @@ pub fn run(args: &ExportArgs) -> Result<()> {
 
     let mut bundles = Bundles::default();
     let mut index = source.empty_index();
+    let none = BTreeMap::new();
     for (label, points) in &by_class {
         let front_again = remeasured.get(label);
+        let points = ClassPoints {
+            searched: points,
+            rechecked: rechecked.get(label).unwrap_or(&none),
+        };
         export_class(
             &source,
             &mut bundles,
@@ -224,11 +233,11 @@ fn export_class(
     bundles: &mut Bundles,
     index: &mut Index,
     label: &str,
-    points: &BTreeMap<Point, Measured>,
+    points: ClassPoints,
     front_again: Option<&BTreeMap<Point, Measured>>,
 ) -> Result<()> {
     let (class, budget_s) = results::split_budget_class(label);
-    let measured: Vec<&Measured> = points.values().collect();
+    let measured: Vec<&Measured> = points.searched.values().collect();
     let chosen = choose_bundles(source, bundles, label, budget_s, &measured, points)?;
     // Where the campaign re-measured its front, that front is what a cap chooses from: a point
     // only the search measured (non-dominated there by time or power, say) would be judged by
@@ -291,7 +300,7 @@ fn choose_bundles(
     label: &str,
     budget_s: Option<f64>,
     measured: &[&Measured],
-    points: &BTreeMap<Point, Measured>,
+    points: ClassPoints,
 ) -> Result<BTreeMap<String, String>> {
     let prefers: &[&str] = if source.quality {
         &["quality", "energy"]
@@ -302,12 +311,27 @@ fn choose_bundles(
     let target_mode = matches!(source.settings.run, Some(results::RunMode::Target { .. }));
     let mut chosen = BTreeMap::new();
     for &prefer in prefers {
-        let Some((best, note)) = preferred(prefer, measured, points, verdict.as_ref(), target_mode)
+        let Some((best, mut note)) =
+            preferred(prefer, measured, points, verdict.as_ref(), target_mode)
         else {
             continue;
         };
         if let Some(n) = &note {
             println!("  {label}: {n}");
+        }
+        // The campaign's own objective is what its holdouts compared.
+        let primary = prefer == if source.quality { "quality" } else { "time" };
+        let warning = source
+            .summary
+            .as_ref()
+            .filter(|_| primary)
+            .and_then(|s| s.holdout_warning(label, &best.point));
+        if let Some(w) = warning {
+            println!("  {label}: warning: {w}");
+            note = Some(match note {
+                Some(n) => format!("{n}; {w}"),
+                None => w,
+            });
         }
         let name = bundles.bundle_of(source, label, budget_s, best, note);
         chosen.insert(prefer.to_string(), name.clone());
@@ -409,7 +433,7 @@ fn print_index(index: &Index, bundles: usize, out: &Path) {
 fn preferred<'a>(
     prefer: &str,
     measured: &[&'a Measured],
-    points: &'a BTreeMap<Point, Measured>,
+    points: ClassPoints<'a>,
     verdict: Option<&(String, Point)>,
     target_mode: bool,
 ) -> Option<(&'a Measured, Option<String>)> {
@@ -432,7 +456,8 @@ fn preferred<'a>(
         })?;
     match (verdict, prefer) {
         (Some((role, point)), "quality" | "time") if *point != searched.point => {
-            match points.get(point) {
+            // A default the search never evaluated was measured by the re-measure itself.
+            match points.searched.get(point).or(points.rechecked.get(point)) {
                 Some(m) => Some((
                     m,
                     Some(format!(
@@ -441,28 +466,45 @@ fn preferred<'a>(
                         searched.point
                     )),
                 )),
-                None => Some((searched, None)),
+                None => Some((
+                    searched,
+                    Some(format!(
+                        "the {role} won the final re-measure on fresh seeds, but the store \
+                         holds no evaluation of it; the search's best is exported"
+                    )),
+                )),
             }
         }
         _ => Some((searched, None)),
     }
 }
 
-/// Per class, point -> its latest ok evaluation: of the searches, and of the front's
-/// re-measure on fresh seeds (the values a cap compares with). The other verification runs
-/// measure other seeds or other instances: not search results.
-#[allow(clippy::type_complexity)]
-fn evaluations_by_class(
-    store: &results::Store,
-    campaign_id: i64,
-) -> Result<(
-    BTreeMap<String, BTreeMap<Point, Measured>>,
-    BTreeMap<String, BTreeMap<Point, Measured>>,
-)> {
+/// A class's points: each one's latest ok evaluation by the search, and by the final
+/// re-measure on fresh seeds (where a default the search never ran was measured).
+#[derive(Clone, Copy)]
+struct ClassPoints<'a> {
+    searched: &'a BTreeMap<Point, Measured>,
+    rechecked: &'a BTreeMap<Point, Measured>,
+}
+
+type ByClass = BTreeMap<String, BTreeMap<Point, Measured>>;
+
+/// Per class, point -> its latest ok evaluation: of the searches, of the front's re-measure
+/// on fresh seeds (the values a cap compares with) and of the final re-measure (the values
+/// of a default that won it). The holdout and cross-class runs measure other instances: not
+/// the class's results.
+struct Evaluations {
+    searched: ByClass,
+    remeasured: ByClass,
+    rechecked: ByClass,
+}
+
+fn evaluations_by_class(store: &results::Store, campaign_id: i64) -> Result<Evaluations> {
     let runs = store.runs(campaign_id)?;
     let run_of: BTreeMap<i64, &results::RunRow> = runs.iter().map(|r| (r.id, r)).collect();
-    let mut by_class: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
-    let mut remeasured: BTreeMap<String, BTreeMap<Point, Measured>> = BTreeMap::new();
+    let mut by_class = ByClass::new();
+    let mut remeasured = ByClass::new();
+    let mut rechecked = ByClass::new();
     for e in store.evaluations(campaign_id)? {
         if e.status != EvaluationStatus::Ok {
             continue;
@@ -472,7 +514,8 @@ fn evaluations_by_class(
         };
         let into = match run.strategy.as_str() {
             engine::tune::front::RUN_LABEL => &mut remeasured,
-            "final" | "holdout" | "cross-class" => continue,
+            "final" => &mut rechecked,
+            "holdout" | "cross-class" => continue,
             _ => &mut by_class,
         };
         into.entry(run.class.clone()).or_default().insert(
@@ -489,7 +532,11 @@ fn evaluations_by_class(
             },
         );
     }
-    Ok((by_class, remeasured))
+    Ok(Evaluations {
+        searched: by_class,
+        remeasured,
+        rechecked,
+    })
 }
 
 fn short_hash(text: &str) -> String {
@@ -545,4 +592,83 @@ fn build_kernels(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(starts: i64, gap: f64) -> Measured {
+        let mut point = Point::new();
+        point.set("starts", starts);
+        Measured {
+            point,
+            time_s: 0.2,
+            power_w: None,
+            energy_j: None,
+            gap_percent: Some(gap),
+            bundle: None,
+            peak_power_w: None,
+            peak_energy_j: None,
+        }
+    }
+
+    fn by_point(ms: &[Measured]) -> BTreeMap<Point, Measured> {
+        ms.iter().map(|m| (m.point.clone(), m.clone())).collect()
+    }
+
+    #[test]
+    fn a_default_that_won_the_re_measure_is_exported_even_where_the_search_never_ran_it() {
+        // The quickstart's dominance=high class on the CPU: the search's best (128 starts)
+        // lost the final re-measure to the default (1 start), which the search never evaluated;
+        // the export used to fall back to the search's best without a word.
+        let searched = by_point(&[measured(128, 0.0), measured(256, 0.5)]);
+        let rechecked = by_point(&[measured(128, 3.797), measured(1, 0.0)]);
+        let points = ClassPoints {
+            searched: &searched,
+            rechecked: &rechecked,
+        };
+        let measured_list: Vec<&Measured> = searched.values().collect();
+        let verdict = ("default".to_string(), measured(1, 0.0).point);
+        let (chosen, note) =
+            preferred("quality", &measured_list, points, Some(&verdict), false).expect("a point");
+        assert_eq!(chosen.point, verdict.1);
+        let note = note.expect("a note says why");
+        assert!(
+            note.contains("the default won the final re-measure"),
+            "{note}"
+        );
+
+        // Where the search ran the default too, its search values describe it.
+        let searched_too = by_point(&[measured(128, 0.0), measured(1, 0.1)]);
+        let points = ClassPoints {
+            searched: &searched_too,
+            rechecked: &rechecked,
+        };
+        let list: Vec<&Measured> = searched_too.values().collect();
+        let (chosen, _) =
+            preferred("quality", &list, points, Some(&verdict), false).expect("a point");
+        assert_eq!(chosen.gap_percent, Some(0.1));
+
+        // Measured nowhere: the search's best, and a note that says so.
+        let empty = BTreeMap::new();
+        let points = ClassPoints {
+            searched: &searched,
+            rechecked: &empty,
+        };
+        let (chosen, note) =
+            preferred("quality", &measured_list, points, Some(&verdict), false).expect("a point");
+        assert_eq!(chosen.point, measured(128, 0.0).point);
+        assert!(note.expect("a note").contains("holds no evaluation of it"));
+
+        // Without a verdict (the search's best won) nothing is noted.
+        let points = ClassPoints {
+            searched: &searched,
+            rechecked: &rechecked,
+        };
+        let (chosen, note) =
+            preferred("quality", &measured_list, points, None, false).expect("a point");
+        assert_eq!(chosen.point, measured(128, 0.0).point);
+        assert_eq!(note, None);
+    }
 }

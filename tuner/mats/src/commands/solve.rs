@@ -113,6 +113,10 @@ pub struct TunedChoice {
     /// The budget and front point chosen in the class (absent when the default ran).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pick: Option<engine::pick::Pick>,
+    /// The bundle's note from the export: why it runs this point rather than the search's
+    /// best, or that the campaign's holdouts found it worse than the default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The longest `--time-limit`: far beyond any run, and far below where `Duration` and
@@ -709,6 +713,7 @@ fn solve_tuned(
         default_ran: false,
         bundle: None,
         pick: None,
+        note: None,
     };
     // An infinite distance (an index without feature ranges) never passes.
     if !named
@@ -759,6 +764,7 @@ fn solve_tuned(
     let folder = dir.join(bundle);
     let manifest = Manifest::read(&folder, dir)?;
     tuned.bundle = Some(bundle.clone());
+    tuned.note.clone_from(&manifest.note);
     let budget = tuned_budget(budget, &manifest, &folder)?;
     // Said once the bundle is known to load, so a broken bundle's error stays one line.
     eprintln!("{picked}");
@@ -803,6 +809,11 @@ fn tuned_budget(
 
 /// What the bundle was tuned for and how long this run is.
 fn say_bundle(manifest: &engine::bundle::Manifest, bundle: &str, budget: &Budget) {
+    // Why this point and not the search's best, or that it lost on the campaign's holdouts:
+    // said at every run, not only once at export.
+    if let Some(note) = &manifest.note {
+        eprintln!("bundle {bundle}: note: {note}");
+    }
     let Some(run) = &manifest.run else { return };
     eprintln!(
         "bundle {bundle}: tuned for {} at {}; running {}",
