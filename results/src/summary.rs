@@ -140,6 +140,16 @@ impl TuneSummary {
         })
     }
 
+    /// The point a class's search ended on: the one its final re-measure and holdouts
+    /// compared (among points tied on the objective, the search's own choice).
+    pub fn best_point(&self, class: &str) -> Option<&Point> {
+        self.classes
+            .iter()
+            .find(|c| c.class == class)?
+            .best_point
+            .as_ref()
+    }
+
     /// The role ("baseline" or "default") and point that won a class's final re-measure,
     /// when it was not the search's own winner.
     pub fn verdict(&self, class: &str) -> Option<(String, Point)> {

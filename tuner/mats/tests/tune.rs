@@ -124,6 +124,39 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     let index: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(tuned.join("index.json")).unwrap()).unwrap();
     assert_eq!(index["classes"].as_object().unwrap().len(), classes.len());
+    // Each class exports the point its final re-measure found best (the search's, or the
+    // default or baseline that beat it), and a holdout that found that point worse than
+    // another is said in the bundle's note.
+    for c in classes {
+        let check = &c["final_check"];
+        let winner = check["winner"].as_str().unwrap();
+        let label = c["class"].as_str().unwrap();
+        let bundle = index["classes"][label]["bundles"]["quality"]
+            .as_str()
+            .unwrap();
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(tuned.join(bundle).join("manifest.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            manifest["point"], check["points"][winner],
+            "{label}: {manifest}"
+        );
+        let h = &c["holdout"];
+        if h.is_null() {
+            continue;
+        }
+        let role = ["tuned", "default", "baseline"]
+            .into_iter()
+            .find(|r| h["points"][*r] == manifest["point"])
+            .unwrap();
+        let mean = |r: &str| h["values"][r]["mean"].as_f64().unwrap();
+        let beaten = ["tuned", "default", "baseline"]
+            .into_iter()
+            .any(|r| h["points"][r] != manifest["point"] && mean(r) < mean(role) - 1e-12);
+        let note = manifest["note"].as_str().unwrap_or("");
+        assert_eq!(note.contains("held-out"), beaten, "{label}: {h} / {note:?}");
+    }
     let report: serde_json::Value = serde_json::from_str(&ok(&[
         "solve",
         "--tuned",

@@ -308,11 +308,16 @@ fn choose_bundles(
         &["time", "energy", "power"]
     };
     let verdict = source.summary.as_ref().and_then(|s| s.verdict(label));
+    let campaign_best = source.summary.as_ref().and_then(|s| s.best_point(label));
     let target_mode = matches!(source.settings.run, Some(results::RunMode::Target { .. }));
     let mut chosen = BTreeMap::new();
     for &prefer in prefers {
-        let Some((best, mut note)) =
-            preferred(prefer, measured, points, verdict.as_ref(), target_mode)
+        let primary = prefer == if source.quality { "quality" } else { "time" };
+        let verdict = Verdict {
+            best: campaign_best.filter(|_| primary),
+            winner: verdict.as_ref(),
+        };
+        let Some((best, mut note)) = preferred(prefer, measured, points, verdict, target_mode)
         else {
             continue;
         };
@@ -320,7 +325,6 @@ fn choose_bundles(
             println!("  {label}: {n}");
         }
         // The campaign's own objective is what its holdouts compared.
-        let primary = prefer == if source.quality { "quality" } else { "time" };
         let warning = source
             .summary
             .as_ref()
@@ -426,15 +430,25 @@ fn print_index(index: &Index, bundles: usize, out: &Path) {
     }
 }
 
+/// What the campaign's summary says of a class: the point its search ended on (for the
+/// campaign's own objective only) and the role and point that beat it in the final
+/// re-measure, if one did.
+#[derive(Clone, Copy, Default)]
+struct Verdict<'a> {
+    best: Option<&'a Point>,
+    winner: Option<&'a (String, Point)>,
+}
+
 /// The point a class exports for `prefer` (`time`, `quality`, `energy` or `power`): the
-/// search's best in that objective, unless the final re-measure on fresh seeds found the
-/// baseline or the default (`verdict`) better, which is then exported with a note saying so.
-/// `None` where no point measured that objective.
+/// search's best in that objective (for the campaign's objective, the point the search ended
+/// on, which the re-measure and the holdouts compared, rather than another it tied with),
+/// unless the final re-measure on fresh seeds found the baseline or the default better, which
+/// is then exported with a note saying so. `None` where no point measured that objective.
 fn preferred<'a>(
     prefer: &str,
     measured: &[&'a Measured],
     points: ClassPoints<'a>,
-    verdict: Option<&(String, Point)>,
+    verdict: Verdict,
     target_mode: bool,
 ) -> Option<(&'a Measured, Option<String>)> {
     let key = |m: &Measured| match prefer {
@@ -445,7 +459,7 @@ fn preferred<'a>(
         "energy" => m.energy_j,
         _ => m.power_w,
     };
-    let searched: &Measured = measured
+    let least: &Measured = measured
         .iter()
         .copied()
         .filter(|m| key(m).is_some())
@@ -454,7 +468,12 @@ fn preferred<'a>(
                 .unwrap_or(f64::MAX)
                 .total_cmp(&key(b).unwrap_or(f64::MAX))
         })?;
-    match (verdict, prefer) {
+    let searched = verdict
+        .best
+        .and_then(|p| points.searched.get(p))
+        .filter(|m| key(m).is_some())
+        .unwrap_or(least);
+    match (verdict.winner, prefer) {
         (Some((role, point)), "quality" | "time") if *point != searched.point => {
             // A default the search never evaluated was measured by the re-measure itself.
             match points.searched.get(point).or(points.rechecked.get(point)) {
@@ -630,8 +649,12 @@ mod tests {
         };
         let measured_list: Vec<&Measured> = searched.values().collect();
         let verdict = ("default".to_string(), measured(1, 0.0).point);
+        let with_winner = Verdict {
+            best: None,
+            winner: Some(&verdict),
+        };
         let (chosen, note) =
-            preferred("quality", &measured_list, points, Some(&verdict), false).expect("a point");
+            preferred("quality", &measured_list, points, with_winner, false).expect("a point");
         assert_eq!(chosen.point, verdict.1);
         let note = note.expect("a note says why");
         assert!(
@@ -646,8 +669,7 @@ mod tests {
             rechecked: &rechecked,
         };
         let list: Vec<&Measured> = searched_too.values().collect();
-        let (chosen, _) =
-            preferred("quality", &list, points, Some(&verdict), false).expect("a point");
+        let (chosen, _) = preferred("quality", &list, points, with_winner, false).expect("a point");
         assert_eq!(chosen.gap_percent, Some(0.1));
 
         // Measured nowhere: the search's best, and a note that says so.
@@ -657,7 +679,7 @@ mod tests {
             rechecked: &empty,
         };
         let (chosen, note) =
-            preferred("quality", &measured_list, points, Some(&verdict), false).expect("a point");
+            preferred("quality", &measured_list, points, with_winner, false).expect("a point");
         assert_eq!(chosen.point, measured(128, 0.0).point);
         assert!(note.expect("a note").contains("holds no evaluation of it"));
 
@@ -667,8 +689,35 @@ mod tests {
             rechecked: &rechecked,
         };
         let (chosen, note) =
-            preferred("quality", &measured_list, points, None, false).expect("a point");
+            preferred("quality", &measured_list, points, Verdict::default(), false)
+                .expect("a point");
         assert_eq!(chosen.point, measured(128, 0.0).point);
         assert_eq!(note, None);
+    }
+
+    #[test]
+    fn among_tied_points_the_one_the_campaign_verified_is_exported() {
+        // The quickstart's dominance=normal class on the CPU: 128 and 256 starts both reached
+        // 0% in the search, which ended on 256 and re-measured that one; the export took 128,
+        // the first of the tie in the map's order, a point nothing had verified.
+        let searched = by_point(&[measured(128, 0.0), measured(256, 0.0), measured(16, 1.4)]);
+        let empty = BTreeMap::new();
+        let points = ClassPoints {
+            searched: &searched,
+            rechecked: &empty,
+        };
+        let list: Vec<&Measured> = searched.values().collect();
+        let campaign_best = measured(256, 0.0).point;
+        let ended_on = Verdict {
+            best: Some(&campaign_best),
+            winner: None,
+        };
+        let (chosen, note) = preferred("quality", &list, points, ended_on, false).expect("a point");
+        assert_eq!(chosen.point, campaign_best);
+        assert_eq!(note, None);
+        // Without a summary the least value is all there is.
+        let (chosen, _) =
+            preferred("quality", &list, points, Verdict::default(), false).expect("a point");
+        assert_eq!(chosen.point, measured(128, 0.0).point);
     }
 }
