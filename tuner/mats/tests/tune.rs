@@ -263,6 +263,22 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     assert_eq!(csv.lines().count(), trials.len() + 1, "{csv}");
     let json: serde_json::Value = serde_json::from_str(&ok(&["results", out_s, "--json"])).unwrap();
     assert!(json["trials"].as_array().unwrap().len() == trials.len());
+
+    // A summary that cannot be read still exports the searches' bests, and says what that
+    // leaves out instead of dropping the verdicts without a word.
+    std::fs::write(out.join("summary.json"), "{broken").unwrap();
+    let again = tmp.path().join("tuned-again");
+    let export = mats(&["export", out_s, "--out", again.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&export.stderr);
+    assert!(export.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("summary.json is not a campaign summary"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("without the campaign's final re-measure"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -22,7 +22,20 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     let (store, campaign) = super::results::open(&args.source)?;
     // The campaign's own verdict per class: where the final re-measure found the baseline
     // or the default better than the search's winner, that point is exported instead.
-    let summary = engine::tune::read_summary(&args.source.dir.join("summary.json")).ok();
+    // A campaign that never finished has none; one that cannot be read is said, since without
+    // it the verdicts and the holdouts' warnings cannot be applied.
+    let summary_path = args.source.dir.join("summary.json");
+    let summary = match engine::tune::read_summary(&summary_path) {
+        Ok(s) => Some(s),
+        Err(_) if !summary_path.exists() => None,
+        Err(e) => {
+            eprintln!(
+                "warning: {e:#}; exporting each class's search best without the campaign's \
+                 final re-measure and holdouts"
+            );
+            None
+        }
+    };
     let Evaluations {
         searched: by_class,
         remeasured,
