@@ -86,6 +86,34 @@ pub struct FrontPoint {
     pub peak_energy_j: Option<f64>,
 }
 
+impl ClassSummary {
+    /// A class's summary before anything was measured: its name, instances and metric.
+    pub fn new(
+        class: impl Into<String>,
+        instances: Vec<String>,
+        metric: impl Into<String>,
+    ) -> Self {
+        ClassSummary {
+            class: class.into(),
+            instances,
+            metric: metric.into(),
+            baseline_value: None,
+            best_value: None,
+            baseline_time_s: None,
+            best_point: None,
+            best_time_s: None,
+            speedup: None,
+            evaluations: 0,
+            raced: 0,
+            saved_trials: 0,
+            final_check: None,
+            holdout: None,
+            budget_s: None,
+            front: Vec::new(),
+        }
+    }
+}
+
 impl TuneSummary {
     /// Parses the text of `path`, a campaign folder's `summary.json` (the engine reads it
     /// through the capped reader every file goes through).
@@ -207,22 +235,8 @@ mod tests {
             backend: "gpu".into(),
             device: "d".into(),
             classes: vec![ClassSummary {
-                class: "k".into(),
-                instances: vec!["g1".into()],
-                metric: "gap@budget".into(),
-                baseline_value: None,
-                best_value: None,
-                baseline_time_s: None,
-                best_point: None,
-                best_time_s: None,
-                speedup: None,
-                evaluations: 6,
-                raced: 0,
-                saved_trials: 0,
-                final_check: None,
                 holdout: Some(comparison),
-                budget_s: None,
-                front: Vec::new(),
+                ..ClassSummary::new("k", vec!["g1".into()], "gap@budget")
             }],
             new_trials: 0,
             wall_s: 0.0,

@@ -612,24 +612,7 @@ fn tune_class(
         .map(|(_, o)| crate::campaign::metrics(*o)[0])
         .unwrap_or(crate::campaign::Metric::Time);
     let label = t.mode.metric_label(metric);
-    let empty = |names: Vec<String>| ClassSummary {
-        class: class.into(),
-        instances: names,
-        metric: label.clone(),
-        baseline_value: None,
-        best_value: None,
-        baseline_time_s: None,
-        best_point: None,
-        best_time_s: None,
-        speedup: None,
-        evaluations: 0,
-        raced: 0,
-        saved_trials: 0,
-        final_check: None,
-        holdout: None,
-        budget_s: None,
-        front: Vec::new(),
-    };
+    let empty = |names: Vec<String>| ClassSummary::new(class, names, label.clone());
     // The baseline first: the guard, racing and every improvement refer to it.
     let (run_id, recorded, _) = open_run(t, class, "baseline", metric.name())?;
     let mut ev = ClassEvaluator::new(
