@@ -251,7 +251,7 @@ fn export_class(
 ) -> Result<()> {
     let (class, budget_s) = results::split_budget_class(label);
     let measured: Vec<&Measured> = points.searched.values().collect();
-    let chosen = choose_bundles(source, bundles, label, budget_s, &measured, points)?;
+    let chosen = choose_bundles(source, bundles, label, budget_s, points)?;
     // Where the campaign re-measured its front, that front is what a cap chooses from: a point
     // only the search measured (non-dominated there by time or power, say) would be judged by
     // its search values, and one such point ran over its cap on the H100.
@@ -312,7 +312,6 @@ fn choose_bundles(
     bundles: &mut Bundles,
     label: &str,
     budget_s: Option<f64>,
-    measured: &[&Measured],
     points: ClassPoints,
 ) -> Result<BTreeMap<String, String>> {
     let prefers: &[&str] = if source.quality {
@@ -330,8 +329,7 @@ fn choose_bundles(
             best: campaign_best.filter(|_| primary),
             winner: verdict.as_ref(),
         };
-        let Some((best, mut note)) = preferred(prefer, measured, points, verdict, target_mode)
-        else {
+        let Some((best, mut note)) = preferred(prefer, points, verdict, target_mode) else {
             continue;
         };
         if let Some(n) = &note {
@@ -459,7 +457,6 @@ struct Verdict<'a> {
 /// is then exported with a note saying so. `None` where no point measured that objective.
 fn preferred<'a>(
     prefer: &str,
-    measured: &[&'a Measured],
     points: ClassPoints<'a>,
     verdict: Verdict,
     target_mode: bool,
@@ -472,9 +469,9 @@ fn preferred<'a>(
         "energy" => m.energy_j,
         _ => m.power_w,
     };
-    let least: &Measured = measured
-        .iter()
-        .copied()
+    let least: &Measured = points
+        .searched
+        .values()
         .filter(|m| key(m).is_some())
         .min_by(|a, b| {
             key(a)
@@ -660,14 +657,12 @@ mod tests {
             searched: &searched,
             rechecked: &rechecked,
         };
-        let measured_list: Vec<&Measured> = searched.values().collect();
         let verdict = ("default".to_string(), measured(1, 0.0).point);
         let with_winner = Verdict {
             best: None,
             winner: Some(&verdict),
         };
-        let (chosen, note) =
-            preferred("quality", &measured_list, points, with_winner, false).expect("a point");
+        let (chosen, note) = preferred("quality", points, with_winner, false).expect("a point");
         assert_eq!(chosen.point, verdict.1);
         let note = note.expect("a note says why");
         assert!(
@@ -681,8 +676,7 @@ mod tests {
             searched: &searched_too,
             rechecked: &rechecked,
         };
-        let list: Vec<&Measured> = searched_too.values().collect();
-        let (chosen, _) = preferred("quality", &list, points, with_winner, false).expect("a point");
+        let (chosen, _) = preferred("quality", points, with_winner, false).expect("a point");
         assert_eq!(chosen.gap_percent, Some(0.1));
 
         // Measured nowhere: the search's best, and a note that says so.
@@ -691,8 +685,7 @@ mod tests {
             searched: &searched,
             rechecked: &empty,
         };
-        let (chosen, note) =
-            preferred("quality", &measured_list, points, with_winner, false).expect("a point");
+        let (chosen, note) = preferred("quality", points, with_winner, false).expect("a point");
         assert_eq!(chosen.point, measured(128, 0.0).point);
         assert!(note.expect("a note").contains("holds no evaluation of it"));
 
@@ -702,8 +695,7 @@ mod tests {
             rechecked: &rechecked,
         };
         let (chosen, note) =
-            preferred("quality", &measured_list, points, Verdict::default(), false)
-                .expect("a point");
+            preferred("quality", points, Verdict::default(), false).expect("a point");
         assert_eq!(chosen.point, measured(128, 0.0).point);
         assert_eq!(note, None);
     }
@@ -719,18 +711,16 @@ mod tests {
             searched: &searched,
             rechecked: &empty,
         };
-        let list: Vec<&Measured> = searched.values().collect();
         let campaign_best = measured(256, 0.0).point;
         let ended_on = Verdict {
             best: Some(&campaign_best),
             winner: None,
         };
-        let (chosen, note) = preferred("quality", &list, points, ended_on, false).expect("a point");
+        let (chosen, note) = preferred("quality", points, ended_on, false).expect("a point");
         assert_eq!(chosen.point, campaign_best);
         assert_eq!(note, None);
         // Without a summary the least value is all there is.
-        let (chosen, _) =
-            preferred("quality", &list, points, Verdict::default(), false).expect("a point");
+        let (chosen, _) = preferred("quality", points, Verdict::default(), false).expect("a point");
         assert_eq!(chosen.point, measured(128, 0.0).point);
     }
 }
