@@ -109,15 +109,25 @@ fn scan(
 ) -> Result<Option<Point>> {
     let mut measured = 0;
     while measured < turn {
-        let Some(m) = ranking.moves.pop() else {
-            return Ok(None);
-        };
-        if tracker.seen(&m) {
-            continue;
+        // The next moves in ranking order, as many as the evaluator measures at once (one
+        // unless several GPUs wait); the first better one wins, as one at a time.
+        let mut batch = Vec::new();
+        while let Some(m) = ranking.moves.pop() {
+            if tracker.seen(&m) {
+                continue;
+            }
+            batch.push(m);
+            measured += 1;
+            if measured >= turn || batch.len() >= tracker.parallel_points() {
+                break;
+            }
         }
-        measured += 1;
-        if tracker.costs(std::slice::from_ref(&m))?[0] < cost {
-            return Ok(Some(m));
+        if batch.is_empty() {
+            return Ok(None);
+        }
+        let costs = tracker.costs(&batch)?;
+        if let Some(i) = costs.iter().position(|&c| c < cost) {
+            return Ok(Some(batch.swap_remove(i)));
         }
     }
     Ok(None)

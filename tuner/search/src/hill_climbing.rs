@@ -122,12 +122,22 @@ impl<'a, 'e> Solver<Landscape<'a, 'e>, PointState> for Climber {
         neighbours.shuffle(&mut self.rng);
         let mut better: Option<(Point, f64)> = None;
         if self.first_improvement {
-            for n in neighbours {
-                let c = problem.cost(&n)?;
-                if c < cost {
-                    better = Some((n, c));
-                    break;
-                }
+            // In batches as wide as the evaluator measures at once (several GPUs): the move
+            // is still the first improvement in the shuffled order, the batch's later points
+            // are measured speculatively.
+            let mut from = 0;
+            while from < neighbours.len() && better.is_none() {
+                let end = match problem.problem.as_ref() {
+                    Some(l) => l.tracker.borrow().scan_batch_end(&neighbours, from),
+                    None => from + 1,
+                };
+                let costs = problem.bulk_cost(&neighbours[from..end])?;
+                better = neighbours[from..end]
+                    .iter()
+                    .zip(costs)
+                    .find(|(_, c)| *c < cost)
+                    .map(|(n, c)| (n.clone(), c));
+                from = end;
             }
         } else if !neighbours.is_empty() {
             let costs = problem.bulk_cost(&neighbours)?;

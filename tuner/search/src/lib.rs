@@ -90,4 +90,11 @@ pub trait Evaluator {
     /// True once the budget is spent or the user asked to stop; strategies return their best
     /// so far.
     fn exhausted(&self) -> bool;
+    /// How many points one batch may hold before another point adds no parallelism (several
+    /// GPUs, each measuring one trial at a time). Strategies that measure one point at a time
+    /// (first improvement) look this many unseen points ahead, so every GPU has work; their
+    /// moves stay those of the one-at-a-time scan. 1 keeps them one point at a time.
+    fn parallel_points(&self) -> usize {
+        1
+    }
 }

@@ -844,3 +844,104 @@ fn bayes_models_a_zero_gap_as_the_best_value() {
         "{zeros_after_first} of {after_first} points after the first zero were on the plateau"
     );
 }
+
+/// A table evaluator that measures `width` points at once (several GPUs) and records the
+/// batches it was asked.
+struct Wide {
+    inner: TableEvaluator,
+    width: usize,
+    batches: Vec<Vec<Point>>,
+}
+
+impl Evaluator for Wide {
+    fn evaluate(&mut self, points: &[Point]) -> anyhow::Result<Vec<Option<Objectives>>> {
+        self.batches.push(points.to_vec());
+        self.inner.evaluate(points)
+    }
+    fn exhausted(&self) -> bool {
+        self.inner.exhausted()
+    }
+    fn parallel_points(&self) -> usize {
+        self.width
+    }
+}
+
+#[test]
+fn first_improvement_fills_every_gpu_and_keeps_the_one_at_a_time_moves() {
+    let s = grid();
+    let climb = strategy("name = \"hill-climbing\"\nfirst_improvement = true\nrestarts = 0");
+    for seed in 0..8 {
+        // (points asked, best found) at one and at two points per batch.
+        let mut runs: Vec<(HashSet<Point>, f64)> = Vec::new();
+        for width in [1, 2] {
+            let mut ev = Wide {
+                inner: table(&s, rugged),
+                width,
+                batches: Vec::new(),
+            };
+            let out = climb
+                .run(
+                    &s,
+                    &mut ev,
+                    Objective::Time,
+                    None,
+                    &mut StdRng::seed_from_u64(seed),
+                )
+                .expect("runs");
+            let sizes: Vec<usize> = ev.batches.iter().map(Vec::len).collect();
+            assert!(
+                sizes.iter().all(|&n| n <= width),
+                "seed {seed}, width {width}: a batch wider than the GPUs: {sizes:?}"
+            );
+            if width == 2 {
+                assert!(
+                    sizes.iter().filter(|&&n| n == 2).count() * 2 > sizes.len(),
+                    "seed {seed}: most batches should keep both GPUs busy: {sizes:?}"
+                );
+            }
+            let best = out.best.expect("a best").1.time_s;
+            runs.push((ev.batches.into_iter().flatten().collect(), best));
+        }
+        // The climb makes the one-at-a-time climb's moves, so it measures every point that
+        // one measured (plus the speculative ones) and ends no worse.
+        assert!(
+            runs[0].0.is_subset(&runs[1].0),
+            "seed {seed}: the wide climb skipped {:?}",
+            runs[0].0.difference(&runs[1].0).collect::<Vec<_>>()
+        );
+        assert!(
+            runs[1].1 <= runs[0].1,
+            "seed {seed}: {} > {}",
+            runs[1].1,
+            runs[0].1
+        );
+    }
+}
+
+#[test]
+fn guided_climbing_batches_its_scan_and_still_reaches_the_optimum() {
+    let s = grid();
+    let guided = strategy(r#"name = "guided-climbing""#);
+    for seed in 0..5 {
+        let mut ev = Wide {
+            inner: table(&s, convex),
+            width: 3,
+            batches: Vec::new(),
+        };
+        let out = guided
+            .run(
+                &s,
+                &mut ev,
+                Objective::Time,
+                None,
+                &mut StdRng::seed_from_u64(seed),
+            )
+            .expect("runs");
+        assert_eq!(out.best.expect("best").1.time_s, 1.0, "seed {seed}");
+        assert!(
+            ev.batches.iter().any(|b| b.len() == 3),
+            "seed {seed}: {:?}",
+            ev.batches.iter().map(Vec::len).collect::<Vec<_>>()
+        );
+    }
+}

@@ -63,6 +63,28 @@ impl<'e> Tracker<'e> {
         self.memo.contains_key(p)
     }
 
+    /// Points the evaluator measures at once (at least 1).
+    pub fn parallel_points(&self) -> usize {
+        self.eval.parallel_points().max(1)
+    }
+
+    /// The end of the next batch of a first-improvement scan of `candidates` from `from`: as
+    /// many unseen points as the evaluator measures at once ([`Evaluator::parallel_points`]),
+    /// with the seen ones between them (they cost nothing). With a width of one this is the
+    /// one-at-a-time scan: the seen points up to and including the next unseen one.
+    pub fn scan_batch_end(&self, candidates: &[Point], from: usize) -> usize {
+        let width = self.parallel_points();
+        let mut unseen = 0;
+        let mut end = from;
+        while end < candidates.len() && unseen < width {
+            if !self.seen(&candidates[end]) {
+                unseen += 1;
+            }
+            end += 1;
+        }
+        end
+    }
+
     /// The objectives of `points` (None for failed ones), asking the evaluator once, in one
     /// batch, for those not seen before.
     pub fn objectives(&mut self, points: &[Point]) -> Result<Vec<Option<Objectives>>> {

@@ -141,6 +141,58 @@ impl Tuning {
         pipeline::run(self, jobs, label)
     }
 
+    /// Trials measured at once: one per GPU of the campaign (the CPU backend runs one at a
+    /// time).
+    pub fn measuring_slots(&self) -> usize {
+        match &self.backend {
+            Backend::Gpu { workers, .. } => workers.len().max(1),
+            Backend::Cpu(_) => 1,
+        }
+    }
+
+    /// Measures in one batch the trials of `work` (each point on its instances, under the
+    /// campaign's seeds) that the store does not hold yet, so that the evaluations that follow
+    /// (a class at a time, each too small to keep several GPUs busy) find them there. Only
+    /// with several GPUs: on one, the evaluations measure the same trials themselves.
+    pub fn prefetch(&mut self, work: &[(Point, Vec<usize>)], label: &str) -> Result<()> {
+        if self.measuring_slots() < 2 {
+            return Ok(());
+        }
+        let jobs = self.missing_trials(work)?;
+        if !jobs.is_empty() {
+            self.run_trials(&jobs, label)?;
+        }
+        Ok(())
+    }
+
+    /// The trials of `work` under the campaign's seeds that the store lacks, each once.
+    fn missing_trials(&mut self, work: &[(Point, Vec<usize>)]) -> Result<Vec<TrialJob>> {
+        let seeds = self.seeds.clone();
+        let mut jobs: Vec<TrialJob> = Vec::new();
+        for (point, members) in work {
+            let point_id = self.store.point(self.campaign_id, point)?;
+            let realised = self.realise(point);
+            for &seed in &seeds {
+                for &m in members {
+                    let instance_id = self.instance_ids[m];
+                    let listed = jobs.iter().any(|j| {
+                        (j.point_id, j.instance_id, j.seed) == (point_id, instance_id, seed)
+                    });
+                    if !listed && self.cached(point_id, instance_id, seed)?.is_none() {
+                        jobs.push(TrialJob {
+                            point_id,
+                            instance_id,
+                            instance: m,
+                            seed,
+                            realised: realised.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(jobs)
+    }
+
     /// The GPU compile pool (None on the CPU).
     fn compiles(&mut self) -> Option<&mut compile::CompilePool> {
         match &mut self.backend {
@@ -332,6 +384,15 @@ fn tune_phases(
         let (phase_classes, phase_holdouts) = (named(classes), named(holdouts));
         let mut phase_summaries = Vec::new();
         let mut bests: BTreeMap<String, Point> = BTreeMap::new();
+        // Every class's baseline and start at once: one class's alone may be a single trial.
+        let mut first: Vec<(Point, Vec<usize>)> = Vec::new();
+        for (class, members) in classes {
+            first.push((starts.baseline.clone(), members.clone()));
+            if let Some(p) = previous.get(class).filter(|p| *p != starts.baseline) {
+                first.push((p.clone(), members.clone()));
+            }
+        }
+        t.prefetch(&first, "baselines")?;
         for (class, members) in classes {
             let name = phase.class_name(class);
             let start = previous.get(class).unwrap_or(starts.baseline).clone();
@@ -976,18 +1037,28 @@ fn cross_class(
     baselines: &BTreeMap<String, Baseline>,
     metric: crate::campaign::Metric,
 ) -> Result<()> {
-    for (class, members) in classes {
-        let (run_id, recorded, ended) = open_run(t, class, "cross-class", metric.name())?;
-        if ended {
-            continue;
-        }
-        // Two classes may have tuned the same point: it is evaluated here once.
+    // Every class's bests on every other class at once, then recorded class by class.
+    let others = |class: &String| -> Vec<Point> {
         let mut points: Vec<Point> = Vec::new();
         for (_, p) in bests.iter().filter(|(c, _)| *c != class) {
             if !points.contains(p) {
                 points.push(p.clone());
             }
         }
+        points
+    };
+    let work: Vec<(Point, Vec<usize>)> = classes
+        .iter()
+        .flat_map(|(class, members)| others(class).into_iter().map(|p| (p, members.clone())))
+        .collect();
+    t.prefetch(&work, "cross-class")?;
+    for (class, members) in classes {
+        let (run_id, recorded, ended) = open_run(t, class, "cross-class", metric.name())?;
+        if ended {
+            continue;
+        }
+        // Two classes may have tuned the same point: it is evaluated here once.
+        let points = others(class);
         let mut ev = ClassEvaluator::new(
             t,
             class,

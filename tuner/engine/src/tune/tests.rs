@@ -247,3 +247,48 @@ fn a_front_is_re_measured_on_fresh_seeds_in_a_verification_run_and_a_phase_sets_
     assert_eq!(seeds.len(), 6);
     assert!(seeds.iter().all(|s| [9, 10, 11].contains(s)), "{seeds:?}");
 }
+
+#[test]
+fn a_prefetch_lists_each_missing_trial_once_and_measures_nothing_on_one_device() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut t, _) = tuning(tmp.path());
+    // tabu(1) measured on chr12a (both seeds), as a class's baseline would be.
+    let run = t
+        .store
+        .begin_run(
+            t.campaign_id,
+            "c0",
+            "baseline",
+            "time",
+            &serde_json::json!({}),
+        )
+        .unwrap();
+    let mut ev = ClassEvaluator::new(&mut t, "c0", vec![0], run.id, 0, None, Some(Metric::Time));
+    ev.evaluate(&[tabu(1)]).unwrap();
+    drop(ev);
+    let work = vec![
+        (tabu(1), vec![0, 1]),
+        (tabu(1), vec![1]),
+        (tabu(2), vec![0]),
+    ];
+    let jobs = t.missing_trials(&work).unwrap();
+    let listed: Vec<(i64, usize, u64)> = jobs
+        .iter()
+        .map(|j| (j.point_id, j.instance, j.seed))
+        .collect();
+    let id = |p: &Point| t.store.point(t.campaign_id, p).unwrap();
+    let (one, two) = (id(&tabu(1)), id(&tabu(2)));
+    // tabu(1) on nug12 once although asked twice, nothing of chr12a's stored trials again,
+    // tabu(2) on chr12a: one job per seed.
+    assert_eq!(
+        listed,
+        vec![(one, 1, 1), (one, 1, 2), (two, 0, 1), (two, 0, 2)]
+    );
+    // On the CPU (one trial at a time) a prefetch measures nothing: the evaluations that
+    // follow measure the same trials in their own order.
+    let before = t.budget.new_trials;
+    t.prefetch(&work, "test").unwrap();
+    assert_eq!(t.budget.new_trials, before);
+    assert_eq!(t.measuring_slots(), 1);
+    assert_nothing_measured_twice(&t);
+}
