@@ -130,6 +130,32 @@ else:
 print(f'| {n} | {s["new_trials"]} | {s["wall_s"]:.1f} | {rate:.3f} | {ratio:.2f}x | {shares} | {agree} |')
 PY
     done
+    # Where each GPU waited, from its trials' start and end times: the gaps between its
+    # trials, by the step of the campaign (the store's run) during which each gap began.
+    printf '\n### Idle seconds per GPU by campaign step\n\n' >> "$table"
+    for n in 1 "$gpus"; do
+        python3 - "$out/campaign-${n}gpu" "$n" >> "$table" <<'PY'
+import collections, datetime, sqlite3, sys
+db = sqlite3.connect(f"{sys.argv[1]}/results.sqlite")
+at = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+runs = [(at(s), step) for step, s in db.execute("SELECT strategy, started_at FROM runs ORDER BY started_at")]
+trials = [(d, at(a), at(b)) for d, a, b in db.execute(
+    "SELECT device, started_at, ended_at FROM trials WHERE ended_at IS NOT NULL")]
+if not trials:
+    sys.exit()
+first, last = min(t[1] for t in trials), max(t[2] for t in trials)
+step_at = lambda t: ([s for r, s in runs if r <= t + 0.01] or ["start"])[-1]
+for device in sorted({t[0] for t in trials}):
+    idle, end = collections.Counter(), first
+    for _, a, b in sorted(t for t in trials if t[0] == device):
+        if a - end > 0.02:
+            idle[step_at(a)] += a - end
+        end = max(end, b)
+    idle["after its last trial"] += last - end
+    steps = ", ".join(f"{k} {v:.1f}" for k, v in idle.most_common() if v >= 0.05)
+    print(f"- {sys.argv[2]} GPU(s), {device}: {sum(idle.values()):.1f} s of {last - first:.1f} ({steps})")
+PY
+    done
 }
 
 for part in $parts; do
