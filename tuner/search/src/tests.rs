@@ -866,6 +866,31 @@ impl Evaluator for Wide {
     }
 }
 
+/// The batches a strategy asked of a `width`-wide evaluator over `f`, and the best it found.
+fn run_wide(
+    strategy: &Strategy,
+    s: &Space,
+    f: fn(&Point) -> f64,
+    width: usize,
+    seed: u64,
+) -> (Vec<Vec<Point>>, f64) {
+    let mut ev = Wide {
+        inner: table(s, f),
+        width,
+        batches: Vec::new(),
+    };
+    let out = strategy
+        .run(
+            s,
+            &mut ev,
+            Objective::Time,
+            None,
+            &mut StdRng::seed_from_u64(seed),
+        )
+        .expect("runs");
+    (ev.batches, out.best.expect("a best").1.time_s)
+}
+
 #[test]
 fn first_improvement_fills_every_gpu_and_keeps_the_one_at_a_time_moves() {
     let s = grid();
@@ -874,21 +899,8 @@ fn first_improvement_fills_every_gpu_and_keeps_the_one_at_a_time_moves() {
         // (points asked, best found) at one and at two points per batch.
         let mut runs: Vec<(HashSet<Point>, f64)> = Vec::new();
         for width in [1, 2] {
-            let mut ev = Wide {
-                inner: table(&s, rugged),
-                width,
-                batches: Vec::new(),
-            };
-            let out = climb
-                .run(
-                    &s,
-                    &mut ev,
-                    Objective::Time,
-                    None,
-                    &mut StdRng::seed_from_u64(seed),
-                )
-                .expect("runs");
-            let sizes: Vec<usize> = ev.batches.iter().map(Vec::len).collect();
+            let (batches, best) = run_wide(&climb, &s, rugged, width, seed);
+            let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
             assert!(
                 sizes.iter().all(|&n| n <= width),
                 "seed {seed}, width {width}: a batch wider than the GPUs: {sizes:?}"
@@ -899,8 +911,7 @@ fn first_improvement_fills_every_gpu_and_keeps_the_one_at_a_time_moves() {
                     "seed {seed}: most batches should keep both GPUs busy: {sizes:?}"
                 );
             }
-            let best = out.best.expect("a best").1.time_s;
-            runs.push((ev.batches.into_iter().flatten().collect(), best));
+            runs.push((batches.into_iter().flatten().collect(), best));
         }
         // The climb makes the one-at-a-time climb's moves, so it measures every point that
         // one measured (plus the speculative ones) and ends no worse.
@@ -923,25 +934,12 @@ fn guided_climbing_batches_its_scan_and_still_reaches_the_optimum() {
     let s = grid();
     let guided = strategy(r#"name = "guided-climbing""#);
     for seed in 0..5 {
-        let mut ev = Wide {
-            inner: table(&s, convex),
-            width: 3,
-            batches: Vec::new(),
-        };
-        let out = guided
-            .run(
-                &s,
-                &mut ev,
-                Objective::Time,
-                None,
-                &mut StdRng::seed_from_u64(seed),
-            )
-            .expect("runs");
-        assert_eq!(out.best.expect("best").1.time_s, 1.0, "seed {seed}");
+        let (batches, best) = run_wide(&guided, &s, convex, 3, seed);
+        assert_eq!(best, 1.0, "seed {seed}");
         assert!(
-            ev.batches.iter().any(|b| b.len() == 3),
+            batches.iter().any(|b| b.len() == 3),
             "seed {seed}: {:?}",
-            ev.batches.iter().map(Vec::len).collect::<Vec<_>>()
+            batches.iter().map(Vec::len).collect::<Vec<_>>()
         );
     }
 }
