@@ -114,7 +114,7 @@ ratio = rate / (s1["new_trials"] / s1["wall_s"])
 shares = ", ".join(f"{b / s['wall_s'] * 100:.0f}%" for _, b in busy)
 # The trials both runs made: the relative difference of their times, and whether it lies
 # within the two trials' own ranges (max - min over median of the timed runs, summed).
-common = [k for k in times if k in times1 and times1[k][0] > 0]
+common = [k for k in times if k in times1]  # both queries keep only times > 0
 diff = [abs(times[k][0] - times1[k][0]) / times1[k][0] for k in common]
 within = sum(d <= times[k][1] + times1[k][1] for d, k in zip(diff, common))
 if common and n > 1:
@@ -134,6 +134,7 @@ PY
     # trials, by the step of the campaign (the store's run) during which each gap began.
     printf '\n### Idle seconds per GPU by campaign step\n\n' >> "$table"
     for n in 1 "$gpus"; do
+        [ -f "$out/campaign-${n}gpu/results.sqlite" ] || continue
         python3 - "$out/campaign-${n}gpu" "$n" >> "$table" <<'PY'
 import collections, datetime, sqlite3, sys
 db = sqlite3.connect(f"{sys.argv[1]}/results.sqlite")

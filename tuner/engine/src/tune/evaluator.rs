@@ -536,7 +536,8 @@ impl Evaluator for ClassEvaluator<'_> {
     /// Enough points that each GPU has a trial: an evaluation is one trial per (instance,
     /// seed) pair, so a class of one instance and one seed on two GPUs takes two points.
     fn parallel_points(&self) -> usize {
-        self.t.measuring_slots().div_ceil(self.pairs().len().max(1))
+        let trials = self.t.seeds.len() * self.members.len();
+        self.t.measuring_slots().div_ceil(trials.max(1))
     }
 
     fn exhausted(&self) -> bool {

@@ -86,6 +86,23 @@ fn tabu(starts: i64) -> Point {
     p
 }
 
+/// Evaluates `points` on `members` in a new run of `class` (`label` as its strategy), as a
+/// search or a baseline would, and returns what the evaluator answered.
+fn evaluate_in_run(
+    t: &mut Tuning,
+    class: &str,
+    members: Vec<usize>,
+    label: &str,
+    points: &[Point],
+) -> Vec<Option<search::Objectives>> {
+    let run = t
+        .store
+        .begin_run(t.campaign_id, class, label, "time", &serde_json::json!({}))
+        .unwrap();
+    let mut ev = ClassEvaluator::new(t, class, members, run.id, 0, None, Some(Metric::Time));
+    ev.evaluate(points).unwrap()
+}
+
 /// Finished trials per (point, instance, seed, device): each must be measured at most once.
 fn assert_nothing_measured_twice(t: &Tuning) {
     let mut seen = std::collections::HashMap::new();
@@ -103,15 +120,9 @@ fn assert_nothing_measured_twice(t: &Tuning) {
 fn a_point_asked_twice_in_one_batch_is_measured_once() {
     let tmp = tempfile::tempdir().unwrap();
     let (mut t, _) = tuning(tmp.path());
-    let run = t
-        .store
-        .begin_run(t.campaign_id, "c0", "test", "time", &serde_json::json!({}))
-        .unwrap();
-    let mut ev = ClassEvaluator::new(&mut t, "c0", vec![0], run.id, 0, None, Some(Metric::Time));
-    let out = ev.evaluate(&[tabu(1), tabu(2), tabu(1)]).unwrap();
+    let out = evaluate_in_run(&mut t, "c0", vec![0], "test", &[tabu(1), tabu(2), tabu(1)]);
     assert!(out.iter().all(Option::is_some), "{out:?}");
     assert_eq!(out[0], out[2]);
-    drop(ev);
     // Two points x one instance x two seeds.
     assert_eq!(t.budget.new_trials, 4);
     assert_nothing_measured_twice(&t);
@@ -126,30 +137,11 @@ fn the_cross_class_step_reuses_the_stores_trials() {
     let own = [tabu(1), tabu(2), tabu(2)];
     for (class, members) in &classes {
         let k = members[0];
-        let run = t
-            .store
-            .begin_run(
-                t.campaign_id,
-                class,
-                "search",
-                "time",
-                &serde_json::json!({}),
-            )
-            .unwrap();
-        let mut ev = ClassEvaluator::new(
-            &mut t,
-            class,
-            members.clone(),
-            run.id,
-            0,
-            None,
-            Some(Metric::Time),
-        );
         let mut points = vec![own[k].clone()];
         if class == "c0" {
             points.push(own[1].clone());
         }
-        ev.evaluate(&points).unwrap();
+        evaluate_in_run(&mut t, class, members.clone(), "search", &points);
     }
     let before = t.budget.new_trials;
     assert_eq!(before, 2 * 4);
@@ -253,19 +245,7 @@ fn a_prefetch_lists_each_missing_trial_once_and_measures_nothing_on_one_device()
     let tmp = tempfile::tempdir().unwrap();
     let (mut t, _) = tuning(tmp.path());
     // tabu(1) measured on chr12a (both seeds), as a class's baseline would be.
-    let run = t
-        .store
-        .begin_run(
-            t.campaign_id,
-            "c0",
-            "baseline",
-            "time",
-            &serde_json::json!({}),
-        )
-        .unwrap();
-    let mut ev = ClassEvaluator::new(&mut t, "c0", vec![0], run.id, 0, None, Some(Metric::Time));
-    ev.evaluate(&[tabu(1)]).unwrap();
-    drop(ev);
+    evaluate_in_run(&mut t, "c0", vec![0], "baseline", &[tabu(1)]);
     let work = vec![
         (tabu(1), vec![0, 1]),
         (tabu(1), vec![1]),
