@@ -1,7 +1,8 @@
 //! The time-boxed fuzz run of `cargo test` (and so of CI): every format for a few seconds,
 //! from its shipped seeds, with no panic, no input slower than the timeout, and peak memory
 //! within 64 x the input size + 64 MiB. `MATS_FUZZ_SECONDS` sets the seconds per format
-//! (default 6: about a minute in all); docs/reliability.md has the long run.
+//! (default 3: about half a minute in all, to keep CI short); docs/reliability.md has the
+//! long run.
 
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ fn every_format_survives_a_time_boxed_fuzz_run() {
     let seconds: f64 = std::env::var("MATS_FUZZ_SECONDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(6.0);
+        .unwrap_or(3.0);
     assert!(
         fuzz::alloc::counting(),
         "the counting allocator is installed"

@@ -2,7 +2,7 @@
 //! resource report is read. Runs without a GPU: NVRTC alone is enough. Without NVRTC the test
 //! says it skipped, unless MATS_REQUIRE_NVRTC=1 (set by .ci/run), where it fails.
 
-use kernels::{source, Arch, CacheStatus, KernelCache, Variant};
+use kernels::{source, Arch, CacheStatus, KernelCache, KernelSource, Variant};
 
 fn nvrtc_or_skip(test: &str) -> bool {
     if kernels::nvrtc::available() {
@@ -42,41 +42,76 @@ fn every_kernel_compiles_for_sm90_with_representative_flags() {
         return;
     }
     println!("NVRTC {:?}", kernels::nvrtc::version().unwrap());
-    for source in source::all() {
-        for flags in FLAG_SETS {
-            let mut variant = source.example_variant(Arch::SM90);
-            for flag in *flags {
-                variant = variant.flag(flag);
-            }
-            let compiled = kernels::nvrtc::compile(&variant).unwrap_or_else(|e| panic!("{e}"));
-            assert!(compiled.cubin.len() > 100, "{}: empty CUBIN", source.id);
-            for entry in source.entries {
-                let r = compiled.resources_of(entry).unwrap_or_else(|| {
-                    panic!(
-                        "{}::{entry}: no resource report in\n{}",
-                        source.id, compiled.log
-                    )
-                });
-                assert!(
-                    r.registers > 0,
-                    "{}::{entry}: 0 registers?\n{}",
-                    source.id,
-                    compiled.log
-                );
-                println!(
-                    "{:<16} {:<22} {:<75} regs {:>3} stack {:>4} spill st/ld {:>3}/{:<3} smem {}",
-                    source.id,
-                    entry,
-                    flags.join(" "),
-                    r.registers,
-                    r.stack_frame_bytes,
-                    r.spill_store_bytes,
-                    r.spill_load_bytes,
-                    r.shared_bytes
-                );
-            }
+    let jobs: Vec<(&KernelSource, &[&str])> = source::all()
+        .iter()
+        .flat_map(|source| FLAG_SETS.iter().map(move |flags| (source, *flags)))
+        .collect();
+    for ((source, flags), compiled) in jobs.iter().zip(compile_side_by_side(&jobs)) {
+        let compiled = compiled.unwrap_or_else(|e| panic!("{e}"));
+        assert!(compiled.cubin.len() > 100, "{}: empty CUBIN", source.id);
+        for entry in source.entries {
+            let r = compiled.resources_of(entry).unwrap_or_else(|| {
+                panic!(
+                    "{}::{entry}: no resource report in\n{}",
+                    source.id, compiled.log
+                )
+            });
+            assert!(
+                r.registers > 0,
+                "{}::{entry}: 0 registers?\n{}",
+                source.id,
+                compiled.log
+            );
+            println!(
+                "{:<16} {:<22} {:<75} regs {:>3} stack {:>4} spill st/ld {:>3}/{:<3} smem {}",
+                source.id,
+                entry,
+                flags.join(" "),
+                r.registers,
+                r.stack_frame_bytes,
+                r.spill_store_bytes,
+                r.spill_load_bytes,
+                r.shared_bytes
+            );
         }
     }
+}
+
+/// Each source's example variant with each flag set, compiled on every core (NVRTC compiles
+/// distinct programs concurrently; one after the other they took over a minute of CI), in the
+/// order of `jobs`.
+fn compile_side_by_side(
+    jobs: &[(&KernelSource, &[&str])],
+) -> Vec<Result<kernels::Compiled, kernels::KernelError>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut done: Vec<(usize, Result<kernels::Compiled, kernels::KernelError>)> =
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers.min(jobs.len()))
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some((source, flags)) = jobs.get(i) else {
+                                return mine;
+                            };
+                            let mut variant = source.example_variant(Arch::SM90);
+                            for flag in *flags {
+                                variant = variant.flag(flag);
+                            }
+                            mine.push((i, kernels::nvrtc::compile(&variant)));
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("a compile thread panicked"))
+                .collect()
+        });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 #[test]

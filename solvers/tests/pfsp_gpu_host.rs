@@ -676,6 +676,23 @@ fn nvrtc_or_skip() -> bool {
     false
 }
 
+/// NVRTC compiles of the labelled variants, side by side on every core (each compile is one
+/// single-threaded NVRTC program; one after the other they were most of CI's test time),
+/// answered in the order asked.
+fn compile_all(
+    variants: Vec<(String, kernels::Variant)>,
+) -> Vec<(String, kernels::nvrtc::Compiled)> {
+    use rayon::prelude::*;
+    variants
+        .into_par_iter()
+        .map(|(label, variant)| {
+            let compiled =
+                kernels::nvrtc::compile(&variant).unwrap_or_else(|e| panic!("{label}: {e}"));
+            (label, compiled)
+        })
+        .collect()
+}
+
 /// ig-block compiles with its tables in either place and with 1 to 4 machines per lane of the
 /// wavefront, and ig-grid with its tables in either place (NVRTC only; skipped without it
 /// unless MATS_REQUIRE_NVRTC=1).
@@ -686,23 +703,35 @@ fn ig_block_compiles_for_each_table_place_and_machine_count() {
     }
     // Several walks per block (named barriers), with the times staged (2) and not (4).
     let big = pfsp::generate(800, 60, 1);
+    let mut block_variants = Vec::new();
     for w in [2, 4] {
         let params = GpuParams {
             walks_per_block: w,
             ..GpuParams::new(GpuAlgorithm::IgBlock)
         };
         let variant = params.variant_for(&big, Arch::SM90, OPTIN);
-        let compiled = kernels::nvrtc::compile(&variant)
-            .unwrap_or_else(|e| panic!("800x60, {w} walks per block: {e}"));
-        let r = compiled.resources_of("pfsp_ig_block").expect("resources");
-        println!(
-            "800x60, {w} walks per block: {} registers, {} B spilled",
-            r.registers, r.spill_store_bytes
-        );
+        block_variants.push((format!("800x60, {w} walks per block"), variant));
+    }
+    for (n, m) in [(50, 20), (40, 45), (800, 60), (30, 100), (20, 128)] {
+        let inst = pfsp::generate(n, m, 1);
+        for tables in [pfsp_gpu::IgwTables::Shared, pfsp_gpu::IgwTables::Global] {
+            let params = GpuParams {
+                tables,
+                ..GpuParams::new(GpuAlgorithm::IgBlock)
+            };
+            // A 48 KiB device keeps the times of the larger instances in global memory.
+            for optin in [OPTIN, 48 * 1024] {
+                let variant = params.variant_for(&inst, Arch::SM90, optin);
+                let layout = pfsp_gpu::IgLayout::of(&params, &inst, optin);
+                block_variants.push((format!("{n}x{m} {} {layout:?}", tables.name()), variant));
+            }
+        }
     }
     // ig-grid shares ig-common.cuh: its three table places, and the fused evaluation's
     // table kernel.
     // 500 x 100: the fused evaluation with four machines per lane.
+    let mut grid_variants = Vec::new();
+    let mut grid_entries = Vec::new();
     for (n, m) in [(200, 20), (800, 60), (20, 128), (500, 100)] {
         let inst = pfsp::generate(n, m, 1);
         for tables in [
@@ -715,44 +744,34 @@ fn ig_block_compiles_for_each_table_place_and_machine_count() {
                 ..GpuParams::new(GpuAlgorithm::IgGrid)
             };
             let variant = params.variant_for(&inst, Arch::SM90, OPTIN);
-            let layout = pfsp_gpu::GridTables::of(tables, &inst, OPTIN).name();
-            let compiled = kernels::nvrtc::compile(&variant)
-                .unwrap_or_else(|e| panic!("ig-grid {n}x{m} {layout}: {e}"));
+            let place = pfsp_gpu::GridTables::of(tables, &inst, OPTIN);
             let mut entries = vec!["pfsp_ig_grid_moves"];
-            if pfsp_gpu::GridTables::of(tables, &inst, OPTIN) == pfsp_gpu::GridTables::PerWalk {
+            if place == pfsp_gpu::GridTables::PerWalk {
                 entries.push("pfsp_ig_grid_tables");
             }
-            for entry in entries {
-                let r = compiled.resources_of(entry).expect("resources");
-                println!(
-                    "ig-grid {n}x{m} {layout} {entry}: {} registers, {} B spilled",
-                    r.registers, r.spill_store_bytes
-                );
-                assert_eq!(r.spill_store_bytes, 0, "{n}x{m} {layout} {entry}");
-            }
+            grid_variants.push((format!("ig-grid {n}x{m} {}", place.name()), variant));
+            grid_entries.push(entries);
         }
     }
-    for (n, m) in [(50, 20), (40, 45), (800, 60), (30, 100), (20, 128)] {
-        let inst = pfsp::generate(n, m, 1);
-        for tables in [pfsp_gpu::IgwTables::Shared, pfsp_gpu::IgwTables::Global] {
-            let params = GpuParams {
-                tables,
-                ..GpuParams::new(GpuAlgorithm::IgBlock)
-            };
-            // A 48 KiB device keeps the times of the larger instances in global memory.
-            for optin in [OPTIN, 48 * 1024] {
-                let variant = params.variant_for(&inst, Arch::SM90, optin);
-                let compiled = kernels::nvrtc::compile(&variant)
-                    .unwrap_or_else(|e| panic!("{n}x{m} {}: {e}", tables.name()));
-                let r = compiled.resources_of("pfsp_ig_block").expect("resources");
-                println!(
-                    "{n}x{m} {:?}: {} registers, {} B spilled",
-                    pfsp_gpu::IgLayout::of(&params, &inst, optin),
-                    r.registers,
-                    r.spill_store_bytes
-                );
-            }
+    let grid_count = grid_variants.len();
+    let mut compiled = compile_all(grid_variants.into_iter().chain(block_variants).collect());
+    let block_compiled = compiled.split_off(grid_count);
+    for ((label, compiled), entries) in compiled.iter().zip(&grid_entries) {
+        for entry in entries {
+            let r = compiled.resources_of(entry).expect("resources");
+            println!(
+                "{label} {entry}: {} registers, {} B spilled",
+                r.registers, r.spill_store_bytes
+            );
+            assert_eq!(r.spill_store_bytes, 0, "{label} {entry}");
         }
+    }
+    for (label, compiled) in &block_compiled {
+        let r = compiled.resources_of("pfsp_ig_block").expect("resources");
+        println!(
+            "{label}: {} registers, {} B spilled",
+            r.registers, r.spill_store_bytes
+        );
     }
 }
 
@@ -996,17 +1015,21 @@ fn beam_kernels_compile_and_fit_their_tile_launch() {
         .map(|&(n, m)| pfsp::generate(n, m, 1))
         .collect();
     cases.push(wide);
-    for inst in cases {
-        let variant = pfsp_gpu::beam::variant(&inst, Arch::SM90, &[]);
-        let compiled = kernels::nvrtc::compile(&variant)
-            .unwrap_or_else(|e| panic!("beam {}x{}: {e}", inst.jobs, inst.machines));
+    let variants = cases
+        .iter()
+        .map(|inst| {
+            let label = format!("beam {}x{}", inst.jobs, inst.machines);
+            (label, pfsp_gpu::beam::variant(inst, Arch::SM90, &[]))
+        })
+        .collect();
+    for (label, compiled) in compile_all(variants) {
         for entry in ["pfsp_beam_count", "pfsp_beam_select"] {
             let r = compiled.resources_of(entry).expect("resources");
             println!(
-                "beam {}x{} {entry}: {} registers, {} B spilled",
-                inst.jobs, inst.machines, r.registers, r.spill_store_bytes
+                "{label} {entry}: {} registers, {} B spilled",
+                r.registers, r.spill_store_bytes
             );
-            assert!(r.registers <= 64, "{}x{} {entry}", inst.jobs, inst.machines);
+            assert!(r.registers <= 64, "{label} {entry}");
         }
     }
 }

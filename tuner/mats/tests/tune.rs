@@ -375,7 +375,7 @@ fn trial_keys(
 #[test]
 fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
     let tmp = tempfile::tempdir().unwrap();
-    let body = cpu_campaign("killed", "name = \"exhaustive\"", "trials = 40")
+    let body = cpu_campaign("killed", "name = \"exhaustive\"", "trials = 16")
         .replace("tai12a.dat", "tai40a.dat")
         .replace("nug12.dat", "tai20a.dat")
         .replace("iterations = 300", "iterations = 20000");
