@@ -46,7 +46,16 @@ fn every_kernel_compiles_for_sm90_with_representative_flags() {
         .iter()
         .flat_map(|source| FLAG_SETS.iter().map(move |flags| (source, *flags)))
         .collect();
-    for ((source, flags), compiled) in jobs.iter().zip(compile_side_by_side(&jobs)) {
+    // Each source's example variant with each flag set, compiled on every core at once.
+    let variants: Vec<Variant> = jobs
+        .iter()
+        .map(|(source, flags)| {
+            flags
+                .iter()
+                .fold(source.example_variant(Arch::SM90), |v, f| v.flag(f))
+        })
+        .collect();
+    for ((source, flags), compiled) in jobs.iter().zip(kernels::nvrtc::compile_all(&variants)) {
         let compiled = compiled.unwrap_or_else(|e| panic!("{e}"));
         assert!(compiled.cubin.len() > 100, "{}: empty CUBIN", source.id);
         for entry in source.entries {
@@ -75,43 +84,6 @@ fn every_kernel_compiles_for_sm90_with_representative_flags() {
             );
         }
     }
-}
-
-/// Each source's example variant with each flag set, compiled on every core (NVRTC compiles
-/// distinct programs concurrently; one after the other they took over a minute of CI), in the
-/// order of `jobs`.
-fn compile_side_by_side(
-    jobs: &[(&KernelSource, &[&str])],
-) -> Vec<Result<kernels::Compiled, kernels::KernelError>> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let mut done: Vec<(usize, Result<kernels::Compiled, kernels::KernelError>)> =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers.min(jobs.len()))
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut mine = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some((source, flags)) = jobs.get(i) else {
-                                return mine;
-                            };
-                            let mut variant = source.example_variant(Arch::SM90);
-                            for flag in *flags {
-                                variant = variant.flag(flag);
-                            }
-                            mine.push((i, kernels::nvrtc::compile(&variant)));
-                        }
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("a compile thread panicked"))
-                .collect()
-        });
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
 }
 
 #[test]

@@ -676,19 +676,16 @@ fn nvrtc_or_skip() -> bool {
     false
 }
 
-/// NVRTC compiles of the labelled variants, side by side on every core (each compile is one
-/// single-threaded NVRTC program; one after the other they were most of CI's test time),
-/// answered in the order asked.
-fn compile_all(
-    variants: Vec<(String, kernels::Variant)>,
-) -> Vec<(String, kernels::nvrtc::Compiled)> {
-    use rayon::prelude::*;
-    variants
-        .into_par_iter()
-        .map(|(label, variant)| {
-            let compiled =
-                kernels::nvrtc::compile(&variant).unwrap_or_else(|e| panic!("{label}: {e}"));
-            (label, compiled)
+/// The labelled variants compiled (on every core at once), in the order asked.
+fn compile_all(variants: Vec<(String, kernels::Variant)>) -> Vec<(String, kernels::Compiled)> {
+    let (labels, variants): (Vec<String>, Vec<kernels::Variant>) = variants.into_iter().unzip();
+    let compiled = kernels::nvrtc::compile_all(&variants);
+    labels
+        .into_iter()
+        .zip(compiled)
+        .map(|(label, c)| {
+            let c = c.unwrap_or_else(|e| panic!("{label}: {e}"));
+            (label, c)
         })
         .collect()
 }
