@@ -3,7 +3,8 @@
 # generates: `mats instance reference` runs a long 1-flip and swap tabu search on each graph
 # (solvers/src/hwsw/reference.rs; best of SEEDS seeds x ITERATIONS iterations) and writes the
 # table that mats embeds (data/hwsw/synthetic-bks.csv). Rebuild mats afterwards so the
-# embedded table is the new one.
+# embedded table is the new one. This starts the table afresh; to lower it with GPU answers
+# instead (keeping every value nothing beats), see scripts/hwsw-gpu-answers.sh.
 #
 #   bash scripts/hwsw-references.sh [SEEDS] [ITERATIONS]      # defaults: 8 500000
 set -euo pipefail

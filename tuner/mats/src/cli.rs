@@ -751,7 +751,8 @@ pub enum InstanceCommand {
     #[command(subcommand)]
     Generate(GenerateCommand),
     /// Reference values (best-known costs) of HW/SW task graphs, which have no published ones:
-    /// the best over seeds of a long 1-flip and swap tabu search, as a best-known table (CSV).
+    /// the best over seeds of a long 1-flip and swap tabu search, an earlier table's value, or
+    /// a re-scored `mats solve --json` answer, whichever is lowest, as a best-known table (CSV).
     Reference(ReferenceArgs),
     /// Check a solution found elsewhere (another solver, a paper, `mats solve`) and print its
     /// exact objective and gap to the best known value.
@@ -785,12 +786,22 @@ pub struct ReferenceArgs {
     /// Also every HW/SW graph a campaign generates (`generate`, `holdout_generate`) or lists.
     #[arg(long, value_name = "CAMPAIGN")]
     pub campaign: Option<PathBuf>,
-    /// Independent searches per graph (seeds 1..=K); the best counts.
+    /// Independent searches per graph (seeds 1..=K); the best counts. 0 runs no search: the
+    /// table then comes from --previous and --answers.
     #[arg(long, default_value_t = 4, value_name = "K")]
     pub seeds: u64,
     /// Iterations of each search.
     #[arg(long, default_value_t = 200_000, value_name = "N")]
     pub iterations: u64,
+    /// An earlier reference table (`name,family,bks,optimal,method`): its value of a graph
+    /// stands unless something here is lower, and its rows of other graphs are kept.
+    #[arg(long, value_name = "TABLE")]
+    pub previous: Option<PathBuf>,
+    /// Answers of `mats solve --json` (files, or folders of `*.json` files) for the graphs
+    /// given: each solution is re-scored here and counts where it beats the other sources (a
+    /// GPU solver can find lower costs than the reference search). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub answers: Vec<PathBuf>,
     /// Write the table to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,

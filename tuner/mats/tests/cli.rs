@@ -1408,3 +1408,122 @@ fn instance_score_rescores_solutions_from_anywhere() {
     let e = error_of(&["instance", "score", &hwsw_file, "--solution", bad_file]);
     assert!(e.contains("bad.txt") && e.contains("g.hwsw"), "{e}");
 }
+
+/// `mats instance reference` takes a graph's value from the lowest of a new search, an earlier
+/// table and re-scored `mats solve --json` answers, and refuses an answer whose stated cost its
+/// solution does not re-score to.
+#[test]
+fn a_reference_table_keeps_the_lowest_re_scored_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let graph = at("g60.hwsw");
+    let out = generate_hwsw(["60", "120", "1", "low", "4"], Some(&graph));
+    assert!(out.status.success());
+    // One iteration from all hardware: a poor reference that a solver beats.
+    let first = at("first.csv");
+    let out = mats(&[
+        "instance",
+        "reference",
+        &graph,
+        "--seeds",
+        "1",
+        "--iterations",
+        "1",
+        "-o",
+        &first,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let value_in = |table: &str| -> (i64, String) {
+        let text = std::fs::read_to_string(table).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("g60,"))
+            .unwrap()
+            .to_string();
+        let cols: Vec<&str> = line.splitn(5, ',').collect();
+        (cols[2].parse().unwrap(), cols[4].to_string())
+    };
+    let (searched, method) = value_in(&first);
+    assert!(method.contains("1 x 1 iterations"), "{method}");
+
+    let answers = at("answers");
+    std::fs::create_dir(&answers).unwrap();
+    let report = json(&[
+        "solve",
+        &graph,
+        "--time-limit",
+        "0.3",
+        "--seed",
+        "1",
+        "--json",
+    ]);
+    let answered = report["objective"].as_i64().unwrap();
+    assert!(answered < searched, "{answered} vs {searched}");
+    std::fs::write(format!("{answers}/s1.json"), report.to_string()).unwrap();
+    let second = at("second.csv");
+    let args = [
+        "instance",
+        "reference",
+        &graph,
+        "--seeds",
+        "0",
+        "--previous",
+        &first,
+        "--answers",
+        &answers,
+        "-o",
+        &second,
+    ];
+    let out = mats(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("g60: {searched} -> {answered}")),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (value, method) = value_in(&second);
+    assert_eq!(value, answered);
+    assert!(
+        method.contains("seed 1") && method.contains("re-scored"),
+        "{method}"
+    );
+    // Run again on its own output: nothing changes.
+    let third = at("third.csv");
+    let out = mats(&[
+        "instance",
+        "reference",
+        &graph,
+        "--seeds",
+        "0",
+        "--previous",
+        &second,
+        "--answers",
+        &answers,
+        "-o",
+        &third,
+    ]);
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&second).unwrap(),
+        std::fs::read_to_string(&third).unwrap()
+    );
+
+    let mut forged = report.clone();
+    forged["objective"] = serde_json::json!(answered - 1);
+    std::fs::write(format!("{answers}/s2.json"), forged.to_string()).unwrap();
+    let e = error_of(&args);
+    assert!(
+        e.contains("s2.json") && e.contains(&format!("re-scores to {answered}")),
+        "{e}"
+    );
+    let e = error_of(&["instance", "reference", &graph, "--seeds", "0"]);
+    assert!(e.contains("--previous") && e.contains("--answers"), "{e}");
+}

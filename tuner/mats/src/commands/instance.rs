@@ -1,4 +1,5 @@
-//! `mats instance info` and `mats instance generate`.
+//! `mats instance info` and `mats instance generate` (`reference` and `score` have their own
+//! modules).
 
 use anyhow::Result;
 use serde::Serialize;
@@ -6,7 +7,7 @@ use solvers::bks::BestKnownEntry;
 use solvers::family::{self, FeaturesView};
 use solvers::{hwsw, pfsp};
 
-use crate::cli::{GenerateCommand, InfoArgs, ReferenceArgs};
+use crate::cli::{GenerateCommand, InfoArgs};
 
 #[derive(Serialize)]
 struct Info<'a> {
@@ -136,88 +137,4 @@ pub fn generate(command: &GenerateCommand) -> Result<()> {
             super::write_output(args.output.as_deref(), &text)
         }
     }
-}
-
-/// `mats instance reference`: the table `data/hwsw/synthetic-bks.csv` is made by this (see
-/// `scripts/hwsw-references.sh`).
-pub fn reference(args: &ReferenceArgs) -> Result<()> {
-    use anyhow::{bail, Context};
-    use rayon::prelude::*;
-    use std::fmt::Write as _;
-
-    if args.seeds == 0 || args.seeds > 1000 {
-        bail!("--seeds must be in 1..=1000, found {}", args.seeds);
-    }
-    if args.iterations == 0 || args.iterations > 1_000_000_000 {
-        bail!(
-            "--iterations must be in 1..=10^9, found {}",
-            args.iterations
-        );
-    }
-    let mut paths = args.files.clone();
-    // A campaign's generated graphs are written to a scratch folder, exactly as `mats tune`
-    // writes them into its output folder.
-    let scratch = std::env::temp_dir().join(format!("mats-reference-{}", std::process::id()));
-    if let Some(c) = &args.campaign {
-        let file = engine::campaign::CampaignFile::read(c)?;
-        let bks = solvers::bks::BestKnown::default();
-        let tuned = engine::campaign::instances::resolve(&file, &scratch, &bks)?;
-        let held = engine::campaign::instances::resolve_holdouts(&file, &tuned, &scratch, &bks)?;
-        paths.extend(tuned.into_iter().chain(held).map(|i| i.path));
-    }
-    if paths.is_empty() {
-        bail!("give HW/SW instance files or --campaign");
-    }
-    let mut graphs = Vec::new();
-    for path in &paths {
-        match family::load(path, None, None)? {
-            family::Instance::Hwsw(inst) => graphs.push(inst),
-            other => bail!(
-                "{} is a {} instance; reference values are computed for hwsw graphs only \
-                 (the other families have published best-known tables)",
-                path.display(),
-                other.family()
-            ),
-        }
-    }
-    let params = hwsw::reference::ReferenceParams {
-        iterations: args.iterations,
-        ..Default::default()
-    };
-    let started = std::time::Instant::now();
-    let rows: Vec<(String, i64)> = graphs
-        .par_iter()
-        .map(|g| {
-            (
-                g.name.clone(),
-                hwsw::reference::reference(g, &params, args.seeds).0,
-            )
-        })
-        .collect();
-    let _ = std::fs::remove_dir_all(&scratch);
-    let mut text = String::from("name,family,bks,optimal,method\n");
-    let mut sorted = rows;
-    sorted.sort();
-    sorted.dedup();
-    for (name, h) in &sorted {
-        writeln!(
-            text,
-            "{name},hwsw,{h},no,best of {} x {} iterations (mats instance reference)",
-            args.seeds, args.iterations
-        )?;
-    }
-    match &args.output {
-        Some(out) => {
-            std::fs::write(out, &text)
-                .with_context(|| format!("cannot write {}", out.display()))?;
-            eprintln!(
-                "{} reference values in {:.1} s -> {}",
-                sorted.len(),
-                started.elapsed().as_secs_f64(),
-                out.display()
-            );
-        }
-        None => print!("{text}"),
-    }
-    Ok(())
 }

@@ -9,6 +9,7 @@ mod bench_tsp;
 mod devices;
 pub mod export;
 mod instance;
+mod reference;
 mod report;
 pub mod results;
 mod score;
@@ -33,7 +34,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Solve(args) => solve::run(&args),
         Command::Instance(InstanceCommand::Info(args)) => instance::info(&args),
         Command::Instance(InstanceCommand::Generate(args)) => instance::generate(&args),
-        Command::Instance(InstanceCommand::Reference(args)) => instance::reference(&args),
+        Command::Instance(InstanceCommand::Reference(args)) => reference::reference(&args),
         Command::Instance(InstanceCommand::Score(args)) => score::score(&args),
         Command::Devices(args) => devices::run(&args),
         Command::Bench(BenchCommand::Measure(args)) => bench::measure(&args),

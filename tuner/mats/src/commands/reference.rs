@@ -1,0 +1,445 @@
+//! `mats instance reference`: best-known values for generated HW/SW graphs, which have none
+//! published (`data/hwsw/synthetic-bks.csv` is made by it: `scripts/hwsw-references.sh`).
+//!
+//! Three sources per graph, the lowest cost kept: a new CPU search
+//! (`solvers::hwsw::reference`), the graph's row of an earlier table, and answers of `mats
+//! solve --json`. The answers are there because the GPU's gpts-multi finds partitions the CPU
+//! search does not, and a reference that a solver beats turns gaps negative, which reads as a
+//! bug to anyone comparing configurations by them. Every answer is re-scored from its
+//! solution vector here; one whose stated objective differs from the re-score is refused
+//! (that would be a solver's bug, not a better reference).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use solvers::family;
+use solvers::hwsw;
+
+use crate::cli::ReferenceArgs;
+
+/// One row of a reference table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Row {
+    value: i64,
+    /// `no` for every value this command finds (none is a proof); an earlier table's own
+    /// word is kept with its value.
+    optimal: String,
+    method: String,
+}
+
+impl Row {
+    fn found(value: i64, method: String) -> Row {
+        Row {
+            value,
+            optimal: "no".into(),
+            method,
+        }
+    }
+}
+
+/// Rows by graph name, in the table's (sorted) order.
+type Table = BTreeMap<String, Row>;
+
+pub fn reference(args: &ReferenceArgs) -> Result<()> {
+    use rayon::prelude::*;
+
+    if args.seeds > 1000 {
+        bail!("--seeds must be in 0..=1000, found {}", args.seeds);
+    }
+    if args.seeds > 0 && (args.iterations == 0 || args.iterations > 1_000_000_000) {
+        bail!(
+            "--iterations must be in 1..=10^9, found {}",
+            args.iterations
+        );
+    }
+    if args.seeds == 0 && args.previous.is_none() && args.answers.is_empty() {
+        bail!(
+            "--seeds 0 runs no search: give --previous TABLE or --answers PATH to take values from"
+        );
+    }
+    let previous = match &args.previous {
+        Some(path) => read_table(path)?,
+        None => Table::new(),
+    };
+    let graphs = load_graphs(args)?;
+    if graphs.is_empty() && args.previous.is_none() {
+        bail!("give HW/SW instance files or --campaign");
+    }
+    if graphs.is_empty() && !args.answers.is_empty() {
+        bail!(
+            "--answers needs the graphs they answer (instance files or --campaign), to re-score \
+             each solution"
+        );
+    }
+
+    let started = std::time::Instant::now();
+    let params = hwsw::reference::ReferenceParams {
+        iterations: args.iterations,
+        ..Default::default()
+    };
+    let searched: Vec<(String, Row)> = if args.seeds == 0 {
+        Vec::new()
+    } else {
+        let method = format!(
+            "best of {} x {} iterations (mats instance reference)",
+            args.seeds, args.iterations
+        );
+        graphs
+            .par_iter()
+            .map(|g| {
+                let value = hwsw::reference::reference(g, &params, args.seeds).0;
+                (g.name.clone(), Row::found(value, method.clone()))
+            })
+            .collect()
+    };
+    let answers = read_answers(&answer_files(&args.answers)?, &graphs)?;
+    let table = lowest(previous.clone(), searched.into_iter().chain(answers));
+
+    let text = to_csv(&table)?;
+    match &args.output {
+        Some(out) => {
+            std::fs::write(out, &text)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            eprint!("{}", changes(&previous, &table));
+            eprintln!(
+                "{} reference values in {:.1} s -> {}",
+                table.len(),
+                started.elapsed().as_secs_f64(),
+                out.display()
+            );
+            Ok(())
+        }
+        None => {
+            eprint!("{}", changes(&previous, &table));
+            super::write_output(None, &text)
+        }
+    }
+}
+
+/// The graphs named on the command line and those the campaign generates or lists.
+fn load_graphs(args: &ReferenceArgs) -> Result<Vec<hwsw::Instance>> {
+    let mut paths = args.files.clone();
+    // A campaign's generated graphs are written to a scratch folder, exactly as `mats tune`
+    // writes them into its output folder.
+    let scratch = std::env::temp_dir().join(format!("mats-reference-{}", std::process::id()));
+    if let Some(c) = &args.campaign {
+        let file = engine::campaign::CampaignFile::read(c)?;
+        let bks = solvers::bks::BestKnown::default();
+        let tuned = engine::campaign::instances::resolve(&file, &scratch, &bks)?;
+        let held = engine::campaign::instances::resolve_holdouts(&file, &tuned, &scratch, &bks)?;
+        paths.extend(tuned.into_iter().chain(held).map(|i| i.path));
+    }
+    let mut graphs = Vec::new();
+    let loaded = paths.iter().try_for_each(|path| {
+        match family::load(path, None, None)? {
+            family::Instance::Hwsw(inst) => graphs.push(inst),
+            other => bail!(
+                "{} is a {} instance; reference values are computed for hwsw graphs only \
+                 (the other families have published best-known tables)",
+                path.display(),
+                other.family()
+            ),
+        }
+        Ok(())
+    });
+    let _ = std::fs::remove_dir_all(&scratch);
+    loaded?;
+    graphs.sort_by(|a, b| a.name.cmp(&b.name));
+    graphs.dedup_by(|a, b| a.name == b.name);
+    Ok(graphs)
+}
+
+/// `table` with each candidate that is lower than its graph's row (or the first for its
+/// graph); on a tie the row already there stays, so re-running with the same inputs changes
+/// nothing.
+fn lowest(mut table: Table, candidates: impl IntoIterator<Item = (String, Row)>) -> Table {
+    for (name, row) in candidates {
+        match table.get(&name) {
+            Some(old) if old.value <= row.value => {}
+            _ => {
+                table.insert(name, row);
+            }
+        }
+    }
+    table
+}
+
+/// What changed against the earlier table, one line per graph, for the log.
+fn changes(previous: &Table, table: &Table) -> String {
+    let mut text = String::new();
+    for (name, row) in table {
+        match previous.get(name) {
+            Some(old) if old == row => {}
+            Some(old) => {
+                let _ = writeln!(
+                    text,
+                    "{name}: {} -> {} ({:+.3}%), {}",
+                    old.value,
+                    row.value,
+                    solvers::bks::gap_percent(row.value, old.value).unwrap_or(0.0),
+                    row.method
+                );
+            }
+            None if !previous.is_empty() => {
+                let _ = writeln!(text, "{name}: {} (new), {}", row.value, row.method);
+            }
+            None => {}
+        }
+    }
+    text
+}
+
+fn read_table(path: &Path) -> Result<Table> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the reference table {}", path.display()))?;
+    parse_table(&text).with_context(|| format!("reference table {}", path.display()))
+}
+
+fn parse_table(text: &str) -> Result<Table> {
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .context("line 1: cannot read the CSV header")?
+        .clone();
+    let column = |name: &str| headers.iter().position(|h| h.trim() == name);
+    let (Some(name_col), Some(bks_col)) = (column("name"), column("bks")) else {
+        bail!("line 1: a reference table needs the columns `name` and `bks`");
+    };
+    let (optimal_col, method_col) = (column("optimal"), column("method"));
+    let mut table = Table::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            anyhow!("line {line}: bad CSV record: {e}")
+        })?;
+        let line = record.position().map_or(0, |p| p.line());
+        let field = |col: Option<usize>| col.and_then(|c| record.get(c)).unwrap_or("").trim();
+        let name = field(Some(name_col));
+        if name.is_empty() {
+            continue;
+        }
+        let raw = field(Some(bks_col));
+        let value = raw
+            .parse::<i64>()
+            .map_err(|_| anyhow!("line {line}: the value of {name} is not an integer: {raw:?}"))?;
+        let row = Row {
+            value,
+            optimal: match field(optimal_col) {
+                "" => "no".into(),
+                o => o.into(),
+            },
+            method: field(method_col).into(),
+        };
+        if table.insert(name.to_string(), row).is_some() {
+            bail!("line {line}: {name} has a second row");
+        }
+    }
+    Ok(table)
+}
+
+fn to_csv(table: &Table) -> Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(["name", "family", "bks", "optimal", "method"])?;
+    for (name, row) in table {
+        writer.write_record([
+            name.as_str(),
+            "hwsw",
+            &row.value.to_string(),
+            &row.optimal,
+            &row.method,
+        ])?;
+    }
+    let bytes = writer.into_inner().map_err(|e| anyhow!("{e}"))?;
+    Ok(String::from_utf8(bytes)?)
+}
+
+/// The answer files: each path as given, a folder's `*.json` files in name order.
+fn answer_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
+                .with_context(|| format!("cannot read the answers folder {}", path.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
+            if inside.is_empty() {
+                bail!("the answers folder {} holds no .json file", path.display());
+            }
+            inside.sort();
+            files.extend(inside);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+/// Each answer re-scored on its graph, as a candidate row.
+fn read_answers(files: &[PathBuf], graphs: &[hwsw::Instance]) -> Result<Vec<(String, Row)>> {
+    files
+        .iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read the answer {}", file.display()))?;
+            answer(&text, graphs).with_context(|| format!("answer {}", file.display()))
+        })
+        .collect()
+}
+
+/// One `mats solve --json` report: its graph's name and the re-scored row.
+fn answer(text: &str, graphs: &[hwsw::Instance]) -> Result<(String, Row)> {
+    let report: serde_json::Value =
+        serde_json::from_str(text).context("not a `mats solve --json` report")?;
+    let family = report["family"].as_str().unwrap_or("hwsw");
+    if family != "hwsw" {
+        bail!("is a {family} answer; reference values are for hwsw graphs only");
+    }
+    let name = report["instance"]
+        .as_str()
+        .ok_or_else(|| anyhow!("has no `instance` name"))?;
+    let graph = graphs.iter().find(|g| g.name == name).ok_or_else(|| {
+        anyhow!(
+            "answers {name}, which is not among the {} graphs given (name the graph's file or \
+             its campaign)",
+            graphs.len()
+        )
+    })?;
+    let solution = report["solution"]
+        .as_array()
+        .ok_or_else(|| anyhow!("has no `solution` array"))?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_u64()
+                .map(|v| v as usize)
+                .ok_or_else(|| anyhow!("solution entry {i} is {v}, not 0 or 1"))
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    let value = graph
+        .objective(&solution)
+        .map_err(|e| anyhow!("its solution of {name} {e}"))?;
+    if let Some(stated) = report["objective"].as_i64() {
+        if stated != value {
+            bail!("states the cost {stated} for {name} but its solution re-scores to {value}");
+        }
+    }
+    let text_of = |key: &str| report[key].as_str().unwrap_or("?").to_string();
+    let adapt = if report["gpu"]["adaptation"].is_null() {
+        ""
+    } else {
+        " with --adapt"
+    };
+    let method = format!(
+        "{} on the {}{adapt}, seed {}, {:.1} s (mats solve, re-scored)",
+        text_of("algorithm"),
+        text_of("backend"),
+        report["seed"],
+        report["seconds"].as_f64().unwrap_or(0.0)
+    );
+    Ok((name.to_string(), Row::found(value, method)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph() -> hwsw::Instance {
+        let spec = hwsw::GeneratorSpec::new(12, 20, 1.0, hwsw::RLevel::Low, 3);
+        let mut g = hwsw::generate(&spec).unwrap();
+        g.name = "g12".into();
+        g
+    }
+
+    fn row(value: i64, method: &str) -> Row {
+        Row::found(value, method.into())
+    }
+
+    #[test]
+    fn the_lowest_value_wins_and_a_tie_keeps_the_row_already_there() {
+        let previous = Table::from([("a".into(), row(10, "old")), ("b".into(), row(5, "old"))]);
+        let table = lowest(
+            previous.clone(),
+            [
+                ("a".into(), row(10, "search")),
+                ("b".into(), row(4, "search")),
+                ("b".into(), row(4, "answer")),
+                ("c".into(), row(7, "answer")),
+                ("c".into(), row(6, "answer 2")),
+            ],
+        );
+        assert_eq!(table["a"], row(10, "old"));
+        assert_eq!(table["b"], row(4, "search"));
+        assert_eq!(table["c"], row(6, "answer 2"));
+        let log = changes(&previous, &table);
+        assert!(log.contains("b: 5 -> 4 (-20.000%), search"), "{log}");
+        assert!(log.contains("c: 6 (new), answer 2"), "{log}");
+        assert!(!log.contains("a:"), "{log}");
+    }
+
+    #[test]
+    fn a_table_round_trips_and_bad_rows_name_their_line() {
+        let text = "name,family,bks,optimal,method\n\
+                    g1,hwsw,12,no,\"best of 8, long\"\n\
+                    g2,hwsw,7,yes,brute force\n";
+        let table = parse_table(text).unwrap();
+        assert_eq!(table["g1"].method, "best of 8, long");
+        assert_eq!(table["g2"].optimal, "yes");
+        assert_eq!(parse_table(&to_csv(&table).unwrap()).unwrap(), table);
+
+        let e = format!("{:#}", parse_table("name,bks\ng1,12\ng2,x\n").unwrap_err());
+        assert!(e.contains("line 3") && e.contains("g2"), "{e}");
+        let e = format!("{:#}", parse_table("name,bks\ng1,12\ng1,11\n").unwrap_err());
+        assert!(e.contains("line 3") && e.contains("second row"), "{e}");
+        let e = format!("{:#}", parse_table("name,value\ng1,12\n").unwrap_err());
+        assert!(e.contains("`bks`"), "{e}");
+    }
+
+    fn report(g: &hwsw::Instance, x: &[usize], objective: i64) -> String {
+        serde_json::json!({
+            "family": "hwsw", "instance": g.name, "algorithm": "gpts-multi",
+            "backend": "gpu", "seed": 2, "seconds": 10.02, "objective": objective,
+            "solution": x,
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn an_answer_is_re_scored_and_a_wrong_or_infeasible_one_refused() {
+        let g = graph();
+        let graphs = std::slice::from_ref(&g);
+        let all_hardware = vec![0; g.n()];
+        let cost = g.objective(&all_hardware).unwrap();
+        let (name, r) = answer(&report(&g, &all_hardware, cost), graphs).unwrap();
+        assert_eq!((name.as_str(), r.value), ("g12", cost));
+        assert_eq!(
+            r.method,
+            "gpts-multi on the gpu, seed 2, 10.0 s (mats solve, re-scored)"
+        );
+
+        let e = format!(
+            "{:#}",
+            answer(&report(&g, &all_hardware, cost - 1), graphs).unwrap_err()
+        );
+        assert!(e.contains(&format!("re-scores to {cost}")), "{e}");
+        // All software breaks the constraint S + C <= R of a low-R graph.
+        let e = format!(
+            "{:#}",
+            answer(&report(&g, &vec![1; g.n()], 0), graphs).unwrap_err()
+        );
+        assert!(e.contains("infeasible"), "{e}");
+        let mut other = g.clone();
+        other.name = "other".into();
+        let e = format!(
+            "{:#}",
+            answer(&report(&other, &all_hardware, cost), graphs).unwrap_err()
+        );
+        assert!(e.contains("not among the 1 graphs"), "{e}");
+        let e = format!("{:#}", answer("{\"family\": \"qap\"}", graphs).unwrap_err());
+        assert!(e.contains("qap answer"), "{e}");
+    }
+}
