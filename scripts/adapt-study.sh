@@ -5,7 +5,8 @@
 # there. Usage: bash scripts/adapt-study.sh FAMILY [SECONDS] [SEEDS]
 #   FAMILY: qap | pfsp | hwsw (one family is 5 instances x SEEDS x 2 runs x SECONDS: 300 s at
 #   the defaults, so one device call holds one family); hwsw-cases: one 2,000-node graph of
-#   each other CCR x R case than hwsw's (CCR 1, R low); pfsp-large: 100 x 20 to 500 x 20;
+#   each other CCR x R case than hwsw's (CCR 1, R low); hwsw-short: five graphs of CCR 0.1,
+#   R high, where 10 s is short; pfsp-large: 100 x 20 to 500 x 20;
 #   pfsp-vrf: VRF's 60-machine classes, n = 100-500; tsp: five TSPLIB instances of 3,038 to
 #   15,112 cities (the focused colony races its ants' numbers of new edges); tsp-clustered:
 #   the five planar TSPLIB instances of 1,000+ cities whose layout is clustered (for
@@ -28,7 +29,7 @@
 # measures a candidate default the same way; the raw runs then go to adapt-FAMILY-LABEL.csv,
 # LABEL from the environment, default "flags").
 set -u
-family=${1:?usage: adapt-study.sh qap|pfsp|pfsp-large|pfsp-vrf|hwsw|hwsw-cases|tsp|tsp-clustered|qap-tuned|pfsp-tuned|hwsw-tuned|tsp-tuned [SECONDS] [SEEDS]}
+family=${1:?usage: adapt-study.sh qap|pfsp|pfsp-large|pfsp-vrf|hwsw|hwsw-cases|hwsw-short|tsp|tsp-clustered|qap-tuned|pfsp-tuned|hwsw-tuned|tsp-tuned [SECONDS] [SEEDS]}
 seconds=${2:-10}
 seeds=${3:-3}
 root=$PWD
@@ -123,6 +124,14 @@ case $family in
             read -r ccr level <<< "$c"
             add_graph "$out/adapt-c$ccr-$level.hwsw" "$ccr" "$level" 21 "ccr$ccr-$level"
         done ;;
+    hwsw-short)
+        # CCR 0.1, R high: the case where 10 s is short for 2,000 nodes (the runs of
+        # scripts/hwsw-gpu-answers.sh on its two campaign graphs differed by 0.1-0.8% between
+        # seeds); five fresh graphs, chosen before their first run.
+        instances=()
+        for s in 11 12 13 14 15; do
+            add_graph "$out/adapt-h$s.hwsw" 0.1 high "$s" "g2000-ccr0.1-high-s$s"
+        done ;;
     tsp)
         # Sizes where 10 s leave the colony room (pr2392 reaches 0.15%, rl11849 0.19% at 10 s,
         # docs/tsp-gpu.md); no campaign names these five (chosen before their first run).
@@ -136,7 +145,7 @@ case $family in
         for name in d1291 fl1400 d1655 fl3795 usa13509; do
             instances+=("$data/tsplib/instances/$name.tsp|$name|")
         done ;;
-    *) echo "unknown family $family (qap, pfsp, pfsp-large, pfsp-vrf, hwsw, hwsw-cases, tsp, tsp-clustered, qap-tuned, pfsp-tuned, hwsw-tuned, tsp-tuned)" >&2; exit 2 ;;
+    *) echo "unknown family $family (qap, pfsp, pfsp-large, pfsp-vrf, hwsw, hwsw-cases, hwsw-short, tsp, tsp-clustered, qap-tuned, pfsp-tuned, hwsw-tuned, tsp-tuned)" >&2; exit 2 ;;
 esac
 
 for entry in "${instances[@]}"; do

@@ -193,8 +193,9 @@ fn repo_file(rel: &str) -> std::path::PathBuf {
         .join(rel)
 }
 
-/// Every GPU variant of every family, through the family-neutral workload, keeps working until
-/// a time limit and stops soon after it: the budget that gap@budget trials and tuned bundles
+/// Every GPU variant of every family (TSP: the three constructions and the focused colony),
+/// through the family-neutral workload, keeps working until a time limit and stops soon after
+/// it, and answers with a start solution when no time is left: the budget that gap@budget trials and tuned bundles
 /// run at (a variant that stopped after its default iterations, or ran on past the limit,
 /// would compare unequal budgets). Every answer is re-scored on the CPU.
 #[test]
@@ -230,6 +231,14 @@ fn every_gpu_variant_honours_a_time_limit() {
             &hwsw,
         ));
     }
+    let tsp = solvers::family::load(&repo_file("data/tsp/berlin52.tsp"), None, None).unwrap();
+    for c in solvers::tsp::gpu::Construction::ALL {
+        configs.push((GpuConfig::Tsp(solvers::tsp::gpu::GpuParams::new(c)), &tsp));
+    }
+    configs.push((
+        GpuConfig::Tsp(solvers::tsp::gpu::GpuParams::focused()),
+        &tsp,
+    ));
     let limit = 0.4;
     for (config, inst) in configs {
         let name = format!("{} {}", config.family(), config.variant_name());
@@ -262,6 +271,21 @@ fn every_gpu_variant_honours_a_time_limit() {
             inst.objective(&run.outcome.solution).unwrap(),
             run.outcome.objective,
             "{name}: the GPU's objective is the CPU's"
+        );
+        // A limit already spent (`mats solve` passes zero when compiling took it all): no
+        // launch, yet a start solution whose cost is its own (gpts-multi once reported its
+        // searches' unset bests, i64::MAX, and the run failed its re-score).
+        let spent = solvers::run::RunOptions {
+            budget: solvers::run::Budget::time_limit(Duration::ZERO),
+            ..options
+        };
+        let run = prepared
+            .run(&gpu, &spent)
+            .unwrap_or_else(|e| panic!("{name} with no time left: {e}"));
+        assert_eq!(
+            inst.objective(&run.outcome.solution).unwrap(),
+            run.outcome.objective,
+            "{name} with no time left: the objective is the CPU's"
         );
     }
 }

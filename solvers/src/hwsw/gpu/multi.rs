@@ -267,6 +267,19 @@ impl Multi {
                 .map_err(driver("marking restarts"))?;
         }
         timer.search_seconds = started.elapsed().as_secs_f64();
+        if done == 0 {
+            // No launch ran (a compile took the whole time limit): the searches have no best
+            // yet, so the answer is the best feasible start, scored here, and the starts are
+            // what an island keeps for its next epoch.
+            stream
+                .memcpy_htod(&x0, &mut self.best_x)
+                .map_err(driver("keeping the start solutions"))?;
+            return Ok((
+                best_start(inst, &x0)?,
+                restarts,
+                race.map(|r| summary(&arms, &r)),
+            ));
+        }
         let winner = (0..s).min_by_key(|&q| (best_h[q], q)).unwrap_or(0);
         let row = stream
             .clone_dtoh(&self.best_x.slice(winner * n..winner * n + n))
@@ -284,6 +297,27 @@ impl Multi {
             race.map(|r| summary(&arms, &r)),
         ))
     }
+}
+
+/// The lowest-cost feasible row of the searches' start vectors (all hardware, which is always
+/// feasible, unless an island gave its searches' bests).
+fn best_start(inst: &Instance, starts: &[u8]) -> Result<Outcome, KernelError> {
+    starts
+        .chunks(inst.n())
+        .filter_map(|row| {
+            let x: Vec<usize> = row.iter().map(|&v| usize::from(v)).collect();
+            inst.objective(&x).ok().map(|h| (h, x))
+        })
+        .min_by_key(|(h, _)| *h)
+        .map(|(objective, solution)| Outcome {
+            solution,
+            objective,
+            iterations: 0,
+            evaluations: 0,
+        })
+        .ok_or_else(|| {
+            KernelError::InvalidConfig("gpts-multi: no start solution is feasible".into())
+        })
 }
 
 /// One run-time configuration of a search: the launches it may go without improving before a
@@ -343,6 +377,26 @@ fn summary(arms: &[RestartArm], race: &Race) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_no_launch_the_answer_is_the_best_feasible_start() {
+        let spec = crate::hwsw::GeneratorSpec::new(12, 20, 1.0, crate::hwsw::RLevel::Low, 3);
+        let inst = crate::hwsw::generate(&spec).unwrap();
+        let n = inst.n();
+        // All software breaks a low R; one node in software is feasible and cheaper than
+        // all hardware where its hardware cost is positive.
+        let mut one_soft = vec![0u8; n];
+        one_soft[0] = 1;
+        let rows = [vec![1u8; n], vec![0u8; n], one_soft.clone()].concat();
+        let all_hw = inst.objective(&vec![0; n]).unwrap();
+        let x: Vec<usize> = one_soft.iter().map(|&v| usize::from(v)).collect();
+        let expected = inst.objective(&x).map_or(all_hw, |h| h.min(all_hw));
+        let out = best_start(&inst, &rows).unwrap();
+        assert_eq!(out.objective, expected);
+        assert_eq!(inst.objective(&out.solution).unwrap(), out.objective);
+        assert_eq!(out.iterations, 0);
+        assert!(best_start(&inst, &vec![1u8; n]).is_err());
+    }
 
     #[test]
     fn adapt_races_the_elite_restarts_tenures_and_stalls() {

@@ -1003,7 +1003,8 @@ fn run_gpu(
     let mut options = options.clone();
     if let Some(limit) = options.budget.time_limit {
         let left = limit.saturating_sub(preparing.elapsed());
-        if left.is_zero() {
+        // A limit already zero was spent by setup, which said so.
+        if left.is_zero() && !limit.is_zero() {
             eprintln!(
                 "mats: compiling and loading the kernel took {:.3} s, the whole time limit; \
                  returning the start solution",
