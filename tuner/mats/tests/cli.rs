@@ -1419,34 +1419,30 @@ fn a_reference_table_keeps_the_lowest_re_scored_value() {
     let graph = at("g60.hwsw");
     let out = generate_hwsw(["60", "120", "1", "low", "4"], Some(&graph));
     assert!(out.status.success());
-    // One iteration from all hardware: a poor reference that a solver beats.
-    let first = at("first.csv");
-    let out = mats(&[
-        "instance",
-        "reference",
-        &graph,
-        "--seeds",
-        "1",
-        "--iterations",
-        "1",
-        "-o",
-        &first,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let reference_args = |args: &[&str]| -> Vec<String> {
+        ["instance", "reference", &graph]
+            .iter()
+            .chain(args)
+            .map(|a| a.to_string())
+            .collect()
+    };
+    // Runs `mats instance reference GRAPH ARGS...` and returns its standard error.
+    let reference = |args: &[&str]| -> String {
+        let all = reference_args(args);
+        let out = mats(&all.iter().map(String::as_str).collect::<Vec<_>>());
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
     let value_in = |table: &str| -> (i64, String) {
         let text = std::fs::read_to_string(table).unwrap();
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("g60,"))
-            .unwrap()
-            .to_string();
+        let line = text.lines().find(|l| l.starts_with("g60,")).unwrap();
         let cols: Vec<&str> = line.splitn(5, ',').collect();
         (cols[2].parse().unwrap(), cols[4].to_string())
     };
+    // One iteration from all hardware: a poor reference that a solver beats.
+    let first = at("first.csv");
+    reference(&["--seeds", "1", "--iterations", "1", "-o", &first]);
     let (searched, method) = value_in(&first);
     assert!(method.contains("1 x 1 iterations"), "{method}");
 
@@ -1465,10 +1461,7 @@ fn a_reference_table_keeps_the_lowest_re_scored_value() {
     assert!(answered < searched, "{answered} vs {searched}");
     std::fs::write(format!("{answers}/s1.json"), report.to_string()).unwrap();
     let second = at("second.csv");
-    let args = [
-        "instance",
-        "reference",
-        &graph,
+    let fold = [
         "--seeds",
         "0",
         "--previous",
@@ -1478,16 +1471,10 @@ fn a_reference_table_keeps_the_lowest_re_scored_value() {
         "-o",
         &second,
     ];
-    let out = mats(&args);
+    let log = reference(&fold);
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains(&format!("g60: {searched} -> {answered}")),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        log.contains(&format!("g60: {searched} -> {answered}")),
+        "{log}"
     );
     let (value, method) = value_in(&second);
     assert_eq!(value, answered);
@@ -1497,10 +1484,7 @@ fn a_reference_table_keeps_the_lowest_re_scored_value() {
     );
     // Run again on its own output: nothing changes.
     let third = at("third.csv");
-    let out = mats(&[
-        "instance",
-        "reference",
-        &graph,
+    reference(&[
         "--seeds",
         "0",
         "--previous",
@@ -1510,7 +1494,6 @@ fn a_reference_table_keeps_the_lowest_re_scored_value() {
         "-o",
         &third,
     ]);
-    assert!(out.status.success());
     assert_eq!(
         std::fs::read_to_string(&second).unwrap(),
         std::fs::read_to_string(&third).unwrap()
@@ -1519,7 +1502,8 @@ fn a_reference_table_keeps_the_lowest_re_scored_value() {
     let mut forged = report.clone();
     forged["objective"] = serde_json::json!(answered - 1);
     std::fs::write(format!("{answers}/s2.json"), forged.to_string()).unwrap();
-    let e = error_of(&args);
+    let all = reference_args(&fold);
+    let e = error_of(&all.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(
         e.contains("s2.json") && e.contains(&format!("re-scores to {answered}")),
         "{e}"
