@@ -195,9 +195,9 @@ fn repo_file(rel: &str) -> std::path::PathBuf {
 
 /// Every GPU variant of every family (TSP: the three constructions and the focused colony),
 /// through the family-neutral workload, keeps working until a time limit and stops soon after
-/// it, and answers with a start solution when no time is left: the budget that gap@budget trials and tuned bundles
-/// run at (a variant that stopped after its default iterations, or ran on past the limit,
-/// would compare unequal budgets). Every answer is re-scored on the CPU.
+/// it (the budget that gap@budget trials and tuned bundles run at: a variant that stopped
+/// after its default iterations, or ran on past the limit, would compare unequal budgets), and
+/// answers with a start solution when no time is left. Every answer is re-scored on the CPU.
 #[test]
 fn every_gpu_variant_honours_a_time_limit() {
     use solvers::gpu::GpuConfig;
