@@ -95,7 +95,7 @@ pub fn reference(args: &ReferenceArgs) -> Result<()> {
             .collect()
     };
     let answers = read_answers(&answer_files(&args.answers)?, &graphs)?;
-    let table = lowest(previous.clone(), searched.into_iter().chain(answers));
+    let table = lowest(previous.clone(), searched.into_iter().chain(answers))?;
 
     let text = to_csv(&table)?;
     match &args.output {
@@ -153,17 +153,25 @@ fn load_graphs(args: &ReferenceArgs) -> Result<Vec<hwsw::Instance>> {
 
 /// `table` with each candidate that is lower than its graph's row (or the first for its
 /// graph); on a tie the row already there stays, so re-running with the same inputs changes
-/// nothing.
-fn lowest(mut table: Table, candidates: impl IntoIterator<Item = (String, Row)>) -> Table {
+/// nothing. A candidate below a value the table calls optimal is an error: one of the two is
+/// wrong, and a reference table must not guess which.
+fn lowest(mut table: Table, candidates: impl IntoIterator<Item = (String, Row)>) -> Result<Table> {
     for (name, row) in candidates {
         match table.get(&name) {
             Some(old) if old.value <= row.value => {}
+            Some(old) if old.optimal == "yes" => bail!(
+                "{name}: {} ({}) is below {}, which the earlier table calls optimal ({})",
+                row.value,
+                row.method,
+                old.value,
+                old.method
+            ),
             _ => {
                 table.insert(name, row);
             }
         }
     }
-    table
+    Ok(table)
 }
 
 /// What changed against the earlier table, one line per graph, for the log.
@@ -371,7 +379,8 @@ mod tests {
                 ("c".into(), row(7, "answer")),
                 ("c".into(), row(6, "answer 2")),
             ],
-        );
+        )
+        .unwrap();
         assert_eq!(table["a"], row(10, "old"));
         assert_eq!(table["b"], row(4, "search"));
         assert_eq!(table["c"], row(6, "answer 2"));
@@ -379,6 +388,21 @@ mod tests {
         assert!(log.contains("b: 5 -> 4 (-20.000%), search"), "{log}");
         assert!(log.contains("c: 6 (new), answer 2"), "{log}");
         assert!(!log.contains("a:"), "{log}");
+
+        let proven = Row {
+            optimal: "yes".into(),
+            ..row(5, "brute force")
+        };
+        let e = lowest(
+            Table::from([("a".into(), proven)]),
+            [("a".into(), row(4, "gpu"))],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("a: 4 (gpu) is below 5") && e.contains("optimal"),
+            "{e}"
+        );
     }
 
     #[test]
