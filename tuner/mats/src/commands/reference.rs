@@ -74,6 +74,9 @@ pub fn reference(args: &ReferenceArgs) -> Result<()> {
         );
     }
 
+    // Checked before the search, so a bad answer costs no minutes of searching.
+    let answers = read_answers(&answer_files(&args.answers)?, &graphs)?;
+
     let started = std::time::Instant::now();
     let params = hwsw::reference::ReferenceParams {
         iterations: args.iterations,
@@ -99,7 +102,6 @@ pub fn reference(args: &ReferenceArgs) -> Result<()> {
         bar.finish_and_clear();
         rows
     };
-    let answers = read_answers(&answer_files(&args.answers)?, &graphs)?;
     let table = lowest(previous.clone(), searched.into_iter().chain(answers))?;
 
     let text = to_csv(&table)?;
