@@ -36,8 +36,8 @@ for size in 300x600 2000x6000; do
                     shift
                     "$mats" solve "$graph" --backend gpu --time-limit "$seconds" --seed "$seed" \
                         "$@" --json > "$out/answers/$name-r$seed.json" 2> "$out/answers/$name-r$seed.log"
-                    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], d["algorithm"], d["objective"], d.get("best_known"), "%.3f%%" % d["gap_percent"] if d.get("gap_percent") is not None else "")' \
-                        "$out/answers/$name-r$seed.json" "$name-r$seed"
+                    echo "$name-r$seed,$(python3 "$(dirname "$0")/json-fields.py" algorithm \
+                        objective best_known gap_percent < "$out/answers/$name-r$seed.json")"
                 done
             done
         done
