@@ -104,25 +104,17 @@ pub fn reference(args: &ReferenceArgs) -> Result<()> {
     };
     let table = lowest(previous.clone(), searched.into_iter().chain(answers))?;
 
-    let text = to_csv(&table)?;
-    match &args.output {
-        Some(out) => {
-            std::fs::write(out, &text)
-                .with_context(|| format!("cannot write {}", out.display()))?;
-            eprint!("{}", changes(&previous, &table));
-            eprintln!(
-                "{} reference values in {:.1} s -> {}",
-                table.len(),
-                started.elapsed().as_secs_f64(),
-                out.display()
-            );
-            Ok(())
-        }
-        None => {
-            eprint!("{}", changes(&previous, &table));
-            super::write_output(None, &text)
-        }
+    eprint!("{}", changes(&previous, &table));
+    super::write_output(args.output.as_deref(), &to_csv(&table)?)?;
+    if let Some(out) = &args.output {
+        eprintln!(
+            "{} reference values in {:.1} s -> {}",
+            table.len(),
+            started.elapsed().as_secs_f64(),
+            out.display()
+        );
     }
+    Ok(())
 }
 
 /// A count of searched graphs on a terminal's stderr (hidden elsewhere, so logs stay clean).
