@@ -144,9 +144,17 @@ impl Multi {
         stream
             .memcpy_htod(&x0, &mut self.x)
             .map_err(driver("writing start solutions"))?;
+        // Each search's best starts as its start where that is feasible (all hardware always
+        // is): a run with no launch (a compile that spent the time limit) then answers its best
+        // start, and the first launch keeps it, since the kernel replaces a best only by a
+        // lower cost.
+        let mut best_h = start_costs(inst, s, starts);
         stream
-            .memcpy_htod(&vec![i64::MAX; s], &mut self.best_h)
-            .map_err(driver("resetting best costs"))?;
+            .memcpy_htod(&x0, &mut self.best_x)
+            .map_err(driver("writing the start solutions as bests"))?;
+        stream
+            .memcpy_htod(&best_h, &mut self.best_h)
+            .map_err(driver("writing the start costs as bests"))?;
         stream
             .memcpy_htod(&vec![1u32; s], &mut self.restart)
             .map_err(driver("marking fresh searches"))?;
@@ -161,7 +169,6 @@ impl Multi {
         let mut last_launch = Duration::ZERO;
         let (n32, r) = (n as i32, inst.r());
         let mut launch_index = 0u64;
-        let mut best_h = vec![i64::MAX; s];
         let arms = RestartArm::arms(
             params.restart_stall,
             !params.restart_from_own,
@@ -267,19 +274,6 @@ impl Multi {
                 .map_err(driver("marking restarts"))?;
         }
         timer.search_seconds = started.elapsed().as_secs_f64();
-        if done == 0 {
-            // No launch ran (a compile took the whole time limit): the searches have no best
-            // yet, so the answer is the best feasible start, scored here, and the starts are
-            // what an island keeps for its next epoch.
-            stream
-                .memcpy_htod(&x0, &mut self.best_x)
-                .map_err(driver("keeping the start solutions"))?;
-            return Ok((
-                best_start(inst, &x0)?,
-                restarts,
-                race.map(|r| summary(&arms, &r)),
-            ));
-        }
         let winner = (0..s).min_by_key(|&q| (best_h[q], q)).unwrap_or(0);
         let row = stream
             .clone_dtoh(&self.best_x.slice(winner * n..winner * n + n))
@@ -299,25 +293,17 @@ impl Multi {
     }
 }
 
-/// The lowest-cost feasible row of the searches' start vectors (all hardware, which is always
-/// feasible, unless an island gave its searches' bests).
-fn best_start(inst: &Instance, starts: &[u8]) -> Result<Outcome, KernelError> {
-    starts
-        .chunks(inst.n())
-        .filter_map(|row| {
-            let x: Vec<usize> = row.iter().map(|&v| usize::from(v)).collect();
-            inst.objective(&x).ok().map(|h| (h, x))
-        })
-        .min_by_key(|(h, _)| *h)
-        .map(|(objective, solution)| Outcome {
-            solution,
-            objective,
-            iterations: 0,
-            evaluations: 0,
-        })
-        .ok_or_else(|| {
-            KernelError::InvalidConfig("gpts-multi: no start solution is feasible".into())
-        })
+/// The hardware cost of each of the `searches` starts: an island's start where it gives one
+/// (`i64::MAX` if infeasible), all hardware for the rest (scored once: it is every row there).
+fn start_costs(inst: &Instance, searches: usize, starts: &[Vec<u8>]) -> Vec<i64> {
+    let cost = |x: &[u8]| {
+        let x: Vec<usize> = x.iter().map(|&v| usize::from(v)).collect();
+        inst.objective(&x).unwrap_or(i64::MAX)
+    };
+    let all_hardware = cost(&vec![0; inst.n()]);
+    (0..searches)
+        .map(|q| starts.get(q).map_or(all_hardware, |x| cost(x)))
+        .collect()
 }
 
 /// One run-time configuration of a search: the launches it may go without improving before a
@@ -387,15 +373,16 @@ mod tests {
         // all hardware where its hardware cost is positive.
         let mut one_soft = vec![0u8; n];
         one_soft[0] = 1;
-        let rows = [vec![1u8; n], vec![0u8; n], one_soft.clone()].concat();
+        let starts = [vec![1u8; n], one_soft.clone()];
         let all_hw = inst.objective(&vec![0; n]).unwrap();
         let x: Vec<usize> = one_soft.iter().map(|&v| usize::from(v)).collect();
         let expected = inst.objective(&x).map_or(all_hw, |h| h.min(all_hw));
-        let out = best_start(&inst, &rows).unwrap();
-        assert_eq!(out.objective, expected);
-        assert_eq!(inst.objective(&out.solution).unwrap(), out.objective);
-        assert_eq!(out.iterations, 0);
-        assert!(best_start(&inst, &vec![1u8; n]).is_err());
+        // Four searches: the island's two starts, then all hardware.
+        let costs = start_costs(&inst, 4, &starts);
+        let best = *costs.iter().min().unwrap();
+        assert_eq!(best, expected);
+        assert_eq!(costs[0], i64::MAX, "an infeasible start is no best");
+        assert_eq!(&costs[2..], &[all_hw, all_hw]);
     }
 
     #[test]
