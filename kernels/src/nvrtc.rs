@@ -71,35 +71,8 @@ impl Compiled {
 /// Each NVRTC compile is one single-threaded program and distinct programs compile
 /// concurrently, so a list of variants one after the other leaves all but one core idle.
 pub fn compile_all(variants: &[Variant]) -> Vec<Result<Compiled, KernelError>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut done: Vec<(usize, Result<Compiled, KernelError>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers.min(variants.len()))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(variant) = variants.get(i) else {
-                            return mine;
-                        };
-                        mine.push((i, compile(variant)));
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| match h.join() {
-                Ok(mine) => mine,
-                // A compile does not panic; if one did, its panic is the one to report.
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
-    });
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
+    use rayon::prelude::*;
+    variants.par_iter().map(compile).collect()
 }
 
 /// Compiles a variant (no cache; see [`crate::cache`]).
