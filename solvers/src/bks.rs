@@ -53,48 +53,19 @@ impl BestKnown {
 
     /// Adds (or overrides) values from CSV text with a header naming `name` and `bks`.
     pub fn add_csv(&mut self, text: &str, origin: &Path) -> Result<(), InputError> {
-        let mut reader = csv::ReaderBuilder::new()
-            .flexible(true)
-            .from_reader(text.as_bytes());
-        let headers = reader
-            .headers()
-            .map_err(|e| InputError::syntax(origin, 1, format!("cannot read the CSV header: {e}")))?
-            .clone();
-        let column = |name: &str| headers.iter().position(|h| h.trim() == name);
-        let (Some(name_col), Some(bks_col)) = (column("name"), column("bks")) else {
-            return Err(InputError::syntax(
-                origin,
-                1,
-                "a best-known table needs the columns `name` and `bks`",
-            ));
-        };
-        let optimal_col = column("optimal");
-        for record in reader.records() {
-            let record = record.map_err(|e| {
-                let line = e.position().map_or(0, |p| p.line() as usize);
-                InputError::syntax(origin, line, format!("bad CSV record: {e}"))
-            })?;
-            let line = record.position().map_or(0, |p| p.line() as usize);
-            let name = record.get(name_col).unwrap_or("").trim().to_lowercase();
-            let raw = record.get(bks_col).unwrap_or("").trim();
-            if name.is_empty() || raw.is_empty() {
-                continue;
-            }
-            let value = raw.parse::<i64>().map_err(|_| {
-                InputError::syntax(
-                    origin,
-                    line,
-                    format!("best-known value of {name} is not an integer: {raw:?}"),
-                )
-            })?;
-            let optimal = optimal_col
-                .and_then(|c| record.get(c))
-                .and_then(|v| match v.trim() {
-                    "yes" | "true" => Some(true),
-                    "no" | "false" => Some(false),
-                    _ => None,
-                });
-            self.values.insert(name, BestKnownEntry { value, optimal });
+        for row in rows(text, origin)? {
+            let optimal = match row.optimal.as_str() {
+                "yes" | "true" => Some(true),
+                "no" | "false" => Some(false),
+                _ => None,
+            };
+            self.values.insert(
+                row.name.to_lowercase(),
+                BestKnownEntry {
+                    value: row.value,
+                    optimal,
+                },
+            );
         }
         Ok(())
     }
@@ -111,6 +82,71 @@ impl BestKnown {
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
+}
+
+/// One row of a best-known table as written: what [`BestKnown`] keeps of it, and what a
+/// tool that rewrites tables (`mats instance reference`) must carry through unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableRow {
+    /// The line of the file it was read from.
+    pub line: usize,
+    /// As written (trimmed); lookups lower-case it.
+    pub name: String,
+    pub value: i64,
+    /// The `optimal` column as written (trimmed), empty where the table has none.
+    pub optimal: String,
+    /// The `method` column as written (trimmed), empty where the table has none.
+    pub method: String,
+}
+
+/// The rows of a best-known table (CSV whose header names at least `name` and `bks`; other
+/// columns are ignored, rows without a name or value skipped). Errors name `origin` and the
+/// line.
+pub fn rows(text: &str, origin: &Path) -> Result<Vec<TableRow>, InputError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| InputError::syntax(origin, 1, format!("cannot read the CSV header: {e}")))?
+        .clone();
+    let column = |name: &str| headers.iter().position(|h| h.trim() == name);
+    let (Some(name_col), Some(bks_col)) = (column("name"), column("bks")) else {
+        return Err(InputError::syntax(
+            origin,
+            1,
+            "a best-known table needs the columns `name` and `bks`",
+        ));
+    };
+    let (optimal_col, method_col) = (column("optimal"), column("method"));
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line() as usize);
+            InputError::syntax(origin, line, format!("bad CSV record: {e}"))
+        })?;
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        let field = |col: Option<usize>| col.and_then(|c| record.get(c)).unwrap_or("").trim();
+        let (name, raw) = (field(Some(name_col)), field(Some(bks_col)));
+        if name.is_empty() || raw.is_empty() {
+            continue;
+        }
+        let value = raw.parse::<i64>().map_err(|_| {
+            InputError::syntax(
+                origin,
+                line,
+                format!("best-known value of {name} is not an integer: {raw:?}"),
+            )
+        })?;
+        rows.push(TableRow {
+            line,
+            name: name.to_string(),
+            value,
+            optimal: field(optimal_col).to_string(),
+            method: field(method_col).to_string(),
+        });
+    }
+    Ok(rows)
 }
 
 /// Relative gap of `objective` above `best_known`, in percent (minimisation).

@@ -216,48 +216,23 @@ fn changes(previous: &Table, table: &Table) -> String {
 fn read_table(path: &Path) -> Result<Table> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the reference table {}", path.display()))?;
-    parse_table(&text).with_context(|| format!("reference table {}", path.display()))
+    parse_table(&text, path)
 }
 
-fn parse_table(text: &str) -> Result<Table> {
-    let mut reader = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_reader(text.as_bytes());
-    let headers = reader
-        .headers()
-        .context("line 1: cannot read the CSV header")?
-        .clone();
-    let column = |name: &str| headers.iter().position(|h| h.trim() == name);
-    let (Some(name_col), Some(bks_col)) = (column("name"), column("bks")) else {
-        bail!("line 1: a reference table needs the columns `name` and `bks`");
-    };
-    let (optimal_col, method_col) = (column("optimal"), column("method"));
+fn parse_table(text: &str, origin: &Path) -> Result<Table> {
     let mut table = Table::new();
-    for record in reader.records() {
-        let record = record.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line());
-            anyhow!("line {line}: bad CSV record: {e}")
-        })?;
-        let line = record.position().map_or(0, |p| p.line());
-        let field = |col: Option<usize>| col.and_then(|c| record.get(c)).unwrap_or("").trim();
-        let name = field(Some(name_col));
-        if name.is_empty() {
-            continue;
-        }
-        let raw = field(Some(bks_col));
-        let value = raw
-            .parse::<i64>()
-            .map_err(|_| anyhow!("line {line}: the value of {name} is not an integer: {raw:?}"))?;
+    for row in solvers::bks::rows(text, origin)? {
+        let (line, name) = (row.line, row.name);
         let row = Row {
-            value,
-            optimal: match field(optimal_col) {
+            value: row.value,
+            optimal: match row.optimal.as_str() {
                 "" => "no".into(),
-                o => o.into(),
+                _ => row.optimal,
             },
-            method: field(method_col).into(),
+            method: row.method,
         };
-        if table.insert(name.to_string(), row).is_some() {
-            bail!("line {line}: {name} has a second row");
+        if table.insert(name.clone(), row).is_some() {
+            bail!("{}:{line}: {name} has a second row", origin.display());
         }
     }
     Ok(table)
@@ -424,16 +399,17 @@ mod tests {
         let text = "name,family,bks,optimal,method\n\
                     g1,hwsw,12,no,\"best of 8, long\"\n\
                     g2,hwsw,7,yes,brute force\n";
-        let table = parse_table(text).unwrap();
+        let parse = |text: &str| parse_table(text, Path::new("t.csv"));
+        let table = parse(text).unwrap();
         assert_eq!(table["g1"].method, "best of 8, long");
         assert_eq!(table["g2"].optimal, "yes");
-        assert_eq!(parse_table(&to_csv(&table).unwrap()).unwrap(), table);
+        assert_eq!(parse(&to_csv(&table).unwrap()).unwrap(), table);
 
-        let e = format!("{:#}", parse_table("name,bks\ng1,12\ng2,x\n").unwrap_err());
-        assert!(e.contains("line 3") && e.contains("g2"), "{e}");
-        let e = format!("{:#}", parse_table("name,bks\ng1,12\ng1,11\n").unwrap_err());
-        assert!(e.contains("line 3") && e.contains("second row"), "{e}");
-        let e = format!("{:#}", parse_table("name,value\ng1,12\n").unwrap_err());
+        let e = format!("{:#}", parse("name,bks\ng1,12\ng2,x\n").unwrap_err());
+        assert!(e.contains("t.csv:3") && e.contains("g2"), "{e}");
+        let e = format!("{:#}", parse("name,bks\ng1,12\ng1,11\n").unwrap_err());
+        assert!(e.contains("t.csv:3") && e.contains("second row"), "{e}");
+        let e = format!("{:#}", parse("name,value\ng1,12\n").unwrap_err());
         assert!(e.contains("`bks`"), "{e}");
     }
 
