@@ -6,6 +6,8 @@
 //! renamed, so a crash never leaves a half-written entry that a later run would trust.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -31,6 +33,8 @@ pub struct KernelCache {
     /// The NVRTC version a prebuilt folder (a tuned bundle's) was compiled under: its entries
     /// are found under that version's keys first, so they load with another NVRTC or none.
     prebuilt_nvrtc: Option<(i32, i32)>,
+    /// A compile still running at this instant is abandoned ([`KernelCache::until`]).
+    deadline: Option<Instant>,
 }
 
 impl KernelCache {
@@ -38,7 +42,17 @@ impl KernelCache {
         KernelCache {
             dir: dir.into(),
             prebuilt_nvrtc: None,
+            deadline: None,
         }
+    }
+
+    /// This cache, giving up on a compile that has not finished by `deadline`:
+    /// [`get_or_compile`](Self::get_or_compile) then answers [`KernelError::OutOfTime`] at the
+    /// deadline instead of when NVRTC is done, so a run's time limit holds on a cold cache
+    /// (a compile takes 0.1-2 s). Hits are unaffected; an abandoned compile stores nothing.
+    pub fn until(mut self, deadline: Instant) -> KernelCache {
+        self.deadline = Some(deadline);
+        self
     }
 
     /// This cache, whose entries were compiled under NVRTC `version` (`"12.8"`, as bundles
@@ -116,7 +130,10 @@ impl KernelCache {
         if let Some(hit) = read_entry(&cubin_path, &meta_path) {
             return Ok((hit, CacheStatus::Hit));
         }
-        let compiled = nvrtc::compile(variant)?;
+        let compiled = match self.deadline {
+            None => nvrtc::compile(variant)?,
+            Some(deadline) => compile_by(variant, deadline)?,
+        };
         self.store(&compiled, &cubin_path, &meta_path)?;
         Ok((compiled, CacheStatus::Miss))
     }
@@ -137,6 +154,53 @@ impl KernelCache {
         write_atomically(cubin_path, &compiled.cubin).map_err(io(cubin_path))?;
         write_atomically(meta_path, &meta).map_err(io(meta_path))?;
         Ok(())
+    }
+}
+
+/// Compile threads of [`compile_by`] still running.
+static COMPILING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a compile given up at a deadline is still running. The process must then end
+/// without the C++ destructors of `exit` (`libc::_exit` after flushing its output): they
+/// unload NVRTC's state under the running compile, which crashed `mats solve` with SIGSEGV or
+/// SIGABRT after its answer on the H200 (4 of 24 runs).
+pub fn compiles_running() -> bool {
+    COMPILING.load(Ordering::SeqCst) > 0
+}
+
+/// Compiles on a thread of its own and waits for it until `deadline`. NVRTC cannot be
+/// interrupted, so a compile past the deadline is left to finish on its own and its result
+/// dropped; the process may exit under it.
+fn compile_by(variant: &Variant, deadline: Instant) -> Result<Compiled, KernelError> {
+    if !nvrtc::available() {
+        return Err(KernelError::NvrtcMissing);
+    }
+    let started = Instant::now();
+    let out_of_time = || KernelError::OutOfTime {
+        source_id: variant.source.clone(),
+        waited_s: started.elapsed().as_secs_f64(),
+    };
+    let Some(left) = deadline.checked_duration_since(started) else {
+        return Err(out_of_time());
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = variant.clone();
+    COMPILING.fetch_add(1, Ordering::SeqCst);
+    std::thread::Builder::new()
+        .name("nvrtc".into())
+        .spawn(move || {
+            let compiled = nvrtc::compile(&job);
+            COMPILING.fetch_sub(1, Ordering::SeqCst);
+            // The receiver is gone when the wait gave up; nothing else to do then.
+            let _ = tx.send(compiled);
+        })
+        .map_err(|e| {
+            COMPILING.fetch_sub(1, Ordering::SeqCst);
+            KernelError::InvalidConfig(format!("cannot start a compile thread: {e}"))
+        })?;
+    match rx.recv_timeout(left) {
+        Ok(compiled) => compiled,
+        Err(_) => Err(out_of_time()),
     }
 }
 

@@ -27,6 +27,10 @@ pub enum KernelError {
         options: Vec<String>,
         log: String,
     },
+    /// A cache with a deadline ([`crate::KernelCache::until`]) gave up waiting for a compile:
+    /// a run's time limit ended before its kernel existed.
+    #[error("the time limit ran out while NVRTC compiled {source_id} ({waited_s:.3} s)")]
+    OutOfTime { source_id: String, waited_s: f64 },
     #[error("NVRTC call {call} failed for {source_id}: {message}")]
     Nvrtc {
         call: &'static str,

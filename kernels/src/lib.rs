@@ -12,7 +12,7 @@ pub mod resources;
 pub mod source;
 pub mod variant;
 
-pub use cache::{CacheStatus, KernelCache};
+pub use cache::{compiles_running, CacheStatus, KernelCache};
 pub use error::KernelError;
 pub use nvrtc::Compiled;
 pub use resources::Resources;

@@ -121,3 +121,62 @@ fn disk_cache_hits_on_the_second_request_and_keys_differ_by_flags() {
         KernelCache::key(&other, version).unwrap()
     );
 }
+
+/// A run's time limit holds on a cold cache: a compile that cannot finish by the cache's
+/// deadline is given up at the deadline, stores nothing, and the same variant compiles and is
+/// stored when there is time.
+#[test]
+fn a_cache_with_a_deadline_gives_up_on_a_compile_at_the_deadline() {
+    if !nvrtc_or_skip("a_cache_with_a_deadline_gives_up_on_a_compile_at_the_deadline") {
+        return;
+    }
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    // The largest of the shipped kernels compiles in well over 50 ms anywhere.
+    let variant = source::all()
+        .iter()
+        .find(|s| s.id == "qap/rots-block")
+        .expect("qap/rots-block is shipped")
+        .example_variant(Arch::SM90);
+    let entries = || std::fs::read_dir(tmp.path()).map_or(0, |d| d.count());
+
+    let started = Instant::now();
+    let cache = KernelCache::new(tmp.path()).until(started + Duration::from_millis(50));
+    match cache.get_or_compile(&variant) {
+        Err(kernels::KernelError::OutOfTime { source_id, .. }) => {
+            assert_eq!(source_id, "qap/rots-block")
+        }
+        other => panic!("expected OutOfTime, got {:?}", other.map(|(_, s)| s)),
+    }
+    let waited = started.elapsed();
+    assert!(
+        waited < Duration::from_millis(500),
+        "gave up after {waited:?}"
+    );
+    assert_eq!(entries(), 0, "an abandoned compile stored something");
+
+    // A deadline already past costs no compile at all.
+    let past = KernelCache::new(tmp.path()).until(Instant::now() - Duration::from_millis(1));
+    assert!(matches!(
+        past.get_or_compile(&variant),
+        Err(kernels::KernelError::OutOfTime { .. })
+    ));
+
+    let roomy = KernelCache::new(tmp.path()).until(Instant::now() + Duration::from_secs(600));
+    let (_, status) = roomy.get_or_compile(&variant).unwrap();
+    assert_eq!(status, CacheStatus::Miss);
+    // A hit never waits on anything, whatever the deadline.
+    let (_, status) = past.get_or_compile(&variant).unwrap();
+    assert_eq!(status, CacheStatus::Hit);
+
+    // The abandoned compile is counted until it ends (`mats` then ends without the exit
+    // destructors that crash under a running NVRTC); this test process waits for it instead.
+    let waiting = Instant::now();
+    while kernels::compiles_running() {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(120),
+            "a compile never ended"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

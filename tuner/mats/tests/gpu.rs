@@ -319,6 +319,7 @@ fn the_worker_solves_jobs_of_every_gpu_family() {
         let job = SolveJob {
             gpu: 0,
             instance: path.clone(),
+            index: None,
             config,
             seed: 1,
             limit: RunLimit {
@@ -344,5 +345,82 @@ fn the_worker_solves_jobs_of_every_gpu_family() {
         let b = r.budget_run.as_ref().expect("a budgeted run");
         assert!((0.27..0.9).contains(&b.wall_s), "{file}: {}", b.wall_s);
         println!("{file}: {} in {:.3} s", r.objective, b.wall_s);
+    }
+}
+
+/// A `--time-limit` shorter than a cold NVRTC compile holds: the run gives the compile up at
+/// the limit and answers the CPU solver's start; a background worker finishes the compile, so
+/// the next run finds the kernel in the cache and launches it.
+#[test]
+fn a_time_limit_shorter_than_a_cold_compile_answers_at_the_limit() {
+    if gpu_or_skip("a_time_limit_shorter_than_a_cold_compile_answers_at_the_limit").is_none() {
+        return;
+    }
+    let solve = |cache: &std::path::Path, file: &str, extra: &[&str], limit: &str| {
+        let started = std::time::Instant::now();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mats"))
+            .env("MATS_CACHE_DIR", cache)
+            .args(["solve", &repo_file(file).display().to_string()])
+            .args([
+                "--backend",
+                "gpu",
+                "--time-limit",
+                limit,
+                "--seed",
+                "2",
+                "--json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let wall = started.elapsed().as_secs_f64();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{file}: {stderr}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (report, stderr, wall)
+    };
+    for (file, extra) in [
+        ("data/qap/tai40a.dat", &[][..]),
+        ("data/pfsp/tai20_10.txt", &["--index", "2"][..]),
+        ("data/hwsw/crc32-synthetic.hwsw", &[][..]),
+        ("data/tsp/berlin52.tsp", &[][..]),
+    ] {
+        let cache = tempfile::tempdir().unwrap();
+        let kernels = cache.path().join("kernels");
+        let (report, stderr, wall) = solve(cache.path(), file, extra, "0.2");
+        println!("{file}: cold, 0.2 s: {wall:.3} s, {}", stderr.trim());
+        // `mats solve` re-scored the answer before printing it.
+        assert!(report["objective"].is_i64(), "{file}: {report}");
+        assert_eq!(
+            report["backend"], "cpu",
+            "{file}: the start is the CPU solver's"
+        );
+        assert!(
+            stderr.contains("ran out") && stderr.contains("background"),
+            "{stderr}"
+        );
+        // README: a limit is honoured within max(5%, 0.5 s); process start and exit included.
+        assert!(
+            wall < 0.2 + 0.5,
+            "{file}: a 0.2 s limit took {wall:.3} s on a cold cache"
+        );
+
+        // The background worker fills the cache (one entry per kernel: a .cubin and a .json).
+        let entries = || std::fs::read_dir(&kernels).map_or(0, |d| d.count());
+        let waited = std::time::Instant::now();
+        while entries() < 2 && waited.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(
+            entries() >= 2,
+            "{file}: the background compile stored nothing"
+        );
+        // A colony's second kernel may still be on its way.
+        std::thread::sleep(Duration::from_secs(3));
+        let (report, stderr, wall) = solve(cache.path(), file, extra, "1");
+        println!("{file}: warm, 1 s: {wall:.3} s, gpu {}", report["gpu"]);
+        assert_eq!(report["backend"], "gpu", "{file}: {stderr}");
+        assert_eq!(report["gpu"]["cache"], "hit", "{file}");
+        assert!(report["gpu"]["launches"].as_u64().unwrap() >= 1, "{file}");
     }
 }

@@ -163,3 +163,24 @@ impl Drop for WorkerClient {
         }
     }
 }
+
+/// Starts a worker that does `job` and exits, and returns at once without waiting for it:
+/// work that should outlive the caller (filling the kernel cache after `mats solve` gave its
+/// answer). The worker reads the one request, then end of input; its output goes nowhere.
+pub fn detach(exe: &std::path::Path, job: Job) -> Result<(), String> {
+    let mut child = Command::new(exe)
+        .arg("worker")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start the worker {}: {e}", exe.display()))?;
+    let mut line = serde_json::to_string(&Request { id: 1, job }).expect("requests serialise");
+    line.push('\n');
+    let mut stdin = child.stdin.take().expect("piped");
+    stdin
+        .write_all(line.as_bytes())
+        .map_err(|e| format!("cannot hand the worker its job: {e}"))?;
+    // Dropping stdin ends the worker's input; dropping `child` neither waits nor kills.
+    Ok(())
+}

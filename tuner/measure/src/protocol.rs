@@ -24,6 +24,10 @@ pub enum Job {
     Measure(MeasureJob),
     /// Measure production runs of a GPU solver configuration (any family) on one instance.
     Solve(SolveJob),
+    /// Compile (through the cache), load and upload what a [`Job::Solve`] of this job would
+    /// run, and run nothing: fills the kernel cache for later runs (`mats solve` hands this
+    /// to a background worker when its time limit ran out during a cold compile).
+    Prepare(SolveJob),
 }
 
 /// A GPU solver configuration as the tuner sends it: one production run is a solve of
@@ -35,6 +39,9 @@ pub struct SolveJob {
     pub gpu: usize,
     /// The instance file (read with the family of `config`).
     pub instance: PathBuf,
+    /// Which instance of a file that holds several (Taillard's), 1-based.
+    #[serde(default)]
+    pub index: Option<usize>,
     /// The configuration, typed: family, variant, launch, flags and search parameters.
     pub config: solvers::gpu::GpuConfig,
     pub seed: u64,
@@ -122,6 +129,8 @@ pub enum Outcome {
     },
     Measured(Box<MeasureResult>),
     Solved(Box<SolveResult>),
+    /// A [`Job::Prepare`] is done.
+    Prepared,
     /// The job could not run (compile error, invalid launch, missing GPU); the worker lives on.
     Failed {
         message: String,

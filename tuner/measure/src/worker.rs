@@ -71,6 +71,15 @@ fn handle(job: Job, open: &mut HashMap<usize, Open>) -> Outcome {
                 message: e.to_string(),
             },
         },
+        Job::Prepare(job) => match prepare(job, open) {
+            Ok(()) => Outcome::Prepared,
+            Err(e) if is_sticky(&e) => Outcome::Crashed {
+                message: e.to_string(),
+            },
+            Err(e) => Outcome::Failed {
+                message: e.to_string(),
+            },
+        },
         Job::Solve(job) => match solve(job, open) {
             Ok(result) => Outcome::Solved(Box::new(result)),
             Err(e) if is_sticky(&e) => Outcome::Crashed {
@@ -98,9 +107,17 @@ fn cache_for(dir: &Option<std::path::PathBuf>) -> KernelCache {
     KernelCache::new(dir.clone().unwrap_or_else(KernelCache::default_dir))
 }
 
+fn prepare(job: SolveJob, open: &mut HashMap<usize, Open>) -> Result<(), KernelError> {
+    let inst = solvers::family::load(&job.instance, Some(job.config.family()), job.index)
+        .map_err(|e| KernelError::InvalidConfig(format!("{}: {e}", job.instance.display())))?;
+    let Open { gpu, .. } = open_gpu(job.gpu, open)?;
+    job.config.prepare(gpu, &cache_for(&job.cache_dir), &inst)?;
+    Ok(())
+}
+
 fn solve(job: SolveJob, open: &mut HashMap<usize, Open>) -> Result<SolveResult, KernelError> {
     job.settings.check().map_err(KernelError::InvalidConfig)?;
-    let inst = solvers::family::load(&job.instance, Some(job.config.family()), None)
+    let inst = solvers::family::load(&job.instance, Some(job.config.family()), job.index)
         .map_err(|e| KernelError::InvalidConfig(format!("{}: {e}", job.instance.display())))?;
     let Open { gpu, meter } = open_gpu(job.gpu, open)?;
     let cache = cache_for(&job.cache_dir);

@@ -59,6 +59,7 @@ pub fn job(
     Ok(SolveJob {
         gpu,
         instance: inst.path.clone(),
+        index: None,
         config,
         seed,
         limit,

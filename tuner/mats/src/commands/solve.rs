@@ -997,18 +997,39 @@ fn run_gpu(
     if let Some(solved) = islands::solve(args, gpu, config, cache, instance, options, &algorithm)? {
         return Ok(solved);
     }
-    // A cold NVRTC compile in `prepare` counts against the time limit as well.
+    // Opening the GPU and a cold NVRTC compile in `prepare` count against the time limit as
+    // well (from process start where main marked it, like the instance's parsing), and a
+    // compile that cannot finish within it is given up at the limit.
     let preparing = Instant::now();
-    let mut prepared = config.prepare(gpu, cache, instance)?;
+    let deadline = match (solvers::run::process_start(), args.time_limit) {
+        (Some(start), Some(total)) => start.checked_add(Duration::from_secs_f64(total)),
+        _ => options
+            .budget
+            .time_limit
+            .and_then(|limit| preparing.checked_add(limit)),
+    };
+    let timed = deadline.map(|deadline| cache.clone().until(deadline));
+    let mut prepared = match config.prepare(gpu, timed.as_ref().unwrap_or(cache), instance) {
+        Err(kernels::KernelError::OutOfTime {
+            source_id,
+            waited_s,
+        }) => {
+            let compile = CompileOutOfTime {
+                source_id,
+                waited_s,
+            };
+            return compile.answer(args, config, cache, instance, options);
+        }
+        prepared => prepared?,
+    };
     let mut options = options.clone();
-    if let Some(limit) = options.budget.time_limit {
-        let left = limit.saturating_sub(preparing.elapsed());
+    if let (Some(limit), Some(deadline)) = (options.budget.time_limit, deadline) {
+        let left = deadline.saturating_duration_since(Instant::now());
         // A limit already zero was spent by setup, which said so.
         if left.is_zero() && !limit.is_zero() {
             eprintln!(
-                "mats: compiling and loading the kernel took {:.3} s, the whole time limit; \
-                 returning the start solution",
-                preparing.elapsed().as_secs_f64()
+                "mats: opening the GPU, compiling and loading the kernel took the whole time \
+                 limit; returning the start solution"
             );
         }
         options.budget.time_limit = Some(left);
@@ -1052,6 +1073,77 @@ fn run_gpu(
         backend: "gpu",
         threads: run.launch.block.0 as usize,
     })
+}
+
+/// A GPU run's time limit ended while NVRTC compiled its kernel (a cold kernel cache).
+struct CompileOutOfTime {
+    source_id: String,
+    waited_s: f64,
+}
+
+impl CompileOutOfTime {
+    /// The answer at the limit: the start solution of the family's CPU solver (there is no
+    /// GPU start without the kernel), while a background worker finishes the compile into
+    /// the cache, so that the next run finds the kernel instead of giving up again.
+    fn answer(
+        self,
+        args: &SolveArgs,
+        config: &solvers::gpu::GpuConfig,
+        cache: &kernels::KernelCache,
+        instance: &family::Instance,
+        options: &RunOptions,
+    ) -> Result<Solved> {
+        let job = measure::protocol::SolveJob {
+            gpu: args.gpu,
+            instance: args.source.file.clone(),
+            index: args.source.index,
+            config: config.clone(),
+            seed: args.seed,
+            limit: Default::default(),
+            settings: Default::default(),
+            cache_dir: Some(cache.dir().to_path_buf()),
+        };
+        // An exported executable is not `mats` (it takes no `worker` command) and its kernels
+        // folder is a temporary one: nothing to fill for a next run there.
+        let background = std::env::current_exe()
+            .map_err(|e| e.to_string())
+            .and_then(|exe| match crate::standalone::payload::read_header(&exe) {
+                Ok(None) => Ok(exe),
+                _ => Err("an exported executable does not compile in the background".into()),
+            })
+            .and_then(|exe| measure::client::detach(&exe, measure::protocol::Job::Prepare(job)));
+        eprintln!(
+            "mats: the time limit ran out while NVRTC compiled {} (not in the kernel cache yet; \
+             waited {:.3} s); answering the {} CPU solver's start solution. {}",
+            self.source_id,
+            self.waited_s,
+            instance.family(),
+            match background {
+                Ok(()) => "The compile goes on in the background; the next run finds the kernel \
+                           in the cache."
+                    .to_string(),
+                Err(e) => format!(
+                    "The compile does not go on in the background ({e}); a --time-limit that \
+                     leaves time for it compiles the kernel."
+                ),
+            }
+        );
+        let algorithm = instance.family().algorithms()[0];
+        let budget = Budget {
+            time_limit: Some(Duration::ZERO),
+            ..options.budget.clone()
+        };
+        let label = algorithm.name().to_string();
+        run_cpu(
+            args,
+            instance,
+            algorithm,
+            &AlgorithmParams::default(),
+            1,
+            budget,
+            label,
+        )
+    }
 }
 
 /// GPU specifics of a run (the `gpu` object of the JSON output).

@@ -148,9 +148,24 @@ pub(super) fn solve(
     let variant = config
         .kernel_variant(instance, CompileTarget::from(&gpu.info))
         .map_err(anyhow::Error::msg)?;
-    cache
-        .get_or_compile(&variant)
-        .with_context(|| format!("compiling {algorithm} for GPU {}", args.gpu))?;
+    // Given up at the solve's deadline, as on one GPU.
+    match cache.clone().until(deadline).get_or_compile(&variant) {
+        Err(kernels::KernelError::OutOfTime {
+            source_id,
+            waited_s,
+        }) => {
+            let compile = super::CompileOutOfTime {
+                source_id,
+                waited_s,
+            };
+            return compile
+                .answer(args, config, cache, instance, options)
+                .map(Some);
+        }
+        compiled => {
+            compiled.with_context(|| format!("compiling {algorithm} for GPU {}", args.gpu))?;
+        }
+    }
     let factories: Vec<IslandFactory<'_>> = devices
         .iter()
         .enumerate()
