@@ -791,6 +791,20 @@ fn resume_refuses_changed_measurement_settings_and_accepts_budget_changes() {
         "{err}"
     );
     assert_eq!(stored().0, after);
+    // A new campaign in the folder is refused the same way: it would replace the folder's
+    // summary, which export and report then read as the first campaign's.
+    let summary = std::fs::read(out.join("summary.json")).unwrap();
+    let err = error_of(&["tune", p, "--out", o, "--quiet"]);
+    assert!(
+        err.contains("\"renamed\"") && err.contains("\"settings\"") && err.contains("--out"),
+        "{err}"
+    );
+    assert_eq!(stored().0, after);
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
+    // The same campaign again: the hint runs it in its own folder.
+    std::fs::write(&path, &body).unwrap();
+    let err = error_of(&["tune", p, "--out", o, "--quiet"]);
+    assert!(err.contains(&format!("--out {o} --resume")), "{err}");
 }
 
 /// A campaign that names no strategy searches with the documented default (guided climbing;

@@ -142,6 +142,9 @@ impl CampaignPlan {
             Folder::Untouched if instances::generates(file) => (None, None),
             Folder::Untouched => (Some(instance_set(file, Path::new("."), None)?), None),
         };
+        if let Some(set) = &instances {
+            check_best_known(file, &settled.mode, set)?;
+        }
         let c = &file.config;
         Ok(CampaignPlan {
             name: c.name.clone(),
@@ -265,6 +268,39 @@ fn settle(file: &CampaignFile, gpu_present: bool) -> Result<Settled> {
         backend,
         setup,
     })
+}
+
+/// A target gap needs a best-known value: a time-to-target campaign on an instance without
+/// one failed trial by trial, after `--check` and `mats submit` had passed it. (`gap@budget`
+/// does not: where no value is known its gaps are to the baseline's best objective.)
+fn check_best_known(file: &CampaignFile, mode: &RunMode, set: &InstanceSet) -> Result<()> {
+    let missing: Vec<&str> = set
+        .all
+        .iter()
+        .filter(|i| i.record.best_known.is_none())
+        .map(|i| i.record.name.as_str())
+        .collect();
+    if matches!(mode, RunMode::Target { .. }) && !missing.is_empty() {
+        let mut names = missing
+            .iter()
+            .take(5)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if missing.len() > 5 {
+            names.push_str(", ...");
+        }
+        return Err(file.error_at(
+            "objective",
+            format!(
+                "a target gap is a gap to a best-known value, and {} of the campaign's \
+                 instances have none ({names}); tune them with gap@budget, or on instances \
+                 data/bks.csv knows (`mats instance reference` makes values for HW/SW graphs)",
+                missing.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The output folder: `--out`, else the campaign's `output` (relative to its file), else

@@ -619,16 +619,45 @@ fn open_store(
         if mode == StartMode::New {
             let trials = store.trials(existing.id)?.len();
             bail!(
-                "{} already holds campaign {:?} ({trials} trials); run `mats tune {} --resume` to \
+                "{} already holds campaign {:?} ({trials} trials); run `{} --resume` to \
                  continue it, or --fresh to start over",
                 plan.out_dir.display(),
                 plan.name,
-                plan.path.display()
+                tune_command(plan)
+            );
+        }
+    }
+    if mode == StartMode::New && existing.is_none() {
+        // A second campaign beside the first would replace the folder's summary and report,
+        // which the first's export and report then read with the second's verdicts.
+        if let Some(other) = store.campaigns()?.first() {
+            let trials = store.trials(other.id)?.len();
+            bail!(
+                "{} holds another campaign, {:?} ({trials} trials); give campaign {:?} a \
+                 folder of its own with `--out NEW_FOLDER`, or `--fresh` to delete {:?}'s \
+                 results",
+                plan.out_dir.display(),
+                other.name,
+                plan.name,
+                other.name
             );
         }
     }
 
     Ok((store, existing))
+}
+
+/// The `mats tune` command line that runs this plan again (its folder and shard included).
+fn tune_command(plan: &CampaignPlan) -> String {
+    let mut command = format!(
+        "mats tune {} --out {}",
+        plan.path.display(),
+        plan.out_dir.display()
+    );
+    if let Some(shard) = plan.shard {
+        command.push_str(&format!(" --shard {shard}"));
+    }
+    command
 }
 
 /// The run of `strategy` on a class, reusing an unfinished run of the same name on resume.

@@ -480,3 +480,32 @@ fn a_class_table_places_the_holdouts_it_lists_and_refuses_one_it_does_not() {
         "{e}"
     );
 }
+
+#[test]
+fn a_target_gap_on_instances_without_a_best_known_value_is_refused_by_the_plan() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The fixture's instances are generated: no table knows them.
+    let file = fixture(tmp.path(), |t| {
+        t.replace(
+            "objective = \"gap@budget\"",
+            "objective = \"time-to-target\"",
+        )
+        .replace(
+            "budgets_s = [0.05, 0.5]",
+            "target_gap_percent = 1.0\ncap_s = 0.5",
+        )
+        .replace("later_seeds = 1\n", "")
+    });
+    let e = format!(
+        "{:#}",
+        CampaignPlan::resolve(&file, &run_into(&tmp.path().join("o"))).unwrap_err()
+    );
+    assert!(
+        e.contains("line 5") && e.contains("objective") && e.contains("pfsp-6x3-s11"),
+        "{e}"
+    );
+    assert!(e.contains("listed") && e.contains("best-known"), "{e}");
+    // gap@budget measures such instances against the baseline's best: accepted.
+    let file = fixture(tmp.path(), |t| t);
+    CampaignPlan::resolve(&file, &run_into(&tmp.path().join("o2"))).unwrap();
+}
