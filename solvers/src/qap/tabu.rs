@@ -169,7 +169,16 @@ pub fn search(
         a if a <= 0 => i64::MAX / 4,
         a => a,
     };
-    let mut delta = SwapDeltas::new(inst, &p);
+    // The start is the answer where the time limit ends before the first delta matrix does.
+    let start = |p: Vec<usize>| Outcome {
+        solution: p,
+        objective: cost,
+        iterations: 0,
+        evaluations: 0,
+    };
+    let Some(mut delta) = SwapDeltas::new_until(inst, &p, || deadline.timed_out()) else {
+        return start(p);
+    };
     // Taillard starts the tabu list from distinct negative values so that the long-term
     // aspiration does not force all moves at once.
     let mut tabu = SolutionOrderedTabu::new(&p);
@@ -186,7 +195,10 @@ pub fn search(
                 p.swap(x, y);
             }
             cost = inst.cost(&p);
-            delta = SwapDeltas::new(inst, &p);
+            match SwapDeltas::new_until(inst, &p, || deadline.timed_out()) {
+                Some(fresh) => delta = fresh,
+                None => break,
+            }
             tabu = SolutionOrderedTabu::new(&p);
             iteration = 0;
             improved_at = done;

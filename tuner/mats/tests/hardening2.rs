@@ -271,6 +271,69 @@ fn case1_ant_colonies_on_thousands_of_cities_end_at_the_time_limit() {
     assert!(took < allowance(0.001), "took {took:?}");
 }
 
+#[test]
+fn case1_one_long_first_step_ends_at_the_time_limit() {
+    // Steps one solver iteration could not interrupt (a user's audit, 2026-11-29): QAP robust
+    // tabu search's first delta matrix (n^3/2: n = 2048 with --time-limit 0.5 returned after
+    // 11.6 s), one HW/SW tabu scan (n^2/2 pairs: 100,000 nodes took 18 s), the flowshop IG's
+    // first local search (VFR800_60: 2 s at 0.05 s). Sizes here take seconds in this build.
+    let dir = tempfile::tempdir().unwrap();
+    let generate = |args: &[&str], name: &str| {
+        let path = dir.path().join(name).display().to_string();
+        let out = mats(&[&["instance", "generate"], args, &["-o", &path]].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        path
+    };
+    let qap = generate(&["qap", "--n", "1400", "--seed", "1"], "q1400.dat");
+    let hwsw = generate(
+        &[
+            "hwsw",
+            "--nodes",
+            "20000",
+            "--edges",
+            "60000",
+            "--ccr",
+            "1",
+            "--r-level",
+            "low",
+            "--seed",
+            "1",
+        ],
+        "h.hwsw",
+    );
+    let pfsp = generate(
+        &["pfsp", "--jobs", "800", "--machines", "60", "--seed", "1"],
+        "f.txt",
+    );
+    let mut late = Vec::new();
+    for file in [&qap, &hwsw, &pfsp] {
+        let mut c = mats_cmd();
+        c.args([
+            "solve",
+            file,
+            "--time-limit",
+            "0.3",
+            "--threads",
+            "1",
+            "--json",
+        ]);
+        let (out, took) = mats_within(c, Duration::from_secs(120));
+        assert!(out.status.success(), "{file}: {}", stderr(&out));
+        println!("{file}: {took:?}");
+        if took >= allowance(0.3) {
+            late.push(format!("{file} took {took:?}"));
+        }
+        // The answer (re-scored by solve) is a whole solution, and stderr says it is the
+        // start where no iteration ended.
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["objective"].is_i64(), "{v}");
+        if v["iterations"] == 0 {
+            assert!(stderr(&out).contains("start solution"), "{}", stderr(&out));
+        }
+    }
+    assert!(late.is_empty(), "{late:?}");
+}
+
 // ---- 2. Unbounded reads ------------------------------------------------------------------
 
 #[test]

@@ -198,8 +198,10 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
     }
     // Counted from process start: reading and parsing the instance are part of the run a
     // user times (rl11849 with --time-limit 10 used to return after 12 s).
+    let mut setup_overran = false;
     let time_limit = time_limit.map(|limit| {
         let (left, overran) = remaining(limit, called);
+        setup_overran = overran;
         if overran {
             eprintln!(
                 "mats: setup took {:.3} s, the whole --time-limit of {:.3} s; returning the \
@@ -232,6 +234,14 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
     };
     let seconds = started.elapsed().as_secs_f64();
     let outcome = &solved.outcome;
+    if time_limit.is_some() && outcome.iterations == 0 && !setup_overran && !solved.start_explained
+    {
+        // The solver's own setup (matrices, a first scan or local search) took the limit.
+        eprintln!(
+            "mats: the time limit ended before the solver's first iteration; the answer is \
+             its start solution"
+        );
+    }
 
     // Never print a number we have not checked: the solution is re-scored from scratch.
     let rescored = instance.objective(&outcome.solution).with_context(|| {
@@ -301,6 +311,9 @@ struct Solved {
     starts: Option<usize>,
     gpu: Option<GpuDetails>,
     tuned: Option<TunedChoice>,
+    /// Stderr already said why the answer is the start solution (a cold compile or opening
+    /// the GPU took the limit).
+    start_explained: bool,
 }
 
 fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> Result<Solved> {
@@ -424,6 +437,7 @@ fn run_cpu(
         starts: params.starts.or(algorithm.default_starts()),
         gpu: None,
         tuned: None,
+        start_explained: false,
     })
 }
 
@@ -1023,10 +1037,12 @@ fn run_gpu(
         prepared => prepared?,
     };
     let mut options = options.clone();
+    let mut start_explained = false;
     if let (Some(limit), Some(deadline)) = (options.budget.time_limit, deadline) {
         let left = deadline.saturating_duration_since(Instant::now());
         // A limit already zero was spent by setup, which said so.
         if left.is_zero() && !limit.is_zero() {
+            start_explained = true;
             eprintln!(
                 "mats: opening the GPU, compiling and loading the kernel took the whole time \
                  limit; returning the start solution"
@@ -1046,6 +1062,7 @@ fn run_gpu(
     Ok(Solved {
         tuned: None,
         starts: None,
+        start_explained,
         gpu: Some(GpuDetails {
             device: format!("{} ({})", gpu.info.name, gpu.info.arch),
             // Where the configuration leaves it to the device, what the launch used.

@@ -212,6 +212,7 @@ fn solved(
             evaluations: sum(|w| w.evaluations),
         },
         algorithm: algorithm.to_string(),
+        start_explained: false,
         backend: "gpu",
         threads: lead.threads_per_block as usize,
         starts: None,
