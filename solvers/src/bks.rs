@@ -72,7 +72,12 @@ impl BestKnown {
 
     /// The best-known value of an instance, by name (case-insensitive).
     pub fn get(&self, name: &str) -> Option<BestKnownEntry> {
-        self.values.get(&name.to_lowercase()).copied()
+        let name = name.to_lowercase();
+        self.values.get(&name).copied().or_else(|| {
+            // VRF's files are `VFR10_5_1_Gap.txt`, its tables name the instance `VFR10_5_1`.
+            let published = name.strip_suffix("_gap")?;
+            self.values.get(published).copied()
+        })
     }
 
     pub fn len(&self) -> usize {

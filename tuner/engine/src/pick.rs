@@ -145,9 +145,13 @@ pub fn pick(
     let caps = caps(request)?;
     if caps.is_empty() {
         let Some(bundle) = view.bundles.get(&prefer) else {
+            let why = match prefer.as_str() {
+                "power" | "energy" => "; power and energy exist only for GPU campaigns",
+                "time" => "; a quality campaign (gap@budget, time-to-target) keeps quality only",
+                _ => "",
+            };
             return Err(format!(
-                "{at} has no bundle tuned for {prefer} (available: {}); power and energy \
-                 exist only for GPU campaigns",
+                "{at} has no bundle tuned for {prefer} (available: {}){why}",
                 view.bundles.keys().cloned().collect::<Vec<_>>().join(", ")
             ));
         };

@@ -767,7 +767,8 @@ pub struct ScoreArgs {
     /// commas or newlines, optionally in brackets (a `--json` array) or after the word
     /// `solution` (the line `mats solve` prints). Permutations are 1-based unless
     /// --zero-based; HW/SW solutions are the 0/1 values x_i (1 = software). A QAPLIB `.sln`
-    /// file (`n cost`, then the permutation) is read in the convention that scores its cost.
+    /// file (`n cost`, then the permutation) is read in the convention that scores its cost;
+    /// a TSPLIB `.tour` file (`TOUR_SECTION`) as TSPLIB writes it.
     #[arg(long, value_name = "FILE")]
     pub solution: PathBuf,
     /// The permutation is 0-based (QAP, PFSP, TSP).

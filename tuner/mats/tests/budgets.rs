@@ -455,6 +455,15 @@ fn budget_campaigns_check_without_a_gpu_and_bad_budgets_name_their_line() {
         let (stdout, _) = ok(&["tune", c, "--check"]);
         assert!(stdout.contains("valid for backend gpu"), "{c}: {stdout}");
     }
+    // An `auto` campaign is checked as the GPU runs it; without a GPU the check says that a
+    // run here takes the [cpu] table.
+    let (stdout, _) = ok(&["tune", "campaigns/quickstart.toml", "--check"]);
+    let cpu_here = stdout.contains("runs its [cpu] table on this machine");
+    assert_eq!(
+        cpu_here,
+        !engine::campaign::setup::gpu_present(),
+        "{stdout}"
+    );
     let tmp = tempfile::tempdir().unwrap();
     let campaign = tmp.path().join("bad.toml");
     let text = two_budget_campaign().replace("[0.02, 0.1]", "[0.1, 0.02]");

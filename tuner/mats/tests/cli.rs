@@ -518,6 +518,90 @@ fn user_best_known_table_overrides_the_embedded_one() {
     assert_eq!(r["best_known"]["value"], 200000);
 }
 
+/// A solution below a value its table calls optimal: the gap is printed, with a warning that
+/// the table is wrong; a table that does not claim optimality gets no warning.
+#[test]
+fn a_value_below_a_claimed_optimum_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let score = |table: &str| {
+        let path = dir.path().join("bks.csv");
+        std::fs::write(&path, table).unwrap();
+        let out = mats(&[
+            "instance",
+            "score",
+            &data("qap/tai12a.dat"),
+            "--bks",
+            path.to_str().unwrap(),
+            "--solution",
+            &data("qap/tai12a.sln"),
+        ]);
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let e = score("name,bks,optimal\ntai12a,230000,yes\n");
+    assert!(
+        e.contains("warning") && e.contains("230000") && e.contains("optimal"),
+        "{e}"
+    );
+    assert_eq!(score("name,bks,optimal\ntai12a,230000,no\n"), "");
+    assert_eq!(score("name,bks,optimal\ntai12a,224416,yes\n"), "");
+}
+
+/// TSPLIB's optimal tours score as TSPLIB states them (berlin52: 7542, the optimum).
+#[test]
+fn score_reads_tsplib_tour_files() {
+    let r = json(&[
+        "instance",
+        "score",
+        &data("tsp/berlin52.tsp"),
+        "--solution",
+        &data("tsp/berlin52.opt.tour"),
+        "--json",
+    ]);
+    assert_eq!(r["objective"], 7542);
+    assert_eq!(r["gap_percent"], 0.0);
+}
+
+/// VRF's tables name `VFR10_5_1` the instance of `VFR10_5_1_Gap.txt`; a table that has no
+/// row for the instance says so instead of pointing at `--bks` again.
+#[test]
+fn best_known_tables_match_vrf_names_and_say_when_no_row_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("VFR3_2_1_Gap.txt");
+    std::fs::write(&file, "3 2\n0 1 1 2\n0 3 1 1\n0 2 1 2\n").unwrap();
+    let table = |text: &str| {
+        let path = dir.path().join("bks.csv");
+        std::fs::write(&path, text).unwrap();
+        let out = mats(&[
+            "instance",
+            "info",
+            file.to_str().unwrap(),
+            "--bks",
+            path.to_str().unwrap(),
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            v["best_known"]["value"].clone(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (value, stderr) = table("name,bks\nVFR3_2_1,7\n");
+    assert_eq!(value, 7, "{stderr}");
+    assert_eq!(stderr, "");
+    let (value, stderr) = table("name,bks\nVFR3_2_2,7\n");
+    assert!(value.is_null());
+    assert!(
+        stderr.contains("warning") && stderr.contains("VFR3_2_1_Gap"),
+        "{stderr}"
+    );
+}
+
 // ---- flowshop ----
 
 #[test]

@@ -949,3 +949,27 @@ fn report_shows_the_verdicts_of_the_summary(out: &Path, classes: &[serde_json::V
         "the quickstart re-measures at least one class"
     );
 }
+
+/// A strategy's settings are checked with the campaign (`--check`, and so `mats submit`),
+/// naming the file and the line, not after the baseline was measured.
+#[test]
+fn bad_strategy_settings_are_refused_by_the_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (strategy, says) in [
+        (
+            "name = \"annealing\"\ninitial_temperature = -1",
+            "initial_temperature",
+        ),
+        ("name = \"genetic\"\npopulation = 0", "population"),
+        ("name = \"random\"\nbatch = 0", "batch"),
+        ("name = \"pareto\"", "two objectives"),
+    ] {
+        let body = cpu_campaign("bad-strategy", strategy, "trials = 4");
+        let path = write_campaign(tmp.path(), "bad-strategy", &body);
+        let err = error_of(&["tune", path.to_str().unwrap(), "--check"]);
+        assert!(
+            err.contains(says) && err.contains("line 18"),
+            "{strategy}: {err}"
+        );
+    }
+}

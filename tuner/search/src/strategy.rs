@@ -273,26 +273,12 @@ impl Strategy {
         rng: &mut dyn rand::RngCore,
     ) -> Result<SearchOutcome> {
         let pareto = matches!(self, Strategy::Pareto { .. });
-        match (pareto, objective) {
-            (true, Objective::Pareto(..))
-            | (false, Objective::Time)
-            | (false, Objective::Power)
-            | (false, Objective::Energy)
-            | (false, Objective::Gap) => {}
-            (true, _) => {
-                bail!("the pareto strategy needs two objectives, e.g. objective = [\"time\", \"energy\"]")
-            }
-            (false, _) => bail!(
-                "strategy {} minimises one objective; use the pareto strategy for {objective}",
-                self.name()
-            ),
-        }
+        self.check_for(objective)?;
         if let Some(s) = &start {
             if !space.is_valid(s) {
                 bail!("the start point {s} is not a valid point of the space");
             }
         }
-        self.check()?;
         let mut tracker = Tracker::new(eval, objective);
         let result = match self {
             Strategy::Exhaustive { batch } => exhaustive::run(space, &mut tracker, *batch),
@@ -389,6 +375,27 @@ impl Strategy {
             stages: tracker.stages,
             stopped,
         })
+    }
+
+    /// Whether this strategy can search for `objective` with its settings: what a run checks
+    /// first, and what a campaign's check asks before anything is queued or measured.
+    pub fn check_for(&self, objective: Objective) -> Result<()> {
+        let pareto = matches!(self, Strategy::Pareto { .. });
+        match (pareto, objective) {
+            (true, Objective::Pareto(..))
+            | (false, Objective::Time)
+            | (false, Objective::Power)
+            | (false, Objective::Energy)
+            | (false, Objective::Gap) => {}
+            (true, _) => {
+                bail!("the pareto strategy needs two objectives, e.g. objective = [\"time\", \"energy\"]")
+            }
+            (false, _) => bail!(
+                "strategy {} minimises one objective; use the pareto strategy for {objective}",
+                self.name()
+            ),
+        }
+        self.check()
     }
 
     fn check(&self) -> Result<()> {

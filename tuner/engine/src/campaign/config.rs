@@ -156,6 +156,9 @@ pub use results::RunMode;
 /// literature (SMAC, irace).
 pub const DEFAULT_PENALTY: f64 = 10.0;
 
+/// The largest `run.penalty` (PAR10 is 10; a million already makes any miss dominate).
+const MAX_PENALTY: f64 = 1e6;
+
 /// The most budgets one campaign may name (each is a whole tuning of every class).
 pub const MAX_BUDGETS: usize = 8;
 
@@ -508,6 +511,22 @@ impl CampaignFile {
         Ok(out)
     }
 
+    /// Every search's strategy can search for its objective with its settings
+    /// ([`search::Strategy::check_for`]): refused naming `strategy` or `search`, before
+    /// anything is queued or measured.
+    pub fn check_strategies(&self) -> Result<()> {
+        let searches = self.searches()?;
+        // `searches` lists `[strategy]` (or the default) first, then each `[[search]]`.
+        let main = usize::from(self.config.strategy.is_some() || self.config.search.is_empty());
+        for (i, (strategy, objective)) in searches.iter().enumerate() {
+            let key = if i < main { "strategy" } else { "search" };
+            strategy
+                .check_for(*objective)
+                .map_err(|e| self.error_at(key, format!("{e:#}")))?;
+        }
+        Ok(())
+    }
+
     /// `[strategy]`, or where a campaign names no search at all, the default for its
     /// objective ([`search::Strategy::default_for`]).
     fn main_strategy(&self) -> Result<Option<search::Strategy>> {
@@ -612,10 +631,13 @@ impl CampaignFile {
                     ));
                 }
                 let penalty = r.penalty.unwrap_or(DEFAULT_PENALTY);
-                if !(penalty.is_finite() && penalty >= 1.0) {
-                    return Err(
-                        self.error_at("run.penalty", format!("must be >= 1, found {penalty}"))
-                    );
+                // A penalised run counts penalty x cap seconds; like every other number of
+                // seconds that stays far below where sums and means lose meaning.
+                if !(penalty.is_finite() && (1.0..=MAX_PENALTY).contains(&penalty)) {
+                    return Err(self.error_at(
+                        "run.penalty",
+                        format!("must be between 1 and {MAX_PENALTY}, found {penalty}"),
+                    ));
                 }
                 RunMode::Target {
                     target_gap_percent: target,
@@ -831,6 +853,19 @@ mod tests {
                 penalty: 10.0
             }
         );
+        for bad in ["0.5", "1e300", "nan"] {
+            let e = campaign(
+                "\"time-to-target\"",
+                &format!("[run]\ntarget_gap_percent = 1.0\ncap_s = 2.0\npenalty = {bad}"),
+            )
+            .and_then(|f| f.run_mode())
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("run.penalty") && e.contains("between 1 and"),
+                "{bad}: {e}"
+            );
+        }
         let e = campaign(
             "[\"gap@budget\", \"time-to-target\"]",
             "[run]\nbudget_s = 1",

@@ -259,6 +259,7 @@ fn settle(file: &CampaignFile, gpu_present: bool) -> Result<Settled> {
     if mode == RunMode::FixedWork {
         setup::check_same_work(&setup.space).map_err(|e| file.error_at("objective", e))?;
     }
+    file.check_strategies()?;
     Ok(Settled {
         searches,
         mode,

@@ -721,17 +721,29 @@ fn tune_class(
         if t.budget.exhausted() {
             return Ok((empty(names), None));
         }
-        let logs: Vec<String> = t
-            .store
-            .trials(t.campaign_id)?
+        // One entry per distinct failure, with how many trials (seeds) it ended.
+        let mut logs: Vec<(String, usize)> = Vec::new();
+        for r in t.store.trials(t.campaign_id)? {
+            if r.class != class || &r.point != baseline_point {
+                continue;
+            }
+            let line = format!("{} [{}]: {}", r.instance, r.status.as_str(), r.log.trim());
+            match logs.iter_mut().find(|(l, _)| *l == line) {
+                Some((_, count)) => *count += 1,
+                None => logs.push((line, 1)),
+            }
+        }
+        let logs: Vec<String> = logs
             .into_iter()
-            .filter(|r| r.class == class && &r.point == baseline_point)
-            .map(|r| format!("{} [{}]: {}", r.instance, r.status.as_str(), r.log))
+            .map(|(line, count)| match count {
+                1 => line,
+                n => format!("{line} ({n} trials)"),
+            })
             .collect();
         bail!(
             "the baseline point {baseline_point} failed on class {class}, so nothing can be \
-             compared with it:\n  {}",
-            logs.join("\n  ")
+             compared with it: {}",
+            logs.join("; ")
         );
     };
     let baseline = Baseline {

@@ -31,7 +31,7 @@ pub fn info(args: &InfoArgs) -> Result<()> {
         size: instance.size(),
         class: instance.class(),
         features: instance.features(),
-        best_known: bks.get(instance.name()),
+        best_known: super::best_known_of(&bks, &src.bks, instance.name()),
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
@@ -84,6 +84,19 @@ pub fn info(args: &InfoArgs) -> Result<()> {
         None => println!("best known unknown (add a table with --bks FILE)"),
     }
     Ok(())
+}
+
+/// A value below one its table calls optimal is a wrong table (or a wrong objective): said
+/// on stderr, since a negative gap against a proven optimum must not pass silently.
+pub(super) fn warn_below_optimum(instance: &str, objective: i64, entry: Option<BestKnownEntry>) {
+    if let Some(e) = entry.filter(|e| e.optimal == Some(true) && objective < e.value) {
+        eprintln!(
+            "mats: warning: {instance}: objective {objective} is below {}, which the best-known \
+             table calls optimal; that table's value (or its `optimal` column) is wrong for \
+             this instance",
+            e.value
+        );
+    }
 }
 
 pub(super) fn optimal_note(entry: BestKnownEntry) -> &'static str {

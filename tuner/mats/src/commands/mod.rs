@@ -68,6 +68,25 @@ fn best_known(extra: &[PathBuf]) -> Result<BestKnown> {
     Ok(table)
 }
 
+/// The value of instance `name`, warning where the tables the user gave (`extra`) were meant
+/// to hold it and none does (a name spelled otherwise in the table is the usual cause).
+fn best_known_of(
+    table: &BestKnown,
+    extra: &[PathBuf],
+    name: &str,
+) -> Option<solvers::bks::BestKnownEntry> {
+    let entry = table.get(name);
+    if entry.is_none() && !extra.is_empty() {
+        let files: Vec<String> = extra.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "mats: warning: no row of {} is named {name} (the `name` column is matched with \
+             the instance's name, its file name without the extension, ignoring case)",
+            files.join(", ")
+        );
+    }
+    entry
+}
+
 /// Writes `text` to `path`, or to standard output when there is none.
 fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<()> {
     use anyhow::Context;

@@ -51,6 +51,14 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
             convention = Some(sln.convention);
             sln.permutation
         }
+        family::Instance::Tsp(_) if is_tour(&args.solution) => {
+            // TSPLIB's own tour files (`TOUR_SECTION`, 1-based, ending with -1), such as the
+            // optimal tours that ship beside some instances.
+            if args.zero_based {
+                bail!("--zero-based does not apply to the TSPLIB tour {origin}: it is 1-based");
+            }
+            solvers::tsp::read_tour(&args.solution)?
+        }
         _ => {
             let text = read_solution_text(&args.solution)?;
             let values = parse_values(&text).with_context(|| format!("solution {origin}"))?;
@@ -69,7 +77,8 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
             describe(&e, one_based)
         )
     })?;
-    let best_known = bks.get(instance.name());
+    let best_known = super::best_known_of(&bks, &src.bks, instance.name());
+    super::instance::warn_below_optimum(instance.name(), objective, best_known);
     let report = Score {
         file: src.file.display().to_string(),
         family: instance.family().name(),
@@ -103,6 +112,11 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
 fn is_sln(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("sln"))
+}
+
+fn is_tour(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("tour"))
 }
 
 fn read_solution_text(path: &Path) -> Result<String> {

@@ -215,7 +215,7 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
         }
         left
     });
-    let known = bks.get(instance.name());
+    let known = super::best_known_of(&bks, &src.bks, instance.name());
     let budget = Budget {
         iterations: args.iterations,
         time_limit,
@@ -259,6 +259,7 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
         );
     }
 
+    super::instance::warn_below_optimum(instance.name(), outcome.objective, known);
     let gap_of = |objective: i64| known.and_then(|e| gap_percent(objective, e.value));
     let target = target.as_ref().map(|t| TargetReport {
         objective: t.objective,

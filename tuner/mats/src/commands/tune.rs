@@ -12,8 +12,24 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let file = CampaignFile::read(&args.campaign)?;
     if args.check {
         let plan = tune::check_anywhere(&file)?;
+        // An `auto` campaign with a [gpu] table is checked as the GPU would run it; say which
+        // backend a run here takes when that is another.
+        let here = match file.config.backend {
+            engine::campaign::config::BackendChoice::Auto
+                if plan.backend.name() == "gpu" && !engine::campaign::setup::gpu_present() =>
+            {
+                if file.config.cpu.is_some() {
+                    "; backend = \"auto\" runs its [cpu] table on this machine, which has no \
+                     GPU (checked too)"
+                } else {
+                    "; this machine has no GPU and the campaign no [cpu] table: run it where \
+                     there is a GPU"
+                }
+            }
+            _ => "",
+        };
         println!(
-            "campaign {} ({}): valid for backend {}",
+            "campaign {} ({}): valid for backend {}{here}",
             plan.name,
             args.campaign.display(),
             plan.backend.name()
@@ -121,11 +137,12 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     }
     println!(
         "cost: {:.1} device-seconds of measurement ({} trials){}",
-        summary.device_seconds,
+        // `+ 0.0` turns a -0.0 (nothing measured) into 0.0, which prints without a sign.
+        summary.device_seconds + 0.0,
         summary.new_trials,
         summary
             .production_runs
-            .map(|r| format!(", {r:.1} production-run equivalents"))
+            .map(|r| format!(", {:.1} production-run equivalents", r + 0.0))
             .unwrap_or_default()
     );
     if let Some(share) = summary.gpu_busy_share {

@@ -948,6 +948,27 @@ impl DeclScope<'_> {
             .as_ref()
             .map(|text| self.when(d, text, name, &where_))
             .transpose()?;
+        let omit = p
+            .omit
+            .clone()
+            .unwrap_or_else(|| vec!["none".to_string(), "off".to_string()]);
+        // A template without `{}` emits the same flag for every value it does not omit, so
+        // two such values would be two points that build the same kernel.
+        if let (ParamKind::Flag, Some(template)) = (p.kind, &p.flag) {
+            let emitting: Vec<String> = domain
+                .iter()
+                .map(|v| v.to_string())
+                .filter(|v| !omit.contains(v))
+                .collect();
+            if !template.contains("{}") && emitting.len() > 1 {
+                bail!(
+                    "{where_}: flag `{name}`'s template {template:?} has no `{{}}`, so its values \
+                     {} would all emit the same flag; give it values = [\"off\", \"on\"] (off \
+                     omits it) or put `{{}}` where the value goes",
+                    emitting.join(", ")
+                );
+            }
+        }
         Ok(Decl {
             name: name_idx,
             kind: p.kind,
@@ -959,10 +980,7 @@ impl DeclScope<'_> {
                 ParamKind::Define => Some(p.define.clone().unwrap_or_else(|| name.to_uppercase())),
                 _ => None,
             },
-            omit: p
-                .omit
-                .clone()
-                .unwrap_or_else(|| vec!["none".to_string(), "off".to_string()]),
+            omit,
             doc: p.doc.clone(),
         })
     }

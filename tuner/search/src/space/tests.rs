@@ -265,3 +265,22 @@ fn pfsp_space_relinks_only_the_iterated_greedy() {
     }
     assert_eq!(seen, [true, true]);
 }
+
+#[test]
+fn a_flag_template_without_a_placeholder_takes_one_emitting_value() {
+    let space = |values: &str| {
+        format!(
+            "[[param]]\nname = \"fast\"\nkind = \"flag\"\nflag = \"--use_fast_math\"\n\
+             values = {values}\n"
+        )
+    };
+    let e = err(&space("[1, 2]"));
+    assert!(e.contains("fast") && e.contains("no `{}`"), "{e}");
+    let s = Space::from_toml_str(&space("[\"off\", \"on\"]"), "test.toml").unwrap();
+    assert_eq!(s.count(), 2);
+    let on = s
+        .points()
+        .find(|p| p.get("fast") == Some(&"on".into()))
+        .unwrap();
+    assert_eq!(s.realise(&on).unwrap().flags, vec!["--use_fast_math"]);
+}
