@@ -129,7 +129,13 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     // another is said in the bundle's note.
     for c in classes {
         let check = &c["final_check"];
-        let winner = check["winner"].as_str().unwrap();
+        // No re-measure where the search kept the baseline (on a GPU the 2opt baseline
+        // reaches 0% on two classes): the bundle is then the search's best point.
+        let expected = match check["winner"].as_str() {
+            Some(winner) => &check["points"][winner],
+            None => &c["best_point"],
+        };
+        assert!(!expected.is_null(), "{c}");
         let label = c["class"].as_str().unwrap();
         let bundle = index["classes"][label]["bundles"]["quality"]
             .as_str()
@@ -138,10 +144,7 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
             &std::fs::read_to_string(tuned.join(bundle).join("manifest.json")).unwrap(),
         )
         .unwrap();
-        assert_eq!(
-            manifest["point"], check["points"][winner],
-            "{label}: {manifest}"
-        );
+        assert_eq!(&manifest["point"], expected, "{label}: {manifest}");
         let h = &c["holdout"];
         if h.is_null() {
             continue;
@@ -205,7 +208,13 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     );
 
     // The bundle sets the search: a flag that would change it is refused, not ignored; a CPU
-    // bundle takes --threads but not the GPU's --adapt.
+    // bundle takes --threads but not the GPU's --adapt. What follows holds for the CPU bundle
+    // this campaign exports without a GPU (CI); a GPU bundle's flags are checked by
+    // tests/standalone.rs and `solve_flags` instead.
+    if engine::campaign::setup::gpu_present() {
+        println!("the quickstart exported GPU bundles here; the CPU bundle's flag checks run without a GPU");
+        return;
+    }
     let tuned_s = tuned.to_str().unwrap();
     let tuned_error = |extra: &[&str]| {
         let mut a = vec!["solve", "--tuned", tuned_s, "data/qap/tai12a.dat"];

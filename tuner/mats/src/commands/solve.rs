@@ -1032,6 +1032,7 @@ fn run_gpu(
             let compile = CompileOutOfTime {
                 source_id,
                 waited_s,
+                gpu_algorithm: algorithm,
             };
             return compile.answer(args, config, cache, instance, options);
         }
@@ -1097,6 +1098,8 @@ fn run_gpu(
 struct CompileOutOfTime {
     source_id: String,
     waited_s: f64,
+    /// The GPU run's label (a tuned run's names its bundle), kept in the answer's.
+    gpu_algorithm: String,
 }
 
 impl CompileOutOfTime {
@@ -1151,7 +1154,11 @@ impl CompileOutOfTime {
             time_limit: Some(Duration::ZERO),
             ..options.budget.clone()
         };
-        let label = algorithm.name().to_string();
+        let label = format!(
+            "{} start (the kernel of {} was compiling)",
+            algorithm.name(),
+            self.gpu_algorithm
+        );
         run_cpu(
             args,
             instance,

@@ -157,6 +157,7 @@ pub(super) fn solve(
             let compile = super::CompileOutOfTime {
                 source_id,
                 waited_s,
+                gpu_algorithm: algorithm.to_string(),
             };
             return compile
                 .answer(args, config, cache, instance, options)
