@@ -82,6 +82,24 @@ impl FolderLock {
         Ok(FolderLock { path, _file: file })
     }
 
+    /// Who holds `folder`'s lock now (a running `mats tune`), without taking it or writing
+    /// anything; None where nobody does (or the folder has no lock file).
+    pub fn holder(folder: &Path) -> Option<String> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .open(folder.join(LOCK_FILE))
+            .ok()?;
+        match fs4::FileExt::try_lock(&file) {
+            // Free: closing the file (at return) releases the lock just taken.
+            Ok(()) => None,
+            Err(_) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                Some(holder.trim().chars().take(200).collect())
+            }
+        }
+    }
+
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path

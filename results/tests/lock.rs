@@ -11,7 +11,14 @@ const CHILD_ENV: &str = "MATS_RESULTS_LOCK_CHILD";
 #[test]
 fn a_second_lock_is_refused_naming_the_holder_until_the_first_is_dropped() {
     let dir = tempfile::tempdir().unwrap();
+    assert_eq!(FolderLock::holder(dir.path()), None, "no lock file yet");
     let first = FolderLock::acquire(dir.path()).unwrap();
+    // `mats export` asks who writes the folder without taking the lock.
+    let holder = FolderLock::holder(dir.path()).expect("held");
+    assert!(
+        holder.contains(&format!("pid {}", std::process::id())),
+        "{holder}"
+    );
     let err = FolderLock::acquire(dir.path()).unwrap_err();
     assert!(matches!(err, LockError::Held { .. }), "{err}");
     let message = err.to_string();

@@ -19,6 +19,13 @@ use crate::cli::ExportArgs;
 pub use engine::bundle::{ClassEntry, Index, KernelFile, Manifest, Measured};
 
 pub fn run(args: &ExportArgs) -> Result<()> {
+    if let Some(holder) = results::FolderLock::holder(&args.source.dir) {
+        eprintln!(
+            "warning: a mats tune is still writing {} ({holder}); this export holds what it \
+             has recorded so far, without the verdicts it has yet to measure",
+            args.source.dir.display()
+        );
+    }
     let (store, campaign) = super::results::open(&args.source)?;
     // The campaign's own verdict per class: where the final re-measure found the baseline
     // or the default better than the search's winner, that point is exported instead.
