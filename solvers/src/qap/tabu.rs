@@ -169,15 +169,14 @@ pub fn search(
         a if a <= 0 => i64::MAX / 4,
         a => a,
     };
-    // The start is the answer where the time limit ends before the first delta matrix does.
-    let start = |p: Vec<usize>| Outcome {
-        solution: p,
-        objective: cost,
-        iterations: 0,
-        evaluations: 0,
-    };
     let Some(mut delta) = SwapDeltas::new_until(inst, &p, || deadline.timed_out()) else {
-        return start(p);
+        // The time limit ended before the first delta matrix did: the start is the answer.
+        return Outcome {
+            solution: p,
+            objective: cost,
+            iterations: 0,
+            evaluations: 0,
+        };
     };
     // Taillard starts the tabu list from distinct negative values so that the long-term
     // aspiration does not force all moves at once.

@@ -71,24 +71,8 @@ fn handle(job: Job, open: &mut HashMap<usize, Open>) -> Outcome {
                 message: e.to_string(),
             },
         },
-        Job::Prepare(job) => match prepare(job, open) {
-            Ok(()) => Outcome::Prepared,
-            Err(e) if is_sticky(&e) => Outcome::Crashed {
-                message: e.to_string(),
-            },
-            Err(e) => Outcome::Failed {
-                message: e.to_string(),
-            },
-        },
-        Job::Solve(job) => match solve(job, open) {
-            Ok(result) => Outcome::Solved(Box::new(result)),
-            Err(e) if is_sticky(&e) => Outcome::Crashed {
-                message: e.to_string(),
-            },
-            Err(e) => Outcome::Failed {
-                message: e.to_string(),
-            },
-        },
+        Job::Prepare(job) => outcome(prepare(job, open), |()| Outcome::Prepared),
+        Job::Solve(job) => outcome(solve(job, open), |r| Outcome::Solved(Box::new(r))),
     }
 }
 
@@ -107,9 +91,28 @@ fn cache_for(dir: &Option<std::path::PathBuf>) -> KernelCache {
     KernelCache::new(dir.clone().unwrap_or_else(KernelCache::default_dir))
 }
 
+/// A job's result as the worker answers it: a lost context is a crash, any other error a
+/// failure the worker survives.
+fn outcome<T>(result: Result<T, KernelError>, done: impl FnOnce(T) -> Outcome) -> Outcome {
+    match result {
+        Ok(value) => done(value),
+        Err(e) if is_sticky(&e) => Outcome::Crashed {
+            message: e.to_string(),
+        },
+        Err(e) => Outcome::Failed {
+            message: e.to_string(),
+        },
+    }
+}
+
+/// The instance a solver job names.
+fn instance_of(job: &SolveJob) -> Result<solvers::family::Instance, KernelError> {
+    solvers::family::load(&job.instance, Some(job.config.family()), job.index)
+        .map_err(|e| KernelError::InvalidConfig(format!("{}: {e}", job.instance.display())))
+}
+
 fn prepare(job: SolveJob, open: &mut HashMap<usize, Open>) -> Result<(), KernelError> {
-    let inst = solvers::family::load(&job.instance, Some(job.config.family()), job.index)
-        .map_err(|e| KernelError::InvalidConfig(format!("{}: {e}", job.instance.display())))?;
+    let inst = instance_of(&job)?;
     let Open { gpu, .. } = open_gpu(job.gpu, open)?;
     job.config.prepare(gpu, &cache_for(&job.cache_dir), &inst)?;
     Ok(())
@@ -117,8 +120,7 @@ fn prepare(job: SolveJob, open: &mut HashMap<usize, Open>) -> Result<(), KernelE
 
 fn solve(job: SolveJob, open: &mut HashMap<usize, Open>) -> Result<SolveResult, KernelError> {
     job.settings.check().map_err(KernelError::InvalidConfig)?;
-    let inst = solvers::family::load(&job.instance, Some(job.config.family()), job.index)
-        .map_err(|e| KernelError::InvalidConfig(format!("{}: {e}", job.instance.display())))?;
+    let inst = instance_of(&job)?;
     let Open { gpu, meter } = open_gpu(job.gpu, open)?;
     let cache = cache_for(&job.cache_dir);
     let mut prepared = job.config.prepare(gpu, &cache, &inst)?;

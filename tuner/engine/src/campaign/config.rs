@@ -514,10 +514,12 @@ impl CampaignFile {
     /// Every search's strategy can search for its objective with its settings
     /// ([`search::Strategy::check_for`]): refused naming `strategy` or `search`, before
     /// anything is queued or measured.
-    pub fn check_strategies(&self) -> Result<()> {
-        let searches = self.searches()?;
+    pub fn check_strategies(
+        &self,
+        searches: &[(search::Strategy, search::Objective)],
+    ) -> Result<()> {
         // `searches` lists `[strategy]` (or the default) first, then each `[[search]]`.
-        let main = usize::from(self.config.strategy.is_some() || self.config.search.is_empty());
+        let main = searches.len() - self.config.search.len();
         for (i, (strategy, objective)) in searches.iter().enumerate() {
             let key = if i < main { "strategy" } else { "search" };
             strategy

@@ -259,7 +259,7 @@ fn settle(file: &CampaignFile, gpu_present: bool) -> Result<Settled> {
     if mode == RunMode::FixedWork {
         setup::check_same_work(&setup.space).map_err(|e| file.error_at("objective", e))?;
     }
-    file.check_strategies()?;
+    file.check_strategies(&searches)?;
     Ok(Settled {
         searches,
         mode,
@@ -275,13 +275,16 @@ fn settle(file: &CampaignFile, gpu_present: bool) -> Result<Settled> {
 /// one failed trial by trial, after `--check` and `mats submit` had passed it. (`gap@budget`
 /// does not: where no value is known its gaps are to the baseline's best objective.)
 fn check_best_known(file: &CampaignFile, mode: &RunMode, set: &InstanceSet) -> Result<()> {
+    if !matches!(mode, RunMode::Target { .. }) {
+        return Ok(());
+    }
     let missing: Vec<&str> = set
         .all
         .iter()
         .filter(|i| i.record.best_known.is_none())
         .map(|i| i.record.name.as_str())
         .collect();
-    if matches!(mode, RunMode::Target { .. }) && !missing.is_empty() {
+    if !missing.is_empty() {
         let mut names = missing
             .iter()
             .take(5)

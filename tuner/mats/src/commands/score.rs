@@ -109,14 +109,19 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
     Ok(())
 }
 
+/// A QAPLIB solution file.
 fn is_sln(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("sln"))
+    has_extension(path, "sln")
 }
 
+/// A TSPLIB tour file (`.tour`, `.opt.tour`).
 fn is_tour(path: &Path) -> bool {
+    has_extension(path, "tour")
+}
+
+fn has_extension(path: &Path, extension: &str) -> bool {
     path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("tour"))
+        .is_some_and(|e| e.eq_ignore_ascii_case(extension))
 }
 
 fn read_solution_text(path: &Path) -> Result<String> {

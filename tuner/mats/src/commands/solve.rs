@@ -1025,18 +1025,11 @@ fn run_gpu(
     };
     let timed = deadline.map(|deadline| cache.clone().until(deadline));
     let mut prepared = match config.prepare(gpu, timed.as_ref().unwrap_or(cache), instance) {
-        Err(kernels::KernelError::OutOfTime {
-            source_id,
-            waited_s,
-        }) => {
-            let compile = CompileOutOfTime {
-                source_id,
-                waited_s,
-                gpu_algorithm: algorithm,
-            };
-            return compile.answer(args, config, cache, instance, options);
-        }
-        prepared => prepared?,
+        Err(e) => match CompileOutOfTime::of(e, &algorithm) {
+            Ok(compile) => return compile.answer(args, config, cache, instance, options),
+            Err(e) => return Err(e.into()),
+        },
+        Ok(prepared) => prepared,
     };
     let mut options = options.clone();
     let mut start_explained = false;
@@ -1103,6 +1096,21 @@ struct CompileOutOfTime {
 }
 
 impl CompileOutOfTime {
+    /// `error` where it is a compile given up at the time limit, else `error` back.
+    fn of(error: kernels::KernelError, gpu_algorithm: &str) -> Result<Self, kernels::KernelError> {
+        match error {
+            kernels::KernelError::OutOfTime {
+                source_id,
+                waited_s,
+            } => Ok(CompileOutOfTime {
+                source_id,
+                waited_s,
+                gpu_algorithm: gpu_algorithm.to_string(),
+            }),
+            other => Err(other),
+        }
+    }
+
     /// The answer at the limit: the start solution of the family's CPU solver (there is no
     /// GPU start without the kernel), while a background worker finishes the compile into
     /// the cache, so that the next run finds the kernel instead of giving up again.

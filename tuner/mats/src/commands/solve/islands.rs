@@ -149,23 +149,13 @@ pub(super) fn solve(
         .kernel_variant(instance, CompileTarget::from(&gpu.info))
         .map_err(anyhow::Error::msg)?;
     // Given up at the solve's deadline, as on one GPU.
-    match cache.clone().until(deadline).get_or_compile(&variant) {
-        Err(kernels::KernelError::OutOfTime {
-            source_id,
-            waited_s,
-        }) => {
-            let compile = super::CompileOutOfTime {
-                source_id,
-                waited_s,
-                gpu_algorithm: algorithm.to_string(),
-            };
-            return compile
+    if let Err(e) = cache.clone().until(deadline).get_or_compile(&variant) {
+        return match super::CompileOutOfTime::of(e, algorithm) {
+            Ok(compile) => compile
                 .answer(args, config, cache, instance, options)
-                .map(Some);
-        }
-        compiled => {
-            compiled.with_context(|| format!("compiling {algorithm} for GPU {}", args.gpu))?;
-        }
+                .map(Some),
+            Err(e) => Err(e).with_context(|| format!("compiling {algorithm} for GPU {}", args.gpu)),
+        };
     }
     let factories: Vec<IslandFactory<'_>> = devices
         .iter()
