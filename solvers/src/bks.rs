@@ -131,6 +131,16 @@ pub fn rows(text: &str, origin: &Path) -> Result<Vec<TableRow>, InputError> {
             InputError::syntax(origin, line, format!("bad CSV record: {e}"))
         })?;
         let line = record.position().map_or(0, |p| p.line() as usize);
+        // No name or value spans lines, so a field that does was opened by a quote that is
+        // never closed: the csv reader would swallow the rest of the table into it.
+        if record.iter().any(|f| f.contains('\n')) {
+            return Err(InputError::syntax(
+                origin,
+                line,
+                "a quoted field runs to the next line or to the end of the file \
+                 (an unterminated `\"`?)",
+            ));
+        }
         let field = |col: Option<usize>| col.and_then(|c| record.get(c)).unwrap_or("").trim();
         let (name, raw) = (field(Some(name_col)), field(Some(bks_col)));
         if name.is_empty() || raw.is_empty() {
@@ -181,6 +191,20 @@ mod tests {
             .expect("a reference value");
         assert!(hwsw.value > 0);
         assert_eq!(hwsw.optimal, Some(false));
+    }
+
+    #[test]
+    fn an_unterminated_quote_is_refused_at_its_line() {
+        let e = BestKnown::default()
+            .add_csv("name,bks\nx,1\n\"y,2\nz,3\n", Path::new("t.csv"))
+            .unwrap_err();
+        assert!(e.to_string().starts_with("t.csv:3:"), "{e}");
+        assert!(e.to_string().contains("unterminated"), "{e}");
+        // Quoted fields that close on their line stay fine.
+        let mut t = BestKnown::default();
+        t.add_csv("name,bks\n\"y\",\"2\"\n", Path::new("t.csv"))
+            .expect("quoted fields");
+        assert_eq!(t.get("y").map(|e| e.value), Some(2));
     }
 
     #[test]

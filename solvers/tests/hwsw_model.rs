@@ -63,7 +63,7 @@ fn round_trip_through_text() {
 #[test]
 fn bad_header() {
     rejected("HWS 3 2 100\n", Some(1), "HWSW");
-    rejected("HWSW 0 0 1\n", Some(1), "nodes n is 0");
+    rejected("HWSW 0 0 1\n", Some(1), "nodes n must be between 1 and");
     rejected("HWSW 3 4 1\n", Some(1), "cannot fit");
     rejected("HWSW 3 2 -1\n", Some(1), "R must be >= 0");
     rejected("HWSW 3 x 1\n", Some(1), "number of edges");

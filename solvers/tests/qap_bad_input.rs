@@ -42,7 +42,10 @@ fn non_numeric_size() {
 #[test]
 fn zero_size() {
     let e = parse_err("0\n");
-    assert!(e.starts_with("bad.dat:1:") && e.contains("is 0"), "{e}");
+    assert!(
+        e.starts_with("bad.dat:1:") && e.contains("between 1 and"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -58,7 +61,7 @@ fn huge_declared_size_with_little_data_does_not_allocate() {
     assert!(e.contains("holds 3"), "{e}");
     let e = parse_err("99999999999\n1 2 3\n");
     assert!(
-        e.starts_with("bad.dat:1:") && e.contains("between 0 and"),
+        e.starts_with("bad.dat:1:") && e.contains("between 1 and"),
         "{e}"
     );
 }

@@ -267,17 +267,9 @@ pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
             format!("expected the header `HWSW n m R`, found {magic:?}"),
         ));
     }
-    let n_line = tokens.line();
-    let n = tokens.next_usize("the number of nodes n", MAX_NODES)?;
-    if n == 0 {
-        return Err(InputError::syntax(
-            path,
-            n_line,
-            "the number of nodes n is 0",
-        ));
-    }
+    let n = tokens.next_usize("the number of nodes n", 1..=MAX_NODES)?;
     let m_line = tokens.line();
-    let m = tokens.next_usize("the number of edges m", MAX_NODES)?;
+    let m = tokens.next_usize("the number of edges m", 0..=MAX_NODES)?;
     if m as u128 > (n as u128) * (n as u128 - 1) / 2 {
         return Err(InputError::syntax(
             path,

@@ -231,20 +231,8 @@ fn parse_plain(text: &str, path: &Path) -> Result<Instance, InputError> {
 
 /// `n m`, each at least 1.
 fn read_dimensions(tokens: &mut Tokens) -> Result<(usize, usize), InputError> {
-    let mut read = |what: &str| -> Result<usize, InputError> {
-        let line = tokens.line();
-        let value = tokens.next_usize(what, MAX_DIMENSION)?;
-        if value == 0 {
-            return Err(InputError::syntax(
-                tokens.path(),
-                line,
-                format!("{what} must be at least 1, found 0"),
-            ));
-        }
-        Ok(value)
-    };
-    let jobs = read("the number of jobs")?;
-    let machines = read("the number of machines")?;
+    let jobs = tokens.next_usize("the number of jobs", 1..=MAX_DIMENSION)?;
+    let machines = tokens.next_usize("the number of machines", 1..=MAX_DIMENSION)?;
     Ok((jobs, machines))
 }
 

@@ -157,10 +157,7 @@ pub fn read(path: &Path) -> Result<Instance, InputError> {
 pub fn parse(text: &str, path: &Path) -> Result<Instance, InputError> {
     let mut tokens = Tokens::new(text, path);
     let n_line = tokens.line();
-    let n = tokens.next_usize("the instance size n", MAX_N)?;
-    if n == 0 {
-        return Err(InputError::syntax(path, n_line, "the instance size n is 0"));
-    }
+    let n = tokens.next_usize("the instance size n", 1..=MAX_N)?;
     let expected = 2 * n * n;
     if tokens.remaining() != expected {
         return Err(InputError::invalid(

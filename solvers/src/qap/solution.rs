@@ -62,10 +62,7 @@ pub fn read_solution(path: &Path) -> Result<RawSolution, InputError> {
 pub fn parse_solution(text: &str, path: &Path) -> Result<RawSolution, InputError> {
     let mut tokens = Tokens::with_separators(text, path, &[',']);
     let n_line = tokens.line();
-    let n = tokens.next_usize("the solution size n", super::instance::MAX_N)?;
-    if n == 0 {
-        return Err(InputError::syntax(path, n_line, "the solution size n is 0"));
-    }
+    let n = tokens.next_usize("the solution size n", 1..=super::instance::MAX_N)?;
     let stated_cost = tokens.next_i64("the solution cost")?;
     if tokens.remaining() != n {
         return Err(InputError::invalid(

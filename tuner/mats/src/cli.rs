@@ -9,10 +9,12 @@ use solvers::family::Family;
 #[command(
     name = "mats",
     version,
-    about = "Autotuning of GPU metaheuristic solvers (QAP, flowshop, ...)",
-    long_about = "mats solves combinatorial benchmark instances with CPU reference solvers \
-                  (and, as the GPU work lands, tuned CUDA kernels), and describes instances by \
-                  the features and dataset classes the tuner tunes for."
+    about = "Autotuning of GPU metaheuristic solvers (QAP, flowshop, TSP, HW/SW partitioning)",
+    long_about = "mats solves QAP, permutation flowshop, TSP and HW/SW partitioning instances \
+                  with CUDA kernels compiled at run time (NVRTC) or, without a GPU, with CPU \
+                  reference solvers on all cores; it tunes kernel variants, launch settings and \
+                  solver parameters per dataset class (campaigns in TOML, trials in SQLite) and \
+                  exports one tuned bundle or executable per class."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -746,8 +748,8 @@ impl SolveArgs {
 pub enum InstanceCommand {
     /// Print an instance's family, size, features, dataset class and best-known value.
     Info(InfoArgs),
-    /// Generate an instance (Taillard's 1993 flowshop generator; Hou et al.'s HW/SW task graphs;
-    /// uniform random TSP).
+    /// Generate an instance (Taillard-style uniform QAP; Taillard's 1993 flowshop generator;
+    /// Hou et al.'s HW/SW task graphs; uniform random TSP).
     #[command(subcommand)]
     Generate(GenerateCommand),
     /// Reference values (best-known costs) of HW/SW task graphs, which have no published ones:

@@ -338,7 +338,25 @@ impl Default for QualityConfig {
 /// The line (1-based) where `key` is first set or opened as a table in `text`, for errors
 /// about values that parse but do not make sense.
 /// `key` may be dotted (`cpu.baseline`): the key is then looked up after its table's header.
+/// `search[K]` is the K-th (0-based) `[[search]]` entry, `search[K].objective` a key in it.
 pub fn line_of(text: &str, key: &str) -> Option<usize> {
+    if let Some((array, k, rest)) = array_entry(key) {
+        let start = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.trim() == format!("[[{array}]]"))
+            .nth(k)
+            .map(|(i, _)| i + 1)?;
+        let Some(rest) = rest else {
+            return Some(start);
+        };
+        let section: Vec<&str> = text
+            .lines()
+            .skip(start)
+            .take_while(|l| !l.trim_start().starts_with('['))
+            .collect();
+        return Some(line_of(&section.join("\n"), rest).map_or(start, |k| start + k));
+    }
     if let Some((table, rest)) = key.rsplit_once('.') {
         if let Some(start) = line_of(text, table) {
             let section: Vec<&str> = text
@@ -358,6 +376,18 @@ pub fn line_of(text: &str, key: &str) -> Option<usize> {
                 || t.starts_with(&format!("[{key}."))
         })
         .map(|i| i + 1)
+}
+
+/// `name[K]` or `name[K].rest` as (name, K, rest).
+fn array_entry(key: &str) -> Option<(&str, usize, Option<&str>)> {
+    let (name, after) = key.split_once('[')?;
+    let (index, rest) = after.split_once(']')?;
+    let rest = match rest.strip_prefix('.') {
+        Some(r) => Some(r),
+        None if rest.is_empty() => None,
+        None => return None,
+    };
+    Some((name, index.parse().ok()?, rest))
 }
 
 /// An error about `key` of the campaign file at `path` whose text is `text`, naming the file
@@ -503,10 +533,11 @@ impl CampaignFile {
     pub fn searches(&self) -> Result<Vec<(search::Strategy, search::Objective)>> {
         let mut out = Vec::new();
         if let Some(s) = self.main_strategy()? {
-            out.push((s, self.objective_of(&self.config.objective)?.0));
+            out.push((s, self.objective_of(&self.config.objective, "objective")?.0));
         }
-        for s in &self.config.search {
-            out.push((s.strategy.clone(), self.objective_of(&s.objective)?.0));
+        for (k, s) in self.config.search.iter().enumerate() {
+            let objective = self.objective_of(&s.objective, &format!("search[{k}].objective"))?;
+            out.push((s.strategy.clone(), objective.0));
         }
         Ok(out)
     }
@@ -521,10 +552,13 @@ impl CampaignFile {
         // `searches` lists `[strategy]` (or the default) first, then each `[[search]]`.
         let main = searches.len() - self.config.search.len();
         for (i, (strategy, objective)) in searches.iter().enumerate() {
-            let key = if i < main { "strategy" } else { "search" };
+            let key = match i.checked_sub(main) {
+                None => "strategy".to_string(),
+                Some(k) => format!("search[{k}]"),
+            };
             strategy
                 .check_for(*objective)
-                .map_err(|e| self.error_at(key, format!("{e:#}")))?;
+                .map_err(|e| self.error_at(&key, format!("{e:#}")))?;
         }
         Ok(())
     }
@@ -538,7 +572,7 @@ impl CampaignFile {
         if !self.config.search.is_empty() {
             return Ok(None);
         }
-        let (objective, _) = self.objective_of(&self.config.objective)?;
+        let (objective, _) = self.objective_of(&self.config.objective, "objective")?;
         Ok(Some(search::Strategy::default_for(objective)))
     }
 
@@ -546,10 +580,13 @@ impl CampaignFile {
     pub fn run_mode(&self) -> Result<RunMode> {
         let mut kinds = Vec::new();
         if self.main_strategy()?.is_some() {
-            kinds.push(self.objective_of(&self.config.objective)?.1);
+            kinds.push(self.objective_of(&self.config.objective, "objective")?.1);
         }
-        for s in &self.config.search {
-            kinds.push(self.objective_of(&s.objective)?.1);
+        for (k, s) in self.config.search.iter().enumerate() {
+            kinds.push(
+                self.objective_of(&s.objective, &format!("search[{k}].objective"))?
+                    .1,
+            );
         }
         let kind = kinds.first().copied().unwrap_or(ObjectiveKind::FixedWork);
         if kinds.iter().any(|k| *k != kind) {
@@ -712,9 +749,11 @@ impl CampaignFile {
     }
 
     /// The objective and the kind of production run it needs, checked.
+    /// `key` names where the objective is written (`objective`, `search[K].objective`).
     fn objective_of(
         &self,
         objective: &ObjectiveConfig,
+        key: &str,
     ) -> Result<(search::Objective, ObjectiveKind)> {
         use search::Objective;
         let metric = |name: &str| -> Result<(Metric, ObjectiveKind)> {
@@ -728,7 +767,7 @@ impl CampaignFile {
                 "energy-to-target" => (Metric::Energy, ObjectiveKind::Target),
                 other => {
                     return Err(self.error_at(
-                        "objective",
+                        key,
                         format!(
                             "unknown objective {other:?}; use time, power or energy (fixed \
                              work), gap@budget or energy@budget, time-to-target or \
@@ -748,7 +787,7 @@ impl CampaignFile {
                     let ((ma, ka), (mb, kb)) = (metric(a)?, metric(b)?);
                     if ka != kb {
                         return Err(self.error_at(
-                            "objective",
+                            key,
                             format!(
                                 "{a:?} and {b:?} measure different production runs; pair \
                                  gap@budget with energy@budget, time-to-target with \
@@ -760,7 +799,7 @@ impl CampaignFile {
                 }
                 _ => {
                     return Err(self.error_at(
-                        "objective",
+                        key,
                         "a Pareto objective is a pair of two different metrics, e.g. [\"time\", \"energy\"]",
                     ))
                 }
@@ -910,5 +949,27 @@ mod tests {
         assert_eq!(line_of(text, "cpu.baseline"), Some(7));
         assert_eq!(line_of(text, "gpu.baseline"), Some(3));
         assert_eq!(line_of(text, "nothing"), None);
+        let text = "objective = \"time\"\n[[search]]\nobjective = \"a\"\n\n[[search]]\n\
+                    strategy = 1\nobjective = \"b\"\n[[search]]\n";
+        assert_eq!(line_of(text, "search[0].objective"), Some(3));
+        assert_eq!(line_of(text, "search[1].objective"), Some(7));
+        assert_eq!(line_of(text, "search[1]"), Some(5));
+        // An entry without the key: its header; no such entry: none.
+        assert_eq!(line_of(text, "search[2].objective"), Some(8));
+        assert_eq!(line_of(text, "search[3].objective"), None);
+    }
+
+    #[test]
+    fn a_bad_objective_of_a_search_entry_names_that_entrys_line() {
+        let text = "name = \"c\"\nobjective = \"time\"\n[instances]\npaths = [\"x.dat\"]\n\
+                    [cpu]\nspace = \"s.toml\"\nbaseline = { algorithm = \"tabu\" }\n\
+                    [[search]]\nstrategy = { name = \"random\" }\nobjective = \"time\"\n\
+                    [[search]]\nstrategy = { name = \"random\" }\nobjective = \"gap\"\n";
+        let e = CampaignFile::parse(std::path::Path::new("c.toml"), text.into()).unwrap_err();
+        let e = format!("{e:#}");
+        assert!(
+            e.contains("line 13") && e.contains("search[1].objective") && e.contains("\"gap\""),
+            "{e}"
+        );
     }
 }
