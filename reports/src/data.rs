@@ -957,6 +957,7 @@ mod tests {
                     point: p(512, 2),
                     bundle: "b1".into(),
                 }],
+                unfinished: None,
             }
         }
 

@@ -435,5 +435,6 @@ pub fn synthetic_input(flavour: Flavour) -> ReportInput {
         evaluations: b.evaluations,
         trials: b.trials,
         exports,
+        unfinished: None,
     }
 }

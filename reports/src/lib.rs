@@ -15,6 +15,7 @@
 //!     evaluations: store.evaluations()?,
 //!     trials: store.trials()?,
 //!     exports: store.exports()?,
+//!     unfinished: None,
 //! };
 //! let format: reports::ImageFormat = args.format.parse()?; // "svg" | "png"
 //! let summary = reports::render(&input, &out_dir, format)?;
@@ -53,6 +54,9 @@ pub struct ReportInput {
     pub evaluations: Vec<EvaluationRow>,
     pub trials: Vec<TrialRow>,
     pub exports: Vec<ExportRow>,
+    /// Why the campaign has not reached its end (`"was stopped by the user"`), if it has not:
+    /// a class without a re-measure is then unfinished, not a class that kept its baseline.
+    pub unfinished: Option<String>,
 }
 
 /// Image file format of the figures.

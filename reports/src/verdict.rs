@@ -171,7 +171,19 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
         };
         let fresh_outcome = outcome(&fresh, &fresh_role);
         let held_outcome = outcome(&held, &held_role);
-        let verdict = verdict(&reference, fresh.is_some(), fresh_outcome, held_outcome);
+        let verdict = match input.unfinished.as_deref() {
+            // Without the re-measure there is no verdict to give, only a campaign to finish.
+            Some(how) if fresh.is_none() => format!(
+                "unfinished: the campaign {how} before this class's re-measure; resume it \
+                 (`mats tune ... --resume`) for a verdict"
+            ),
+            Some(how) if held.is_none() => format!(
+                "{} (no holdouts measured: the campaign {how})",
+                verdict(&reference, true, fresh_outcome, Outcome::Missing)
+                    .trim_end_matches(" (no holdouts)")
+            ),
+            _ => verdict(&reference, fresh.is_some(), fresh_outcome, held_outcome),
+        };
         // The tuner labels runs by metric; the campaign's run mode completes the objective's
         // name as the campaign wrote it.
         let objective = match input
@@ -521,6 +533,7 @@ mod tests {
             evaluations: vec![eval(7, 8, 3.0), eval(7, 1, 1.0)],
             trials: Vec::new(),
             exports: Vec::new(),
+            unfinished: None,
         }
     }
 
@@ -562,6 +575,24 @@ mod tests {
         assert!(md.contains("0.500 ± 0.100%"), "{md}");
         assert!(md.contains("means only"), "{md}");
         assert_eq!(show(ms(1.5, 4e-15, 3), "%", true), "1.500 ± 0.000%");
+    }
+
+    #[test]
+    fn an_unfinished_campaign_says_so_instead_of_keeping_the_baseline() {
+        let mut i = input();
+        i.unfinished = Some("was stopped by the user".into());
+        let v = class_verdicts(&i);
+        // Class b has no re-measure: finished, it kept its baseline; unfinished, it has no
+        // verdict yet.
+        assert!(v[1]
+            .verdict
+            .starts_with("unfinished: the campaign was stopped by the user"));
+        assert!(
+            v.iter().all(|c| !c.verdict.contains("no point better")),
+            "{v:?}"
+        );
+        // Class a was re-measured on fresh seeds and holdouts: its verdict stands.
+        assert_eq!(v[0].verdict, class_verdicts(&input())[0].verdict);
     }
 
     #[test]

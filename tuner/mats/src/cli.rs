@@ -117,7 +117,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "DIR", default_value = "tuned")]
     pub out: PathBuf,
     /// Also write one standalone executable per class into this folder, named after the
-    /// class: `OUT/NAME INSTANCE [--time-limit S] [--seed N] [--json]` runs that class's
+    /// class: `OUT/NAME INSTANCE [--time-limit S] [--seed N] [--index K] [--json]` runs that class's
     /// bundle with no mats install or export folder (docs/standalone.md).
     #[arg(long, value_name = "OUT")]
     pub binaries: Option<PathBuf>,

@@ -41,8 +41,27 @@ pub fn die_of_sigpipe() -> ! {
     std::process::exit(128 + libc::SIGPIPE)
 }
 
-/// For an error a command returned: a closed pipe ends quietly; `None` for anything else.
+/// A command stopped by the user (Ctrl-C, SIGTERM) after saving what it had: reported as one
+/// line and exit status 130, as a shell reports a process ended by SIGINT, so that
+/// `mats tune C && mats export C` does not export a campaign that never finished.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// For an error a command returned: a closed pipe ends quietly, an interruption with 130;
+/// `None` for anything else.
 pub fn exit_for(error: &anyhow::Error) -> Option<std::process::ExitCode> {
+    if let Some(Interrupted(message)) = error.downcast_ref::<Interrupted>() {
+        eprintln!("mats: {message}");
+        return Some(std::process::ExitCode::from(130));
+    }
     let closed = error
         .chain()
         .filter_map(|c| c.downcast_ref::<StdoutError>())

@@ -398,6 +398,49 @@ fn shards_merged_hold_the_same_trials_as_one_process() {
     );
     assert_eq!(trials(&merged, &[7]), one);
 
+    // Another campaign (another name) is refused too: its verdicts would be exported as
+    // this one's.
+    let renamed = campaign(
+        dir,
+        "renamed",
+        &["tai12a", "tai20a", "nug12", "chr12a"],
+        300,
+        "[1, 2, 4]",
+    );
+    let renamed_out = dir.join("renamed-out");
+    ok(
+        &[],
+        &["tune", s(&renamed), "--out", s(&renamed_out), "--quiet"],
+    );
+    let out = run(&[], &["merge", s(&merged), s(&renamed_out)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("\"renamed\"") && err.contains("one campaign"),
+        "{err}"
+    );
+    assert_eq!(trials(&merged, &[7]), one);
+
+    // A shard resuming another shard's folder is refused: it would replace that shard's
+    // summary with its own classes.
+    let out = run(
+        &[],
+        &[
+            "tune",
+            s(&path),
+            "--shard",
+            "2/3",
+            "--out",
+            s(&shard_dirs[0]),
+            "--resume",
+            "--quiet",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("holds shard 1/3") && err.contains("own folder"),
+        "{err}"
+    );
+
     // Bad shard arguments are one clear error.
     for bad in ["0/3", "4/3", "x", "1/0"] {
         let out = run(&[], &["tune", s(&path), "--shard", bad]);

@@ -241,6 +241,40 @@ fn solve_tuned_class_refuses_a_class_the_export_lacks() {
     );
 }
 
+#[test]
+fn a_named_class_far_from_the_instance_runs_with_a_warning() {
+    // One tuned class of n = 500-600: tai12a (n = 12) is far beyond the threshold, where
+    // `solve --tuned` alone runs the default.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("index.json"),
+        r#"{"campaign":"c","family":"qap","backend":"cpu","device":"cpu","arch":null,
+            "driver":null,"nvrtc":null,"classes":{"qap:a":{"bundles":{},"pareto":[],
+            "features":{"n":{"min":500,"max":600}}}}}"#,
+    )
+    .unwrap();
+    let solve = |named: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_mats"));
+        c.args(["solve", "--tuned"]).arg(tmp.path());
+        if named {
+            c.args(["--tuned-class", "qap:a"]);
+        }
+        let out = c
+            .args(["data/qap/tai12a.dat", "--time-limit", "0.05"])
+            .current_dir(repo(""))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let stderr = solve(true);
+    assert!(
+        stderr.contains("far from the tuned class qap:a") && stderr.contains("as asked"),
+        "{stderr}"
+    );
+    let stderr = solve(false);
+    assert!(stderr.contains("running the qap default"), "{stderr}");
+}
+
 /// On a GPU: the quickstart campaign's GPU side, cut short, exported with --binaries; the
 /// executable runs its class's bundle from the CUBINs it carries (a cache hit: nothing
 /// compiled), and one forged for the next architecture is refused naming this GPU.

@@ -390,42 +390,22 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
         .replace("iterations = 300", "iterations = 20000");
     let path = write_campaign(tmp.path(), "killed", &body);
     let out = tmp.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mats"))
-        .args([
-            "tune",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until some trials are stored, then kill without warning.
-    let db = out.join("results.sqlite");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
-        let done = results::Store::open(&db)
-            .ok()
-            .and_then(|s| {
-                s.campaigns()
-                    .ok()
-                    .and_then(|c| c.first().cloned())
-                    .map(|c| (s, c))
-            })
-            .and_then(|(s, c)| s.trials(c.id).ok())
-            .map_or(0, |t| t.len());
-        if done >= 6 || Instant::now() > deadline {
-            break;
-        }
-        if let Ok(Some(_)) = child.try_wait() {
-            panic!("the campaign finished before it could be killed; make it longer");
-        }
-    }
+    let mut child = tune_until_trials(&path, &out, 6);
     child.kill().unwrap(); // SIGKILL on unix
     child.wait().unwrap();
+    let db = out.join("results.sqlite");
+
+    // Exporting what the killed campaign recorded says it never finished.
+    let export = Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(["export", path_str(&out), "--out"])
+        .arg(tmp.path().join("tuned"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&export.stderr);
+    assert!(
+        err.contains("was killed") && err.contains("--resume"),
+        "{err}"
+    );
 
     let before = {
         let store = results::Store::open(&db).unwrap();
@@ -472,6 +452,75 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
             "{key:?}"
         );
     }
+}
+
+/// Starts `mats tune` on `path` into `out` and returns once `trials` trials are stored.
+#[cfg(unix)]
+fn tune_until_trials(path: &Path, out: &Path, trials: usize) -> std::process::Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(["tune", path_str(path), "--out", path_str(out), "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let db = out.join("results.sqlite");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let done = results::Store::open(&db)
+            .ok()
+            .and_then(|s| {
+                s.campaigns()
+                    .ok()
+                    .and_then(|c| c.first().cloned())
+                    .map(|c| (s, c))
+            })
+            .and_then(|(s, c)| s.trials(c.id).ok())
+            .map_or(0, |t| t.len());
+        if done >= trials || Instant::now() > deadline {
+            return child;
+        }
+        if let Ok(Some(_)) = child.try_wait() {
+            panic!("the campaign finished before it could be stopped; make it longer");
+        }
+    }
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_campaign_stopped_by_the_user_exits_130_and_export_says_it_is_unfinished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = cpu_campaign("stopped", "name = \"exhaustive\"", "trials = 16")
+        .replace("tai12a.dat", "tai40a.dat")
+        .replace("nug12.dat", "tai20a.dat")
+        .replace("iterations = 300", "iterations = 20000");
+    let path = write_campaign(tmp.path(), "stopped", &body);
+    let out = tmp.path().join("out");
+    let child = tune_until_trials(&path, &out, 3);
+    // SAFETY: signalling the child this test started and still owns.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("stopped by the user") && err.contains("--resume"),
+        "{err}"
+    );
+    assert!(out.join("summary.json").is_file());
+    let export = Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(["export", path_str(&out), "--out"])
+        .arg(tmp.path().join("tuned"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&export.stderr);
+    assert!(
+        export.status.success() && err.contains("stopped by the user") && err.contains("--resume"),
+        "{err}"
+    );
 }
 
 /// Every shipped campaign parses, and each setup's baseline is a valid point of its space
@@ -904,6 +953,7 @@ fn report_shows_the_verdicts_of_the_summary(out: &Path, classes: &[serde_json::V
         trials: store.trials(campaign.id).unwrap(),
         exports: store.exports(campaign.id).unwrap(),
         campaign,
+        unfinished: None,
     };
     let verdicts = reports::verdict::class_verdicts(&input);
     assert_eq!(verdicts.len(), classes.len());

@@ -6,6 +6,10 @@ use std::time::{Duration, Instant};
 
 use crate::campaign::config::BudgetConfig;
 
+/// The summary's `stopped` when the user interrupted the campaign (SIGINT, SIGTERM): the
+/// campaign is unfinished, unlike one whose trial or wall-time budget was spent.
+pub const STOPPED_BY_USER: &str = "stopped by the user";
+
 /// Campaign-wide limits and the stop flag Ctrl-C sets.
 #[derive(Debug)]
 pub struct Budget {
@@ -61,7 +65,7 @@ impl Budget {
     /// Why the campaign stopped early, if it did.
     pub fn reason(&self) -> Option<&'static str> {
         if self.stopped_by_user() {
-            Some("stopped by the user")
+            Some(STOPPED_BY_USER)
         } else if self.max_trials.is_some_and(|m| self.new_trials >= m) {
             Some("trial budget spent")
         } else if self.wall.is_some_and(|w| self.started.elapsed() >= w) {

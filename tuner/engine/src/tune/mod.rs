@@ -616,6 +616,23 @@ fn open_store(
         }
     }
     if let Some(existing) = &existing {
+        // A shard resuming another shard's folder would replace that shard's summary with
+        // its own classes, and export would then ship the other shard's classes untuned.
+        let recorded = existing.settings["shard"].as_str().map(str::to_string);
+        let this = plan.shard.map(|s| s.to_string());
+        if mode != StartMode::Fresh && recorded != this {
+            let whole = |s: &Option<String>| {
+                s.as_ref()
+                    .map_or("the whole campaign".to_string(), |s| format!("shard {s}"))
+            };
+            bail!(
+                "{} holds {} of campaign {:?}, not {}: each shard needs its own folder;                  leave out --out (shards go to OUT/shard-K-of-N) or give each shard another                  --out, then `mats merge` them",
+                plan.out_dir.display(),
+                whole(&recorded),
+                plan.name,
+                whole(&this)
+            );
+        }
         if mode == StartMode::New {
             let trials = store.trials(existing.id)?.len();
             bail!(
@@ -648,7 +665,7 @@ fn open_store(
 }
 
 /// The `mats tune` command line that runs this plan again (its folder and shard included).
-fn tune_command(plan: &CampaignPlan) -> String {
+pub fn tune_command(plan: &CampaignPlan) -> String {
     let mut command = format!(
         "mats tune {} --out {}",
         plan.path.display(),

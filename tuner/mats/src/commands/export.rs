@@ -18,6 +18,30 @@ use crate::cli::ExportArgs;
 
 pub use engine::bundle::{ClassEntry, Index, KernelFile, Manifest, Measured};
 
+/// A campaign that never reached its end (killed: no summary; interrupted: the summary says
+/// so) has classes it never searched and verdicts it never measured; its export is still
+/// what it recorded, but the user must know before shipping it.
+fn warn_if_unfinished(dir: &std::path::Path, campaign: &results::CampaignRow) {
+    let Some(how) = super::results::unfinished(dir) else {
+        return;
+    };
+    let file = campaign.settings["campaign_file"]
+        .as_str()
+        .unwrap_or("CAMPAIGN.toml");
+    let shard = campaign.settings["shard"]
+        .as_str()
+        .map(|s| format!(" --shard {s}"))
+        .unwrap_or_default();
+    eprintln!(
+        "warning: campaign {:?} in {} {how} before its end: classes it had yet to search, \
+         its final re-measure and its holdouts are missing from this export; finish it with \
+         `mats tune {file} --out {}{shard} --resume`",
+        campaign.name,
+        dir.display(),
+        dir.display()
+    );
+}
+
 pub fn run(args: &ExportArgs) -> Result<()> {
     if let Some(holder) = results::FolderLock::holder(&args.source.dir) {
         eprintln!(
@@ -43,6 +67,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             None
         }
     };
+    warn_if_unfinished(&args.source.dir, &campaign);
     let Evaluations {
         searched: by_class,
         remeasured,

@@ -27,6 +27,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
             );
         }
     }
+    check_one_campaign(args)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create the output folder {}", args.out.display()))?;
     let _lock = results::FolderLock::acquire(&args.out)?;
@@ -68,6 +69,37 @@ pub fn run(args: &MergeArgs) -> Result<()> {
             total.evaluations,
             out = args.out.display(),
         )
+    }
+    Ok(())
+}
+
+/// Every folder (and the output, where it holds a store) holds one and the same campaign:
+/// the merged summary takes its verdicts from the folders, so another campaign's classes
+/// would be exported as this one's. (A same-named campaign from another file is refused by
+/// the store's merge, which compares the settings.)
+fn check_one_campaign(args: &MergeArgs) -> Result<()> {
+    let mut seen: Option<(String, &Path)> = None;
+    let output = args.out.join(STORE_FILE);
+    let out_dir = [args.out.as_path()];
+    let folders = args
+        .dirs
+        .iter()
+        .map(|d| d.as_path())
+        .chain(out_dir.into_iter().filter(|_| output.is_file()));
+    for dir in folders {
+        let store = results::Store::open_existing(dir.join(STORE_FILE))?;
+        for campaign in store.campaigns()? {
+            match &seen {
+                Some((name, first)) if *name != campaign.name => bail!(
+                    "{} holds campaign {name:?} and {} holds campaign {:?}: `mats merge` joins                      the shards of one campaign (`mats tune --shard K/N`); merge each                      campaign into its own folder",
+                    first.display(),
+                    dir.display(),
+                    campaign.name
+                ),
+                Some(_) => {}
+                None => seen = Some((campaign.name, dir)),
+            }
+        }
     }
     Ok(())
 }

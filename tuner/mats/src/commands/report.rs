@@ -16,6 +16,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         evaluations: store.evaluations(campaign.id)?,
         trials: store.trials(campaign.id)?,
         exports: store.exports(campaign.id)?,
+        unfinished: super::results::unfinished(&args.source.dir),
         campaign,
     };
     let out = args

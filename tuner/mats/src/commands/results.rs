@@ -64,3 +64,15 @@ pub fn run(args: &ResultsArgs) -> Result<()> {
     }
     super::write_output(args.output.as_deref(), &String::from_utf8_lossy(&out))
 }
+
+/// Why the campaign in `dir` has not reached its end, if it has not: no `summary.json` (the
+/// process was killed), or a summary that says the user stopped it.
+pub fn unfinished(dir: &std::path::Path) -> Option<String> {
+    let path = dir.join("summary.json");
+    if !path.exists() {
+        return Some("was killed (it has no summary.json)".into());
+    }
+    let summary = engine::tune::read_summary(&path).ok()?;
+    (summary.stopped.as_deref() == Some(engine::tune::budget::STOPPED_BY_USER))
+        .then(|| format!("was {}", engine::tune::budget::STOPPED_BY_USER))
+}

@@ -718,7 +718,14 @@ fn solve_tuned(
     };
     let named = args.tuned_class.is_some();
     let choice = match &args.tuned_class {
-        Some(name) => named_class(&index, dir, name, instance, nearest)?,
+        Some(name) => named_class(
+            &index,
+            dir,
+            name,
+            instance,
+            nearest,
+            args.max_class_distance,
+        )?,
         None => nearest,
     };
     let mut tuned = TunedChoice {
@@ -969,6 +976,7 @@ fn named_class(
     name: &str,
     instance: &family::Instance,
     nearest: engine::bundle::ClassChoice,
+    max_distance: f64,
 ) -> Result<engine::bundle::ClassChoice> {
     if !index.classes.contains_key(name) {
         bail!(
@@ -989,6 +997,16 @@ fn named_class(
             instance.name(),
             nearest.class,
             nearest.distance,
+            named.distance
+        );
+    } else if own != name && (named.distance.is_nan() || named.distance > max_distance) {
+        // Without a class name `solve --tuned` would run the default here; a named class
+        // (a standalone executable's own) runs as asked, but not silently.
+        eprintln!(
+            "warning: {} (class {own}) is far from the tuned class {name} (distance {:.3} > \
+             --max-class-distance {max_distance}): its tuning may not hold; running {name}'s \
+             bundle as asked",
+            instance.name(),
             named.distance
         );
     }

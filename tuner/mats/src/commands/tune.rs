@@ -49,10 +49,20 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         progress: !args.quiet && std::io::stderr().is_terminal(),
         no_wait: args.no_wait,
     };
+    let again = tune::tune_command(&plan);
     let summary = tune::run(plan, &options)?;
+    let interrupted =
+        (summary.stopped.as_deref() == Some(tune::budget::STOPPED_BY_USER)).then(|| {
+            crate::output::Interrupted(format!(
+                "campaign {} stopped by the user before its end; its trials are saved in {}: \
+                 continue with `{again} --resume`",
+                summary.campaign,
+                summary.output.display(),
+            ))
+        });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
-        return Ok(());
+        return interrupted.map_or(Ok(()), |i| Err(i.into()));
     }
     println!(
         "campaign {} on {} ({}): {} new trials in {:.1} s{}",
@@ -153,6 +163,9 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             "median per-trial overhead outside the measurement: {:.0} ms",
             o * 1e3
         );
+    }
+    if let Some(interrupted) = interrupted {
+        return Err(interrupted.into());
     }
     println!(
         "results: {}/{} (next: mats report {0}, mats export {0} --out tuned/)",

@@ -1,6 +1,6 @@
 //! Standalone tuned executables: `mats export DIR --binaries OUT/` writes one per class, a
 //! copy of this `mats` binary with the class's bundles appended ([`payload`]); run as
-//! `OUT/NAME INSTANCE [--time-limit S] [--seed N] [--json]`, it unpacks them into a private
+//! `OUT/NAME INSTANCE [--time-limit S] [--seed N] [--index K] [--json]`, it unpacks them into a private
 //! temporary folder and runs `mats solve --tuned` on that folder with the class named, so
 //! whatever an export holds (budgets, fronts) reaches it unchanged.
 
@@ -32,6 +32,9 @@ struct StandaloneArgs {
     /// Random seed (default as `mats solve`).
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// Which instance of a file that holds several (Taillard's flowshop files), 1-based.
+    #[arg(long, value_name = "K")]
+    index: Option<usize>,
     /// Print one JSON object (the fields of `mats solve --json`, docs/json.md).
     #[arg(long)]
     json: bool,
@@ -106,6 +109,9 @@ fn solve_args(dir: &Path, class: &str, args: &StandaloneArgs) -> Result<crate::c
     }
     if let Some(n) = args.seed {
         argv.extend([OsString::from("--seed"), n.to_string().into()]);
+    }
+    if let Some(k) = args.index {
+        argv.extend([OsString::from("--index"), k.to_string().into()]);
     }
     if args.json {
         argv.push("--json".into());
