@@ -164,9 +164,12 @@ pub fn rows(text: &str, origin: &Path) -> Result<Vec<TableRow>, InputError> {
     Ok(rows)
 }
 
-/// Relative gap of `objective` above `best_known`, in percent (minimisation).
+/// Relative gap of `objective` above `best_known`, in percent (minimisation): positive for a
+/// worse objective whatever the sign of the best known (QAP instances with negative entries
+/// have negative optima), exact for any pair of i64 (the difference in i128).
 pub fn gap_percent(objective: i64, best_known: i64) -> Option<f64> {
-    (best_known != 0).then(|| 100.0 * (objective - best_known) as f64 / best_known as f64)
+    let above = i128::from(objective) - i128::from(best_known);
+    (best_known != 0).then(|| 100.0 * above as f64 / best_known.unsigned_abs() as f64)
 }
 
 /// The largest objective whose gap to `best_known` is at most `gap_percent` (minimisation),
@@ -225,5 +228,14 @@ mod tests {
     fn gap_is_relative_percent() {
         assert_eq!(gap_percent(110, 100), Some(10.0));
         assert_eq!(gap_percent(5, 0), None);
+        // A worse (higher) objective is above a negative best known too.
+        assert_eq!(gap_percent(-90, -100), Some(10.0));
+        assert_eq!(gap_percent(-110, -100), Some(-10.0));
+        // The extremes neither overflow nor flip sign.
+        assert_eq!(
+            gap_percent(i64::MAX, i64::MIN),
+            Some(100.0 * (u64::MAX as f64) / 2f64.powi(63))
+        );
+        assert!(gap_percent(0, i64::MIN).is_some_and(|g| g > 0.0));
     }
 }

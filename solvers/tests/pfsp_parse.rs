@@ -207,10 +207,22 @@ fn names_of_multi_block_files() {
     let blocks = pfsp::parse_taillard(&text, Path::new("d/mine.txt")).expect("two blocks");
     let names: Vec<&str> = blocks.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(names, ["mine-1", "mine-2"]);
+    // Named like Taillard's file but not his instances (another size, another seed): the
+    // name must not borrow his instance's best-known value.
     let inst = pfsp::parse(&text, Path::new("tai50_20.txt"), Some(2)).expect("block 2");
-    assert_eq!(inst.name, "ta052");
-    let inst = pfsp::parse(&text, Path::new("tai500_20.txt"), Some(1)).expect("block 1");
-    assert_eq!(inst.name, "ta111");
+    assert_eq!(inst.name, "tai50_20-2");
+    let generated = pfsp::to_taillard_text(&pfsp::generate(20, 5, 1));
+    let inst = pfsp::parse(&generated, Path::new("tai20_5.txt"), None).expect("generated");
+    assert_eq!(inst.name, "tai20_5");
+    // His instances are his whatever the file is called: the header's sizes and seed.
+    let his = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/pfsp/tai20_10.txt"),
+    )
+    .expect("the shipped Taillard file");
+    let inst = pfsp::parse(&his, Path::new("renamed.txt"), Some(3)).expect("block 3");
+    assert_eq!(inst.name, "ta013");
+    let inst = pfsp::parse(&his, Path::new("tai20_10.txt"), Some(10)).expect("block 10");
+    assert_eq!(inst.name, "ta020");
 }
 
 #[test]

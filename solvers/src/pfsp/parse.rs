@@ -51,6 +51,38 @@ pub const TAILLARD_FILES: [&str; 12] = [
     "tai500_20",
 ];
 
+/// Taillard's published instances by what their headers say: (jobs, machines, the initial
+/// seed of each of the file's ten blocks), in the order of [`TAILLARD_FILES`]. A block is
+/// named `ta0NN` (and so finds its best-known value) only when its header matches one of
+/// these: a file generated with another seed under the same file name is not his.
+#[rustfmt::skip]
+const TAILLARD_SEEDS: [(usize, usize, [i64; 10]); 12] = [
+    (20, 5, [873654221, 379008056, 1866992158, 216771124, 495070989, 402959317, 1369363414, 2021925980, 573109518, 88325120]),
+    (20, 10, [587595453, 1401007982, 873136276, 268827376, 1634173168, 691823909, 73807235, 1273398721, 2065119309, 1672900551]),
+    (20, 20, [479340445, 268827376, 1958948863, 918272953, 555010963, 2010851491, 1519833303, 1748670931, 1923497586, 1829909967]),
+    (50, 5, [1328042058, 200382020, 496319842, 1203030903, 1730708564, 450926852, 1303135678, 1273398721, 587288402, 248421594]),
+    (50, 10, [1958948863, 575633267, 655816003, 1977864101, 93805469, 1803345551, 49612559, 1899802599, 2013025619, 578962478]),
+    (50, 20, [1539989115, 691823909, 655816003, 1315102446, 1949668355, 1923497586, 1805594913, 1861070898, 715643788, 464843328]),
+    (100, 5, [896678084, 1179439976, 1122278347, 416756875, 267829958, 1835213917, 1328833962, 1418570761, 161033112, 304212574]),
+    (100, 10, [1539989115, 655816003, 960914243, 1915696806, 2013025619, 1168140026, 1923497586, 167698528, 1528387973, 993794175]),
+    (100, 20, [450926852, 1462772409, 1021685265, 83696007, 508154254, 1861070898, 26482542, 444956424, 2115448041, 118254244]),
+    (200, 10, [471503978, 1215892992, 135346136, 1602504050, 160037322, 551454346, 519485142, 383947510, 1968171878, 540872513]),
+    (200, 20, [2013025619, 475051709, 914834335, 810642687, 1019331795, 2056065863, 1342855162, 1325809384, 1988803007, 765656702]),
+    (500, 20, [1368624604, 450181436, 1927888393, 1759567256, 606425239, 19268348, 1298201670, 2041736264, 379756761, 28837162]),
+];
+
+/// `ta0NN` for a block whose header is that of Taillard's instance NN, whatever the file
+/// is called.
+fn taillard_name(jobs: usize, machines: usize, seed: i64) -> Option<String> {
+    TAILLARD_SEEDS
+        .iter()
+        .enumerate()
+        .find_map(|(f, (j, m, seeds))| {
+            let k = seeds.iter().position(|&s| s == seed)?;
+            (*j == jobs && *m == machines).then(|| format!("ta{:03}", 10 * f + k + 1))
+        })
+}
+
 /// Reads an instance file; `index` (1-based) picks a block of a multi-instance file.
 pub fn read(path: &Path, index: Option<usize>) -> Result<Instance, InputError> {
     let text = read_to_string(path)?;
@@ -96,9 +128,6 @@ pub fn parse(text: &str, path: &Path, index: Option<usize>) -> Result<Instance, 
 pub fn parse_taillard(text: &str, path: &Path) -> Result<Vec<Instance>, InputError> {
     let mut tokens = Tokens::new(text, path);
     let stem = file_stem(path);
-    let file_index = TAILLARD_FILES
-        .iter()
-        .position(|f| stem.eq_ignore_ascii_case(f));
     let mut blocks = Vec::new();
     while tokens.remaining() > 0 {
         let block = blocks.len() + 1;
@@ -161,12 +190,12 @@ pub fn parse_taillard(text: &str, path: &Path) -> Result<Vec<Instance>, InputErr
         return Err(InputError::syntax(path, 1, "the file holds no instance"));
     }
     let count = blocks.len();
-    // A file named like Taillard's but holding more than his 10 blocks is not his: its
-    // names would collide with the next file's.
-    let file_index = file_index.filter(|_| count <= 10);
     for (k, inst) in blocks.iter_mut().enumerate() {
-        inst.name = match file_index {
-            Some(f) => format!("ta{:03}", 10 * f + k + 1),
+        let published = inst
+            .time_seed
+            .and_then(|seed| taillard_name(inst.jobs, inst.machines, seed));
+        inst.name = match published {
+            Some(name) => name,
             None if count == 1 => stem.clone(),
             None => format!("{stem}-{}", k + 1),
         };

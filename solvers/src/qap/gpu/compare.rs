@@ -56,7 +56,7 @@ pub fn mean_sd(values: &[f64]) -> (f64, f64) {
 }
 
 fn gap(cost: i64, best: i64) -> f64 {
-    100.0 * (cost - best) as f64 / best.max(1) as f64
+    crate::bks::gap_percent(cost, best).unwrap_or(0.0)
 }
 
 /// Runs the three for `seconds` of wall time per seed (GPU first, then Taillard's Ro-TS on the

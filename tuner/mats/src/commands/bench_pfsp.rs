@@ -586,7 +586,7 @@ impl IgBench<'_> {
                 pfsp_gpu::prepare(gpu, self.cache, &inst, &params)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let gap = |value: i64| 100.0 * (value - entry.best) as f64 / entry.best as f64;
+        let gap = |value: i64| solvers::bks::gap_percent(value, entry.best).unwrap_or(0.0);
         let walks = |p: &pfsp_gpu::Prepared, v: GpuAlgorithm| {
             let l = p.launch();
             match v {

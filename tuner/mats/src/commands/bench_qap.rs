@@ -560,7 +560,7 @@ fn rots_quality(gpu: &Gpu, cache: &KernelCache, dir: &Path) -> Result<Vec<Qualit
                 inst.cost(&run.outcome.solution) == run.outcome.objective,
                 "mis-scored solution"
             );
-            gaps[slot] = 100.0 * (run.outcome.objective - best) as f64 / best as f64;
+            gaps[slot] = solvers::bks::gap_percent(run.outcome.objective, best).unwrap_or(0.0);
         }
         println!("{name:<9} {best:>10} {:>9.3}% {:>9.3}%", gaps[0], gaps[1]);
         rows.push(Quality {

@@ -464,7 +464,7 @@ fn quality(
             println!("{}: no best-known value, skipped", inst.name);
             continue;
         };
-        let gap = |len: i64| 100.0 * (len - bks) as f64 / bks as f64;
+        let gap = |len: i64| solvers::bks::gap_percent(len, bks).unwrap_or(0.0);
         let time_limit = budgets.get(&inst.name).copied().unwrap_or(args.time_limit);
         let seeds = instance_seeds
             .get(&inst.name)
