@@ -77,6 +77,9 @@ pub mod caps {
     pub const SUMMARY: u64 = 64 << 20;
     /// The daemon's token file.
     pub const TOKEN: u64 = 4 << 10;
+    /// A solution to score (`mats instance score --solution`): a permutation or assignment
+    /// of at most a few million values.
+    pub const SOLUTION: u64 = 64 << 20;
 }
 
 /// [`read_to_string`] with an explicit cap.
@@ -101,12 +104,35 @@ fn read_text(
     kind: &str,
     hint: &str,
 ) -> Result<String, InputError> {
-    use std::io::Read as _;
     let io = |source| InputError::Io {
         path: path.to_path_buf(),
         source,
     };
     let mut file = std::fs::File::open(path).map_err(io)?;
+    read_stream(&mut file, path, cap, kind, hint)
+}
+
+/// [`read_kind`] for a stream (standard input): `label` names it in errors.
+pub fn read_stream_kind(
+    reader: &mut impl std::io::Read,
+    label: &std::path::Path,
+    kind: &str,
+    cap: u64,
+) -> Result<String, InputError> {
+    read_stream(reader, label, cap, kind, "the limit for this kind of file")
+}
+
+fn read_stream(
+    file: &mut impl std::io::Read,
+    path: &std::path::Path,
+    cap: u64,
+    kind: &str,
+    hint: &str,
+) -> Result<String, InputError> {
+    let io = |source| InputError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut bytes = Vec::new();
     let mut chunk = vec![0u8; 1 << 16];
     loop {

@@ -22,6 +22,34 @@ pub enum PermutationError {
     },
 }
 
+impl PermutationError {
+    /// The complaint in the numbering a user wrote: positions count from 1, values from
+    /// `base` (1 for QAPLIB and TSPLIB files, 0 for 0-based ones).
+    pub fn describe(&self, base: usize) -> String {
+        match *self {
+            PermutationError::Length { expected, found } => {
+                format!("it has {found} values, the instance needs {expected}")
+            }
+            PermutationError::OutOfRange { position, value, n } => format!(
+                "value {} is {}, outside {base}..={}",
+                position + 1,
+                value + base,
+                n - 1 + base
+            ),
+            PermutationError::Duplicate {
+                value,
+                first,
+                second,
+            } => format!(
+                "{} appears twice (values {} and {})",
+                value + base,
+                first + 1,
+                second + 1
+            ),
+        }
+    }
+}
+
 /// Checks that `p` is a permutation of 0..n.
 pub fn check(p: &[usize], n: usize) -> Result<(), PermutationError> {
     if p.len() != n {

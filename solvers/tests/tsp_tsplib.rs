@@ -286,6 +286,12 @@ fn tour_files() {
     assert_eq!(tsp::parse_tour(good, p).expect("valid"), vec![2, 0, 1]);
     let err = |text: &str| tsp::parse_tour(text, p).expect_err("bad").to_string();
     assert!(err(&good.replace("1 2", "1 1")).contains("t.tour:4:"));
+    // In the file's numbering: city 1 is written at positions 2 and 3 (3, 1, 1).
+    assert!(
+        err(&good.replace("1 2", "1 1")).contains("1 appears twice (values 2 and 3)"),
+        "{}",
+        err(&good.replace("1 2", "1 1"))
+    );
     assert!(err(&good.replace("1 2", "1 4")).contains("t.tour:6: city 4"));
     assert!(err(&good.replace("1 2", "1 x")).contains("x"));
     assert!(err(&good.replace("TOUR_SECTION\n3\n1 2\n-1\n", "")).contains("no TOUR_SECTION"));

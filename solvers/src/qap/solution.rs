@@ -101,7 +101,7 @@ impl RawSolution {
             let shifted: Option<Vec<usize>> = self
                 .values
                 .iter()
-                .map(|&v| usize::try_from(v - offset).ok())
+                .map(|&v| usize::try_from(v.checked_sub(offset)?).ok())
                 .collect();
             let Some(p) = shifted else { continue };
             if let Err(e) = permutation::check(&p, self.n) {
@@ -144,7 +144,10 @@ impl RawSolution {
         }
         if costs.is_empty() {
             let detail = last_error
-                .map(|(base, e)| format!(" ({}-based reading: {e})", if base { 1 } else { 0 }))
+                .map(|(base, e)| {
+                    let base = usize::from(base);
+                    format!(" ({base}-based reading: {})", e.describe(base))
+                })
                 .unwrap_or_default();
             return Err(InputError::invalid(
                 path,

@@ -532,7 +532,10 @@ pub fn parse_tour(text: &str, path: &Path) -> Result<Vec<usize>, InputError> {
         InputError::syntax(
             path,
             section_line,
-            format!("the tour is not a permutation of 1..={n}: {e}"),
+            format!(
+                "the tour is not a permutation of 1..={n}: {}",
+                e.describe(1)
+            ),
         )
     })?;
     Ok(tour)

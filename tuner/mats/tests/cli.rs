@@ -1402,6 +1402,17 @@ fn instance_score_rescores_solutions_from_anywhere() {
         "{text}"
     );
 
+    // Binary input (or an endless stream) is one error line, not a read without end.
+    #[cfg(unix)]
+    {
+        let out = mats(&["instance", "score", &tai12a, "--solution", "/dev/zero"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("/dev/zero") && err.contains("NUL byte"),
+            "{err}"
+        );
+    }
+
     // QAPLIB's own .sln files, whatever convention each uses (tai40a.sln is 0-based).
     for (name, convention) in [("tai12a", "one-based"), ("tai40a", "zero-based")] {
         let s = json(&[
@@ -1485,7 +1496,7 @@ fn instance_score_rescores_solutions_from_anywhere() {
         "no-such-file.txt",
     ]);
     assert!(
-        e.contains("cannot read the solution file no-such-file.txt"),
+        e.contains("no-such-file.txt: cannot read") && e.contains("No such file"),
         "{e}"
     );
     std::fs::write(&bad, "1 1 0").unwrap();
@@ -1594,4 +1605,18 @@ fn a_reference_table_keeps_the_lowest_re_scored_value() {
     );
     let e = error_of(&["instance", "reference", &graph, "--seeds", "0"]);
     assert!(e.contains("--previous") && e.contains("--answers"), "{e}");
+}
+
+#[test]
+fn an_instance_without_moves_ends_at_once_without_blaming_the_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.dat");
+    std::fs::write(&one, "1\n7\n3\n").unwrap();
+    let started = std::time::Instant::now();
+    let out = mats(&["solve", one.to_str().unwrap(), "--time-limit", "5"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(started.elapsed().as_secs_f64() < 4.0);
+    assert!(!err.contains("time limit ended"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("objective  21"));
 }

@@ -4,14 +4,12 @@
 //! only honest when every answer is scored by the same code; this command is that code for
 //! answers mats did not produce itself.
 
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use solvers::bks::{gap_percent, BestKnownEntry};
 use solvers::family::{self, Family, SolutionError};
-use solvers::permutation::PermutationError;
 
 use crate::cli::ScoreArgs;
 
@@ -125,15 +123,18 @@ fn has_extension(path: &Path, extension: &str) -> bool {
 }
 
 fn read_solution_text(path: &Path) -> Result<String> {
-    if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read the solution from standard input")?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the solution file {}", path.display()))
+    use solvers::error::{caps, read_kind, read_stream_kind};
+    let text = if path == Path::new("-") {
+        read_stream_kind(
+            &mut std::io::stdin().lock(),
+            Path::new("<standard input>"),
+            "a solution",
+            caps::SOLUTION,
+        )
+    } else {
+        read_kind(path, "a solution file", caps::SOLUTION)
+    };
+    Ok(text?)
 }
 
 /// The values of a solution: integers separated by whitespace or commas, optionally inside
@@ -179,30 +180,8 @@ fn to_zero_based(values: &[usize]) -> Result<Vec<usize>> {
 /// The check's complaint in the numbering the user wrote: positions count from 1, values as
 /// given.
 fn describe(error: &SolutionError, one_based: bool) -> String {
-    let shift = usize::from(one_based);
     match error {
-        SolutionError::Permutation(PermutationError::Length { expected, found }) => {
-            format!("it has {found} values, the instance needs {expected}")
-        }
-        SolutionError::Permutation(PermutationError::OutOfRange { position, value, n }) => {
-            format!(
-                "value {} is {}, outside {}..={}",
-                position + 1,
-                value + shift,
-                shift,
-                n - 1 + shift
-            )
-        }
-        SolutionError::Permutation(PermutationError::Duplicate {
-            value,
-            first,
-            second,
-        }) => format!(
-            "{} appears twice (values {} and {})",
-            value + shift,
-            first + 1,
-            second + 1
-        ),
+        SolutionError::Permutation(e) => e.describe(usize::from(one_based)),
         SolutionError::Invalid(why) => why.clone(),
     }
 }
@@ -210,6 +189,7 @@ fn describe(error: &SolutionError, one_based: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use solvers::permutation::PermutationError;
 
     #[test]
     fn values_come_from_plain_lists_json_arrays_and_solve_lines() {

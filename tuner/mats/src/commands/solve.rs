@@ -234,8 +234,9 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
     };
     let seconds = started.elapsed().as_secs_f64();
     let outcome = &solved.outcome;
-    if time_limit.is_some() && outcome.iterations == 0 && !setup_overran && !solved.start_explained
-    {
+    // A run without iterations that ended well before the limit had none to make (n = 1).
+    let spent_the_limit = time_limit.is_some_and(|left| seconds >= 0.9 * left.as_secs_f64());
+    if spent_the_limit && outcome.iterations == 0 && !setup_overran && !solved.start_explained {
         // The solver's own setup (matrices, a first scan or local search) took the limit.
         eprintln!(
             "mats: the time limit ended before the solver's first iteration; the answer is \
