@@ -43,13 +43,7 @@ pub fn budget_rows(an: &Analysis<'_>) -> Vec<BudgetRow> {
         let mut previous: Option<Point> = None;
         for (budget_s, name) in budgets {
             let cd = &an.class_data[name];
-            let best = cd
-                .points
-                .iter()
-                .filter(|m| m.is_ok())
-                .filter_map(|m| Some((m, metric.of(m)?)))
-                .min_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|(m, v)| (m.point.clone(), v));
+            let best = cd.lowest(metric).map(|(m, v)| (m.point.clone(), v));
             let changes = match (&previous, &best) {
                 (Some(before), Some((now, _))) => differences(before, now),
                 _ => Vec::new(),

@@ -132,6 +132,22 @@ impl ClassData<'_> {
         speedup(self.baseline_time()?, Metric::Time.of(m)?)
     }
 
+    /// The `ok` point lowest in `metric` (gap, energy...), as the campaign's summary picks
+    /// it: on a tie the search's first such point, the baseline only where nothing else ties
+    /// (the summary's best is the search's; the baseline is measured beside it).
+    pub fn lowest(&self, metric: Metric) -> Option<(&Measured, f64)> {
+        let baseline = self.baseline.as_ref().map(|(m, _)| &m.point);
+        self.points
+            .iter()
+            .filter(|m| m.is_ok())
+            .filter_map(|m| Some((m, metric.of(m)?)))
+            .min_by(|a, b| {
+                a.1.total_cmp(&b.1).then_with(|| {
+                    (Some(&a.0.point) == baseline).cmp(&(Some(&b.0.point) == baseline))
+                })
+            })
+    }
+
     /// The `ok` point with the highest speedup.
     pub fn best_point(&self) -> Option<(&Measured, f64)> {
         self.points
@@ -829,6 +845,49 @@ fn chosen_points<'r>(run: &'r Run<'_>) -> Vec<&'r Measured> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lowest_point_prefers_the_search_over_a_tied_baseline() {
+        let measured = |starts: i64, gap: f64| Measured {
+            point: [("starts".to_string(), results::Value::Int(starts))]
+                .into_iter()
+                .collect(),
+            key: format!("starts={starts}"),
+            status: EvaluationStatus::Ok,
+            time_s: Some(starts as f64),
+            power_w: None,
+            energy_j: None,
+            gap_percent: Some(gap),
+        };
+        let cd = ClassData {
+            instances: 1,
+            baseline: Some((measured(16, 0.0), BaselineSource::BaselineRun)),
+            points: vec![
+                measured(16, 0.0),
+                measured(4, 0.5),
+                measured(256, 0.0),
+                measured(64, 0.0),
+            ],
+            runs: Vec::new(),
+        };
+        assert_eq!(
+            cd.lowest(Metric::Gap).map(|(m, _)| m.key.as_str()),
+            Some("starts=256")
+        );
+        // The fastest point is another: a speedup is no quality campaign's answer.
+        assert_eq!(
+            cd.best_point().map(|(m, _)| m.key.as_str()),
+            Some("starts=4")
+        );
+        let alone = ClassData {
+            points: vec![measured(4, 0.5), measured(16, 0.0)],
+            ..cd
+        };
+        assert_eq!(
+            alone.lowest(Metric::Gap).map(|(m, _)| m.key.as_str()),
+            Some("starts=16")
+        );
+    }
 
     #[test]
     fn front_of_hand_made_points() {
