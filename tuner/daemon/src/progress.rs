@@ -40,6 +40,8 @@ fn read_store(path: &Path) -> Option<Progress> {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .ok()?;
+    // The latest search's best: the baseline, the final re-measure and the holdouts (other
+    // instances, fresh seeds) measure other things and are not the campaign's progress.
     let best = conn
         .query_row(
             "SELECT r.class, r.objective,
@@ -49,7 +51,10 @@ fn read_store(path: &Path) -> Option<Progress> {
                              ELSE e.time_s END)
              FROM evaluations e JOIN runs r ON r.id = e.run_id
              WHERE e.status = 'ok'
-               AND r.id = (SELECT MAX(run_id) FROM evaluations WHERE status = 'ok')",
+               AND r.id = (SELECT MAX(x.run_id) FROM evaluations x JOIN runs s ON s.id = x.run_id
+                           WHERE x.status = 'ok'
+                             AND s.strategy NOT IN
+                                 ('baseline', 'final', 'holdout', 'front', 'cross-class'))",
             [],
             |r| {
                 Ok(
@@ -91,5 +96,42 @@ fn eta(entry: &Entry, done: i64) -> Option<f64> {
     match (by_trials, by_wall) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_best_so_far_is_the_latest_searchs_not_a_holdouts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.sqlite");
+        let store = results::Store::open(&path).unwrap();
+        let c = store.campaign("c", "", &serde_json::json!({})).unwrap();
+        let point = store.point(c.id, &results::Point::new()).unwrap();
+        let evaluate = |strategy: &str, gap: f64| {
+            let run = store
+                .begin_run(c.id, "qap:x", strategy, "gap", &serde_json::json!({}))
+                .unwrap();
+            store
+                .record_evaluation(&results::NewEvaluation {
+                    run_id: run.id,
+                    point_id: point,
+                    status: results::EvaluationStatus::Ok,
+                    time_s: Some(1.0),
+                    power_w: None,
+                    energy_j: None,
+                    gap_percent: Some(gap),
+                    new_trials: 0,
+                })
+                .unwrap();
+        };
+        evaluate("hill-climbing", 0.092);
+        evaluate("final", 0.05);
+        evaluate("holdout", 0.851);
+        let best = read_store(&path).unwrap().best.unwrap();
+        assert_eq!(best.value, 0.092);
+        assert_eq!(best.objective, "gap");
     }
 }

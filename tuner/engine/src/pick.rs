@@ -89,7 +89,16 @@ pub fn nearest_budget(budgets: &[f64], time_limit_s: Option<f64>) -> Option<usiz
         return Some(0);
     };
     let far = |b: f64| (b.ln() - t.ln()).abs();
-    (0..budgets.len()).min_by(|&a, &b| far(budgets[a]).total_cmp(&far(budgets[b])))
+    // Exact midpoints (4 s between 2 and 8) differ in the last bits of their logarithms;
+    // within rounding they are the tie the rule gives to the smaller budget.
+    let order = |a: f64, b: f64| {
+        if (a - b).abs() <= 1e-9 {
+            std::cmp::Ordering::Equal
+        } else {
+            a.total_cmp(&b)
+        }
+    };
+    (0..budgets.len()).min_by(|&a, &b| order(far(budgets[a]), far(budgets[b])))
 }
 
 /// The points of a (class, budget) an export keeps as its front: those non-dominated in gap,

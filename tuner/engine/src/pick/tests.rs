@@ -88,6 +88,9 @@ fn the_nearest_budget_is_nearest_on_a_log_scale_and_the_first_without_a_limit() 
     }
     // At the geometric mean the smaller budget wins.
     assert_eq!(nearest_budget(&[1.0, 4.0], Some(2.0)), Some(0));
+    // Midpoints whose logarithms differ only by rounding are ties too (the README's example).
+    assert_eq!(nearest_budget(&[0.05, 0.2], Some(0.1)), Some(0));
+    assert_eq!(nearest_budget(&[0.5, 2.0, 8.0], Some(4.0)), Some(1));
     assert_eq!(nearest_budget(&[], Some(2.0)), None);
 }
 
