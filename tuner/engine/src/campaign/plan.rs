@@ -139,7 +139,16 @@ impl CampaignPlan {
                 let lock = results::FolderLock::acquire(&out_dir)?;
                 (Some(instance_set(file, &out_dir, how.shard)?), Some(lock))
             }
-            Folder::Untouched if instances::generates(file) => (None, None),
+            Folder::Untouched if instances::generates(file) => {
+                // Generated where nobody looks, so that the check sees every instance the
+                // run will (a generator of another family, a size the space cannot run);
+                // the plan keeps none of them: the folder goes with the check.
+                let scratch = tempfile::tempdir()
+                    .context("cannot create a scratch folder to check the generated instances")?;
+                let set = instance_set(file, scratch.path(), None)?;
+                check_best_known(file, &settled.mode, &set)?;
+                (None, None)
+            }
             Folder::Untouched => (Some(instance_set(file, Path::new("."), None)?), None),
         };
         if let Some(set) = &instances {

@@ -99,11 +99,27 @@ pub fn resolve(file: &CampaignFile, table: &'static str, setup: &SetupConfig) ->
         }
         Ok(p)
     };
-    let baseline = space_point("baseline", &setup.baseline)?;
+    // A CPU point must also be one the family's solver takes (a knob its algorithm does not
+    // read, a thread count beyond the pool's): else every trial of it fails after --check.
+    let solver_point = |key: &str, p: Point| -> Result<Point> {
+        let family = space
+            .family()
+            .and_then(|f| f.parse::<solvers::family::Family>().ok());
+        if let (true, Some(family)) = (table == "cpu", family) {
+            let realised = space
+                .realise(&p)
+                .map(crate::runner::Realised::from)
+                .map_err(|e| file.error_at(&format!("{table}.{key}"), e))?;
+            crate::runner::cpu::params(family, &realised)
+                .map_err(|e| file.error_at(&format!("{table}.{key}"), format!("{p}: {e}")))?;
+        }
+        Ok(p)
+    };
+    let baseline = solver_point("baseline", space_point("baseline", &setup.baseline)?)?;
     let default_point = setup
         .default
         .as_ref()
-        .map(|t| space_point("default", t))
+        .map(|t| solver_point("default", space_point("default", t)?))
         .transpose()?;
     Ok(Setup {
         table,

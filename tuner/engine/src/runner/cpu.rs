@@ -72,6 +72,13 @@ pub fn params(
     };
     params.check(algorithm)?;
     let threads = r.count::<usize>("threads")?.unwrap_or(1).max(1);
+    if threads > solvers::run::MAX_THREADS {
+        // The pool would quietly hold MAX_THREADS while the trial's log said otherwise.
+        return Err(format!(
+            "`threads` must be at most {}, found {threads}",
+            solvers::run::MAX_THREADS
+        ));
+    }
     Ok((algorithm, params, threads))
 }
 

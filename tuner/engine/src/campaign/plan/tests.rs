@@ -509,3 +509,60 @@ fn a_target_gap_on_instances_without_a_best_known_value_is_refused_by_the_plan()
     let file = fixture(tmp.path(), |t| t);
     CampaignPlan::resolve(&file, &run_into(&tmp.path().join("o2"))).unwrap();
 }
+
+/// `tune --check` of the fixture edited by `edit`: the error, one line.
+fn check_error(edit: impl Fn(String) -> String) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write_fixture(tmp.path(), edit);
+    let checked = CampaignFile::read(&path).and_then(|file| check(&file));
+    format!("{:#}", checked.expect_err("the check refuses the edit"))
+}
+
+#[test]
+fn a_check_refuses_what_the_run_would_refuse_at_its_start() {
+    // A generated instance of another family: the run refused it only after generating.
+    let e = check_error(|t| {
+        t.replace(
+            "generate = [{ family = \"pfsp\", jobs = 6, machines = 3, seed = 11 }]",
+            "generate = [{ family = \"hwsw\", nodes = 20, edges = 30, ccr = 1.0, \
+             r_level = \"low\", seed = 1 }]",
+        )
+    });
+    assert!(e.contains("tunes one family"), "{e}");
+    // A baseline knob its algorithm does not read, and more threads than the pool holds:
+    // points of the space, but no trial of them could run.
+    let space = |dir: &Path, unconditional: &str| {
+        std::fs::write(
+            dir.join("space.toml"),
+            FIXTURE_SPACE
+                .replace(unconditional, "")
+                .replace("max_threads = 16", "max_threads = 4096")
+                .replace("pow2 = { from = 1, to = 4 }", "values = [1, 2, 2048]"),
+        )
+        .unwrap();
+    };
+    for (edit, unconditional, named) in [
+        (
+            "destruction = 2, tenure = 5, threads = 1 }",
+            "when = 'algorithm == \"ig\"'\n",
+            "`destruction` does not apply",
+        ),
+        ("tenure = 5, threads = 2048 }", "", "at most 1024"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = write_fixture(tmp.path(), |t| {
+            t.replace(
+                "baseline = { algorithm = \"tabu\", tenure = 5, threads = 1 }",
+                &format!("baseline = {{ algorithm = \"tabu\", {edit}"),
+            )
+            .replace(
+                "constants = { max_threads = 2 }",
+                "constants = { max_threads = 4096 }",
+            )
+        });
+        space(tmp.path(), unconditional);
+        let e = CampaignFile::read(&path).and_then(|file| check(&file));
+        let e = format!("{:#}", e.expect_err("refused"));
+        assert!(e.contains("`cpu.baseline`") && e.contains(named), "{e}");
+    }
+}
