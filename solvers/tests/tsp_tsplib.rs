@@ -322,3 +322,40 @@ fn features_and_classes() {
     let c = tsp::Instance::from_coords("clusters", EdgeWeightType::Euc2d, pts).unwrap();
     assert_eq!(c.class().to_string(), "tsp:size=small,layout=clustered");
 }
+
+#[test]
+fn a_key_or_section_said_twice_is_refused_naming_both_lines() {
+    let p = Path::new("t.tsp");
+    let head = "NAME: t\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\n";
+    let coords = "NODE_COORD_SECTION\n1 0 0\n2 3 4\n3 6 0\n";
+    let err = |text: String| tsp::parse(&text, p).expect_err("refused").to_string();
+    assert!(tsp::parse(&format!("{head}{coords}EOF\n"), p).is_ok());
+    let e = err(format!("{head}{coords}DIMENSION: 5\nEOF\n"));
+    assert!(
+        e.contains("t.tsp:9:") && e.contains("DIMENSION appears twice (lines 3 and 9)"),
+        "{e}"
+    );
+    let e = err(format!("{head}EDGE_WEIGHT_TYPE: CEIL_2D\n{coords}"));
+    assert!(
+        e.contains("EDGE_WEIGHT_TYPE appears twice (lines 4 and 5)"),
+        "{e}"
+    );
+    let e = err(format!("{head}{coords}{coords}"));
+    assert!(
+        e.contains("NODE_COORD_SECTION appears twice (lines 5 and 9)"),
+        "{e}"
+    );
+    let e = err(format!("{head}{coords}EDGE_WEIGHT_SECTION\n1 2 3\n"));
+    assert!(
+        e.contains("t.tsp:9:") && e.contains("would be ignored"),
+        "{e}"
+    );
+    let explicit = "NAME: t\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EXPLICIT\n\
+                    EDGE_WEIGHT_FORMAT: UPPER_ROW\nEDGE_WEIGHT_SECTION\n1 2\n3\n";
+    assert!(tsp::parse(explicit, p).is_ok());
+    let e = err(format!("{explicit}EDGE_WEIGHT_SECTION\n4 5\n6\n"));
+    assert!(
+        e.contains("EDGE_WEIGHT_SECTION appears twice (lines 6 and 9)"),
+        "{e}"
+    );
+}

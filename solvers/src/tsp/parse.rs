@@ -153,9 +153,15 @@ struct Parsed {
     weight_type: Option<(EdgeWeightType, usize)>,
     /// With its name as written.
     format: Option<(Format, usize, String)>,
-    coords: Option<Vec<(f64, f64)>>,
+    /// Coordinates and the section's line.
+    coords: Option<(Vec<(f64, f64)>, usize)>,
     /// Values and the section's line.
     weights: Option<(Vec<i64>, usize)>,
+}
+
+/// A key or section said a second time: which one counts is a guess no parser should make.
+fn twice(what: &str, first: usize, again: usize) -> String {
+    format!("{what} appears twice (lines {first} and {again}); keep one")
 }
 
 impl Parsed {
@@ -174,9 +180,15 @@ impl Parsed {
         };
         match word {
             "NODE_COORD_SECTION" => {
-                self.coords = Some(read_coords(body, start, n, line_no, path)?);
+                if let Some((_, first)) = self.coords {
+                    return Err(err(twice(word, first, line_no)));
+                }
+                self.coords = Some((read_coords(body, start, n, line_no, path)?, line_no));
             }
             "EDGE_WEIGHT_SECTION" => {
+                if let Some((_, first)) = self.weights {
+                    return Err(err(twice(word, first, line_no)));
+                }
                 self.weights = Some((read_weights(body, start, path)?, line_no));
             }
             "DISPLAY_DATA_SECTION" => {}
@@ -206,6 +218,15 @@ impl Parsed {
         };
         let key = key.trim().to_ascii_uppercase();
         let value = value.trim();
+        let first = match key.as_str() {
+            "DIMENSION" => self.dimension.map(|(_, l)| l),
+            "EDGE_WEIGHT_TYPE" => self.weight_type.map(|(_, l)| l),
+            "EDGE_WEIGHT_FORMAT" => self.format.as_ref().map(|(_, l, _)| *l),
+            _ => None,
+        };
+        if let Some(first) = first {
+            return Err(twice(&key, first, line_no));
+        }
         match key.as_str() {
             "TYPE" => {
                 let upper = value.to_ascii_uppercase();
@@ -272,7 +293,18 @@ impl Parsed {
         };
         let name = file_stem(path);
         if weight_type != EdgeWeightType::Explicit {
-            let Some(coords) = self.coords else {
+            if let Some((_, section_line)) = self.weights {
+                return Err(err(
+                    section_line,
+                    format!(
+                        "an EDGE_WEIGHT_SECTION with EDGE_WEIGHT_TYPE {} (line {type_line}): \
+                         the distances come from the coordinates, so the weights would be \
+                         ignored; use EDGE_WEIGHT_TYPE: EXPLICIT or drop the section",
+                        weight_type.name()
+                    ),
+                ));
+            }
+            let Some((coords, _)) = self.coords else {
                 return Err(err(
                     last_line,
                     format!(
