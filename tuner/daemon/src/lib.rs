@@ -731,8 +731,8 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
             .arg(&e.out_dir)
             // Always --resume: a fresh folder starts, a restarted one continues, and
             // nothing finished is measured again.
+            // Not --quiet: the log gets a progress line every few seconds.
             .arg("--resume")
-            .arg("--quiet")
             .current_dir(if e.cwd.is_dir() {
                 &e.cwd
             } else {

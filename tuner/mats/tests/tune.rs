@@ -1032,3 +1032,24 @@ fn bad_strategy_settings_are_refused_by_the_check() {
         );
     }
 }
+
+#[test]
+fn a_campaign_whose_stderr_is_a_log_writes_progress_lines() {
+    // The daemon, Slurm and nohup see no terminal: a bar would draw nothing.
+    let tmp = tempfile::tempdir().unwrap();
+    let body = cpu_campaign("logged", "name = \"random\"", "trials = 4");
+    let path = write_campaign(tmp.path(), "logged", &body);
+    let out = mats(&[
+        "tune",
+        path_str(&path),
+        "--out",
+        path_str(&tmp.path().join("out")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("[00:00:") && l.contains("/4 trials")),
+        "{err}"
+    );
+}

@@ -9,6 +9,7 @@ pub mod evaluator;
 pub mod front;
 mod pipeline;
 mod progress;
+pub use progress::ProgressMode;
 pub mod settings;
 
 use search::MetricValue as _;
@@ -233,8 +234,8 @@ pub struct TuneOptions {
     pub mode: StartMode,
     /// The `mats` executable that serves as the measuring worker.
     pub worker_exe: PathBuf,
-    /// Show a progress bar (off in tests and when stderr is not a terminal).
-    pub progress: bool,
+    /// How progress is shown: a bar on a terminal, plain lines in a log, nothing in tests.
+    pub progress: progress::ProgressMode,
     /// Fail at the start when another process holds one of the campaign's devices, instead
     /// of taking turns with it trial by trial.
     pub no_wait: bool,

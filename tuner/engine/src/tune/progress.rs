@@ -1,4 +1,8 @@
 //! The progress line of a campaign: trials, the class being tuned, best speedup so far, ETA.
+//! On a terminal a bar redrawn in place; elsewhere (a daemon's log, a Slurm job's output,
+//! `nohup`) a plain line every [`LINE_EVERY`], so that a long campaign is never silent.
+
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use results::TrialStatus;
@@ -6,18 +10,35 @@ use results::TrialStatus;
 use super::evaluator::Baseline;
 use crate::runner::TrialResult;
 
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// Nothing (`--quiet`, tests).
+    Hidden,
+    /// A bar redrawn in place (stderr is a terminal).
+    Bar,
+    /// A plain line now and then (stderr is a file or a pipe).
+    Lines,
+}
+
+/// How often a plain progress line is written.
+pub const LINE_EVERY: Duration = Duration::from_secs(10);
+
 pub struct Progress {
     bar: ProgressBar,
     failures: u64,
+    mode: ProgressMode,
+    started: Instant,
+    last_line: Option<Instant>,
 }
 
 impl Progress {
-    pub fn new(visible: bool, max_trials: Option<u64>) -> Progress {
+    pub fn new(mode: ProgressMode, max_trials: Option<u64>) -> Progress {
         let bar = match max_trials {
             Some(n) => ProgressBar::new(n),
             None => ProgressBar::new_spinner(),
         };
-        if !visible {
+        if mode != ProgressMode::Bar {
             bar.set_draw_target(ProgressDrawTarget::hidden());
         }
         let template = if max_trials.is_some() {
@@ -28,8 +49,39 @@ impl Progress {
         if let Ok(style) = ProgressStyle::with_template(template) {
             bar.set_style(style);
         }
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        Progress { bar, failures: 0 }
+        if mode == ProgressMode::Bar {
+            bar.enable_steady_tick(Duration::from_millis(200));
+        }
+        Progress {
+            bar,
+            failures: 0,
+            mode,
+            started: Instant::now(),
+            last_line: None,
+        }
+    }
+
+    /// In [`ProgressMode::Lines`], the bar's state as one line, at most every [`LINE_EVERY`].
+    fn maybe_line(&mut self) {
+        if self.mode != ProgressMode::Lines
+            || self.last_line.is_some_and(|t| t.elapsed() < LINE_EVERY)
+        {
+            return;
+        }
+        self.last_line = Some(Instant::now());
+        let elapsed = self.started.elapsed().as_secs();
+        let trials = match self.bar.length() {
+            Some(len) => format!("{}/{len} trials", self.bar.position()),
+            None => format!("{} trials", self.bar.position()),
+        };
+        eprintln!(
+            "[{:02}:{:02}:{:02}] {trials} {} {}",
+            elapsed / 3600,
+            elapsed / 60 % 60,
+            elapsed % 60,
+            self.bar.prefix(),
+            self.bar.message()
+        );
     }
 
     pub fn set_label(&self, label: &str) {
@@ -41,6 +93,7 @@ impl Progress {
             self.failures += 1;
         }
         self.bar.inc(1);
+        self.maybe_line();
     }
 
     pub fn note(&self, class: &str, best: Option<f64>, baseline: Option<&Baseline>, trials: u64) {

@@ -72,7 +72,7 @@ fn tuning(dir: &Path) -> (Tuning, BTreeMap<String, Vec<usize>>) {
         mode,
         seeds: vec![1, 2],
         racing: RacingConfig::default(),
-        progress: progress::Progress::new(false, None),
+        progress: progress::Progress::new(progress::ProgressMode::Hidden, None),
         cpu_lock: None,
     };
     (t, classes)

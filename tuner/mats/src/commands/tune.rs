@@ -46,7 +46,13 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             StartMode::New
         },
         worker_exe: std::env::current_exe().context("cannot find the mats executable")?,
-        progress: !args.quiet && std::io::stderr().is_terminal(),
+        progress: if args.quiet {
+            tune::ProgressMode::Hidden
+        } else if std::io::stderr().is_terminal() {
+            tune::ProgressMode::Bar
+        } else {
+            tune::ProgressMode::Lines
+        },
         no_wait: args.no_wait,
     };
     let again = tune::tune_command(&plan);
