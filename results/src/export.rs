@@ -73,11 +73,12 @@ impl StoreDump {
 }
 
 /// Columns of the CSV before the parameters.
-const HEAD: [&str; 10] = [
+const HEAD: [&str; 11] = [
     "trial",
     "point_id",
     "instance",
     "class",
+    "seed",
     "device",
     "status",
     "attempt",
@@ -129,6 +130,7 @@ pub fn write_csv<W: Write>(trials: &[TrialRow], writer: W) -> Result<(), ExportE
             t.point_id.to_string(),
             t.instance.clone(),
             t.class.clone(),
+            t.seed.to_string(),
             t.device.clone(),
             t.status.as_str().to_string(),
             t.attempt.to_string(),

@@ -130,6 +130,21 @@ impl Index {
             solvers::error::caps::INDEX,
         )
     }
+
+    /// Every bundle folder the index names: the classes' bundles per preference and budget,
+    /// and their fronts' points.
+    pub fn bundle_folders(&self) -> std::collections::BTreeSet<String> {
+        let mut folders = std::collections::BTreeSet::new();
+        for entry in self.classes.values() {
+            let budgets = entry.budgets.iter().map(|b| (&b.bundles, &b.pareto));
+            for (bundles, pareto) in std::iter::once((&entry.bundles, &entry.pareto)).chain(budgets)
+            {
+                folders.extend(bundles.values().cloned());
+                folders.extend(pareto.iter().filter_map(|m| m.bundle.clone()));
+            }
+        }
+        folders
+    }
 }
 
 impl Manifest {

@@ -240,11 +240,12 @@ pub struct BenchStrategiesArgs {
     /// one set of seeds can be checked on another.
     #[arg(long, default_value_t = 0)]
     pub first_seed: u64,
-    /// Budgets as percentages of each space; the aggregate score averages every budget from
-    /// the smallest to the largest.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![2.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0])]
+    /// Budgets as percentages of each space, comma-separated (`--budgets 5,10`; default
+    /// 2,5,10,15,20,25,30,40,50); the aggregate score averages every budget from the smallest
+    /// to the largest.
+    #[arg(long, value_delimiter = ',', hide_default_value = true, default_values_t = vec![2.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0])]
     pub budgets: Vec<f64>,
-    /// Only these strategies (labels as printed; default: all).
+    /// Only these strategies, comma-separated (labels as printed; default: all).
     #[arg(long, value_delimiter = ',')]
     pub strategies: Vec<String>,
     /// Curves of another tool's strategies on the same spaces (scripts/kt-strategies.py),

@@ -120,7 +120,26 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     assert!(err.contains("--resume"), "{err}");
 
     let tuned = tmp.path().join("tuned");
-    ok(&["export", out_s, "--out", tuned.to_str().unwrap()]);
+    // An earlier export of another campaign in the folder: its bundles are removed (only
+    // folders it named that hold a manifest), not left beside the new index.
+    std::fs::create_dir_all(tuned.join("old-bundle")).unwrap();
+    std::fs::write(tuned.join("old-bundle/manifest.json"), "{}").unwrap();
+    std::fs::create_dir_all(tuned.join("notes")).unwrap();
+    std::fs::write(
+        tuned.join("index.json"),
+        r#"{"campaign":"other","family":"qap","backend":"cpu","device":"cpu","arch":null,
+            "driver":null,"nvrtc":null,"classes":{"qap:a":{"bundles":{"time":"old-bundle"},
+            "pareto":[{"point":{},"time_s":1.0,"bundle":"notes"}]}}}"#,
+    )
+    .unwrap();
+    let export = mats(&["export", out_s, "--out", tuned.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&export.stderr);
+    assert!(export.status.success(), "{err}");
+    assert!(
+        err.contains("removed 1 bundle folder(s)") && err.contains("\"other\""),
+        "{err}"
+    );
+    assert!(!tuned.join("old-bundle").exists() && tuned.join("notes").is_dir());
     let index: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(tuned.join("index.json")).unwrap()).unwrap();
     assert_eq!(index["classes"].as_object().unwrap().len(), classes.len());

@@ -133,11 +133,23 @@ impl CampaignPlan {
         let out_dir = output_dir(file, how.out.as_deref(), how.shard);
         let (instances, folder_lock) = match how.folder {
             Folder::Write => {
+                let existed = out_dir.exists();
                 std::fs::create_dir_all(&out_dir).with_context(|| {
                     format!("cannot create the output folder {}", out_dir.display())
                 })?;
                 let lock = results::FolderLock::acquire(&out_dir)?;
-                (Some(instance_set(file, &out_dir, how.shard)?), Some(lock))
+                match instance_set(file, &out_dir, how.shard) {
+                    Ok(set) => (Some(set), Some(lock)),
+                    Err(e) => {
+                        // A refused run leaves no folder behind that it made itself (only
+                        // its lock and instances it generated in this call are in it).
+                        drop(lock);
+                        if !existed {
+                            let _ = std::fs::remove_dir_all(&out_dir);
+                        }
+                        return Err(e);
+                    }
+                }
             }
             Folder::Untouched if instances::generates(file) => {
                 // Generated where nobody looks, so that the check sees every instance the

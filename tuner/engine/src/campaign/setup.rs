@@ -80,7 +80,7 @@ pub fn choose(file: &CampaignFile, gpu_present: bool) -> Result<(BackendKind, &S
 /// One backend's table (`[gpu]` or `[cpu]`): its space loads with its overrides, and its
 /// baseline and default are points of that space; errors name the key.
 pub fn resolve(file: &CampaignFile, table: &'static str, setup: &SetupConfig) -> Result<Setup> {
-    let (space_path, space) = load_space(file, setup)?;
+    let (space_path, space) = load_space(file, table, setup)?;
     // The baseline and the default must be points of the space; errors name their key.
     let space_point = |key: &str, point: &toml::Table| -> Result<Point> {
         let key = format!("{table}.{key}");
@@ -133,9 +133,10 @@ pub fn resolve(file: &CampaignFile, table: &'static str, setup: &SetupConfig) ->
 }
 
 /// A table's space file with its overrides (an error in them names the key).
-fn load_space(file: &CampaignFile, setup: &SetupConfig) -> Result<(PathBuf, Space)> {
+fn load_space(file: &CampaignFile, table: &str, setup: &SetupConfig) -> Result<(PathBuf, Space)> {
     let space_path = file.resolve(&setup.space);
-    let mut space = Space::load(&space_path)?;
+    let mut space = Space::load(&space_path)
+        .map_err(|e| file.error_at(&format!("{table}.space"), format!("{e:#}")))?;
     if let Some(overrides) = &setup.overrides {
         space = space
             .with_overrides(overrides)
@@ -183,10 +184,10 @@ pub fn stored_space(campaign: &results::CampaignRow) -> Result<Space> {
         .as_deref()
         .context("the campaign's settings do not record its file")?;
     let file = CampaignFile::parse(Path::new(origin), campaign.config_toml.clone())?;
-    let setup = match settings.backend.as_deref() {
-        Some("gpu") => file.config.gpu.as_ref(),
-        _ => file.config.cpu.as_ref(),
-    }
-    .context("the campaign has no setup for its backend")?;
-    Ok(load_space(&file, setup)?.1)
+    let (table, setup) = match settings.backend.as_deref() {
+        Some("gpu") => ("gpu", file.config.gpu.as_ref()),
+        _ => ("cpu", file.config.cpu.as_ref()),
+    };
+    let setup = setup.context("the campaign has no setup for its backend")?;
+    Ok(load_space(&file, table, setup)?.1)
 }

@@ -112,17 +112,59 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             entry.pareto = first.pareto.clone();
         }
     }
+    // An earlier export into this folder (of this campaign or another) leaves bundles the
+    // new index no longer names; they would sit beside it looking current.
+    let previous = args
+        .out
+        .join("index.json")
+        .is_file()
+        .then(|| engine::bundle::Index::read(&args.out).ok())
+        .flatten();
     for ((_, point), (name, manifest)) in &mut bundles.by_point {
         write_bundle(&source, &args.out, name, point, manifest)?;
     }
     let text = serde_json::to_string_pretty(&index)?;
     std::fs::write(args.out.join("index.json"), text)
         .with_context(|| format!("cannot write {}", args.out.join("index.json").display()))?;
+    if let Some(previous) = previous {
+        remove_stale_bundles(&args.out, &previous, &index)?;
+    }
     print_index(&index, bundles.by_point.len(), &args.out);
     if let Some(bin) = &args.binaries {
         for (class, path) in crate::standalone::write_binaries(&args.out, bin)? {
             println!("  standalone {}  ({class})", path.display());
         }
+    }
+    Ok(())
+}
+
+/// Removes the bundle folders `previous` named that `now` does not (each still holding a
+/// manifest, so nothing else is touched), and says how many and whose they were.
+fn remove_stale_bundles(
+    out: &std::path::Path,
+    previous: &engine::bundle::Index,
+    now: &engine::bundle::Index,
+) -> Result<()> {
+    let kept = now.bundle_folders();
+    let mut removed = 0;
+    for folder in previous.bundle_folders().difference(&kept) {
+        let path = out.join(folder);
+        // A name from a file: only a plain folder name inside `out` is ours to remove.
+        let plain =
+            std::path::Path::new(folder).components().count() == 1 && !folder.starts_with('.');
+        if plain && path.join("manifest.json").is_file() {
+            std::fs::remove_dir_all(&path)
+                .with_context(|| format!("cannot remove the stale bundle {}", path.display()))?;
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        eprintln!(
+            "removed {removed} bundle folder(s) of the previous export in {} (campaign {:?}) \
+             that this one does not name",
+            out.display(),
+            previous.campaign
+        );
     }
     Ok(())
 }

@@ -415,14 +415,20 @@ fn run_cpu(
     budget: Budget,
     label: String,
 ) -> Result<Solved> {
-    say_idle_threads(
-        instance,
-        algorithm,
-        params.starts,
-        threads,
-        &budget,
-        args.threads != 0,
-    );
+    if args.tuned.is_some() {
+        if budget.time_limit.is_some() && instance.starts_use_threads(algorithm) {
+            say_idle_threads_tuned(params.starts, threads, algorithm);
+        }
+    } else {
+        say_idle_threads(
+            instance,
+            algorithm,
+            params.starts,
+            threads,
+            &budget,
+            args.threads != 0,
+        );
+    }
     let options = RunOptions {
         seed: args.seed,
         threads,
@@ -479,6 +485,23 @@ fn say_idle_threads(
     }
     if let Some(note) = idle_threads(algorithm, starts, threads) {
         eprintln!("mats: {note}");
+    }
+}
+
+/// [`say_idle_threads`] for a tuned bundle: its starts are part of what was tuned, so the
+/// flag to name is `--threads`, not `--starts` (which `--tuned` refuses).
+fn say_idle_threads_tuned(starts: Option<usize>, threads: usize, algorithm: family::Algorithm) {
+    let Some(starts) = starts.or(algorithm.default_starts()) else {
+        return;
+    };
+    if starts < threads {
+        eprintln!(
+            "mats: the bundle runs {starts} independent start{} of {}, so {} of the {threads} \
+             worker threads stay idle (the starts are tuned; --threads {starts} frees the rest)",
+            if starts == 1 { "" } else { "s" },
+            algorithm.name(),
+            threads - starts
+        );
     }
 }
 

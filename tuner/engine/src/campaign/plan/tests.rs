@@ -259,7 +259,7 @@ type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
 fn each_derived_piece_refuses_bad_input_naming_the_file_and_key() {
     const RUN: &str = "[run]\nbudgets_s = [0.05, 0.5]\nseeds = 2\nlater_seeds = 1\n";
     const PATHS: &str = "paths = [\"listed.txt\"]";
-    let cases: [Case; 13] = [
+    let cases: [Case; 14] = [
         // (the piece, edits of the fixture, what the error names)
         (
             "objective",
@@ -267,6 +267,11 @@ fn each_derived_piece_refuses_bad_input_naming_the_file_and_key() {
             "`objective`",
         ),
         ("seeds", &[("seeds = 2", "seeds = 0")], "`run.seeds`"),
+        (
+            "space",
+            &[("space = \"space.toml\"", "space = \"nope.toml\"")],
+            "`cpu.space`",
+        ),
         (
             "budgets",
             &[("[0.05, 0.5]", "[0.5, 0.05]")],
@@ -353,7 +358,10 @@ fn a_shard_without_a_class_and_a_holdout_that_is_tuned_are_refused() {
             shard: Some(Shard { index: 3, count: 3 }),
             ..run_into(&tmp.path().join("out"))
         };
-        format!("{:#}", CampaignPlan::resolve(&file, &how).unwrap_err())
+        let e = format!("{:#}", CampaignPlan::resolve(&file, &how).unwrap_err());
+        // The refused run leaves no folder of its own behind.
+        assert!(!tmp.path().join("out").exists());
+        e
     };
     assert!(e.contains("shard 3/3") && e.contains("print.toml"), "{e}");
     let e = error_of(|t| {
