@@ -10,6 +10,8 @@
 # stalls 3 and 2 (~3 min).
 # holdout: the default against a stall of 5, paired by seed, where the choice of 3 never looked:
 # tai150b on seeds 6-10 and tai256c at 10 s (seeds 1-5), tai80b and tai100b at 0.5 s (~5 min).
+# default5: issue 25's 10 s figures: the default on tai60a, tai80a, tai100a and tai150b, seeds
+# 1-5 (~3.5 min).
 set -euo pipefail
 : "${MATS:?MATS must name the mats binary}" "${QAPLIB:?QAPLIB must name the QAPLIB .dat folder}"
 out=${OUT:-qap-stall-study}
@@ -63,8 +65,14 @@ holdout)
         done
     done
     ;;
+default5)
+    warm tai60a tai80a tai100a tai150b
+    for name in tai60a tai80a tai100a tai150b; do
+        for seed in 1 2 3 4 5; do run 10 "$name" "$seed"; done
+    done
+    ;;
 *)
-    echo "unknown study $what (tai150b, tai256c, taia, holdout)" >&2
+    echo "unknown study $what (tai150b, tai256c, taia, holdout, default5)" >&2
     exit 2
     ;;
 esac

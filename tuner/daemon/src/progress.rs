@@ -15,7 +15,10 @@ pub fn read(entry: &Entry) -> Progress {
     let path = entry.out_dir.join(engine::tune::STORE_FILE);
     let mut p = read_store(&path).unwrap_or_default();
     if entry.state == "running" {
-        p.eta_s = eta(entry, p.trials_done);
+        if let Some((eta_s, bound)) = eta(entry, p.trials_done) {
+            p.eta_s = Some(eta_s);
+            p.eta_is_bound = bound;
+        }
     }
     p
 }
@@ -78,13 +81,15 @@ fn read_store(path: &Path) -> Option<Progress> {
         first_trial_at: first,
         best,
         eta_s: None,
+        eta_is_bound: false,
     })
 }
 
 /// Seconds left: the trial budget at the pace since the first start, capped by what is left
 /// of the wall-time budget. Trials of earlier runs of a resumed campaign count as done, so the
 /// pace is a rough one after a restart.
-fn eta(entry: &Entry, done: i64) -> Option<f64> {
+/// The flag is true where only the wall-time budget spoke (an upper bound, not a pace).
+fn eta(entry: &Entry, done: i64) -> Option<(f64, bool)> {
     let elapsed = now() - entry.started_at?;
     let by_trials = match entry.max_trials {
         Some(max) if done > 0 && elapsed > 0.0 => {
@@ -94,14 +99,44 @@ fn eta(entry: &Entry, done: i64) -> Option<f64> {
     };
     let by_wall = entry.wall_s.map(|w| (w - elapsed).max(0.0));
     match (by_trials, by_wall) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+        (Some(a), Some(b)) => Some((a.min(b), false)),
+        (Some(a), None) => Some((a, false)),
+        (None, Some(b)) => Some((b, true)),
+        (None, None) => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_eta_from_the_wall_budget_alone_is_a_bound() {
+        let entry = |max_trials: Option<i64>| Entry {
+            id: 1,
+            name: "c".into(),
+            campaign: "c.toml".into(),
+            out_dir: "out".into(),
+            cwd: ".".into(),
+            priority: 0,
+            state: "running".into(),
+            submitted_at: now() - 60.0,
+            started_at: Some(now() - 30.0),
+            ended_at: None,
+            starts: 1,
+            pid: None,
+            cancel: false,
+            reason: None,
+            max_trials,
+            wall_s: Some(120.0),
+            progress: None,
+        };
+        let (left, bound) = eta(&entry(None), 10).unwrap();
+        assert!(bound && (89.0..=91.0).contains(&left), "{left}");
+        // 10 of 20 trials in 30 s: 30 s more, a pace rather than a bound.
+        let (left, bound) = eta(&entry(Some(20)), 10).unwrap();
+        assert!(!bound && (29.0..=31.0).contains(&left), "{left}");
+    }
 
     #[test]
     fn the_best_so_far_is_the_latest_searchs_not_a_holdouts() {

@@ -15,6 +15,10 @@ pub struct Progress {
     /// Seconds left by the trial or wall-time budget at the pace so far (None when the
     /// campaign has neither or has not started).
     pub eta_s: Option<f64>,
+    /// `eta_s` is only what is left of the wall-time budget (no trial budget gives a pace):
+    /// the campaign may well end sooner, so it is shown as "at most".
+    #[serde(default)]
+    pub eta_is_bound: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

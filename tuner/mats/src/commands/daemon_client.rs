@@ -75,7 +75,10 @@ fn print_campaign(c: &Campaign) {
         e.priority,
         e.name.chars().take(24).collect::<String>(),
         progress.map_or("-".into(), |p| p.trials_done.to_string()),
-        seconds(progress.and_then(|p| p.eta_s)),
+        match progress {
+            Some(p) if p.eta_is_bound && p.eta_s.is_some() => format!("<={}", seconds(p.eta_s)),
+            _ => seconds(progress.and_then(|p| p.eta_s)),
+        },
         best(c),
         e.reason.as_deref().unwrap_or("")
     );
