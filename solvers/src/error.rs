@@ -104,12 +104,16 @@ fn read_text(
     kind: &str,
     hint: &str,
 ) -> Result<String, InputError> {
-    let io = |source| InputError::Io {
+    let mut file = std::fs::File::open(path).map_err(io_at(path))?;
+    read_stream(&mut file, path, cap, kind, hint)
+}
+
+/// An I/O failure on `path`, as an input error naming it.
+fn io_at(path: &std::path::Path) -> impl Fn(std::io::Error) -> InputError + '_ {
+    move |source| InputError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let mut file = std::fs::File::open(path).map_err(io)?;
-    read_stream(&mut file, path, cap, kind, hint)
+    }
 }
 
 /// [`read_kind`] for a stream (standard input): `label` names it in errors.
@@ -129,10 +133,7 @@ fn read_stream(
     kind: &str,
     hint: &str,
 ) -> Result<String, InputError> {
-    let io = |source| InputError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io = io_at(path);
     let mut bytes = Vec::new();
     let mut chunk = vec![0u8; 1 << 16];
     loop {

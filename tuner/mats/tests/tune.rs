@@ -403,11 +403,7 @@ fn trial_keys(
 #[test]
 fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
     let tmp = tempfile::tempdir().unwrap();
-    let body = cpu_campaign("killed", "name = \"exhaustive\"", "trials = 16")
-        .replace("tai12a.dat", "tai40a.dat")
-        .replace("nug12.dat", "tai20a.dat")
-        .replace("iterations = 300", "iterations = 20000");
-    let path = write_campaign(tmp.path(), "killed", &body);
+    let path = long_campaign(tmp.path(), "killed");
     let out = tmp.path().join("out");
     let mut child = tune_until_trials(&path, &out, 6);
     child.kill().unwrap(); // SIGKILL on unix
@@ -473,6 +469,16 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
     }
 }
 
+/// A CPU campaign long enough to be stopped mid-way (16 trials of 20,000 iterations on
+/// tai40a and tai20a), written into `dir`.
+fn long_campaign(dir: &Path, name: &str) -> PathBuf {
+    let body = cpu_campaign(name, "name = \"exhaustive\"", "trials = 16")
+        .replace("tai12a.dat", "tai40a.dat")
+        .replace("nug12.dat", "tai20a.dat")
+        .replace("iterations = 300", "iterations = 20000");
+    write_campaign(dir, name, &body)
+}
+
 /// Starts `mats tune` on `path` into `out` and returns once `trials` trials are stored.
 #[cfg(unix)]
 fn tune_until_trials(path: &Path, out: &Path, trials: usize) -> std::process::Child {
@@ -513,11 +519,7 @@ fn path_str(p: &Path) -> &str {
 #[test]
 fn a_campaign_stopped_by_the_user_exits_130_and_export_says_it_is_unfinished() {
     let tmp = tempfile::tempdir().unwrap();
-    let body = cpu_campaign("stopped", "name = \"exhaustive\"", "trials = 16")
-        .replace("tai12a.dat", "tai40a.dat")
-        .replace("nug12.dat", "tai20a.dat")
-        .replace("iterations = 300", "iterations = 20000");
-    let path = write_campaign(tmp.path(), "stopped", &body);
+    let path = long_campaign(tmp.path(), "stopped");
     let out = tmp.path().join("out");
     let child = tune_until_trials(&path, &out, 3);
     // SAFETY: signalling the child this test started and still owns.

@@ -347,24 +347,11 @@ pub fn line_of(text: &str, key: &str) -> Option<usize> {
             .filter(|(_, l)| l.trim() == format!("[[{array}]]"))
             .nth(k)
             .map(|(i, _)| i + 1)?;
-        let Some(rest) = rest else {
-            return Some(start);
-        };
-        let section: Vec<&str> = text
-            .lines()
-            .skip(start)
-            .take_while(|l| !l.trim_start().starts_with('['))
-            .collect();
-        return Some(line_of(&section.join("\n"), rest).map_or(start, |k| start + k));
+        return Some(rest.map_or(start, |rest| line_in_table(text, start, rest)));
     }
     if let Some((table, rest)) = key.rsplit_once('.') {
         if let Some(start) = line_of(text, table) {
-            let section: Vec<&str> = text
-                .lines()
-                .skip(start)
-                .take_while(|l| !l.trim_start().starts_with('['))
-                .collect();
-            return Some(line_of(&section.join("\n"), rest).map_or(start, |k| start + k));
+            return Some(line_in_table(text, start, rest));
         }
     }
     text.lines()
@@ -376,6 +363,16 @@ pub fn line_of(text: &str, key: &str) -> Option<usize> {
                 || t.starts_with(&format!("[{key}."))
         })
         .map(|i| i + 1)
+}
+
+/// The line of `key` in the table whose header is on line `start`, else that header's line.
+fn line_in_table(text: &str, start: usize, key: &str) -> usize {
+    let section: Vec<&str> = text
+        .lines()
+        .skip(start)
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .collect();
+    line_of(&section.join("\n"), key).map_or(start, |k| start + k)
 }
 
 /// `name[K]` or `name[K].rest` as (name, K, rest).
