@@ -411,11 +411,12 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
     let db = out.join("results.sqlite");
 
     // Exporting what the killed campaign recorded says it never finished.
-    let export = Command::new(env!("CARGO_BIN_EXE_mats"))
-        .args(["export", path_str(&out), "--out"])
-        .arg(tmp.path().join("tuned"))
-        .output()
-        .unwrap();
+    let export = mats(&[
+        "export",
+        path_str(&out),
+        "--out",
+        path_str(&tmp.path().join("tuned")),
+    ]);
     let err = String::from_utf8_lossy(&export.stderr);
     assert!(
         err.contains("was killed") && err.contains("--resume"),
@@ -532,11 +533,12 @@ fn a_campaign_stopped_by_the_user_exits_130_and_export_says_it_is_unfinished() {
         "{err}"
     );
     assert!(out.join("summary.json").is_file());
-    let export = Command::new(env!("CARGO_BIN_EXE_mats"))
-        .args(["export", path_str(&out), "--out"])
-        .arg(tmp.path().join("tuned"))
-        .output()
-        .unwrap();
+    let export = mats(&[
+        "export",
+        path_str(&out),
+        "--out",
+        path_str(&tmp.path().join("tuned")),
+    ]);
     let err = String::from_utf8_lossy(&export.stderr);
     assert!(
         export.status.success() && err.contains("stopped by the user") && err.contains("--resume"),
