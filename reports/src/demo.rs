@@ -241,6 +241,7 @@ impl Builder {
             values,
             points,
             winner: None,
+            rejected: Vec::new(),
         };
         if let Some(run) = self.runs.last_mut() {
             run.options = json!({ "comparison": comparison, "metric": "time" });

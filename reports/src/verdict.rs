@@ -276,6 +276,7 @@ fn from_evaluations(
         values,
         points,
         winner: None,
+        rejected: Vec::new(),
     })
 }
 
@@ -471,7 +472,7 @@ mod tests {
                 points.insert(role.to_string(), point(p));
             }
             serde_json::json!({ "comparison": Comparison {
-                instances: vec!["x".into()], seeds: vec![1], values, points, winner: None,
+                instances: vec!["x".into()], seeds: vec![1], values, points, winner: None, rejected: Vec::new(),
             }, "metric": "gap" })
         };
         let eval = |run_id, starts, gap| results::EvaluationRow {

@@ -193,6 +193,10 @@ pub struct Comparison {
     /// The role with the lowest mean; "tuned" wherever it ties for the lowest (nothing is
     /// gained by switching).
     pub winner: Option<String>,
+    /// Roles measured but refused by the quality guard of a fixed-work campaign (their mean
+    /// gap above the baseline's on the same pairs by more than the margin): no value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<String>,
 }
 
 impl Comparison {
@@ -349,6 +353,7 @@ mod tests {
                 .collect(),
             points: Default::default(),
             winner: Some(winner.into()),
+            rejected: Vec::new(),
         }
     }
 

@@ -228,6 +228,7 @@ mod tests {
                 .map(|&(r, t, _)| (r.to_string(), point(t)))
                 .collect::<BTreeMap<_, _>>(),
             winner: None,
+            rejected: Vec::new(),
         };
         TuneSummary {
             campaign: "c".into(),

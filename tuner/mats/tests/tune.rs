@@ -1076,3 +1076,54 @@ fn a_campaign_whose_stderr_is_a_log_writes_progress_lines() {
         "{err}"
     );
 }
+
+#[test]
+fn the_final_check_guards_quality_against_the_baseline_on_the_same_seeds() {
+    // 2opt on tai20a: the baseline's gap on the fresh seeds (2.77%) is above its gap on the
+    // search's seeds (2.23%) by more than the margin; a guard against the search's figure
+    // refused the baseline itself ("baseline failed, tuned failed").
+    let tmp = tempfile::tempdir().unwrap();
+    let body = format!(
+        r#"
+name = "guarded"
+backend = "cpu"
+seed = 1
+objective = "time"
+
+[instances]
+paths = ["{data}/tai20a.dat"]
+
+[cpu]
+space = "{space}"
+baseline = {{ algorithm = "2opt", threads = 1, starts = 16 }}
+
+[cpu.overrides]
+constants = {{ max_threads = 2 }}
+[cpu.overrides.params.algorithm]
+values = ["2opt"]
+
+[strategy]
+name = "exhaustive"
+"#,
+        data = repo("data/qap").display(),
+        space = repo("spaces/qap-cpu.toml").display(),
+    );
+    let path = write_campaign(tmp.path(), "guarded", &body);
+    let out = tmp.path().join("out");
+    let summary: serde_json::Value = serde_json::from_str(&ok(&[
+        "tune",
+        path_str(&path),
+        "--out",
+        path_str(&out),
+        "--quiet",
+        "--json",
+    ]))
+    .unwrap();
+    let check = &summary["classes"][0]["final_check"];
+    assert!(check["values"]["baseline"]["mean"].is_f64(), "{check}");
+    assert!(check["winner"].is_string(), "{check}");
+    // Where a role is refused it is named as such, never as a failure.
+    for role in check["rejected"].as_array().into_iter().flatten() {
+        assert_ne!(role, "baseline", "{check}");
+    }
+}

@@ -73,6 +73,9 @@ pub struct ClassEvaluator<'t> {
     pub saved_trials: u32,
     /// Set when the evaluation of a batch was cut short (budget or Ctrl-C).
     pub incomplete: bool,
+    /// Whether the quality guard compares gaps with `baseline`'s (the search's seeds). A
+    /// verification on other seeds turns it off and compares roles measured side by side.
+    pub guard: bool,
 }
 
 /// The aggregate of a point's trials on a class.
@@ -165,6 +168,7 @@ impl<'t> ClassEvaluator<'t> {
             raced: 0,
             saved_trials: 0,
             incomplete: false,
+            guard: true,
         }
     }
 
@@ -448,6 +452,7 @@ impl<'t> ClassEvaluator<'t> {
         // The quality guard protects fixed-work objectives from buying speed with worse
         // solutions; quality objectives measure the quality itself.
         let rejected = self.t.mode == RunMode::FixedWork
+            && self.guard
             && match (&self.baseline, gap) {
                 (Some(b), Some(g)) => g > b.gap_percent + self.t.margin_percent + 1e-9,
                 _ => false,

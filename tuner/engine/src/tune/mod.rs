@@ -834,6 +834,8 @@ fn compare(
     if members.is_empty() || points.is_empty() {
         return Ok(None);
     }
+    // Where the search guarded quality (fixed work, a baseline given), so does the check.
+    let guarded = baseline.is_some() && t.mode == RunMode::FixedWork;
     let mut distinct: Vec<Point> = Vec::new();
     for (_, p) in points {
         if !distinct.contains(p) {
@@ -853,10 +855,25 @@ fn compare(
     else {
         return Ok(None);
     };
+    let evaluated_as =
+        |p: &Point| &evaluated[distinct.iter().position(|d| d == p).expect("listed")];
+    // The quality guard on the pairs just measured: a role whose mean gap is above the
+    // baseline's on the same pairs by more than the margin has no value.
+    let baseline_gap = points
+        .iter()
+        .find(|(role, _)| role == "baseline")
+        .and_then(|(_, p)| evaluated_as(p).gap_percent);
     let mut values = BTreeMap::new();
+    let mut rejected = Vec::new();
     for (role, p) in points {
-        let k = distinct.iter().position(|d| d == p).expect("listed");
-        let e = &evaluated[k];
+        let e = evaluated_as(p);
+        let worse = matches!((baseline_gap, e.gap_percent),
+            (Some(b), Some(g)) if g > b + t.margin_percent + 1e-9);
+        if guarded && worse {
+            rejected.push(role.clone());
+            values.insert(role.clone(), None);
+            continue;
+        }
         let v: Option<Vec<f64>> = e.pairs.iter().map(|v| v.metric(metric)).collect();
         let complete = e.objectives.is_some() && !e.pairs.is_empty();
         values.insert(
@@ -891,6 +908,7 @@ fn compare(
         values,
         points: points.iter().cloned().collect(),
         winner,
+        rejected,
     };
     // The report reads the verdict from the store (a merged or copied folder may have no
     // summary.json).
@@ -928,6 +946,9 @@ pub(super) fn measure_on_seeds(
             baseline,
             Some(metric),
         );
+        // The search's baseline figures come from other seeds; a guard against them would
+        // refuse the baseline itself. `compare` guards with the roles measured here instead.
+        ev.guard = false;
         let evaluated = ev.evaluate_interleaved(points)?;
         let incomplete = ev.incomplete;
         drop(ev);

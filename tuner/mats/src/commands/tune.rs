@@ -125,6 +125,11 @@ pub fn run(args: &TuneArgs) -> Result<()> {
                     value(metric, Some(v.mean)),
                     value(metric, Some(v.sd)).trim_end_matches(['%', ' ', 'J', 'W', 's', 'm'])
                 ),
+                None if cmp.rejected.contains(role) => {
+                    format!(
+                        "{role} rejected (its gap above the baseline's by more than the margin)"
+                    )
+                }
                 None => format!("{role} failed"),
             })
             .collect();
