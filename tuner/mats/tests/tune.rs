@@ -1126,4 +1126,18 @@ name = "exhaustive"
     for role in check["rejected"].as_array().into_iter().flatten() {
         assert_ne!(role, "baseline", "{check}");
     }
+    // `bench strategies` replays the exhaustive run alone: the final check's evaluations
+    // (other seeds, some refused) are not the space's values.
+    let study = ok(&[
+        "bench",
+        "strategies",
+        path_str(&out),
+        "--seeds",
+        "2",
+        "--budgets",
+        "50",
+        "--strategies",
+        "random",
+    ]);
+    assert!(study.contains("10 points, 0 failed"), "{study}");
 }

@@ -305,8 +305,23 @@ fn campaign_source(dir: &Path, args: &BenchStrategiesArgs) -> Result<Source> {
         ),
         (None, many) => bail!("several classes were searched exhaustively ({}); pick one with --class", many.join(", ")),
     };
+    // The exhaustive run alone: the baseline, the final re-measure and the holdouts measure
+    // some of the same points on other seeds or instances, and would overwrite its values.
+    let exhaustive: Vec<_> = runs
+        .iter()
+        .filter(|r| r.class == class && r.strategy == "exhaustive")
+        .collect();
+    if let Some(run) = exhaustive.iter().find(|r| !r.objective.contains("time")) {
+        bail!(
+            "class {class} of campaign {:?} was searched exhaustively for {}; `bench strategies` \
+             scores strategies by run time (the paper's study), so it needs an exhaustive run \
+             of a fixed-work campaign (objective \"time\")",
+            campaign.name,
+            run.objective
+        );
+    }
     let mut table: HashMap<Point, Option<Objectives>> = HashMap::new();
-    for run in runs.iter().filter(|r| r.class == class) {
+    for run in exhaustive {
         for e in store.evaluations_of_run(run.id)? {
             let value = match (e.status, e.time_s) {
                 (EvaluationStatus::Ok, Some(t)) => Some(Objectives {
