@@ -169,7 +169,20 @@ pub struct Analysis<'a> {
     pub notes: Vec<String>,
 }
 
+/// Why a speedup figure is not drawn for a quality campaign.
+const SPEEDUP_OF_A_QUALITY_CAMPAIGN: &str = "the campaign tunes gap at a fixed budget: every \
+    run lasts the budget, so a speedup would only rank how soon a run returned";
+
 impl<'a> Analysis<'a> {
+    /// A quality campaign (gap at a budget or to a target): its production runs last a fixed
+    /// time, so speedups say nothing and its classes are told apart by gap.
+    pub fn quality(&self) -> bool {
+        self.settings
+            .objectives
+            .as_deref()
+            .is_some_and(|o| o.contains("gap"))
+    }
+
     /// Digests the input; never fails, records what it could not use in `notes`.
     pub fn new(input: &'a ReportInput) -> Analysis<'a> {
         let settings = Settings::parse(&input.campaign.settings);
@@ -623,6 +636,9 @@ pub fn staged_bars(an: &Analysis<'_>) -> Result<Bars, String> {
 
 /// Data-tuned vs tuned (Fig. 4), with the key of the one point tuned over all classes.
 pub fn data_tuned_bars(an: &Analysis<'_>) -> Result<(Bars, String), String> {
+    if an.quality() {
+        return Err(SPEEDUP_OF_A_QUALITY_CAMPAIGN.into());
+    }
     let classes: Vec<&String> = an
         .searched_classes()
         .filter(|(_, cd)| cd.baseline_time().is_some())
@@ -691,6 +707,9 @@ pub fn data_tuned_bars(an: &Analysis<'_>) -> Result<(Bars, String), String> {
 
 /// With and without algorithmic choice (Fig. 5).
 pub fn algorithmic_choice_bars(an: &Analysis<'_>) -> Result<Bars, String> {
+    if an.quality() {
+        return Err(SPEEDUP_OF_A_QUALITY_CAMPAIGN.into());
+    }
     let param = an
         .settings
         .variant_parameter()

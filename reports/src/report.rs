@@ -228,7 +228,7 @@ fn convergence_entries(
                     lines: &lines,
                 };
                 let caption = format!(
-                    "{} against trial runs as a percentage of {} production runs; one line \
+                    "{} against evaluations as a percentage of {} production runs (the paper's cost); one line \
                      per run, the dot marks its last evaluation.",
                     improvement_label(metric),
                     an.settings.production_runs
@@ -657,11 +657,7 @@ fn campaign_section(input: &ReportInput, an: &Analysis<'_>) -> Section {
 fn classes_section(an: &Analysis<'_>) -> Section {
     // A quality campaign's production runs last a fixed budget: its classes are told apart by
     // their gaps, and a speedup would name the fastest point, not the one the campaign chose.
-    let quality = an
-        .settings
-        .objectives
-        .as_deref()
-        .is_some_and(|o| o.contains("gap"));
+    let quality = an.quality();
     let rows = an
         .class_data
         .iter()
