@@ -88,7 +88,8 @@ pub struct TuneArgs {
     #[arg(long)]
     pub no_wait: bool,
     /// Tune only a deterministic share of the classes: K of N (1-based; class i in name
-    /// order goes to shard i mod N + 1), into its own folder (default OUT/shard-K-of-N);
+    /// order goes to shard i mod N + 1), into its own folder: without --out the campaign's
+    /// folder's `shard-K-of-N`, with --out that folder itself (give each shard its own);
     /// `mats merge` joins the shards. The cross-class step is left out.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<engine::tune::Shard>,
@@ -478,7 +479,8 @@ pub struct SolveArgs {
     /// `ig-block` (default where a walk's tables fit in shared memory), `ig-grid` (default where
     /// they do not, e.g. 800 x 60: a few walks, each local-search step over the whole GPU),
     /// `ig-warp`, `tabu-full`, `tabu-prefix`;
-    /// GPU (tsp): `focused` (default; a warp per ant), `mmas` or `as`.
+    /// GPU (tsp): `focused` (default; a warp per ant), `mmas` or `as`; GPU (hwsw):
+    /// `gpts-multi` (default), the paper's GPTS as `separate`, `compact` or `fused`.
     #[arg(long, value_name = "NAME")]
     pub algo: Option<String>,
     /// Run the tuned configuration for this instance's class from an export folder
@@ -509,7 +511,7 @@ pub struct SolveArgs {
     #[arg(long, value_name = "CLASS", requires = "tuned")]
     pub tuned_class: Option<String>,
     /// Where to solve: `cpu` (reference solvers, the default) or `gpu` (CUDA kernels; QAP,
-    /// PFSP, HW/SW). With --tuned the bundle's backend runs; naming another is refused.
+    /// PFSP, TSP, HW/SW). With --tuned the bundle's backend runs; naming another is refused.
     #[arg(long, value_enum)]
     pub backend: Option<Backend>,
     /// GPU ordinal (with --backend gpu).
@@ -570,7 +572,7 @@ pub struct SolveArgs {
     /// GPU rots-block: restart a stalled block from the crossover of its best and another
     /// block's best (a memetic algorithm over the blocks' bests) instead of random swaps.
     /// Default: on where the instance's flow dominance is high (>= 200), else off.
-    #[arg(long, value_name = "on|off", conflicts_with = "relink",
+    #[arg(long, value_name = "on|off", conflicts_with = "relink", hide_possible_values = true,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub crossover: Option<bool>,
     /// GPU pfsp ig-block, ig-warp with --relink: distinct sequences the elite pool keeps
@@ -640,8 +642,9 @@ pub struct SolveArgs {
     /// more.
     #[arg(long, value_name = "N")]
     pub starts: Option<usize>,
-    /// Tabu tenure in iterations (pfsp `tabu`; qap GPU `tabu`); tabu list length (hwsw `sts`,
-    /// default 20); GPU pfsp ig-grid: tabu steps a moved job stays tabu (default 7).
+    /// Tabu tenure in iterations (pfsp `tabu`; qap GPU `tabu`); tabu list length (hwsw `sts`
+    /// and its GPU variants, default 20); GPU pfsp ig-grid: tabu steps a moved job stays tabu
+    /// (default 7).
     #[arg(long, value_name = "N")]
     pub tenure: Option<usize>,
     /// GPU pfsp ig-grid: after each local optimum, keep taking the best non-tabu move
@@ -698,10 +701,11 @@ pub struct SolveArgs {
     /// `auto` (default: quadrant lists where the instance's layout is clustered).
     #[arg(long, value_name = "RULE")]
     pub lists: Option<String>,
-    /// Restarts of the CPU robust tabu search (qap `tabu`): `on` (default: iterated, what each
-    /// GPU rots-block block runs: tenure 0.4-0.8 n, no long-term aspiration, a restart from the
-    /// best after 50 n iterations without improving) or `off` (Taillard's settings: tenure
-    /// 0.9-1.1 n, aspiration 2 n^2, one trajectory).
+    /// Restarts of the CPU robust tabu search (qap `tabu`): `on` (iterated, what each GPU
+    /// rots-block block runs: tenure 0.4-0.8 n, no long-term aspiration, a restart from the
+    /// best after 50 n iterations without improving; the default where the flow dominance is
+    /// below 200, e.g. tai*a) or `off` (Taillard's settings: tenure 0.9-1.1 n, aspiration
+    /// 2 n^2, one trajectory; the default at 200 and above, e.g. tai*b).
     #[arg(long, value_name = "on|off")]
     pub restarts: Option<String>,
     /// Merge the changes of every improving ant whose stretch of the source tour no better

@@ -627,7 +627,9 @@ fn open_store(
                     .map_or("the whole campaign".to_string(), |s| format!("shard {s}"))
             };
             bail!(
-                "{} holds {} of campaign {:?}, not {}: each shard needs its own folder;                  leave out --out (shards go to OUT/shard-K-of-N) or give each shard another                  --out, then `mats merge` them",
+                "{} holds {} of campaign {:?}, not {}: each shard needs its own folder; \
+                 leave out --out (shards go to OUT/shard-K-of-N) or give each shard another \
+                 --out, then `mats merge` them",
                 plan.out_dir.display(),
                 whole(&recorded),
                 plan.name,

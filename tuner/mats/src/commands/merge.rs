@@ -91,7 +91,9 @@ fn check_one_campaign(args: &MergeArgs) -> Result<()> {
         for campaign in store.campaigns()? {
             match &seen {
                 Some((name, first)) if *name != campaign.name => bail!(
-                    "{} holds campaign {name:?} and {} holds campaign {:?}: `mats merge` joins                      the shards of one campaign (`mats tune --shard K/N`); merge each                      campaign into its own folder",
+                    "{} holds campaign {name:?} and {} holds campaign {:?}: `mats merge` joins \
+                     the shards of one campaign (`mats tune --shard K/N`); merge each \
+                     campaign into its own folder",
                     first.display(),
                     dir.display(),
                     campaign.name
