@@ -82,10 +82,27 @@ impl CandidateLists {
         k: usize,
         row: impl Fn(usize, usize) -> Vec<(i64, usize)> + Sync,
     ) -> Self {
+        Self::from_rows_until(n, k, row, &|| false).expect("nothing stops it")
+    }
+
+    /// [`Self::from_rows`], reading `stop` before each row: `None` once it says stop (the
+    /// lists of 200,000 cities take about a second, longer than a short time limit).
+    fn from_rows_until(
+        n: usize,
+        k: usize,
+        row: impl Fn(usize, usize) -> Vec<(i64, usize)> + Sync,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Self> {
         let k = k.min(n.saturating_sub(1));
         let mut lists = vec![0usize; n * k];
+        let stopped = std::sync::atomic::AtomicBool::new(false);
         if k > 0 {
             lists.par_chunks_mut(k).enumerate().for_each(|(i, out)| {
+                use std::sync::atomic::Ordering::Relaxed;
+                if stopped.load(Relaxed) || stop() {
+                    stopped.store(true, Relaxed);
+                    return;
+                }
                 let near = row(i, k);
                 debug_assert!(near.len() >= k && near.iter().all(|&(_, j)| j != i));
                 for (slot, &(_, j)) in out.iter_mut().zip(&near) {
@@ -93,7 +110,7 @@ impl CandidateLists {
                 }
             });
         }
-        CandidateLists { k, lists }
+        (!stopped.into_inner()).then_some(CandidateLists { k, lists })
     }
 
     /// Builds the lists from a full row-major distance matrix of n cities.
@@ -116,7 +133,7 @@ impl CandidateLists {
     pub fn from_instance(inst: &Instance, k: usize) -> Self {
         match inst.edge_weight_type {
             EdgeWeightType::Euc2d | EdgeWeightType::Ceil2d | EdgeWeightType::Att => {
-                Self::from_coords(inst, k)
+                Self::from_coords(inst, k, &|| false).expect("nothing stops it")
             }
             EdgeWeightType::Geo | EdgeWeightType::Explicit => {
                 Self::from_matrix(&inst.distance_matrix(), inst.n(), k)
@@ -126,9 +143,22 @@ impl CandidateLists {
 
     /// The lists `rule` gives for `inst` ([`ListRule::resolve`]).
     pub fn by_rule(inst: &Instance, k: usize, rule: ListRule) -> Self {
-        match rule.resolve(inst) {
-            ListRule::Quadrant => Self::from_quadrants(inst, k),
-            _ => Self::from_instance(inst, k),
+        Self::by_rule_until(inst, k, rule, &|| false).expect("nothing stops it")
+    }
+
+    /// [`Self::by_rule`], or `None` where `stop` said stop before the lists were whole.
+    pub fn by_rule_until(
+        inst: &Instance,
+        k: usize,
+        rule: ListRule,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Self> {
+        match (rule.resolve(inst), inst.edge_weight_type) {
+            (ListRule::Quadrant, _) => Self::from_quadrants(inst, k, stop),
+            (_, EdgeWeightType::Euc2d | EdgeWeightType::Ceil2d | EdgeWeightType::Att) => {
+                Self::from_coords(inst, k, stop)
+            }
+            _ => Some(Self::from_instance(inst, k)),
         }
     }
 
@@ -139,10 +169,10 @@ impl CandidateLists {
     /// the set reaches [`QUADRANT_SEARCH`] points: a quadrant with no city within those
     /// (a city at the edge of the map) is filled by the nearest cities elsewhere. Order and
     /// ties as in the nearest lists: by exact distance, then city index.
-    fn from_quadrants(inst: &Instance, k: usize) -> Self {
+    fn from_quadrants(inst: &Instance, k: usize, stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
         let tree = PointTree::new(inst);
         let coords = inst.coords();
-        Self::from_rows(inst.n(), k, |i, k| {
+        let row = |i: usize, k: usize| {
             let per_quadrant = (k / 4).max(1);
             let (xi, yi) = coords[i];
             let quadrant = |j: usize| {
@@ -187,17 +217,18 @@ impl CandidateLists {
             }
             chosen.sort_unstable();
             chosen
-        })
+        };
+        Self::from_rows_until(inst.n(), k, row, stop)
     }
 
-    fn from_coords(inst: &Instance, k: usize) -> Self {
+    fn from_coords(inst: &Instance, k: usize, stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
         let tree = PointTree::new(inst);
         let scale = if inst.edge_weight_type == EdgeWeightType::Att {
             10f64.sqrt()
         } else {
             1.0
         };
-        Self::from_rows(inst.n(), k, |i, k| {
+        let row = |i: usize, k: usize| {
             // Enough nearest points to hold k other cities.
             let mut m = k + 1;
             let mut near = loop {
@@ -220,7 +251,8 @@ impl CandidateLists {
             all.sort_unstable();
             all.dedup();
             all
-        })
+        };
+        Self::from_rows_until(inst.n(), k, row, stop)
     }
 
     /// Entries per list.

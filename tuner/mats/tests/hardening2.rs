@@ -306,9 +306,17 @@ fn case1_one_long_first_step_ends_at_the_time_limit() {
         "f.txt",
     );
     // The flowshop tabu search's first swap neighbourhood (n^2/2 swaps: 800 x 60 took 7 s at a
-    // 1 s limit, a fresh-clone audit of 2026-11-29).
+    // 1 s limit) and focused ACO's candidate lists (200,000 cities: 3.4 s at 1 s), a
+    // fresh-clone audit of 2026-11-29.
+    let tsp = generate(&["tsp", "--n", "50000", "--seed", "1"], "t.tsp");
     let mut late = Vec::new();
-    for (file, algo) in [(&qap, None), (&hwsw, None), (&pfsp, None), (&pfsp, Some("tabu"))] {
+    for (file, algo) in [
+        (&qap, None),
+        (&hwsw, None),
+        (&pfsp, None),
+        (&pfsp, Some("tabu")),
+        (&tsp, Some("focused")),
+    ] {
         let mut c = mats_cmd();
         c.args([
             "solve",
