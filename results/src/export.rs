@@ -88,7 +88,7 @@ const HEAD: [&str; 11] = [
 ];
 
 /// Measurement columns of the CSV, after the parameters, in `Measurement`'s field order.
-pub const MEASUREMENT_COLUMNS: [&str; 15] = [
+pub const MEASUREMENT_COLUMNS: [&str; 22] = [
     "time_s",
     "time_spread",
     "power_w",
@@ -104,6 +104,13 @@ pub const MEASUREMENT_COLUMNS: [&str; 15] = [
     "cache_hit",
     "objective",
     "gap_percent",
+    "run_s",
+    "kernel_s",
+    "measure_s",
+    "target_s",
+    "iterations",
+    "moves",
+    "launches",
 ];
 
 /// Writes one CSV row per trial: identification columns, then one `p.<name>` column per
@@ -159,6 +166,13 @@ pub fn write_csv<W: Write>(trials: &[TrialRow], writer: W) -> Result<(), ExportE
             opt(&m.cache_hit),
             opt(&m.objective),
             opt(&m.gap_percent),
+            opt(&m.run_s),
+            opt(&m.kernel_s),
+            opt(&m.measure_s),
+            opt(&m.target_s),
+            opt(&m.iterations),
+            opt(&m.moves),
+            opt(&m.launches),
             t.log.clone(),
         ]);
         out.write_record(&row)?;

@@ -181,8 +181,28 @@ fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
     let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt();
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
-    let q = |p: f64| s[((p * (s.len() - 1) as f64).round() as usize).min(s.len() - 1)];
+    // Linear between the two nearest ranks: the median of an even count is the mean of its
+    // middle pair (rounding the rank took the upper one).
+    let q = |p: f64| {
+        let Some(last) = s.len().checked_sub(1) else {
+            return f64::NAN;
+        };
+        let at = p * last as f64;
+        let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+        s[lo] + (s[hi] - s[lo]) * (at - lo as f64)
+    };
     (mean, sd, q(0.5), q(0.95))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_median_of_an_even_count_is_the_middle_pairs_mean() {
+        let (mean, _, median, p95) = super::stats(&[0.0667, 0.0351]);
+        assert!((median - 0.0509).abs() < 1e-12 && (mean - 0.0509).abs() < 1e-12);
+        assert!((p95 - (0.0351 + 0.95 * (0.0667 - 0.0351))).abs() < 1e-12);
+        assert_eq!(super::stats(&[3.0, 1.0, 2.0]).2, 2.0);
+    }
 }
 
 pub fn run(args: &BenchDaemonArgs) -> Result<()> {

@@ -99,12 +99,13 @@ pub fn status(args: &StatusArgs) -> Result<()> {
                     println!("{HEADER}");
                     print_campaign(&one.campaign);
                     println!(
-                        "     results {}, log {}",
+                        "     results {}, log {}, starts: {}",
                         one.campaign.entry.out_dir.display(),
                         one.campaign
                             .log
                             .as_ref()
-                            .map_or("?".into(), |l| l.display().to_string())
+                            .map_or("?".into(), |l| l.display().to_string()),
+                        one.campaign.entry.starts
                     );
                 }
                 (ended, raw)

@@ -1023,7 +1023,8 @@ fn named_class(
             nearest.distance,
             named.distance
         );
-    } else if own != name && (named.distance.is_nan() || named.distance > max_distance) {
+    }
+    if own != name && (named.distance.is_nan() || named.distance > max_distance) {
         // Without a class name `solve --tuned` would run the default here; a named class
         // (a standalone executable's own) runs as asked, but not silently.
         eprintln!(
