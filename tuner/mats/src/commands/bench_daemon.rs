@@ -194,17 +194,6 @@ fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
     (mean, sd, q(0.5), q(0.95))
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_median_of_an_even_count_is_the_middle_pairs_mean() {
-        let (mean, _, median, p95) = super::stats(&[0.0667, 0.0351]);
-        assert!((median - 0.0509).abs() < 1e-12 && (mean - 0.0509).abs() < 1e-12);
-        assert!((p95 - (0.0351 + 0.95 * (0.0667 - 0.0351))).abs() < 1e-12);
-        assert_eq!(super::stats(&[3.0, 1.0, 2.0]).2, 2.0);
-    }
-}
-
 pub fn run(args: &BenchDaemonArgs) -> Result<()> {
     let repo = std::fs::canonicalize(&args.repo)
         .with_context(|| format!("cannot find the repository {}", args.repo.display()))?;
@@ -367,4 +356,15 @@ pub fn run(args: &BenchDaemonArgs) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_median_of_an_even_count_is_the_middle_pairs_mean() {
+        let (mean, _, median, p95) = super::stats(&[0.0667, 0.0351]);
+        assert!((median - 0.0509).abs() < 1e-12 && (mean - 0.0509).abs() < 1e-12);
+        assert!((p95 - (0.0351 + 0.95 * (0.0667 - 0.0351))).abs() < 1e-12);
+        assert_eq!(super::stats(&[3.0, 1.0, 2.0]).2, 2.0);
+    }
 }
