@@ -493,8 +493,9 @@ impl<'t> ClassEvaluator<'t> {
             })
                 .into(),
         )?;
+        let best = self.metric.zip(self.best);
         self.t
-            .progress_note(&self.class, self.best, self.baseline.as_ref());
+            .progress_note(&self.class, best, self.baseline.as_ref());
         Ok(())
     }
 

@@ -222,7 +222,12 @@ impl Tuning {
         }
     }
 
-    pub fn progress_note(&self, class: &str, best: Option<f64>, baseline: Option<&Baseline>) {
+    pub fn progress_note(
+        &self,
+        class: &str,
+        best: Option<(crate::campaign::Metric, f64)>,
+        baseline: Option<&Baseline>,
+    ) {
         self.progress
             .note(class, best, baseline, self.budget.new_trials);
     }

@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use results::TrialStatus;
 
 use super::evaluator::Baseline;
+use crate::campaign::Metric;
 use crate::runner::TrialResult;
 
 /// How progress is shown.
@@ -96,12 +97,23 @@ impl Progress {
         self.maybe_line();
     }
 
-    pub fn note(&self, class: &str, best: Option<f64>, baseline: Option<&Baseline>, trials: u64) {
+    /// `best` is the search's best value in its metric: a speedup where that is time, the
+    /// value itself (a gap, joules, watts) otherwise.
+    pub fn note(
+        &self,
+        class: &str,
+        best: Option<(Metric, f64)>,
+        baseline: Option<&Baseline>,
+        trials: u64,
+    ) {
         let best = match (best, baseline) {
-            (Some(b), Some(base)) if b > 0.0 => {
+            (Some((Metric::Time, b)), Some(base)) if b > 0.0 => {
                 format!("best {:.3}x over baseline", base.time_s / b)
             }
-            (Some(b), _) => format!("best {b:.4}"),
+            (Some((Metric::Gap, b)), _) => format!("best gap {b:.3}%"),
+            (Some((Metric::Energy, b)), _) => format!("best {b:.3} J"),
+            (Some((Metric::Power, b)), _) => format!("best {b:.1} W"),
+            (Some((_, b)), _) => format!("best {b:.4}"),
             _ => String::new(),
         };
         let failed = if self.failures > 0 {
@@ -115,5 +127,23 @@ impl Progress {
 
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_note_speaks_in_the_searchs_metric() {
+        let p = Progress::new(ProgressMode::Hidden, None);
+        p.note("qap:x", Some((Metric::Gap, 0.5)), None, 3);
+        assert_eq!(p.bar.message(), "[qap:x] best gap 0.500% (3 new)");
+        p.note("qap:x", Some((Metric::Energy, 2.25)), None, 4);
+        assert!(
+            p.bar.message().contains("best 2.250 J"),
+            "{}",
+            p.bar.message()
+        );
     }
 }

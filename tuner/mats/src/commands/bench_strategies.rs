@@ -277,7 +277,12 @@ fn open_sources(path: &Path, args: &BenchStrategiesArgs) -> Result<Vec<Source>> 
 fn cache_source(path: &Path) -> Result<Source> {
     let c = kt_cache::load(path)?;
     Ok(Source {
-        description: format!("{} on {}", c.kernel, c.device),
+        // Some published caches leave the device unnamed (the MI250X one).
+        description: if c.device.trim().is_empty() {
+            format!("{} on an unnamed device", c.kernel)
+        } else {
+            format!("{} on {}", c.kernel, c.device)
+        },
         name: c.name,
         space: Box::new(c.space),
         table: c.table,
@@ -446,7 +451,14 @@ fn aggregate_table(
 fn header(fractions: &[f64], last: &str) {
     print!("{:<32}", "strategy");
     for f in fractions {
-        print!(" {:>6}", format!("{:.0}%", f * 100.0));
+        // Whole percentages as the paper prints them; a fractional budget keeps its digits.
+        let percent = f * 100.0;
+        let label = if (percent - percent.round()).abs() < 1e-9 {
+            format!("{percent:.0}%")
+        } else {
+            format!("{}%", (percent * 1000.0).round() / 1000.0)
+        };
+        print!(" {label:>6}");
     }
     println!(" {last:>8}");
 }

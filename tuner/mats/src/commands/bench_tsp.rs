@@ -157,7 +157,7 @@ fn pheromone_bytes(n: usize, m: usize, k: usize, update: PheromoneUpdate) -> f64
 pub fn run(args: &BenchTspArgs) -> Result<()> {
     let files = instance_files(args)?;
     if !gpu::driver_available() {
-        bail!("bench tsp needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
+        bail!("mats bench tsp needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
     }
     let gpu = Gpu::open(args.gpu)?;
     let peak = peak_bandwidth(&gpu)?;
