@@ -663,12 +663,11 @@ fn classes_section(an: &Analysis<'_>) -> Section {
         .iter()
         .map(|(class, cd)| {
             let base = cd.baseline.as_ref().map(|(m, _)| m);
-            let (best_value, best_key) = if quality {
-                let best = cd.lowest(Metric::Gap);
-                (best.map(|(_, g)| g), best.map(|(m, _)| m.key.clone()))
+            // The lowest gap, or the highest speedup.
+            let best = if quality {
+                cd.lowest(Metric::Gap)
             } else {
-                let best = cd.best_point();
-                (best.map(|(_, s)| s), best.map(|(m, _)| m.key.clone()))
+                cd.best_point()
             };
             let mut row = vec![
                 class.clone(),
@@ -688,8 +687,8 @@ fn classes_section(an: &Analysis<'_>) -> Section {
                     Some(BaselineSource::BaselineRun) => "baseline run".into(),
                     None => "-".into(),
                 },
-                opt(best_value),
-                best_key.unwrap_or_else(|| "-".into()),
+                opt(best.map(|(_, v)| v)),
+                best.map_or_else(|| "-".into(), |(m, _)| m.key.clone()),
             ]);
             row
         })

@@ -131,12 +131,18 @@ impl CandidateLists {
     /// Builds the lists of an instance: by k-d tree for EUC_2D, CEIL_2D and ATT, else from
     /// the distance matrix.
     pub fn from_instance(inst: &Instance, k: usize) -> Self {
+        Self::nearest_until(inst, k, &|| false).expect("nothing stops it")
+    }
+
+    /// [`Self::from_instance`], reading `stop` between the rows of planar instances (the
+    /// matrix ones are bounded by the explicit-matrix size limit).
+    fn nearest_until(inst: &Instance, k: usize, stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
         match inst.edge_weight_type {
             EdgeWeightType::Euc2d | EdgeWeightType::Ceil2d | EdgeWeightType::Att => {
-                Self::from_coords(inst, k, &|| false).expect("nothing stops it")
+                Self::from_coords(inst, k, stop)
             }
             EdgeWeightType::Geo | EdgeWeightType::Explicit => {
-                Self::from_matrix(&inst.distance_matrix(), inst.n(), k)
+                Some(Self::from_matrix(&inst.distance_matrix(), inst.n(), k))
             }
         }
     }
@@ -153,12 +159,9 @@ impl CandidateLists {
         rule: ListRule,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<Self> {
-        match (rule.resolve(inst), inst.edge_weight_type) {
-            (ListRule::Quadrant, _) => Self::from_quadrants(inst, k, stop),
-            (_, EdgeWeightType::Euc2d | EdgeWeightType::Ceil2d | EdgeWeightType::Att) => {
-                Self::from_coords(inst, k, stop)
-            }
-            _ => Some(Self::from_instance(inst, k)),
+        match rule.resolve(inst) {
+            ListRule::Quadrant => Self::from_quadrants(inst, k, stop),
+            _ => Self::nearest_until(inst, k, stop),
         }
     }
 

@@ -10,6 +10,11 @@ use crate::campaign::config::BudgetConfig;
 /// campaign is unfinished, unlike one whose trial or wall-time budget was spent.
 pub const STOPPED_BY_USER: &str = "stopped by the user";
 
+/// Whether a campaign's summary says the user stopped it before its end.
+pub fn stopped_by_user(summary: &results::TuneSummary) -> bool {
+    summary.stopped.as_deref() == Some(STOPPED_BY_USER)
+}
+
 /// Campaign-wide limits and the stop flag Ctrl-C sets.
 #[derive(Debug)]
 pub struct Budget {

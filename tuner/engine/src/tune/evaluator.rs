@@ -113,6 +113,12 @@ pub struct Evaluated {
     pub pairs: Vec<PairValues>,
 }
 
+/// The quality guard: a mean gap above the baseline's by more than the margin (percentage
+/// points; the search's guard and the final check's apply the same rule).
+pub fn beyond_margin(gap: f64, baseline_gap: f64, margin: f64) -> bool {
+    gap > baseline_gap + margin + 1e-9
+}
+
 /// Mean and sample standard deviation.
 pub fn mean_sd(values: &[f64]) -> (f64, f64) {
     let n = values.len().max(1) as f64;
@@ -454,7 +460,7 @@ impl<'t> ClassEvaluator<'t> {
         let rejected = self.t.mode == RunMode::FixedWork
             && self.guard
             && match (&self.baseline, gap) {
-                (Some(b), Some(g)) => g > b.gap_percent + self.t.margin_percent + 1e-9,
+                (Some(b), Some(g)) => beyond_margin(g, b.gap_percent, self.t.margin_percent),
                 _ => false,
             };
         Aggregate {

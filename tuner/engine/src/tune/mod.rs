@@ -674,12 +674,18 @@ fn open_store(
 
 /// The `mats tune` command line that runs this plan again (its folder and shard included).
 pub fn tune_command(plan: &CampaignPlan) -> String {
-    let mut command = format!(
-        "mats tune {} --out {}",
-        plan.path.display(),
-        plan.out_dir.display()
-    );
-    if let Some(shard) = plan.shard {
+    command_line(
+        &plan.path.display().to_string(),
+        &plan.out_dir,
+        plan.shard.map(|s| s.to_string()).as_deref(),
+    )
+}
+
+/// `mats tune CAMPAIGN --out OUT [--shard K/N]`: how a stored campaign (its recorded file and
+/// shard) is run again, as every hint writes it.
+pub fn command_line(campaign: &str, out: &Path, shard: Option<&str>) -> String {
+    let mut command = format!("mats tune {campaign} --out {}", out.display());
+    if let Some(shard) = shard {
         command.push_str(&format!(" --shard {shard}"));
     }
     command
@@ -875,7 +881,7 @@ fn compare(
     for (role, p) in points {
         let e = evaluated_as(p);
         let worse = matches!((baseline_gap, e.gap_percent),
-            (Some(b), Some(g)) if g > b + t.margin_percent + 1e-9);
+            (Some(b), Some(g)) if evaluator::beyond_margin(g, b, t.margin_percent));
         if guarded && worse {
             rejected.push(role.clone());
             values.insert(role.clone(), None);

@@ -21,24 +21,28 @@ pub use engine::bundle::{ClassEntry, Index, KernelFile, Manifest, Measured};
 /// A campaign that never reached its end (killed: no summary; interrupted: the summary says
 /// so) has classes it never searched and verdicts it never measured; its export is still
 /// what it recorded, but the user must know before shipping it.
-fn warn_if_unfinished(dir: &std::path::Path, campaign: &results::CampaignRow) {
-    let Some(how) = super::results::unfinished(dir) else {
+/// `summary` is the folder's summary as read (`None`: it has none).
+fn warn_if_unfinished(
+    dir: &std::path::Path,
+    campaign: &results::CampaignRow,
+    summary: Option<&results::TuneSummary>,
+) {
+    let Some(how) = super::results::unfinished_by(summary) else {
         return;
     };
-    let file = campaign.settings["campaign_file"]
-        .as_str()
-        .unwrap_or("CAMPAIGN.toml");
-    let shard = campaign.settings["shard"]
-        .as_str()
-        .map(|s| format!(" --shard {s}"))
-        .unwrap_or_default();
+    let again = engine::tune::command_line(
+        campaign.settings["campaign_file"]
+            .as_str()
+            .unwrap_or("CAMPAIGN.toml"),
+        dir,
+        campaign.settings["shard"].as_str(),
+    );
     eprintln!(
         "warning: campaign {:?} in {} {how} before its end: classes it had yet to search, \
          its final re-measure and its holdouts are missing from this export; finish it with \
-         `mats tune {file} --out {}{shard} --resume`",
+         `{again} --resume`",
         campaign.name,
         dir.display(),
-        dir.display()
     );
 }
 
@@ -67,7 +71,10 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             None
         }
     };
-    warn_if_unfinished(&args.source.dir, &campaign);
+    // Unreadable, it was said above; else what it says (or its absence) about the end.
+    if summary.is_some() || !summary_path.exists() {
+        warn_if_unfinished(&args.source.dir, &campaign, summary.as_ref());
+    }
     let Evaluations {
         searched: by_class,
         remeasured,

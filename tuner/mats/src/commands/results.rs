@@ -69,10 +69,22 @@ pub fn run(args: &ResultsArgs) -> Result<()> {
 /// process was killed), or a summary that says the user stopped it.
 pub fn unfinished(dir: &std::path::Path) -> Option<String> {
     let path = dir.join("summary.json");
-    if !path.exists() {
-        return Some("was killed (it has no summary.json)".into());
+    let summary = path.exists().then(|| engine::tune::read_summary(&path));
+    match summary {
+        Some(Ok(summary)) => unfinished_by(Some(&summary)),
+        // Unreadable: nothing to say about its end (the caller reports the file).
+        Some(Err(_)) => None,
+        None => unfinished_by(None),
     }
-    let summary = engine::tune::read_summary(&path).ok()?;
-    (summary.stopped.as_deref() == Some(engine::tune::budget::STOPPED_BY_USER))
-        .then(|| format!("was {}", engine::tune::budget::STOPPED_BY_USER))
+}
+
+/// [`unfinished`] for a summary already read (`None`: the folder has none).
+pub fn unfinished_by(summary: Option<&results::TuneSummary>) -> Option<String> {
+    match summary {
+        None => Some("was killed (it has no summary.json)".into()),
+        Some(s) if engine::tune::budget::stopped_by_user(s) => {
+            Some(format!("was {}", engine::tune::budget::STOPPED_BY_USER))
+        }
+        Some(_) => None,
+    }
 }

@@ -57,15 +57,14 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     };
     let again = tune::tune_command(&plan);
     let summary = tune::run(plan, &options)?;
-    let interrupted =
-        (summary.stopped.as_deref() == Some(tune::budget::STOPPED_BY_USER)).then(|| {
-            crate::output::Interrupted(format!(
-                "campaign {} stopped by the user before its end; its trials are saved in {}: \
+    let interrupted = tune::budget::stopped_by_user(&summary).then(|| {
+        crate::output::Interrupted(format!(
+            "campaign {} stopped by the user before its end; its trials are saved in {}: \
                  continue with `{again} --resume`",
-                summary.campaign,
-                summary.output.display(),
-            ))
-        });
+            summary.campaign,
+            summary.output.display(),
+        ))
+    });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
         return interrupted.map_or(Ok(()), |i| Err(i.into()));
