@@ -8,6 +8,7 @@
 //! - `merge` (inside `store`): shard stores of one campaign joined into one.
 //! - `lock`: one writer per campaign folder (an advisory lock a crash cannot leave behind).
 
+pub mod atomic;
 pub mod budget;
 pub mod error;
 pub mod export;
@@ -20,6 +21,7 @@ pub mod settings;
 pub mod store;
 pub mod summary;
 
+pub use atomic::write_atomically;
 pub use budget::{budget_class, split_budget_class};
 pub use error::StoreError;
 pub use export::{write_csv, write_json, write_trials_json, ExportError, StoreDump};

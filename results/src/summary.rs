@@ -31,6 +31,11 @@ pub struct TuneSummary {
     /// The shards' folders, when `mats merge` joined this summary from theirs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<PathBuf>,
+    /// What a merge found unfinished, a sentence each: a shard folder without a summary (its
+    /// run was killed), one its user stopped, a shard of the campaign no merge was given.
+    /// Export and report treat the merged campaign as unfinished while any is listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfinished_shards: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -247,6 +252,7 @@ mod tests {
             median_trial_overhead_s: None,
             stopped: None,
             merged_from: Vec::new(),
+            unfinished_shards: Vec::new(),
         }
     }
 

@@ -24,6 +24,9 @@ pub enum InputError {
     /// The file parses but its content is not a valid instance or solution.
     #[error("{}: {message}", path.display())]
     Invalid { path: PathBuf, message: String },
+    /// A file of several instances read without saying which (`--index`).
+    #[error("{}: file holds {count} instances; pass --index 1..{count}", path.display())]
+    Several { path: PathBuf, count: usize },
 }
 
 impl InputError {
@@ -48,19 +51,33 @@ impl InputError {
 /// full would be about 1.6 GB and is the reason for the variable).
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 256 << 20;
 
-/// The cap on input files: `MATS_MAX_INPUT_BYTES` when set to a number, else the default.
-pub fn max_input_bytes() -> u64 {
-    std::env::var("MATS_MAX_INPUT_BYTES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_MAX_INPUT_BYTES)
+/// The cap on input files: `MATS_MAX_INPUT_BYTES` when set, else the default; a value that is
+/// not a positive number of bytes is an error naming the variable (ignoring it would cap the
+/// file at the default while the error asked the user to raise the variable).
+pub fn max_input_bytes() -> Result<u64, String> {
+    match std::env::var("MATS_MAX_INPUT_BYTES") {
+        Err(_) => Ok(DEFAULT_MAX_INPUT_BYTES),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|b| *b > 0)
+            .ok_or_else(|| {
+                format!(
+                    "MATS_MAX_INPUT_BYTES must be a positive number of bytes (e.g. 2000000000), \
+                 found {:?}",
+                    crate::limits::cut(&v)
+                )
+            }),
+    }
 }
 
 /// Reads a whole input file, at most [`max_input_bytes`] of it, turning I/O failures into an
 /// [`InputError`] naming the file. Endless or huge inputs (`/dev/zero`) end with one error
 /// instead of growing memory.
 pub fn read_to_string(path: &std::path::Path) -> Result<String, InputError> {
-    read_capped(path, max_input_bytes())
+    let cap = max_input_bytes().map_err(|e| InputError::invalid(path, e))?;
+    read_capped(path, cap)
 }
 
 /// The most mats reads of each kind of file that is not an instance: each is far above what

@@ -223,6 +223,33 @@ fn names_of_multi_block_files() {
     assert_eq!(inst.name, "ta013");
     let inst = pfsp::parse(&his, Path::new("tai20_10.txt"), Some(10)).expect("block 10");
     assert_eq!(inst.name, "ta020");
+    // A file named after one of his instances holds that instance, or does not take its
+    // name: another seed of the generator, another size, the same size with other times.
+    let other_seed = pfsp::to_taillard_text(&pfsp::generate(20, 5, 8));
+    let inst = pfsp::parse(&other_seed, Path::new("x/ta001.txt"), None).expect("seed 8");
+    assert_eq!(inst.name, "ta001-custom");
+    let plain = |inst: &pfsp::Instance| {
+        let mut text = format!("{} {}\n", inst.jobs, inst.machines);
+        for job in 0..inst.jobs {
+            for machine in 0..inst.machines {
+                text += &format!("{} ", inst.time(machine, job));
+            }
+            text += "\n";
+        }
+        text
+    };
+    let ta005 = pfsp::generate(20, 5, 495_070_989);
+    let inst = pfsp::parse(&plain(&ta005), Path::new("ta005.txt"), None).expect("plain ta005");
+    assert_eq!(
+        inst.name, "ta005",
+        "his times in the plain format keep his name"
+    );
+    let tiny = pfsp::generate(7, 4, 3);
+    let inst = pfsp::parse(&plain(&tiny), Path::new("ta005.txt"), None).expect("7 x 4");
+    assert_eq!(inst.name, "ta005-custom");
+    let same_size = pfsp::generate(20, 5, 3);
+    let inst = pfsp::parse(&plain(&same_size), Path::new("ta005.txt"), None).expect("20 x 5");
+    assert_eq!(inst.name, "ta005-custom");
 }
 
 #[test]

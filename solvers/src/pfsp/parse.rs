@@ -83,6 +83,33 @@ fn taillard_name(jobs: usize, machines: usize, seed: i64) -> Option<String> {
         })
 }
 
+/// The name an instance read from a file takes when its file has no better one: the file's
+/// stem, unless the stem names a published Taillard instance (`ta001`..`ta120`) that this is
+/// not (another seed, size or times): a file must not borrow a published instance's name,
+/// and with it that instance's best-known value.
+fn stem_name(stem: &str, inst: &Instance) -> String {
+    let published = stem
+        .strip_prefix("ta")
+        .filter(|k| k.len() == 3)
+        .and_then(|k| k.parse::<usize>().ok())
+        .filter(|k| (1..=120).contains(k))
+        .map(|k| {
+            let (jobs, machines, seeds) = TAILLARD_SEEDS[(k - 1) / 10];
+            (jobs, machines, seeds[(k - 1) % 10])
+        });
+    match published {
+        Some((jobs, machines, seed))
+            if jobs != inst.jobs
+                || machines != inst.machines
+                || super::generate(jobs, machines, seed).times_machine_major()
+                    != inst.times_machine_major() =>
+        {
+            format!("{stem}-custom")
+        }
+        _ => stem.to_string(),
+    }
+}
+
 /// Reads an instance file; `index` (1-based) picks a block of a multi-instance file.
 pub fn read(path: &Path, index: Option<usize>) -> Result<Instance, InputError> {
     let text = read_to_string(path)?;
@@ -108,10 +135,10 @@ pub fn parse(text: &str, path: &Path, index: Option<usize>) -> Result<Instance, 
     let chosen = match index {
         None if count == 1 => 0,
         None => {
-            return Err(InputError::invalid(
-                path,
-                format!("file holds {count} {plural}; pass --index 1..{count}"),
-            ))
+            return Err(InputError::Several {
+                path: path.to_path_buf(),
+                count,
+            })
         }
         Some(k) if (1..=count).contains(&k) => k - 1,
         Some(k) => {
@@ -196,7 +223,7 @@ pub fn parse_taillard(text: &str, path: &Path) -> Result<Vec<Instance>, InputErr
             .and_then(|seed| taillard_name(inst.jobs, inst.machines, seed));
         inst.name = match published {
             Some(name) => name,
-            None if count == 1 => stem.clone(),
+            None if count == 1 => stem_name(&stem, inst),
             None => format!("{stem}-{}", k + 1),
         };
     }
@@ -254,8 +281,10 @@ fn parse_plain(text: &str, path: &Path) -> Result<Instance, InputError> {
              `machine time` pairs)"
         ))?;
     }
-    Instance::new(file_stem(path), jobs, machines, times)
-        .map_err(|message| InputError::invalid(path, message))
+    let mut inst = Instance::new(String::new(), jobs, machines, times)
+        .map_err(|message| InputError::invalid(path, message))?;
+    inst.name = stem_name(&file_stem(path), &inst);
+    Ok(inst)
 }
 
 /// `n m`, each at least 1.

@@ -23,17 +23,24 @@ pub struct DaemonAddress {
 /// `MATS_DAEMON_TIMEOUT` seconds, default 60 (a submit validates the campaign, reading its
 /// instances, before it answers). A daemon that accepts but never answers used to leave the
 /// client waiting forever.
-pub fn timeout() -> Duration {
-    std::env::var("MATS_DAEMON_TIMEOUT")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .and_then(|s| solvers::limits::seconds(s).ok())
-        .unwrap_or(Duration::from_secs(60))
+pub fn timeout() -> Result<Duration> {
+    match std::env::var("MATS_DAEMON_TIMEOUT") {
+        Err(_) => Ok(Duration::from_secs(60)),
+        Ok(v) => v
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| {
+                solvers::limits::range_message(format!("{v:?}"), &solvers::limits::seconds_range())
+            })
+            .and_then(solvers::limits::seconds)
+            .map_err(|e| anyhow::anyhow!("MATS_DAEMON_TIMEOUT: {e}")),
+    }
 }
 
 /// Sends one request, returns the reply's object (an `ok: false` reply becomes the error).
 pub fn request(address: &DaemonAddress, request: &Request) -> Result<serde_json::Value> {
     let mut line = serde_json::to_value(request)?;
+    let wait = timeout()?;
     let reply = match &address.connect {
         Some(addr) => {
             let path = address
@@ -44,10 +51,10 @@ pub fn request(address: &DaemonAddress, request: &Request) -> Result<serde_json:
                 solvers::error::read_kind(path, "a token file", solvers::error::caps::TOKEN)
                     .with_context(|| format!("cannot read the token file {}", path.display()))?;
             line["token"] = token.trim().into();
-            let stream = connect_tcp(addr)?;
-            stream.set_read_timeout(Some(timeout()))?;
-            stream.set_write_timeout(Some(timeout()))?;
-            exchange(stream, &line)?
+            let stream = connect_tcp(addr, wait)?;
+            stream.set_read_timeout(Some(wait))?;
+            stream.set_write_timeout(Some(wait))?;
+            exchange(stream, &line, wait)?
         }
         None => {
             let socket = address.socket.clone().unwrap_or_else(crate::default_socket);
@@ -58,9 +65,9 @@ pub fn request(address: &DaemonAddress, request: &Request) -> Result<serde_json:
                     socket.display()
                 )
             })?;
-            stream.set_read_timeout(Some(timeout()))?;
-            stream.set_write_timeout(Some(timeout()))?;
-            exchange(stream, &line)?
+            stream.set_read_timeout(Some(wait))?;
+            stream.set_write_timeout(Some(wait))?;
+            exchange(stream, &line, wait)?
         }
     };
     if reply["ok"] == true {
@@ -93,14 +100,14 @@ pub fn request_as<T: serde::de::DeserializeOwned>(
 }
 
 /// A TCP connection to `addr` within [`timeout`].
-fn connect_tcp(addr: &str) -> Result<std::net::TcpStream> {
+fn connect_tcp(addr: &str, wait: Duration) -> Result<std::net::TcpStream> {
     use std::net::ToSocketAddrs as _;
     let mut last = None;
     for a in addr
         .to_socket_addrs()
         .with_context(|| format!("cannot resolve the daemon's address {addr}"))?
     {
-        match std::net::TcpStream::connect_timeout(&a, timeout()) {
+        match std::net::TcpStream::connect_timeout(&a, wait) {
             Ok(s) => return Ok(s),
             Err(e) => last = Some(e),
         }
@@ -123,12 +130,13 @@ fn timed_out(e: &std::io::Error) -> bool {
 fn exchange<S: std::io::Read + std::io::Write>(
     mut stream: S,
     line: &serde_json::Value,
+    wait: Duration,
 ) -> Result<serde_json::Value> {
     let waited = || {
         anyhow::anyhow!(
             "the daemon did not answer within {:.0} s (is it stuck? set MATS_DAEMON_TIMEOUT \
              to wait longer)",
-            timeout().as_secs_f64()
+            wait.as_secs_f64()
         )
     };
     if let Err(e) = stream.write_all(format!("{line}\n").as_bytes()) {

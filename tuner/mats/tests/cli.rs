@@ -1620,3 +1620,41 @@ fn an_instance_without_moves_ends_at_once_without_blaming_the_time_limit() {
     assert!(!err.contains("time limit ended"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("objective  21"));
 }
+
+/// A variable set to something mats cannot read is an error naming it: ignored, it capped a
+/// file at the default while the error asked the user to raise that very variable.
+#[test]
+fn malformed_environment_variables_are_named() {
+    let run = |var: &str, value: &str, args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mats"))
+            .args(args)
+            .env(var, value)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).trim().to_string()
+    };
+    let file = data("qaplib/tai35a.dat");
+    for bad in ["2G", "0", "-5"] {
+        let e = run("MATS_MAX_INPUT_BYTES", bad, &["instance", "info", &file]);
+        assert!(
+            e.contains("MATS_MAX_INPUT_BYTES must be a positive number of bytes")
+                && e.contains("tai35a.dat")
+                && e.lines().count() == 1,
+            "{e}"
+        );
+    }
+    let socket = tempfile::tempdir().unwrap();
+    let socket = socket.path().join("no-daemon.sock");
+    for bad in ["2m", "0", "inf"] {
+        let e = run(
+            "MATS_DAEMON_TIMEOUT",
+            bad,
+            &["status", "--socket", socket.to_str().unwrap()],
+        );
+        assert!(
+            e.contains("MATS_DAEMON_TIMEOUT") && e.contains("out of range"),
+            "{e}"
+        );
+    }
+}

@@ -368,6 +368,62 @@ fn shards_merged_hold_the_same_trials_as_one_process() {
     .unwrap();
     assert_eq!(again["added"]["trials"], 0, "{again}");
     assert!(again["added"]["duplicate_trials"].as_u64().unwrap() > 0);
+    // ... and keeps the verdicts of the shards merged before (export reads them).
+    let classes = |dir: &std::path::Path| {
+        let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+        let summary: results::TuneSummary = serde_json::from_str(&text).unwrap();
+        (summary.classes.len(), summary.unfinished_shards)
+    };
+    assert_eq!(classes(&merged), (3, Vec::new()));
+    let export = run(
+        &[],
+        &["export", s(&merged), "--out", s(&dir.join("tuned2"))],
+    );
+    assert!(export.status.success());
+    assert!(
+        !String::from_utf8_lossy(&export.stderr).contains("warning"),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+
+    // A merge that misses a shard, or takes one that was killed (no summary), is an
+    // unfinished campaign: export says which shard, not verdicts for classes never tuned.
+    let killed = dir.join("shard2-killed");
+    std::fs::create_dir(&killed).unwrap();
+    std::fs::copy(
+        shard_dirs[1].join("results.sqlite"),
+        killed.join("results.sqlite"),
+    )
+    .unwrap();
+    let partial = dir.join("partial");
+    ok(&[], &["merge", s(&partial), s(&shard_dirs[0]), s(&killed)]);
+    let (n, unfinished) = classes(&partial);
+    assert_eq!(n, 1, "{unfinished:?}");
+    assert!(
+        unfinished
+            .iter()
+            .any(|u| u.contains("shard2-killed was killed"))
+            && unfinished.iter().any(|u| u == "shard 3/3 was not merged"),
+        "{unfinished:?}"
+    );
+    let export = run(
+        &[],
+        &["export", s(&partial), "--out", s(&dir.join("tuned3"))],
+    );
+    let err = String::from_utf8_lossy(&export.stderr);
+    assert!(
+        err.contains("not all of which finished") && err.contains("shard 3/3 was not merged"),
+        "{err}"
+    );
+    // Once the killed shard has finished (here: its summary, as a resumed run writes it) and
+    // the missing one is merged, nothing is left unfinished.
+    std::fs::copy(
+        shard_dirs[1].join("summary.json"),
+        killed.join("summary.json"),
+    )
+    .unwrap();
+    ok(&[], &["merge", s(&partial), s(&killed), s(&shard_dirs[2])]);
+    assert_eq!(classes(&partial), (3, Vec::new()));
 
     // A different campaign under the same name is refused, and nothing is written.
     let other = campaign(
@@ -383,20 +439,71 @@ fn shards_merged_hold_the_same_trials_as_one_process() {
             "tune",
             s(&other),
             "--shard",
-            "1/3",
+            "2/3",
             "--out",
             s(&dir.join("other")),
             "--quiet",
         ],
     );
-    let out = run(&[], &["merge", s(&merged), s(&dir.join("other"))]);
+    // The conflict is found in the second folder, after the first merged: the output keeps
+    // nothing of either (a new folder gets no store; an existing one stays as it was).
+    let fresh = dir.join("fresh");
+    let out = run(
+        &[],
+        &["merge", s(&fresh), s(&shard_dirs[0]), s(&dir.join("other"))],
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("different campaign file") && !err.contains("panicked"),
         "{err}"
     );
+    assert!(!fresh.join("results.sqlite").exists());
+    let left: Vec<_> = std::fs::read_dir(&fresh)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != ".mats-lock")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // Into the merged folder it is the split that is refused: shard 2/3 is merged there.
+    let out = run(&[], &["merge", s(&merged), s(&dir.join("other"))]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("both ran shard 2/3"),
+        "{err}"
+    );
     assert_eq!(trials(&merged, &[7]), one);
+    // So are folders of another split, a whole run beside shards, a folder named twice.
+    let halves = dir.join("halves");
+    ok(
+        &[],
+        &[
+            "tune",
+            s(&path),
+            "--shard",
+            "1/2",
+            "--out",
+            s(&halves),
+            "--quiet",
+        ],
+    );
+    for (folders, says) in [
+        (
+            vec![s(&shard_dirs[0]), s(&halves)],
+            "merge the shards of one split",
+        ),
+        (
+            vec![s(&dir.join("one")), s(&shard_dirs[1])],
+            "ran the whole campaign",
+        ),
+        (vec![s(&shard_dirs[0]), s(&shard_dirs[0])], "are one folder"),
+    ] {
+        let mut args = vec!["merge", s(&fresh)];
+        args.extend(folders);
+        let out = run(&[], &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{says}: {err}");
+    }
 
     // Another campaign (another name) is refused too: its verdicts would be exported as
     // this one's.

@@ -443,6 +443,7 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
     store.integrity_check().unwrap();
     let campaign = &store.campaigns().unwrap()[0];
     let after = store.trials(campaign.id).unwrap();
+    assert!(out.join("summary.json").is_file());
     // Nothing recorded before the kill is lost or changed (except started -> crashed).
     for t in &before {
         let now = after.iter().find(|a| a.id == t.id).expect("trial kept");
@@ -468,6 +469,45 @@ fn a_campaign_killed_mid_way_resumes_without_losing_or_repeating_trials() {
             "{key:?}"
         );
     }
+}
+
+/// A finished campaign started over (`--fresh`) and killed before its end leaves no
+/// summary: the earlier run's verdicts must not pass for the store the new run changed.
+#[cfg(unix)]
+#[test]
+fn a_run_killed_after_starting_over_leaves_no_earlier_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = long_campaign(tmp.path(), "again");
+    let out = tmp.path().join("out");
+    let summary = out.join("summary.json");
+    // The earlier run's summary, as a finished run leaves it.
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(&summary, "{}").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args(["tune", path_str(&path), "--out", path_str(&out), "--quiet"])
+        .arg("--fresh")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while summary.exists() {
+        assert!(Instant::now() < deadline, "the earlier summary was kept");
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the campaign ended ({status}) before it could be killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let export = mats(&[
+        "export",
+        path_str(&out),
+        "--out",
+        path_str(&tmp.path().join("tuned")),
+    ]);
+    let err = String::from_utf8_lossy(&export.stderr);
+    assert!(err.contains("was killed"), "{err}");
 }
 
 /// A CPU campaign long enough to be stopped mid-way (16 trials of 20,000 iterations on

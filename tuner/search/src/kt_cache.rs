@@ -43,15 +43,36 @@ pub fn is_cache_file(path: &Path) -> bool {
     name.ends_with(".json") || name.ends_with(".json.gz")
 }
 
+/// The largest cache mats reads, compressed or not: the published brute-forced spaces are
+/// 5-12 MB of JSON; a gzip bomb must stop here instead of filling memory.
+pub const MAX_CACHE_BYTES: u64 = 256 << 20;
+
 pub fn load(path: &Path) -> Result<CacheTable> {
-    let bytes = std::fs::read(path)
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CACHE_BYTES + 1).read_to_end(&mut bytes))
         .with_context(|| format!("cannot read cache file {}", path.display()))?;
+    let too_large = || {
+        anyhow::anyhow!(
+            "{}: cache larger than {} MiB (uncompressed), the limit for a tuning cache",
+            path.display(),
+            MAX_CACHE_BYTES >> 20
+        )
+    };
+    if bytes.len() as u64 > MAX_CACHE_BYTES {
+        return Err(too_large());
+    }
     let text = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut s = String::new();
+        let mut unpacked = Vec::new();
         flate2::read::GzDecoder::new(bytes.as_slice())
-            .read_to_string(&mut s)
+            .take(MAX_CACHE_BYTES + 1)
+            .read_to_end(&mut unpacked)
             .with_context(|| format!("{}: not a valid gzip file", path.display()))?;
-        s
+        if unpacked.len() as u64 > MAX_CACHE_BYTES {
+            return Err(too_large());
+        }
+        String::from_utf8(unpacked)
+            .with_context(|| format!("{}: not UTF-8 text", path.display()))?
     } else {
         String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8 text", path.display()))?
     };

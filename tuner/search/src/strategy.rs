@@ -150,6 +150,13 @@ fn default_restart_candidates() -> usize {
 /// is checked again, so an unbounded count could keep a campaign from ever ending.
 pub const MAX_RESTART_CANDIDATES: usize = 1024;
 
+/// The most points exhaustive and random search hand the evaluator at once: far more than
+/// GPUs can measure side by side, and a bound on what a batch holds in memory.
+pub const MAX_BATCH: usize = 10_000;
+
+/// The largest genetic population: every member is measured before the first generation.
+pub const MAX_POPULATION: usize = 10_000;
+
 fn default_pairs() -> usize {
     4
 }
@@ -400,8 +407,14 @@ impl Strategy {
 
     fn check(&self) -> Result<()> {
         match self {
-            Strategy::Exhaustive { batch } | Strategy::Random { batch } if *batch == 0 => {
-                bail!("strategy {}: batch must be at least 1", self.name())
+            Strategy::Exhaustive { batch } | Strategy::Random { batch }
+                if !(1..=MAX_BATCH).contains(batch) =>
+            {
+                bail!(
+                    "strategy {}: batch must be in 1..={MAX_BATCH} (points handed to the \
+                     evaluator at once), got {batch}",
+                    self.name()
+                )
             }
             Strategy::SimulatedAnnealing {
                 initial_temperature,
@@ -421,8 +434,8 @@ impl Strategy {
                 mutation,
                 ..
             } => {
-                if *population < 2 {
-                    bail!("genetic: population must be at least 2, got {population}");
+                if !(2..=MAX_POPULATION).contains(population) {
+                    bail!("genetic: population must be in 2..={MAX_POPULATION}, got {population}");
                 }
                 if !(0.0..=1.0).contains(mutation) {
                     bail!("genetic: mutation must be in [0, 1], got {mutation}");

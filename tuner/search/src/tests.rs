@@ -943,3 +943,30 @@ fn guided_climbing_batches_its_scan_and_still_reaches_the_optimum() {
         );
     }
 }
+
+/// Sizes a campaign sets are bounded before anything is allocated for them: a batch or a
+/// population of 2^63 points was a capacity-overflow panic (or an abort) at the first step.
+#[test]
+fn batches_and_populations_are_bounded() {
+    let refused = |s: Strategy, what: &str| {
+        let e = s.check_for(Objective::Time).expect_err(what);
+        assert!(format!("{e:#}").contains(what), "{e:#}");
+    };
+    for batch in [0, crate::strategy::MAX_BATCH + 1, usize::MAX] {
+        refused(Strategy::Random { batch }, "batch must be in 1..=10000");
+        refused(Strategy::Exhaustive { batch }, "batch must be in 1..=10000");
+    }
+    let genetic = |population: u64| {
+        toml::from_str::<Strategy>(&format!("name = \"genetic\"\npopulation = {population}"))
+            .unwrap()
+    };
+    refused(genetic(1), "population must be in 2..=10000");
+    refused(
+        genetic(1_000_000_000_000_000_000),
+        "population must be in 2..=10000",
+    );
+    assert!(genetic(64).check_for(Objective::Time).is_ok());
+    assert!(Strategy::Random { batch: 64 }
+        .check_for(Objective::Time)
+        .is_ok());
+}

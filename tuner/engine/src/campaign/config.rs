@@ -479,6 +479,15 @@ impl CampaignFile {
             }
             _ => {}
         }
+        for (table, setup) in [("cpu", &c.cpu), ("gpu", &c.gpu)] {
+            if setup.as_ref().and_then(|s| s.iterations) == Some(0) {
+                // Zero iterations would time the start construction alone.
+                return Err(self.error_at(
+                    &format!("{table}.iterations"),
+                    "must be at least 1 (or leave it out for the algorithm's default)",
+                ));
+            }
+        }
         let b = &c.budget;
         if b.trials == Some(0) {
             return Err(self.error_at("trials", "must be at least 1"));

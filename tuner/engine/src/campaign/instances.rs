@@ -143,7 +143,19 @@ fn load_all(
 
     let mut out: Vec<CampaignInstance> = Vec::new();
     for path in paths {
-        let instance = family::load(&path, None, None)?;
+        let instance = family::load(&path, None, None).map_err(|e| match e {
+            solvers::error::InputError::Several { count, .. } => file.error_at(
+                "paths",
+                format!(
+                    "{} holds {count} instances, and a campaign takes files of one instance \
+                     each: write those to tune into files of their own (`mats instance \
+                     generate pfsp --jobs J --machines M --seed S` writes Taillard's instance \
+                     of seed S)",
+                    path.display()
+                ),
+            ),
+            other => other.into(),
+        })?;
         let name = instance.name().to_string();
         if let Some(other) = out.iter().find(|o| o.record.name == name) {
             bail!(
@@ -198,12 +210,10 @@ fn generate(file: &CampaignFile, spec: &GeneratorConfig, folder: &Path) -> Resul
             machines,
             seed,
         } => {
-            if *jobs == 0 || *machines == 0 || !(1..2_147_483_647).contains(seed) {
-                return Err(file.error_at(
-                    "generate",
-                    "pfsp needs jobs >= 1, machines >= 1 and 1 <= seed <= 2147483646",
-                ));
-            }
+            solvers::pfsp::generator::check_request(*jobs, *machines, *seed, |k| {
+                format!("pfsp's {k}")
+            })
+            .map_err(|e| file.error_at("generate", e))?;
             let inst = solvers::pfsp::generate(*jobs, *machines, *seed);
             (
                 format!("pfsp-{jobs}x{machines}-s{seed}.txt"),

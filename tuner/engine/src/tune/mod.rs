@@ -277,6 +277,7 @@ pub fn run(mut plan: CampaignPlan, options: &TuneOptions) -> Result<TuneSummary>
     )?;
     let campaign = store.campaign(&plan.name, &plan.text, &settings)?;
     store.update_campaign_settings(campaign.id, &settings)?;
+    forget_summary(&plan.out_dir)?;
     if options.mode == StartMode::Resume {
         let crashed = store.recover(campaign.id)?;
         if crashed > 0 {
@@ -497,11 +498,25 @@ fn write_summary(
         median_trial_overhead_s: t.clock.median_overhead_s(),
         stopped: t.budget.reason().map(str::to_string),
         merged_from: Vec::new(),
+        unfinished_shards: Vec::new(),
     };
     let text = serde_json::to_string_pretty(&summary)?;
-    std::fs::write(out_dir.join("summary.json"), text)
+    results::write_atomically(&out_dir.join("summary.json"), text.as_bytes())
         .with_context(|| format!("cannot write {}", out_dir.join("summary.json").display()))?;
     Ok(summary)
+}
+
+/// From here the store changes under the folder's `summary.json`, which describes an earlier
+/// run: a run that dies before writing its own must leave no summary (export and report then
+/// say the campaign is unfinished), not the earlier run's verdicts.
+fn forget_summary(out_dir: &Path) -> Result<()> {
+    let path = out_dir.join("summary.json");
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove the earlier run's {}", path.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// What the campaign records about itself (`results::CampaignSettings`), after refusing a

@@ -30,17 +30,26 @@ fn warn_if_unfinished(
     let Some(how) = super::results::unfinished_by(summary) else {
         return;
     };
-    let again = engine::tune::command_line(
-        campaign.settings["campaign_file"]
-            .as_str()
-            .unwrap_or("CAMPAIGN.toml"),
-        dir,
-        campaign.settings["shard"].as_str(),
-    );
+    let again = match summary.is_some_and(|s| !s.merged_from.is_empty()) {
+        // A merged folder is not resumed: its shards are, then merged again.
+        true => "`mats tune CAMPAIGN.toml --shard K/N --resume` for each unfinished shard, \
+                 then `mats merge` again"
+            .to_string(),
+        false => format!(
+            "`{} --resume`",
+            engine::tune::command_line(
+                campaign.settings["campaign_file"]
+                    .as_str()
+                    .unwrap_or("CAMPAIGN.toml"),
+                dir,
+                campaign.settings["shard"].as_str(),
+            )
+        ),
+    };
     eprintln!(
         "warning: campaign {:?} in {} {how} before its end: classes it had yet to search, \
          its final re-measure and its holdouts are missing from this export; finish it with \
-         `{again} --resume`",
+         {again}",
         campaign.name,
         dir.display(),
     );
@@ -131,7 +140,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         write_bundle(&source, &args.out, name, point, manifest)?;
     }
     let text = serde_json::to_string_pretty(&index)?;
-    std::fs::write(args.out.join("index.json"), text)
+    results::write_atomically(&args.out.join("index.json"), text.as_bytes())
         .with_context(|| format!("cannot write {}", args.out.join("index.json").display()))?;
     if let Some(previous) = previous {
         remove_stale_bundles(&args.out, &previous, &index)?;
@@ -491,7 +500,7 @@ fn write_bundle(
         manifest.kernels = build_kernels(&source.family, &folder, manifest, &sources, optin)?;
     }
     let text = serde_json::to_string_pretty(&*manifest)?;
-    std::fs::write(folder.join("manifest.json"), text)
+    results::write_atomically(&folder.join("manifest.json"), text.as_bytes())
         .with_context(|| format!("cannot write {}", folder.join("manifest.json").display()))?;
     Ok(())
 }

@@ -110,17 +110,10 @@ pub(super) fn optimal_note(entry: BestKnownEntry) -> &'static str {
 pub fn generate(command: &GenerateCommand) -> Result<()> {
     match command {
         GenerateCommand::Pfsp(args) => {
-            anyhow::ensure!(args.jobs >= 1, "--jobs must be at least 1");
-            anyhow::ensure!(args.machines >= 1, "--machines must be at least 1");
-            anyhow::ensure!(
-                args.jobs.saturating_mul(args.machines) <= 100_000_000,
-                "--jobs x --machines must be at most 10^8"
-            );
-            anyhow::ensure!(
-                (1..2_147_483_647).contains(&args.seed),
-                "--seed must be between 1 and 2147483646 (Taillard's generator), found {}",
-                args.seed
-            );
+            pfsp::generator::check_request(args.jobs, args.machines, args.seed, |k| {
+                format!("--{k}")
+            })
+            .map_err(anyhow::Error::msg)?;
             let instance = pfsp::generate(args.jobs, args.machines, args.seed);
             let text = pfsp::to_taillard_text(&instance);
             super::write_output(args.output.as_deref(), &text)

@@ -1,11 +1,12 @@
 //! `mats merge OUT DIR...`: the stores of a campaign's shards joined into one campaign folder,
 //! which `mats report`, `mats results` and `mats export` then read as a single run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
 use crate::cli::MergeArgs;
+use engine::campaign::shard::Shard;
 use engine::tune::STORE_FILE;
 
 /// Settings that legitimately differ between shards: which share a shard ran, the device
@@ -13,7 +14,7 @@ use engine::tune::STORE_FILE;
 pub const SHARD_SETTINGS: &[&str] = &["shard", "device", "campaign_file", "space"];
 
 pub fn run(args: &MergeArgs) -> Result<()> {
-    for dir in &args.dirs {
+    for (i, dir) in args.dirs.iter().enumerate() {
         if !dir.join(STORE_FILE).is_file() {
             bail!(
                 "{} holds no {STORE_FILE}; name the shard folders that `mats tune --shard` wrote",
@@ -26,12 +27,28 @@ pub fn run(args: &MergeArgs) -> Result<()> {
                 dir.display()
             );
         }
+        if let Some(first) = args.dirs[..i].iter().find(|d| same_folder(d, dir)) {
+            bail!(
+                "{} and {} are one folder; name each shard folder once",
+                first.display(),
+                dir.display()
+            );
+        }
     }
     check_one_campaign(args)?;
+    let sources = Sources::of(&args.out, &args.dirs)?;
+    sources.check_split()?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create the output folder {}", args.out.display()))?;
     let _lock = results::FolderLock::acquire(&args.out)?;
-    let store = results::Store::open(args.out.join(STORE_FILE))?;
+    // Everything is merged into a new store beside OUT's, which replaces it only when every
+    // folder merged: a conflict in the last folder must leave OUT as it was.
+    let target = args.out.join(STORE_FILE);
+    let staging = Staging::new(args.out.join(format!(".{STORE_FILE}.merging")))?;
+    let store = results::Store::open(&staging.path)?;
+    if target.is_file() {
+        store.merge_from(&target, SHARD_SETTINGS, &["shard"])?;
+    }
     let mut total = results::MergeCounts::default();
     let mut per_dir = Vec::new();
     for dir in &args.dirs {
@@ -48,7 +65,9 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         per_dir.push(serde_json::json!({"dir": dir, "added": counts}));
     }
     store.integrity_check()?;
-    write_summary(&args.out, &args.dirs)?;
+    drop(store); // the last connection closing folds its write-ahead log into the file
+    staging.replace(&target)?;
+    write_summary(&args.out, &sources)?;
     if args.json {
         println!(
             "{}",
@@ -71,6 +90,129 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         )
     }
     Ok(())
+}
+
+/// A store being built beside OUT's: removed (with its SQLite side files) unless it replaced
+/// OUT's store.
+struct Staging {
+    path: PathBuf,
+    done: bool,
+}
+
+impl Staging {
+    fn new(path: PathBuf) -> Result<Staging> {
+        let staging = Staging { path, done: false };
+        staging.remove(); // an earlier merge killed mid-way
+        Ok(staging)
+    }
+
+    fn side_files(path: &Path) -> [PathBuf; 2] {
+        ["-wal", "-shm"].map(|s| PathBuf::from(format!("{}{s}", path.display())))
+    }
+
+    fn remove(&self) {
+        for p in std::iter::once(self.path.clone()).chain(Self::side_files(&self.path)) {
+            let _ = std::fs::remove_file(p); // absent is the usual case
+        }
+    }
+
+    /// Puts the staged store in `target`'s place; `target`'s own side files go first, since
+    /// the staged store holds everything they did.
+    fn replace(mut self, target: &Path) -> Result<()> {
+        for side in Self::side_files(target) {
+            match std::fs::remove_file(&side) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("cannot remove {}", side.display()))
+                }
+                _ => {}
+            }
+        }
+        std::fs::rename(&self.path, target)
+            .with_context(|| format!("cannot move the merged store to {}", target.display()))?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.done {
+            self.remove();
+        }
+    }
+}
+
+/// The shard folders a merge joins: those named now and those an earlier merge into the same
+/// OUT joined (its summary's `merged_from`), each with the share of the campaign its store
+/// recorded (`--shard K/N`; None for a folder that ran the whole campaign).
+struct Sources {
+    folders: Vec<(PathBuf, Option<Shard>)>,
+    /// An earlier merge's folder that is gone: its classes stay as they were merged, and
+    /// which shard it ran is unknown.
+    vanished: bool,
+}
+
+impl Sources {
+    fn of(out: &Path, named: &[PathBuf]) -> Result<Sources> {
+        let summary = out.join("summary.json");
+        let earlier = match summary.exists() {
+            true => engine::tune::read_summary(&summary)?.merged_from,
+            false => Vec::new(),
+        };
+        let mut vanished = false;
+        let mut folders = Vec::new();
+        let again = |d: &Path| named.iter().any(|n| same_folder(n, d) || n == d);
+        for dir in earlier.iter().filter(|d| !again(d)).chain(named) {
+            if dir.join(STORE_FILE).is_file() {
+                folders.push((dir.clone(), shard_of(dir)?));
+            } else {
+                vanished = true;
+            }
+        }
+        Ok(Sources { folders, vanished })
+    }
+
+    /// The folders are shards of one split, each once: a whole run beside shards, shards of
+    /// `--shard K/3` beside ones of `K/4` (old folders next to new ones under one glob), or
+    /// two folders of one shard would put a class in the summary twice, with two winners.
+    fn check_split(&self) -> Result<()> {
+        let Some((first_dir, first)) = self.folders.first() else {
+            return Ok(());
+        };
+        if self.folders.len() == 1 && !self.vanished {
+            return Ok(());
+        }
+        let whole = |dir: &Path| {
+            anyhow::anyhow!(
+                "{} ran the whole campaign, not a shard: merge the shards of one `mats tune \
+                 --shard K/N` split, or use that folder as it is",
+                dir.display()
+            )
+        };
+        let first = first.ok_or_else(|| whole(first_dir))?;
+        for (i, (dir, shard)) in self.folders.iter().enumerate().skip(1) {
+            let shard = shard.ok_or_else(|| whole(dir))?;
+            if shard.count != first.count {
+                bail!(
+                    "{} ran shard {shard} and {} shard {first}: merge the shards of one \
+                     split (the same N), into a folder of their own",
+                    dir.display(),
+                    first_dir.display()
+                );
+            }
+            if let Some((other, _)) = self.folders[..i]
+                .iter()
+                .find(|(_, s)| s.is_some_and(|s| s.index == shard.index))
+            {
+                bail!(
+                    "{} and {} both ran shard {shard}; merge one of them",
+                    other.display(),
+                    dir.display()
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Every folder (and the output, where it holds a store) holds one and the same campaign:
@@ -113,27 +255,59 @@ fn same_folder(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// The shards' `summary.json` files joined: every shard's classes, trial counts and device
-/// seconds summed, the longest wall time (shards run side by side). `mats export` reads the
-/// classes' verdicts from it.
-fn write_summary(out: &Path, dirs: &[std::path::PathBuf]) -> Result<()> {
-    let mut merged: Option<results::TuneSummary> = None;
-    let mut classes = Vec::new();
+/// The merged campaign's `summary.json`: the classes of OUT's earlier summary (an earlier
+/// merge), each replaced by the shard that tuned it where that shard is merged now; trial
+/// counts and device seconds summed over the shards whose summaries were read, the longest
+/// wall time (shards run side by side). `mats export` reads the classes' verdicts from it, so
+/// it also says what did not finish: a shard without a summary (killed), one its user stopped,
+/// a shard of the campaign that no merge was given.
+fn write_summary(out: &Path, sources: &Sources) -> Result<()> {
+    let path = out.join("summary.json");
+    let earlier = match path.exists() {
+        true => Some(engine::tune::read_summary(&path)?),
+        false => None,
+    };
+    let mut merged = earlier.clone();
+    let mut classes = earlier.map(|e| e.classes).unwrap_or_default();
+    let mut unfinished = Vec::new();
     let (mut trials, mut device_s, mut wall_s) = (0u64, 0.0f64, 0.0f64);
-    for dir in dirs {
-        let path = dir.join("summary.json");
-        if !path.exists() {
-            continue; // a shard stopped before its end has none; the store has everything
+    let mut stopped = None;
+    for (dir, _) in &sources.folders {
+        let shard_path = dir.join("summary.json");
+        if !shard_path.exists() {
+            unfinished.push(format!(
+                "{} was killed (it has no summary.json)",
+                dir.display()
+            ));
+            continue;
         }
-        let s = engine::tune::read_summary(&path)?;
-        classes.extend(s.classes.iter().cloned());
+        let s = engine::tune::read_summary(&shard_path)?;
+        if engine::tune::budget::stopped_by_user(&s) {
+            unfinished.push(format!(
+                "{} was {}",
+                dir.display(),
+                engine::tune::budget::STOPPED_BY_USER
+            ));
+        } else if stopped.is_none() {
+            stopped.clone_from(&s.stopped); // a budget's end, which a finished run reports
+        }
+        for class in &s.classes {
+            classes.retain(|c| c.class != class.class);
+            classes.push(class.clone());
+        }
         trials += s.new_trials;
         device_s += s.device_seconds;
         wall_s = wall_s.max(s.wall_s);
         merged.get_or_insert(s);
     }
+    let shards: Vec<Shard> = sources.folders.iter().filter_map(|(_, s)| *s).collect();
+    if let (Some(count), false) = (shards.first().map(|s| s.count), sources.vanished) {
+        for index in (1..=count).filter(|k| !shards.iter().any(|s| s.index == *k)) {
+            unfinished.push(format!("shard {index}/{count} was not merged"));
+        }
+    }
     let Some(mut summary) = merged else {
-        return Ok(());
+        return Ok(()); // no shard finished: export and report say "killed" without one
     };
     classes.sort_by(|a, b| a.class.cmp(&b.class));
     summary.classes = classes;
@@ -141,8 +315,21 @@ fn write_summary(out: &Path, dirs: &[std::path::PathBuf]) -> Result<()> {
     summary.device_seconds = device_s;
     summary.wall_s = wall_s;
     summary.output = out.to_path_buf();
-    summary.merged_from = dirs.to_vec();
-    let path = out.join("summary.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&summary)?)
+    summary.merged_from = sources.folders.iter().map(|(d, _)| d.clone()).collect();
+    // A user's stop is an unfinished shard's (above), not the merged campaign's own.
+    summary.stopped = stopped;
+    summary.unfinished_shards = unfinished;
+    results::write_atomically(&path, serde_json::to_string_pretty(&summary)?.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The share of the campaign a shard folder ran (`mats tune --shard K/N`), as its store
+/// recorded it; None for a folder that ran the whole campaign.
+fn shard_of(dir: &Path) -> Result<Option<Shard>> {
+    let store = results::Store::open_existing(dir.join(STORE_FILE))?;
+    let shard = store
+        .campaigns()?
+        .first()
+        .and_then(|c| c.settings["shard"].as_str().and_then(|s| s.parse().ok()));
+    Ok(shard)
 }

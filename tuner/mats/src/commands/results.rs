@@ -66,7 +66,8 @@ pub fn run(args: &ResultsArgs) -> Result<()> {
 }
 
 /// Why the campaign in `dir` has not reached its end, if it has not: no `summary.json` (the
-/// process was killed), or a summary that says the user stopped it.
+/// process was killed), a summary that says the user stopped it, or a merge of shards not all
+/// of which finished.
 pub fn unfinished(dir: &std::path::Path) -> Option<String> {
     let path = dir.join("summary.json");
     let summary = path.exists().then(|| engine::tune::read_summary(&path));
@@ -85,6 +86,10 @@ pub fn unfinished_by(summary: Option<&results::TuneSummary>) -> Option<String> {
         Some(s) if engine::tune::budget::stopped_by_user(s) => {
             Some(format!("was {}", engine::tune::budget::STOPPED_BY_USER))
         }
+        Some(s) if !s.unfinished_shards.is_empty() => Some(format!(
+            "was merged from shards not all of which finished ({})",
+            s.unfinished_shards.join("; ")
+        )),
         Some(_) => None,
     }
 }

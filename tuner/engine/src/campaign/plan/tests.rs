@@ -259,7 +259,7 @@ type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
 fn each_derived_piece_refuses_bad_input_naming_the_file_and_key() {
     const RUN: &str = "[run]\nbudgets_s = [0.05, 0.5]\nseeds = 2\nlater_seeds = 1\n";
     const PATHS: &str = "paths = [\"listed.txt\"]";
-    let cases: [Case; 14] = [
+    let cases: [Case; 17] = [
         // (the piece, edits of the fixture, what the error names)
         (
             "objective",
@@ -332,6 +332,27 @@ fn each_derived_piece_refuses_bad_input_naming_the_file_and_key() {
             "devices",
             &[("seed = 3\n", "seed = 3\ndevices = []\n")],
             "`devices`",
+        ),
+        (
+            "iterations",
+            &[("iterations = 40", "iterations = 0")],
+            "line 19: `cpu.iterations`: must be at least 1",
+        ),
+        (
+            "generated sizes",
+            &[(
+                "jobs = 6, machines = 3",
+                "jobs = 4294967296, machines = 4294967296",
+            )],
+            "pfsp's jobs x pfsp's machines must be at most 10^8",
+        ),
+        (
+            "strategy sizes",
+            &[(
+                "seed = 3\n",
+                "seed = 3\nstrategy = { name = \"random\", batch = 9223372036854775807 }\n",
+            )],
+            "batch must be in 1..=10000",
         ),
     ];
     for (piece, edits, named) in cases {
@@ -573,4 +594,16 @@ fn a_check_refuses_what_the_run_would_refuse_at_its_start() {
         let e = format!("{:#}", e.expect_err("refused"));
         assert!(e.contains("`cpu.baseline`") && e.contains(named), "{e}");
     }
+}
+
+/// A multi-instance file (Taillard's own, as shipped) cannot be listed: a campaign has no
+/// `--index`, and the error must not advise one.
+#[test]
+fn a_file_of_several_instances_is_refused_naming_the_key() {
+    let multi = repo("data/pfsp/tai20_5.txt").display().to_string();
+    let e = error_of(|t| t.replace("paths = [\"listed.txt\"]", &format!("paths = [{multi:?}]")));
+    assert!(
+        e.contains("`paths`") && e.contains("holds 10 instances") && !e.contains("--index"),
+        "{e}"
+    );
 }
