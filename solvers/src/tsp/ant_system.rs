@@ -36,18 +36,6 @@ use super::candidates::CandidateLists;
 use super::instance::Instance;
 use crate::run::{stream_rng, with_threads, Deadline, Outcome, RunOptions};
 
-/// The tour 0, 1, ..., n-1 as an outcome: what a run whose time ran out before it had any
-/// tour returns.
-pub fn identity_tour(inst: &Instance) -> Outcome {
-    let solution: Vec<usize> = (0..inst.n()).collect();
-    Outcome {
-        objective: inst.tour_length(&solution),
-        solution,
-        iterations: 0,
-        evaluations: 0,
-    }
-}
-
 /// Largest instance the n x n matrices (distance, pheromone, eta^beta, choice_info: 32 n^2
 /// bytes) are built for: 16 000 cities take 8.2 GB (rl11849, the TSPLIB instance above 10 000
 /// cities the GPU figures use, 4.5 GB).
@@ -131,12 +119,25 @@ impl AsParams {
 /// The nearest-neighbour tour from `start` (ties by lower city index) over a distance
 /// matrix.
 pub fn nearest_neighbour_tour(dist: &[i64], n: usize, start: usize) -> Vec<usize> {
+    nearest_neighbour_tour_until(dist, n, start, &|| false).expect("nothing stops it")
+}
+
+/// [`nearest_neighbour_tour`], reading `stop` every 256 cities (None when it said stop).
+fn nearest_neighbour_tour_until(
+    dist: &[i64],
+    n: usize,
+    start: usize,
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<usize>> {
     let mut visited = vec![false; n];
     let mut tour = Vec::with_capacity(n);
     let mut current = start;
     visited[current] = true;
     tour.push(current);
-    for _ in 1..n {
+    for step in 1..n {
+        if step % 256 == 0 && stop() {
+            return None;
+        }
         let row = &dist[current * n..(current + 1) * n];
         let mut best = (i64::MAX, usize::MAX);
         for (j, &d) in row.iter().enumerate() {
@@ -148,7 +149,7 @@ pub fn nearest_neighbour_tour(dist: &[i64], n: usize, start: usize) -> Vec<usize
         visited[current] = true;
         tour.push(current);
     }
-    tour
+    Some(tour)
 }
 
 fn length(dist: &[i64], n: usize, tour: &[usize]) -> i64 {
@@ -231,21 +232,33 @@ impl AntSystem {
         if deadline.timed_out() {
             return Ok(None);
         }
-        let dist = inst.distance_matrix();
-        if deadline.timed_out() {
+        // Each n x n step reads the clock per row: at rl11849 the matrices take seconds, and
+        // a limit that ends inside one must not wait for its end.
+        let stop = || deadline.timed_out();
+        let Some(dist) = inst.distance_matrix_until(&stop) else {
             return Ok(None);
-        }
+        };
         // Coordinates: by k-d tree (the same lists in O(n log n)); else from the matrix.
         let candidates = match inst.edge_weight_type {
             super::distance::EdgeWeightType::Geo | super::distance::EdgeWeightType::Explicit => {
                 CandidateLists::from_matrix(&dist, n, params.candidates)
             }
-            _ => CandidateLists::from_instance(inst, params.candidates),
+            _ => match CandidateLists::by_rule_until(
+                inst,
+                params.candidates,
+                super::candidates::ListRule::Nearest,
+                &stop,
+            ) {
+                Some(lists) => lists,
+                None => return Ok(None),
+            },
         };
         if deadline.timed_out() {
             return Ok(None);
         }
-        let nn_tour = nearest_neighbour_tour(&dist, n, 0);
+        let Some(nn_tour) = nearest_neighbour_tour_until(&dist, n, 0, &stop) else {
+            return Ok(None);
+        };
         let nn_length = length(&dist, n, &nn_tour).max(1);
         if deadline.timed_out() {
             return Ok(None);
@@ -255,17 +268,20 @@ impl AntSystem {
             InitialPheromone::Acotsp => 1.0 / (params.rho * nn_length as f64),
         };
         let beta = params.beta;
-        let eta_beta: Vec<f64> = dist
-            .par_iter()
-            .map(|&d| {
+        let mut eta_beta = vec![0.0f64; n * n];
+        let built = by_rows_until(&mut eta_beta, n, &stop, |i, row| {
+            for (e, &d) in row.iter_mut().zip(&dist[i * n..(i + 1) * n]) {
                 let eta = 1.0 / (d as f64 + 0.1);
-                if beta == 2.0 {
+                *e = if beta == 2.0 {
                     eta * eta
                 } else {
                     eta.powf(beta)
-                }
-            })
-            .collect();
+                };
+            }
+        });
+        if !built {
+            return Ok(None);
+        }
         let mut state = AntSystem {
             n,
             m,
@@ -283,10 +299,9 @@ impl AntSystem {
             nn_length,
             nn_tour,
         };
-        if deadline.timed_out() {
+        if !state.compute_choice_info_until(&stop) {
             return Ok(None);
         }
-        state.compute_choice_info();
         Ok(Some(state))
     }
 
@@ -323,15 +338,23 @@ impl AntSystem {
 
     /// `choice_info = tau^alpha * eta^beta` for every pair.
     pub fn compute_choice_info(&mut self) {
-        let alpha = self.params.alpha;
-        self.choice_info
-            .par_iter_mut()
-            .zip(self.pheromone.par_iter())
-            .zip(self.eta_beta.par_iter())
-            .for_each(|((c, &tau), &eb)| {
+        self.compute_choice_info_until(&|| false);
+    }
+
+    /// [`Self::compute_choice_info`], reading `stop` before each row; false when it said stop
+    /// (the rows not reached keep their old values: the caller ends its run).
+    pub fn compute_choice_info_until(&mut self, stop: &(dyn Fn() -> bool + Sync)) -> bool {
+        let (alpha, n) = (self.params.alpha, self.n);
+        by_rows_until(&mut self.choice_info, n, stop, |i, row| {
+            let (tau, eb) = (
+                &self.pheromone[i * n..(i + 1) * n],
+                &self.eta_beta[i * n..(i + 1) * n],
+            );
+            for ((c, &tau), &eb) in row.iter_mut().zip(tau).zip(eb) {
                 let t = if alpha == 1.0 { tau } else { tau.powf(alpha) };
                 *c = t * eb;
-            });
+            }
+        })
     }
 
     /// Phase 1: every ant builds a tour (in parallel on the current rayon pool).
@@ -445,10 +468,33 @@ impl AntSystem {
             self.best = Some((len, self.tours[k].clone()));
         }
         self.update_pheromone();
-        self.compute_choice_info();
+        // Cut short, the next iteration's weights are stale, but the deadline ends the run
+        // before any ant reads them.
+        self.compute_choice_info_until(&|| deadline.timed_out());
         self.iteration += 1;
         Some(len)
     }
+}
+
+/// Fills the rows of an n x n matrix in parallel, each by `fill(row index, row)`, reading
+/// `stop` before each row: at 10,000 cities one pass (with `powf`) takes seconds. False when
+/// `stop` said stop.
+fn by_rows_until(
+    matrix: &mut [f64],
+    n: usize,
+    stop: &(dyn Fn() -> bool + Sync),
+    fill: impl Fn(usize, &mut [f64]) + Sync,
+) -> bool {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let stopped = AtomicBool::new(false);
+    matrix.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
+        if stopped.load(Relaxed) || stop() {
+            stopped.store(true, Relaxed);
+            return;
+        }
+        fill(i, row);
+    });
+    !stopped.into_inner()
 }
 
 /// The unvisited city of `cities` with the largest choice_info (first on ties).
@@ -477,8 +523,8 @@ pub fn ant_system(
     let deadline = options.budget.start(DEFAULT_AS_ITERATIONS);
     with_threads(options.threads, || {
         let Some(mut state) = AntSystem::new_within(inst, params, options.seed, &deadline)? else {
-            // The time ran out while the matrices were built: the identity tour is a start.
-            return Ok(identity_tour(inst));
+            // The time ran out while the matrices were built: the curve's tour is a start.
+            return Ok(super::curve::curve_tour(inst));
         };
         let mut iterations = 0u64;
         while !deadline.reached(iterations) {

@@ -184,18 +184,30 @@ impl Instance {
     /// The full distance matrix, row-major (computed for coordinate instances; O(n^2)
     /// memory).
     pub fn distance_matrix(&self) -> Vec<i64> {
+        self.distance_matrix_until(&|| false)
+            .expect("nothing stops it")
+    }
+
+    /// [`Self::distance_matrix`], reading `stop` before each row (None when it said stop).
+    pub fn distance_matrix_until(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<Vec<i64>> {
         use rayon::prelude::*;
         if self.edge_weight_type == EdgeWeightType::Explicit {
-            return self.matrix.clone();
+            return Some(self.matrix.clone());
         }
         let n = self.n;
         let mut m = vec![0i64; n * n];
+        let stopped = std::sync::atomic::AtomicBool::new(false);
         m.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
+            use std::sync::atomic::Ordering::Relaxed;
+            if stopped.load(Relaxed) || stop() {
+                stopped.store(true, Relaxed);
+                return;
+            }
             for (j, d) in row.iter_mut().enumerate() {
                 *d = self.dist(i, j);
             }
         });
-        m
+        (!stopped.into_inner()).then_some(m)
     }
 
     /// The exact length of a closed tour (0-based cities, each once; not checked here).

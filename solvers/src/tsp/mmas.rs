@@ -108,13 +108,21 @@ pub fn mmas(inst: &Instance, params: &MmasParams, options: &RunOptions) -> Resul
         let Some(mut colony) =
             AntSystem::new_within(inst, &params.as_params(), options.seed, &deadline)?
         else {
-            // The time ran out while the matrices were built: the identity tour is a start.
-            return Ok(super::ant_system::identity_tour(inst));
+            // The time ran out while the matrices were built: the curve's tour is a start.
+            return Ok(super::curve::curve_tour(inst));
         };
         let depth = params.ls_neighbours;
         let (mut tau_min, mut tau_max) = trail_limits(params.rho, colony.nn_length, n);
         colony.pheromone.fill(tau_max);
-        colony.compute_choice_info();
+        if !colony.compute_choice_info_until(&|| deadline.timed_out()) {
+            let (objective, solution) = colony.best_or_start();
+            return Ok(Outcome {
+                solution,
+                objective,
+                iterations: 0,
+                evaluations: 0,
+            });
+        }
         let mut best: Option<(i64, Vec<usize>)> = None;
         let mut restart_best = i64::MAX;
         let (mut iteration, mut restart_iteration, mut last_improvement) = (0u64, 0u64, 0u64);
@@ -188,7 +196,8 @@ pub fn mmas(inst: &Instance, params: &MmasParams, options: &RunOptions) -> Resul
                 last_improvement = iteration + 1;
                 restart_best = i64::MAX;
             }
-            colony.compute_choice_info();
+            // Cut short, the weights are stale, but the loop ends before an ant reads them.
+            colony.compute_choice_info_until(&stop);
             colony.advance();
             iteration += 1;
         }

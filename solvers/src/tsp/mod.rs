@@ -16,6 +16,7 @@
 
 pub mod ant_system;
 pub mod candidates;
+mod curve;
 pub mod distance;
 pub mod features;
 pub mod focused;

@@ -309,6 +309,9 @@ fn case1_one_long_first_step_ends_at_the_time_limit() {
     // 1 s limit) and focused ACO's candidate lists (200,000 cities: 3.4 s at 1 s), a
     // fresh-clone audit of 2026-11-29.
     let tsp = generate(&["tsp", "--n", "50000", "--seed", "1"], "t.tsp");
+    // MMAS's n x n matrices (rl11849 at 10 s on a loaded machine: 13.6 s, answering the
+    // cities in file order, 9,282% above the optimum; a docs audit of 2026-11-29).
+    let tsp_matrices = generate(&["tsp", "--n", "7000", "--seed", "2"], "m.tsp");
     let mut late = Vec::new();
     for (file, algo) in [
         (&qap, None),
@@ -316,6 +319,7 @@ fn case1_one_long_first_step_ends_at_the_time_limit() {
         (&pfsp, None),
         (&pfsp, Some("tabu")),
         (&tsp, Some("focused")),
+        (&tsp_matrices, Some("mmas")),
     ] {
         let mut c = mats_cmd();
         c.args([

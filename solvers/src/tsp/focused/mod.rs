@@ -534,7 +534,7 @@ pub fn construct(
 /// costs O(n k + n log n), never O(n^2).
 pub fn initial_tour(inst: &Instance, cand: &[u32], k: usize) -> Vec<u32> {
     let n = inst.n();
-    let order = hilbert_order(inst);
+    let order = super::curve::hilbert_order(inst);
     let mut visited = vec![false; n];
     let mut tour = Vec::with_capacity(n);
     let mut cursor = 0;
@@ -560,58 +560,6 @@ pub fn initial_tour(inst: &Instance, cand: &[u32], k: usize) -> Vec<u32> {
     tour
 }
 
-/// The cities along a Hilbert curve over their bounding square (planar instances; index order
-/// otherwise): the greedy first tour's fallback order, and a whole tour where the time limit
-/// leaves no time for candidate lists.
-fn hilbert_order(inst: &Instance) -> Vec<u32> {
-    let n = inst.n();
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    let coords = inst.coords();
-    if coords.len() == n {
-        let (mut lo_x, mut hi_x, mut lo_y, mut hi_y) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-        for &(x, y) in coords {
-            lo_x = lo_x.min(x);
-            hi_x = hi_x.max(x);
-            lo_y = lo_y.min(y);
-            hi_y = hi_y.max(y);
-        }
-        let side = 1u32 << 16;
-        let scale = (side - 1) as f64 / (hi_x - lo_x).max(hi_y - lo_y).max(1e-300);
-        let keys: Vec<u64> = coords
-            .iter()
-            .map(|&(x, y)| {
-                hilbert(
-                    side,
-                    ((x - lo_x) * scale) as u32,
-                    ((y - lo_y) * scale) as u32,
-                )
-            })
-            .collect();
-        order.sort_unstable_by_key(|&c| (keys[c as usize], c));
-    }
-    order
-}
-
-/// Position of (x, y) on a Hilbert curve over a side x side grid (side a power of two).
-fn hilbert(side: u32, mut x: u32, mut y: u32) -> u64 {
-    let mut d = 0u64;
-    let mut s = side / 2;
-    while s > 0 {
-        let rx = u32::from(x & s > 0);
-        let ry = u32::from(y & s > 0);
-        d += s as u64 * s as u64 * ((3 * rx) ^ ry) as u64;
-        if ry == 0 {
-            if rx == 1 {
-                x = side - 1 - x;
-                y = side - 1 - y;
-            }
-            std::mem::swap(&mut x, &mut y);
-        }
-        s /= 2;
-    }
-    d
-}
-
 /// Focused ACO for the budget (default [`DEFAULT_FOCUSED_ITERATIONS`] iterations); the best
 /// tour found.
 pub fn focused(
@@ -633,7 +581,10 @@ pub fn focused(
         // The setup reads the clock too: 200,000 cities' lists and heuristic take about a
         // second. Cut short, the answer is the cities in Hilbert-curve order, a whole tour.
         let start_only = || {
-            let solution: Vec<usize> = hilbert_order(inst).iter().map(|&c| c as usize).collect();
+            let solution: Vec<usize> = super::curve::hilbert_order(inst)
+                .iter()
+                .map(|&c| c as usize)
+                .collect();
             let objective = inst.tour_length(&solution);
             deadline.offer(objective);
             Ok(Outcome {
