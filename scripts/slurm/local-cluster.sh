@@ -111,7 +111,7 @@ out=$work/out/sharded
 start=$(date +%s.%N)
 # --cpus-per-task 1: the three tasks share this node's cores.
 sbatch --wait --array=1-3 --gres=none --cpus-per-task=1 --chdir="$work/out" \
-    --export=ALL,MATS="$mats" "$repo/scripts/slurm/tune-array.sbatch" "$campaign" "$out"
+    --export=ALL,MATS="$mats" "$repo/scripts/slurm/tune-array.sbatch" "$campaign" "$out" 3
 end=$(date +%s.%N)
 awk -v a="$start" -v b="$end" 'BEGIN { printf "array finished in %.1f s\n", b - a }'
 for f in "$work"/out/mats-tune-*.out; do sed 's/^/  /' "$f"; done

@@ -225,7 +225,15 @@ pub fn serve(args: &ServeOptions) -> Result<()> {
     measure::user_dirs::create_private_dir(&state_dir)
         .with_context(|| format!("cannot create the state folder {}", state_dir.display()))?;
     // One daemon per state folder (the lock names the holder's pid).
-    let _lock = results::FolderLock::acquire(&state_dir)?;
+    let _lock = results::FolderLock::acquire(&state_dir).map_err(|e| match e {
+        results::LockError::Held { folder, holder } => anyhow::anyhow!(
+            "a mats daemon already runs on the state folder {} ({holder}); talk to it with \
+             `mats status`, stop it first, or start another daemon with its own --state-dir \
+             (or MATS_STATE_DIR) and --socket",
+            folder.display()
+        ),
+        other => other.into(),
+    })?;
     let socket = args.socket.clone().unwrap_or_else(default_socket);
     // A network listener without a token would serve anyone who can reach the port.
     if args.listen.is_some() && args.token_file.is_none() {
@@ -497,10 +505,16 @@ async fn answer(d: &Arc<Daemon>, request: Request) -> serde_json::Value {
             out,
             priority,
             cwd,
+            resume,
         } => {
             // Validation reads the campaign, its space and instances: off the I/O thread.
             let d2 = d.clone();
-            match tokio::task::spawn_blocking(move || submit(&d2, &campaign, out, priority, &cwd))
+            let submission = Submission {
+                out,
+                priority,
+                resume,
+            };
+            match tokio::task::spawn_blocking(move || submit(&d2, &campaign, submission, &cwd))
                 .await
             {
                 Ok(r) => r,
@@ -517,11 +531,21 @@ async fn answer(d: &Arc<Daemon>, request: Request) -> serde_json::Value {
     }
 }
 
+/// What a submit asks beside its campaign and working folder.
+struct Submission {
+    out: Option<PathBuf>,
+    priority: i64,
+    resume: bool,
+}
+
 fn submit(
     d: &Daemon,
     campaign: &Path,
-    out: Option<PathBuf>,
-    priority: i64,
+    Submission {
+        out,
+        priority,
+        resume,
+    }: Submission,
     cwd: &Path,
 ) -> Result<serde_json::Value> {
     if !campaign.is_absolute() || !cwd.is_absolute() {
@@ -530,11 +554,13 @@ fn submit(
     let file = engine::campaign::CampaignFile::read(campaign)?;
     let plan =
         engine::campaign::CampaignPlan::resolve(&file, &engine::campaign::Resolve::check(out))?;
-    let out_dir = if plan.out_dir.is_absolute() {
+    // One spelling per folder (`runs/./x`, a symbolic link to it), so that the queue's "one
+    // campaign per folder" compares folders, not strings.
+    let out_dir = resolved(&if plan.out_dir.is_absolute() {
         plan.out_dir.clone()
     } else {
         cwd.join(&plan.out_dir)
-    };
+    });
     // An output that exists must be a folder (`--out /dev/null` used to be queued, and
     // its campaign then failed in the child).
     if out_dir.exists() && !out_dir.is_dir() {
@@ -544,13 +570,28 @@ fn submit(
             solvers::limits::cut(&out_dir.display().to_string())
         );
     }
-    if out_dir.join(engine::tune::STORE_FILE).exists() {
+    let store = out_dir.join(engine::tune::STORE_FILE);
+    if store.exists() && !resume {
         bail!(
-            "{} already holds results; submit with another --out, or continue it with \
-             `mats tune {} --out {0} --resume`",
+            "{} already holds results; submit with another --out, or continue them with \
+             `mats submit {} --out {0} --resume`",
             out_dir.display(),
             campaign.display()
         );
+    }
+    // The child runs `mats tune --resume`, which refuses another campaign's folder; said here
+    // it reaches the submitter instead of a failed entry.
+    if store.exists() {
+        let held = results::Store::open_existing(&store)?.campaigns()?;
+        if let Some(other) = held.iter().find(|c| c.name != plan.name) {
+            bail!(
+                "{} holds campaign {:?}, not {:?}: --resume continues a campaign in its own \
+                 folder",
+                out_dir.display(),
+                other.name,
+                plan.name
+            );
+        }
     }
     let q = d.queue();
     if let Some(other) = q.active_in(&out_dir)? {
@@ -575,6 +616,32 @@ fn submit(
         name: plan.name,
         out: out_dir,
     })
+}
+
+/// An absolute path with its existing part resolved (symbolic links, `.` and `..`) and the
+/// rest, not yet created, normalised lexically.
+fn resolved(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let parts: Vec<Component> = path.components().collect();
+    // The longest prefix that exists, resolved; the rest applied to it by name.
+    let Some((k, mut out)) = (1..=parts.len()).rev().find_map(|k| {
+        Some((
+            k,
+            std::fs::canonicalize(parts[..k].iter().collect::<PathBuf>()).ok()?,
+        ))
+    }) else {
+        return path.to_path_buf();
+    };
+    for part in &parts[k..] {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// A reply: `"ok": true` beside the fields of `body`.
@@ -662,7 +729,9 @@ fn cancel(d: &Daemon, id: i64) -> Result<serde_json::Value> {
             }
             ok(&reply::Cancelled {
                 id,
-                state: "cancelling".into(),
+                // The second cancel kills the campaign: its current trial is recorded as
+                // crashed, and `mats tune ... --resume` repeats it.
+                state: if e.cancel { "killed" } else { "cancelling" }.into(),
             })
         }
         other => bail!("campaign {id} is already {other}"),
@@ -788,7 +857,7 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
                 Some("interrupted by the daemon's stop; resumes".to_string()),
             )
         } else if cancelled {
-            ("cancelled", Some("cancelled".to_string()))
+            ("cancelled", Some("cancelled by `mats cancel`".to_string()))
         } else {
             match status {
                 Ok(s) if s.success() => ("done", None),
@@ -841,6 +910,28 @@ fn failure_reason(log: &Path, status: std::process::ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The queue's "one campaign per output folder" compares these: every spelling of one
+    /// folder must resolve alike, whether it exists yet or not.
+    #[test]
+    fn spellings_of_one_output_folder_resolve_alike() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir(root.join("runs")).unwrap();
+        std::os::unix::fs::symlink(root.join("runs"), root.join("link")).unwrap();
+        let want = root.join("runs/dup");
+        for spelling in [
+            "runs/dup",
+            "runs/./dup",
+            "link/dup",
+            "runs/x/../dup",
+            "./runs/dup",
+        ] {
+            assert_eq!(resolved(&tmp.path().join(spelling)), want, "{spelling}");
+        }
+        std::fs::create_dir(&want).unwrap();
+        assert_eq!(resolved(&tmp.path().join("link/./dup")), want);
+    }
 
     #[test]
     fn replies_are_written_with_ok_and_read_back_as_their_types() {

@@ -34,6 +34,9 @@ pub enum Request {
         /// The submitter's working folder: a campaign's default output folder is relative
         /// to it.
         cwd: PathBuf,
+        /// Continue the campaign in a folder that holds its results.
+        #[serde(default)]
+        resume: bool,
     },
     /// The queue, or one campaign.
     Status {
@@ -148,7 +151,7 @@ pub fn parse_request(line: &[u8]) -> Result<Parsed, String> {
     let op = object.get("op").and_then(|v| v.as_str()).unwrap_or("");
     let allowed: &[&str] = match op {
         "ping" => &[],
-        "submit" => &["campaign", "out", "priority", "cwd"],
+        "submit" => &["campaign", "out", "priority", "cwd", "resume"],
         "status" => &["id"],
         "cancel" => &["id"],
         "logs" => &["id", "offset"],

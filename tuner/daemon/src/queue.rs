@@ -208,7 +208,7 @@ impl Queue {
         self.conn
             .execute(
                 "UPDATE campaigns SET state = 'running', pid = ?2, starts = starts + 1,
-                     started_at = COALESCE(started_at, ?3) WHERE id = ?1",
+                     started_at = COALESCE(started_at, ?3), reason = NULL WHERE id = ?1",
                 params![id, pid, now()],
             )
             .map(drop)

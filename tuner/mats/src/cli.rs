@@ -667,19 +667,20 @@ pub struct SolveArgs {
     /// Temperature factor T of the acceptance rule (pfsp `ig`, default 0.4).
     #[arg(long, value_name = "T")]
     pub temperature: Option<f64>,
-    /// Ants per iteration (tsp `as`, default one per city; `mmas` 25 on the CPU, 256 on the GPU).
+    /// Ants per iteration (tsp `as`, default one per city; `mmas` 25 on the CPU, 256 on the GPU;
+    /// `focused` 32 on the CPU, 1024 on the GPU).
     #[arg(long, value_name = "M")]
     pub ants: Option<usize>,
-    /// Pheromone exponent alpha (tsp `as`/`mmas`, default 1).
+    /// Pheromone exponent alpha (tsp `as`/`mmas`/`focused`, default 1).
     #[arg(long, value_name = "A")]
     pub alpha: Option<f64>,
-    /// Heuristic exponent beta (tsp `as`/`mmas`, default 2).
+    /// Heuristic exponent beta (tsp `as`/`mmas`/`focused`, default 2).
     #[arg(long, value_name = "B")]
     pub beta: Option<f64>,
-    /// Evaporation rate rho (tsp `as` default 0.5, `mmas` 0.2).
+    /// Evaporation rate rho (tsp `as` default 0.5, `mmas` 0.2, `focused` 0.1).
     #[arg(long, value_name = "R")]
     pub rho: Option<f64>,
-    /// Candidate list length (tsp `as` default 32, `mmas` 20).
+    /// Candidate list length (tsp `as` default 32, `mmas` 20, `focused` 16).
     #[arg(long, value_name = "K")]
     pub candidates: Option<usize>,
     /// List entries the local search tries per city (tsp `focused`, default 10).
@@ -997,6 +998,10 @@ pub struct SubmitArgs {
     /// Higher runs first (ties: first submitted first).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub priority: i64,
+    /// Continue the campaign in an output folder that already holds its results (one that
+    /// was cancelled, failed, or ran in the foreground) instead of refusing the folder.
+    #[arg(long)]
+    pub resume: bool,
     #[command(flatten)]
     pub daemon: DaemonAddress,
     /// Print the reply as JSON.

@@ -949,7 +949,7 @@ fn daemon_campaigns_and_a_plain_tune_share_a_device_and_cancel_and_logs_work() {
         .unwrap();
     ok(&d.env(), &["cancel", &il.to_string()]);
     let st = d.wait_state(il, "cancelled", Duration::from_secs(120));
-    assert_eq!(st["reason"], "cancelled", "{st}");
+    assert_eq!(st["reason"], "cancelled by `mats cancel`", "{st}");
     // --follow ends when the campaign does.
     let out = follow.wait_with_output().unwrap();
     assert!(
@@ -959,6 +959,39 @@ fn daemon_campaigns_and_a_plain_tune_share_a_device_and_cancel_and_logs_work() {
     );
     let out = run(&d.env(), &["cancel", &il.to_string()]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("already cancelled"));
+
+    // The cancelled campaign continues in the daemon: its folder is refused without --resume
+    // (which the refusal names), taken with it, and never by another campaign.
+    let folder = dir.join("out-long");
+    let out = run(&d.env(), &["submit", s(&long), "--out", s(&folder)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("mats submit") && err.contains("--resume"),
+        "{err}"
+    );
+    let out = run(
+        &d.env(),
+        &["submit", s(&a), "--out", s(&folder), "--resume"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("holds campaign \"long\""),
+        "{err}"
+    );
+    let again: i64 = ok(
+        &d.env(),
+        &["submit", s(&long), "--out", s(&folder), "--resume"],
+    )
+    .trim()
+    .parse()
+    .unwrap();
+    wait_for(
+        "the resumed campaign to measure",
+        Duration::from_secs(120),
+        || d.status(again)["state"] == "running",
+    );
+    ok(&d.env(), &["cancel", &again.to_string()]);
+    d.wait_state(again, "cancelled", Duration::from_secs(120));
 }
 
 #[test]

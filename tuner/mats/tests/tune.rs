@@ -257,6 +257,11 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
             &["--backend", "gpu"][..],
             "--backend gpu does not combine with --tuned",
         ),
+        (
+            &["--gpus", "0,1", "--time-limit", "0.3"][..],
+            "--gpus does not combine with --tuned",
+        ),
+        (&["--gpu", "3"][..], "--gpu does not combine with --tuned"),
     ] {
         let e = tuned_error(extra);
         assert!(e.contains(expected), "{extra:?}: {e}");

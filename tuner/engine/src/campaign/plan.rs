@@ -157,11 +157,11 @@ impl CampaignPlan {
                 // the plan keeps none of them: the folder goes with the check.
                 let scratch = tempfile::tempdir()
                     .context("cannot create a scratch folder to check the generated instances")?;
-                let set = instance_set(file, scratch.path(), None)?;
+                let set = instance_set(file, scratch.path(), how.shard)?;
                 check_best_known(file, &settled.mode, &set)?;
                 (None, None)
             }
-            Folder::Untouched => (Some(instance_set(file, Path::new("."), None)?), None),
+            Folder::Untouched => (Some(instance_set(file, Path::new("."), how.shard)?), None),
         };
         if let Some(set) = &instances {
             check_best_known(file, &settled.mode, set)?;
@@ -224,14 +224,15 @@ pub fn check(file: &CampaignFile) -> Result<CampaignPlan> {
 
 /// [`check`] as on a machine with a GPU when the campaign has a `[gpu]` table (`mats tune
 /// --check`: a GPU campaign is checked on a laptop before it goes to the GPU machine); the
-/// plan's backend is the one it was checked for.
-pub fn check_anywhere(file: &CampaignFile) -> Result<CampaignPlan> {
+/// plan's backend is the one it was checked for. With `shard`, the shard's own share is
+/// checked too (a shard without a class fails its run).
+pub fn check_anywhere(file: &CampaignFile, shard: Option<Shard>) -> Result<CampaignPlan> {
     let gpu = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
     // Probed only where the campaign does not settle it (the probe opens the driver).
     let how = Resolve {
         gpu_present: gpu || setup::gpu_present(),
         out: None,
-        shard: None,
+        shard,
         folder: Folder::Untouched,
     };
     CampaignPlan::resolve(file, &how)

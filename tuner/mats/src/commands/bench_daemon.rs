@@ -130,6 +130,7 @@ impl Bench {
                 out: Some(self.dir.join(out)),
                 priority: 0,
                 cwd: self.dir.clone(),
+                resume: false,
             },
         )?;
         Ok(reply.id)

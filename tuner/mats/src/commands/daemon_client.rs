@@ -31,6 +31,7 @@ pub fn submit(args: &SubmitArgs) -> Result<()> {
             out: args.out.as_deref().map(absolute).transpose()?,
             priority: args.priority,
             cwd: std::env::current_dir().context("cannot read the working folder")?,
+            resume: args.resume,
         },
     )?;
     if args.json {

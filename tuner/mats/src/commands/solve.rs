@@ -713,6 +713,18 @@ fn solve_tuned(
             index.backend
         );
     }
+    // A CPU bundle would run on the CPU whatever GPUs were named: say so instead.
+    if index.backend == "cpu" && (args.gpus.is_some() || args.gpu != 0) {
+        bail!(
+            "{} does not combine with --tuned {}: its bundles run on the CPU",
+            if args.gpus.is_some() {
+                "--gpus"
+            } else {
+                "--gpu"
+            },
+            dir.display()
+        );
+    }
     if !(args.max_class_distance.is_finite() && args.max_class_distance >= 0.0) {
         bail!(
             "--max-class-distance must be a number >= 0, found {}",
@@ -1029,8 +1041,8 @@ fn named_class(
         // (a standalone executable's own) runs as asked, but not silently.
         eprintln!(
             "warning: {} (class {own}) is far from the tuned class {name} (distance {:.3} > \
-             --max-class-distance {max_distance}): its tuning may not hold; running {name}'s \
-             bundle as asked",
+             {max_distance}, beyond which `mats solve --tuned` runs the family's default): its \
+             tuning may not hold; running {name}'s bundle as asked",
             instance.name(),
             named.distance
         );

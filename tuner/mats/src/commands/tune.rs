@@ -11,7 +11,7 @@ use engine::tune::{self, StartMode, TuneOptions};
 pub fn run(args: &TuneArgs) -> Result<()> {
     let file = CampaignFile::read(&args.campaign)?;
     if args.check {
-        let plan = tune::check_anywhere(&file)?;
+        let plan = tune::check_anywhere(&file, args.shard)?;
         // An `auto` campaign with a [gpu] table is checked as the GPU would run it; say which
         // backend a run here takes when that is another.
         let here = match file.config.backend {

@@ -385,6 +385,15 @@ fn a_shard_without_a_class_and_a_holdout_that_is_tuned_are_refused() {
         e
     };
     assert!(e.contains("shard 3/3") && e.contains("print.toml"), "{e}");
+    // `mats tune --check --shard 3/3` says so before a Slurm array runs it.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = fixture(tmp.path(), |t| t);
+    let e = format!(
+        "{:#}",
+        check_anywhere(&file, Some(Shard { index: 3, count: 3 })).unwrap_err()
+    );
+    assert!(e.contains("shard 3/3") && e.contains("no class"), "{e}");
+    assert!(check_anywhere(&file, Some(Shard { index: 1, count: 3 })).is_ok());
     let e = error_of(|t| {
         t.replace(
             "paths = [\"listed.txt\"]",
@@ -421,7 +430,7 @@ fn every_shipped_campaign_resolves_for_a_check() {
             continue;
         }
         let anywhere =
-            check_anywhere(&file).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+            check_anywhere(&file, None).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         let gpu_table = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
         assert_eq!(
             anywhere.backend == BackendKind::Gpu,
