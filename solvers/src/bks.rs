@@ -172,6 +172,15 @@ pub fn gap_percent(objective: i64, best_known: i64) -> Option<f64> {
     (best_known != 0).then(|| 100.0 * above as f64 / best_known.unsigned_abs() as f64)
 }
 
+/// A gap as text says it: "0.125% above" the best known, or "2.428% below" it.
+pub fn above_or_below(gap_percent: f64) -> String {
+    if gap_percent < 0.0 {
+        format!("{:.3}% below", -gap_percent)
+    } else {
+        format!("{gap_percent:.3}% above")
+    }
+}
+
 /// The largest objective whose gap to `best_known` is at most `gap_percent` (minimisation),
 /// so that a time-to-target run stops on exact integers.
 pub fn target_objective(best_known: i64, gap_percent: f64) -> i64 {
@@ -182,6 +191,13 @@ pub fn target_objective(best_known: i64, gap_percent: f64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gap_below_the_best_known_says_below() {
+        assert_eq!(above_or_below(0.125), "0.125% above");
+        assert_eq!(above_or_below(0.0), "0.000% above");
+        assert_eq!(above_or_below(-2.4281), "2.428% below");
+    }
 
     #[test]
     fn embedded_table_parses_and_has_shipped_instances() {

@@ -31,7 +31,7 @@ impl PermutationError {
                 format!("it has {found} values, the instance needs {expected}")
             }
             PermutationError::OutOfRange { position, value, n } => format!(
-                "value {} is {}, outside {base}..={}",
+                "the value at position {} is {}, outside {base}..={}",
                 position + 1,
                 value + base,
                 n - 1 + base
@@ -41,7 +41,7 @@ impl PermutationError {
                 first,
                 second,
             } => format!(
-                "{} appears twice (values {} and {})",
+                "{} appears twice (at positions {} and {})",
                 value + base,
                 first + 1,
                 second + 1

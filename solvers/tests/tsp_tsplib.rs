@@ -288,7 +288,7 @@ fn tour_files() {
     assert!(err(&good.replace("1 2", "1 1")).contains("t.tour:4:"));
     // In the file's numbering: city 1 is written at positions 2 and 3 (3, 1, 1).
     assert!(
-        err(&good.replace("1 2", "1 1")).contains("1 appears twice (values 2 and 3)"),
+        err(&good.replace("1 2", "1 1")).contains("1 appears twice (at positions 2 and 3)"),
         "{}",
         err(&good.replace("1 2", "1 1"))
     );

@@ -1468,11 +1468,11 @@ fn instance_score_rescores_solutions_from_anywhere() {
         ("1 2 3", "it has 3 values, the instance needs 12"),
         (
             "1 2 3 4 5 6 7 8 9 10 11 11",
-            "11 appears twice (values 11 and 12)",
+            "11 appears twice (at positions 11 and 12)",
         ),
         (
             "1 2 3 4 5 6 7 8 9 10 11 13",
-            "value 12 is 13, outside 1..=12",
+            "the value at position 12 is 13, outside 1..=12",
         ),
         (
             "0 1 2 3 4 5 6 7 8 9 10 11",
@@ -1657,4 +1657,29 @@ fn malformed_environment_variables_are_named() {
             "{e}"
         );
     }
+}
+
+/// campaigns/README.md's format example is a campaign a user can copy: `--check` accepts it.
+#[test]
+fn the_campaign_format_example_is_valid() {
+    let readme = std::fs::read_to_string(common::repo("campaigns/README.md")).unwrap();
+    let start = readme
+        .find("```toml\nname = \"format-example\"")
+        .expect("the example's opening")
+        + "```toml\n".len();
+    let end = start + readme[start..].find("```").expect("the example's end");
+    // Its paths are relative to campaigns/: the same layout in a scratch folder.
+    let tmp = tempfile::tempdir().unwrap();
+    for folder in ["data", "spaces"] {
+        std::os::unix::fs::symlink(common::repo(folder), tmp.path().join(folder)).unwrap();
+    }
+    std::fs::create_dir(tmp.path().join("campaigns")).unwrap();
+    let path = tmp.path().join("campaigns/example.toml");
+    std::fs::write(&path, &readme[start..end]).unwrap();
+    let out = mats(&["tune", path.to_str().unwrap(), "--check"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -97,7 +97,8 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
     }
     match (report.best_known, report.gap_percent) {
         (Some(b), Some(gap)) => println!(
-            "gap        {gap:.3}% above the best known {}{}",
+            "gap        {} the best known {}{}",
+            solvers::bks::above_or_below(gap),
             b.value,
             super::instance::optimal_note(b)
         ),
@@ -222,13 +223,22 @@ mod tests {
             first: 0,
             second: 2,
         });
-        assert_eq!(describe(&dup, true), "2 appears twice (values 1 and 3)");
-        assert_eq!(describe(&dup, false), "1 appears twice (values 1 and 3)");
+        assert_eq!(
+            describe(&dup, true),
+            "2 appears twice (at positions 1 and 3)"
+        );
+        assert_eq!(
+            describe(&dup, false),
+            "1 appears twice (at positions 1 and 3)"
+        );
         let range = SolutionError::Permutation(PermutationError::OutOfRange {
             position: 1,
             value: 3,
             n: 3,
         });
-        assert_eq!(describe(&range, true), "value 2 is 4, outside 1..=3");
+        assert_eq!(
+            describe(&range, true),
+            "the value at position 2 is 4, outside 1..=3"
+        );
     }
 }

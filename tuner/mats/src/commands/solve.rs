@@ -1327,7 +1327,7 @@ fn print_text(r: &SolveReport, known: Option<solvers::bks::BestKnownEntry>) {
     if let Some(t) = &r.target {
         let gap = t
             .gap_percent
-            .map(|g| format!(" ({g:.3}% above the best known)"))
+            .map(|g| format!(" ({} the best known)", solvers::bks::above_or_below(g)))
             .unwrap_or_default();
         match t.reached_after_s {
             Some(at) => println!("target     {}{gap}: reached after {at:.3} s", t.objective),
