@@ -297,6 +297,29 @@ fn settle(file: &CampaignFile, gpu_present: bool) -> Result<Settled> {
 /// one failed trial by trial, after `--check` and `mats submit` had passed it. (`gap@budget`
 /// does not: where no value is known its gaps are to the baseline's best objective.)
 fn check_best_known(file: &CampaignFile, mode: &RunMode, set: &InstanceSet) -> Result<()> {
+    if matches!(mode, RunMode::FixedWork) {
+        return Ok(());
+    }
+    // A gap is a percentage of the best-known value: of 0 it ranks nothing (esc16f).
+    let zero: Vec<&str> = set
+        .all
+        .iter()
+        .filter(|i| i.record.best_known == Some(0))
+        .map(|i| i.record.name.as_str())
+        .collect();
+    if !zero.is_empty() {
+        return Err(file.error_at(
+            "objective",
+            format!(
+                "a gap is a percentage of the best-known value, which is 0 for {}: no gap \
+                 ranks points there; leave {} out of a quality campaign (a fixed-work \
+                 objective can take {})",
+                zero.join(", "),
+                if zero.len() == 1 { "it" } else { "them" },
+                if zero.len() == 1 { "it" } else { "them" },
+            ),
+        ));
+    }
     if !matches!(mode, RunMode::Target { .. }) {
         return Ok(());
     }

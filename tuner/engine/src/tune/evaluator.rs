@@ -429,7 +429,9 @@ impl<'t> ClassEvaluator<'t> {
             .best_known
             .or_else(|| self.baseline.as_ref().and_then(|b| b.objectives[mi]))
             .unwrap_or(objective);
-        Some(solvers::bks::gap_percent(objective, reference).unwrap_or(0.0))
+        // A reference of 0 (a baseline that found 0 where nothing is known) gives no
+        // percentage: only 0 itself matches it; anything else is no gap, not a gap of 0.
+        solvers::bks::gap_percent(objective, reference).or((objective == reference).then_some(0.0))
     }
 
     fn aggregate(

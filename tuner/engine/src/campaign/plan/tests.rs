@@ -616,3 +616,38 @@ fn a_file_of_several_instances_is_refused_naming_the_key() {
         "{e}"
     );
 }
+
+/// A best-known value of 0 (QAPLIB's esc16f) makes every gap undefined: a quality campaign
+/// over it is refused at its check, where it used to score every point 0% (a worse point
+/// tied with the optimum).
+#[test]
+fn a_quality_campaign_refuses_a_best_known_of_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("esc16f.dat"),
+        "3\n\n0 1 2\n1 0 3\n2 3 0\n\n0 5 1\n5 0 2\n1 2 0\n",
+    )
+    .unwrap();
+    let space = repo("spaces/qap-cpu.toml").display().to_string();
+    let text = format!(
+        "name = \"zero\"\nbackend = \"cpu\"\nobjective = \"gap@budget\"\n\n[run]\nbudget_s = 0.1\n\n\
+         [instances]\npaths = [\"esc16f.dat\"]\n\n[cpu]\nspace = {space:?}\n\
+         baseline = {{ algorithm = \"tabu\", threads = 1, starts = 1 }}\n"
+    );
+    let path = tmp.path().join("zero.toml");
+    std::fs::write(&path, &text).unwrap();
+    let file = CampaignFile::read(&path).unwrap();
+    let e = format!("{:#}", check_anywhere(&file, None).unwrap_err());
+    assert!(
+        e.contains("esc16f") && e.contains("best-known value, which is 0") && e.contains("line 3"),
+        "{e}"
+    );
+    // Fixed work has no gap: the same instance is fine there.
+    let fixed = text
+        .replace("objective = \"gap@budget\"", "objective = \"time\"")
+        .replace("[run]\nbudget_s = 0.1\n", "")
+        + "\n[cpu.overrides.params.algorithm]\nvalues = [\"tabu\"]\n";
+    std::fs::write(&path, fixed).unwrap();
+    let file = CampaignFile::read(&path).unwrap();
+    check_anywhere(&file, None).unwrap();
+}
