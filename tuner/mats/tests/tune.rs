@@ -217,6 +217,22 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     );
     let default = solve_bur(&["--max-class-distance", "0"]);
     assert_eq!(default["tuned"]["default_ran"], true, "{default}");
+    // ... at the export's budget (it used to run the default's own iterations: TSP's Ant
+    // System took 107 s for an export tuned at 0.2 s).
+    let fallback = mats(&[
+        "solve",
+        "--tuned",
+        tuned.to_str().unwrap(),
+        "data/qap/bur26a.dat",
+        "--max-class-distance",
+        "0",
+    ]);
+    let said = String::from_utf8_lossy(&fallback.stderr);
+    assert!(
+        said.contains("running the default at the export's budget, 0.2 s"),
+        "{said}"
+    );
+    assert!(default["seconds"].as_f64().unwrap() < 0.2 + 0.5, "{default}");
     assert!(
         !default["algorithm"].as_str().unwrap().contains("tuned"),
         "{default}"

@@ -790,6 +790,28 @@ fn solve_tuned(
         if args.max_power.is_some() || args.max_energy.is_some() {
             eprintln!("the default was never measured for power or energy: the cap does not apply");
         }
+        // The default runs at the export's budget, as a bundle would: left to its own
+        // iteration count, TSP's Ant System took 107 s on pr2392 for a 0.2 s export.
+        let budget = match (
+            budget.time_limit,
+            budget.iterations,
+            index.run.and_then(|r| r.limit_s()),
+        ) {
+            (None, None, Some(seconds)) => {
+                let limit = solvers::limits::seconds(seconds).map_err(|e| {
+                    anyhow::anyhow!("{}: `run`: {e}", dir.join("index.json").display())
+                })?;
+                eprintln!(
+                    "running the default at the export's budget, {seconds} s (--time-limit \
+                     sets another)"
+                );
+                Budget {
+                    time_limit: Some(remaining(limit, Instant::now()).0),
+                    ..budget
+                }
+            }
+            _ => budget,
+        };
         let mut solved = if index.backend == "gpu" {
             solve_gpu(args, instance, budget)?
         } else {
