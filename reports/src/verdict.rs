@@ -296,6 +296,11 @@ pub fn compare(reference: Option<MeanSd>, tuned: Option<MeanSd>) -> Outcome {
     let (Some(r), Some(t)) = (reference, tuned) else {
         return Outcome::Missing;
     };
+    // One run a side has no spread: any difference would pass two standard errors of 0.
+    // (Means read from a store without recorded comparisons say n = 0: compared as means.)
+    if r.n == 1 || t.n == 1 {
+        return Outcome::Tie;
+    }
     let diff = t.mean - r.mean;
     let se = (r.se().powi(2) + t.se().powi(2)).sqrt();
     let margin = (2.0 * se).max(1e-9 * r.mean.abs().max(1e-12));
@@ -337,6 +342,7 @@ fn verdict(reference: &str, searched_further: bool, fresh: Outcome, held: Outcom
 pub fn show(v: Option<MeanSd>, unit: &str, with_spread: bool) -> String {
     match v {
         None => "-".into(),
+        Some(v) if with_spread && v.n == 1 => format!("{}{unit} (one run)", short(v.mean)),
         Some(v) if with_spread && v.n > 0 => {
             format!("{} ± {}{unit}", short(v.mean), short(v.sd))
         }
@@ -439,6 +445,9 @@ mod tests {
         assert_eq!(compare(ms(1.0, 0.2, 9), ms(0.95, 0.2, 9)), Outcome::Tie);
         assert_eq!(compare(ms(0.0, 0.0, 5), ms(0.0, 0.0, 5)), Outcome::Tie);
         assert_eq!(compare(None, ms(0.0, 0.0, 5)), Outcome::Missing);
+        // One run a side: no spread to judge by (13.409 ms against 13.400 ms was "better").
+        assert_eq!(compare(ms(13.409, 0.0, 1), ms(13.4, 0.0, 1)), Outcome::Tie);
+        assert_eq!(compare(ms(1.649, 0.0, 1), ms(0.649, 0.1, 9)), Outcome::Tie);
     }
 
     fn point(starts: i64) -> Point {
@@ -576,6 +585,7 @@ mod tests {
         assert!(md.contains("0.500 ± 0.100%"), "{md}");
         assert!(md.contains("means only"), "{md}");
         assert_eq!(show(ms(1.5, 4e-15, 3), "%", true), "1.500 ± 0.000%");
+        assert_eq!(show(ms(1.5, 0.0, 1), "%", true), "1.500% (one run)");
     }
 
     #[test]

@@ -970,3 +970,29 @@ fn batches_and_populations_are_bounded() {
         .check_for(Objective::Time)
         .is_ok());
 }
+
+/// A first-improvement scan one point at a time stops at the first better neighbour, seen
+/// or not: a batch that ran past a seen better neighbour measured an unseen point the scan
+/// never needed (and moved the published strategy scores).
+#[test]
+fn a_scan_batch_ends_at_a_seen_better_neighbour() {
+    let s = grid();
+    let mut ev = table(&s, convex);
+    let mut tracker = crate::tracker::Tracker::new(&mut ev, Objective::Time);
+    let points: Vec<Point> = s.points().take(4).collect();
+    // Points 0 and 2 are seen; 1 and 3 are not.
+    tracker
+        .costs(&[points[0].clone(), points[2].clone()])
+        .unwrap();
+    let cost_of_2 = convex(&points[2]);
+    // Only point 2 improves: the batch holds 0, the unseen 1 and stops at 2.
+    let improves = |c: f64| c == cost_of_2;
+    assert_eq!(tracker.scan_batch_end(&points, 0, &improves), 2);
+    assert_eq!(tracker.scan_batch_end(&points, 2, &improves), 3);
+    // Nothing seen improves: the batch runs to the next unseen point.
+    let never = |_: f64| false;
+    assert_eq!(tracker.scan_batch_end(&points, 2, &never), 4);
+    // The first point seen and improving ends the batch at once.
+    let first = |c: f64| c == convex(&points[0]);
+    assert_eq!(tracker.scan_batch_end(&points, 0, &first), 1);
+}

@@ -71,14 +71,29 @@ impl<'e> Tracker<'e> {
     /// The end of the next batch of a first-improvement scan of `candidates` from `from`: as
     /// many unseen points as the evaluator measures at once ([`Evaluator::parallel_points`]),
     /// with the seen ones between them (they cost nothing). With a width of one this is the
-    /// one-at-a-time scan: the seen points up to and including the next unseen one.
-    pub fn scan_batch_end(&self, candidates: &[Point], from: usize) -> usize {
+    /// one-at-a-time scan: the seen points up to and including the next unseen one. The batch
+    /// also ends at a seen point whose known cost `improves` says the scan stops at: nothing
+    /// after it would be looked at one at a time, so nothing after it is measured.
+    pub fn scan_batch_end(
+        &self,
+        candidates: &[Point],
+        from: usize,
+        improves: &dyn Fn(f64) -> bool,
+    ) -> usize {
         let width = self.parallel_points();
         let mut unseen = 0;
         let mut end = from;
         while end < candidates.len() && unseen < width {
-            if !self.seen(&candidates[end]) {
-                unseen += 1;
+            match self.memo.get(&candidates[end]) {
+                None => unseen += 1,
+                Some(known) => {
+                    let cost = known
+                        .and_then(|o| self.objective.scalar(&o))
+                        .unwrap_or(f64::INFINITY);
+                    if improves(cost) {
+                        return end + 1;
+                    }
+                }
             }
             end += 1;
         }
