@@ -232,7 +232,10 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
         said.contains("running the default at the export's budget, 0.2 s"),
         "{said}"
     );
-    assert!(default["seconds"].as_f64().unwrap() < 0.2 + 0.5, "{default}");
+    assert!(
+        default["seconds"].as_f64().unwrap() < 0.2 + 0.5,
+        "{default}"
+    );
     assert!(
         !default["algorithm"].as_str().unwrap().contains("tuned"),
         "{default}"

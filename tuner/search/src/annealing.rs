@@ -14,7 +14,7 @@ use results::Point;
 
 use super::hill_climbing::{Landscape, TraceMoves};
 use super::options::{AnnealingOptions, Cooling};
-use super::tracker::Tracker;
+use super::tracker::{Stop, Tracker};
 use super::SearchSpace;
 
 impl Anneal for Landscape<'_, '_> {
@@ -32,10 +32,36 @@ impl Anneal for Landscape<'_, '_> {
     }
 }
 
+/// Anneals from `start`; each time a walk ends (its temperature has frozen it into a region
+/// it has measured, or `stall_best` stopped it) the next starts from an unseen random point
+/// with the initial temperature, until the budget is spent or every point was measured. One
+/// frozen walk used to end the search with most of its budget unused.
 pub(crate) fn run(
     space: &dyn SearchSpace,
     tracker: &mut Tracker<'_>,
     start: Option<Point>,
+    options: &AnnealingOptions,
+    rng: &mut dyn rand::RngCore,
+) -> Result<()> {
+    let mut start = match start {
+        Some(p) => Some(p),
+        None => space.random_point(rng),
+    };
+    while let Some(from) = start.take() {
+        match anneal(space, tracker, from, options, rng) {
+            Err(e) if e.downcast_ref::<Stop>() == Some(&Stop::Stalled) => {}
+            other => other?,
+        }
+        start = tracker.fresh_point(space, rng);
+    }
+    Ok(())
+}
+
+/// One annealing walk from `start`.
+fn anneal(
+    space: &dyn SearchSpace,
+    tracker: &mut Tracker<'_>,
+    start: Point,
     options: &AnnealingOptions,
     rng: &mut dyn rand::RngCore,
 ) -> Result<()> {
@@ -46,13 +72,6 @@ pub(crate) fn run(
         reanneal_best,
         stall_best,
     } = options;
-    let start = match start {
-        Some(p) => p,
-        None => match space.random_point(rng) {
-            Some(p) => p,
-            None => return Ok(()),
-        },
-    };
     let landscape = Landscape {
         space,
         tracker: RefCell::new(tracker),

@@ -128,9 +128,10 @@ impl<'a, 'e> Solver<Landscape<'a, 'e>, PointState> for Climber {
             let mut from = 0;
             while from < neighbours.len() && better.is_none() {
                 let end = match problem.problem.as_ref() {
-                    Some(l) => l.tracker.borrow().scan_batch_end(&neighbours, from, &|c| {
-                        l.transform(c) < cost
-                    }),
+                    Some(l) => l
+                        .tracker
+                        .borrow()
+                        .scan_batch_end(&neighbours, from, &|c| l.transform(c) < cost),
                     None => from + 1,
                 };
                 let costs = problem.bulk_cost(&neighbours[from..end])?;

@@ -961,6 +961,31 @@ fn batches_and_populations_are_bounded() {
             .unwrap()
     };
     refused(genetic(1), "population must be in 2..=10000");
+    let parsed = |text: &str| toml::from_str::<Strategy>(text).unwrap();
+    for (text, says) in [
+        (
+            "name = \"simulated-annealing\"\nstall_best = 0",
+            "stall_best must be at least 1",
+        ),
+        (
+            "name = \"simulated-annealing\"\nreanneal_best = 0",
+            "reanneal_best must be at least 1",
+        ),
+        (
+            "name = \"genetic\"\nstagnation = 0",
+            "stagnation must be at least 1",
+        ),
+        (
+            "name = \"basin-hopping\"\nrestart_after = 0",
+            "restart_after must be at least 1",
+        ),
+        (
+            "name = \"bayes\"\nmodel_points = 100000",
+            "model_points must be in 1..=2000",
+        ),
+    ] {
+        refused(parsed(text), says);
+    }
     refused(
         genetic(1_000_000_000_000_000_000),
         "population must be in 2..=10000",
@@ -995,4 +1020,17 @@ fn a_scan_batch_ends_at_a_seen_better_neighbour() {
     // The first point seen and improving ends the batch at once.
     let first = |c: f64| c == convex(&points[0]);
     assert_eq!(tracker.scan_batch_end(&points, 0, &first), 1);
+}
+
+/// Simulated annealing restarts from an unseen point when a walk freezes: without a budget it
+/// goes on until every point was measured (one frozen walk used to end the search with most
+/// of its budget unused: about 200 of 1,090 evaluations on a published space).
+#[test]
+fn annealing_restarts_until_the_space_is_measured() {
+    let s = grid();
+    let sa = strategy("name = \"simulated-annealing\"");
+    let (batches, best) = run_wide(&sa, &s, rugged, 1, 3);
+    let asked: HashSet<Point> = batches.into_iter().flatten().collect();
+    assert_eq!(asked.len(), s.points().count());
+    assert_eq!(best, optimum(&s, rugged));
 }
