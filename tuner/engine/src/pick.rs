@@ -102,17 +102,21 @@ pub fn nearest_budget(budgets: &[f64], time_limit_s: Option<f64>) -> Option<usiz
 }
 
 /// The points of a (class, budget) an export keeps as its front: those non-dominated in gap,
-/// time, energy and power together (a quantity not measured counts as the same for all).
+/// time, energy and power together (a quantity not measured counts as the same for all; time
+/// too where `run` is a budget, which every run lasts).
 /// Every point [`pick`] could choose under any cap and preference is among them: a point
 /// dominated in all four is beaten, under the same caps, by the point that dominates it.
-pub fn front(points: &[&Measured]) -> Vec<Measured> {
+pub fn front(points: &[&Measured], run: Option<RunMode>) -> Vec<Measured> {
     let or_inf = |v: Option<f64>| v.unwrap_or(f64::INFINITY);
+    // At a budget every run lasts the budget: what differs in its time is noise (a CPU export
+    // kept a second point for 0.100053 s against 0.100057 s).
+    let timed = !matches!(run, Some(RunMode::Budget { .. }));
     let values: Vec<[f64; 4]> = points
         .iter()
         .map(|m| {
             [
                 or_inf(m.gap_percent),
-                m.time_s,
+                if timed { m.time_s } else { 0.0 },
                 or_inf(m.energy_j),
                 or_inf(m.power_w),
             ]

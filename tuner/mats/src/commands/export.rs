@@ -362,7 +362,12 @@ fn export_class(
                 }
             })
             .collect(),
-        None => engine::pick::front(&measured),
+        None => engine::pick::front(
+            &measured,
+            budget_s
+                .map(|budget_s| results::RunMode::Budget { budget_s })
+                .or(source.settings.run),
+        ),
     };
     for m in &mut front {
         m.bundle = Some(bundles.bundle_of(source, label, budget_s, m, None));
