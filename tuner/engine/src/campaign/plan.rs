@@ -159,12 +159,14 @@ impl CampaignPlan {
                     .context("cannot create a scratch folder to check the generated instances")?;
                 let set = instance_set(file, scratch.path(), how.shard)?;
                 check_best_known(file, &settled.mode, &set)?;
+                check_space_family(file, &settled, &set)?;
                 (None, None)
             }
             Folder::Untouched => (Some(instance_set(file, Path::new("."), how.shard)?), None),
         };
         if let Some(set) = &instances {
             check_best_known(file, &settled.mode, set)?;
+            check_space_family(file, &settled, set)?;
         }
         let c = &file.config;
         Ok(CampaignPlan {
@@ -296,6 +298,31 @@ fn settle(file: &CampaignFile, gpu_present: bool) -> Result<Settled> {
 /// A target gap needs a best-known value: a time-to-target campaign on an instance without
 /// one failed trial by trial, after `--check` and `mats submit` had passed it. (`gap@budget`
 /// does not: where no value is known its gaps are to the baseline's best objective.)
+/// The space tunes the family the instances are of: a QAP space over TSP instances passed
+/// its check and then failed every trial ("unknown tsp algorithm").
+fn check_space_family(file: &CampaignFile, settled: &Settled, set: &InstanceSet) -> Result<()> {
+    let (Some(space), Some(first)) = (settled.setup.space.family(), set.all.first()) else {
+        return Ok(());
+    };
+    let instances = first.instance.family().name();
+    if space != instances {
+        let table = match settled.backend {
+            BackendKind::Gpu => "gpu",
+            BackendKind::Cpu => "cpu",
+        };
+        return Err(file.error_at(
+            &format!("{table}.space"),
+            format!(
+                "{} is a space of {space}, but the campaign's instances are {instances} ({}); \
+                 use a {instances} space (spaces/README.md lists them)",
+                settled.setup.space_path.display(),
+                first.record.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn check_best_known(file: &CampaignFile, mode: &RunMode, set: &InstanceSet) -> Result<()> {
     if matches!(mode, RunMode::FixedWork) {
         return Ok(());

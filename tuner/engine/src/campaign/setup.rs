@@ -115,6 +115,32 @@ pub fn resolve(file: &CampaignFile, table: &'static str, setup: &SetupConfig) ->
         }
         Ok(p)
     };
+    // Every algorithm a CPU space offers must be one of its family's: a value the solver does
+    // not know fails every trial of it after a clean --check.
+    if let (true, Some(family)) = (
+        table == "cpu",
+        space
+            .family()
+            .and_then(|f| f.parse::<solvers::family::Family>().ok()),
+    ) {
+        let offered = space
+            .param_info()
+            .into_iter()
+            .find(|p| p.name == "algorithm");
+        for value in offered.iter().flat_map(|p| &p.domain) {
+            let name = value.to_string();
+            family.algorithm(&name).map_err(|e| {
+                let key = match setup.overrides.is_some() {
+                    true => "overrides".to_string(),
+                    false => format!("{table}.space"),
+                };
+                file.error_at(
+                    &key,
+                    format!("{}: parameter `algorithm`: {e}", space_path.display()),
+                )
+            })?;
+        }
+    }
     let baseline = solver_point("baseline", space_point("baseline", &setup.baseline)?)?;
     let default_point = setup
         .default

@@ -651,3 +651,40 @@ fn a_quality_campaign_refuses_a_best_known_of_zero() {
     let file = CampaignFile::read(&path).unwrap();
     check_anywhere(&file, None).unwrap();
 }
+
+/// A space of another family, or an algorithm the family does not have, is refused by the
+/// check: both passed it and then failed every trial of the run.
+#[test]
+fn spaces_of_another_family_and_unknown_algorithms_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = repo("spaces/qap-cpu.toml").display().to_string();
+    let write = |instance: &str, extra: &str| {
+        let text = format!(
+            "name = \"fam\"\nbackend = \"cpu\"\nobjective = \"gap@budget\"\n\n[run]\nbudget_s = 0.1\n\n\
+             [instances]\npaths = [{instance:?}]\n\n[cpu]\nspace = {space:?}\n\
+             baseline = {{ algorithm = \"tabu\", threads = 1, starts = 1 }}\n{extra}"
+        );
+        let path = tmp.path().join("fam.toml");
+        std::fs::write(&path, text).unwrap();
+        CampaignFile::read(&path).unwrap()
+    };
+    let tsp = repo("data/tsplib/rd400.tsp").display().to_string();
+    let e = format!("{:#}", check_anywhere(&write(&tsp, ""), None).unwrap_err());
+    assert!(
+        e.contains("`cpu.space`")
+            && e.contains("a space of qap")
+            && e.contains("instances are tsp"),
+        "{e}"
+    );
+    let qap = repo("data/qap/tai12a.dat").display().to_string();
+    let bogus = "\n[cpu.overrides.params.algorithm]\nvalues = [\"2opt\", \"tabu\", \"bogus\"]\n";
+    let e = format!(
+        "{:#}",
+        check_anywhere(&write(&qap, bogus), None).unwrap_err()
+    );
+    assert!(
+        e.contains("`overrides`") && e.contains("bogus") && e.contains("algorithm"),
+        "{e}"
+    );
+    check_anywhere(&write(&qap, ""), None).unwrap();
+}
