@@ -15,6 +15,8 @@ pub struct TuneSummary {
     pub backend: String,
     pub device: String,
     pub classes: Vec<ClassSummary>,
+    /// Trials this run measured: a resume counts its own (`mats results` lists every trial
+    /// of the store), as do `wall_s` and `device_seconds`.
     pub new_trials: u64,
     pub wall_s: f64,
     /// Seconds the devices spent measuring (warm-ups, timed runs, energy windows, budgeted

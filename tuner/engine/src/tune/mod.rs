@@ -478,9 +478,10 @@ fn write_summary(
         classes: summaries,
         new_trials: t.budget.new_trials,
         wall_s,
-        device_seconds: t.clock.busy.iter().map(|d| d.as_secs_f64()).sum(),
+        // `+ 0.0`: an empty sum of f64 is -0.0, which a resume that measured nothing printed.
+        device_seconds: t.clock.busy.iter().map(|d| d.as_secs_f64()).sum::<f64>() + 0.0,
         production_runs: {
-            let busy: f64 = t.clock.busy.iter().map(|d| d.as_secs_f64()).sum();
+            let busy: f64 = t.clock.busy.iter().map(|d| d.as_secs_f64()).sum::<f64>() + 0.0;
             // A budgeted production run lasts its budget; a fixed-work one the baseline's time.
             let runs: Vec<f64> = baselines.values().map(|b| b.time_s).collect();
             t.mode
