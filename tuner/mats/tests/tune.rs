@@ -1218,3 +1218,38 @@ name = "exhaustive"
     ]);
     assert!(study.contains("10 points, 0 failed"), "{study}");
 }
+
+/// A class the campaign's budget ended before stays in the summary, unsearched, and the run
+/// says so (the table and summary.json used to lose it).
+#[test]
+fn classes_the_budget_never_reached_are_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = cpu_campaign("short", "name = \"exhaustive\"", "trials = 2");
+    let path = write_campaign(tmp.path(), "short", &body);
+    let out = tmp.path().join("out");
+    let run = mats(&[
+        "tune",
+        path_str(&path),
+        "--out",
+        path_str(&out),
+        "--quiet",
+        "--json",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let classes = summary["classes"].as_array().unwrap();
+    assert_eq!(classes.len(), 2, "{summary}");
+    let unsearched: Vec<&serde_json::Value> =
+        classes.iter().filter(|c| c["evaluations"] == 0).collect();
+    assert_eq!(unsearched.len(), 1, "{summary}");
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        said.contains("budget ended before class(es)")
+            && said.contains(unsearched[0]["class"].as_str().unwrap()),
+        "{said}"
+    );
+}

@@ -340,6 +340,14 @@ impl Default for QualityConfig {
 /// `key` may be dotted (`cpu.baseline`): the key is then looked up after its table's header.
 /// `search[K]` is the K-th (0-based) `[[search]]` entry, `search[K].objective` a key in it.
 pub fn line_of(text: &str, key: &str) -> Option<usize> {
+    // A table of its own (`[cpu.overrides.params.x]` for `cpu.overrides`) is where the key is.
+    let header = text.lines().position(|line| {
+        let t = line.trim();
+        t == format!("[{key}]") || t.starts_with(&format!("[{key}."))
+    });
+    if let (Some(line), true) = (header, key.contains('.')) {
+        return Some(line + 1);
+    }
     if let Some((array, k, rest)) = array_entry(key) {
         let start = text
             .lines()

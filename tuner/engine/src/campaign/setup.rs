@@ -131,7 +131,7 @@ pub fn resolve(file: &CampaignFile, table: &'static str, setup: &SetupConfig) ->
             let name = value.to_string();
             family.algorithm(&name).map_err(|e| {
                 let key = match setup.overrides.is_some() {
-                    true => "overrides".to_string(),
+                    true => format!("{table}.overrides"),
                     false => format!("{table}.space"),
                 };
                 file.error_at(
@@ -166,7 +166,7 @@ fn load_space(file: &CampaignFile, table: &str, setup: &SetupConfig) -> Result<(
     if let Some(overrides) = &setup.overrides {
         space = space
             .with_overrides(overrides)
-            .map_err(|e| file.error_at("overrides", format!("{e:#}")))?;
+            .map_err(|e| file.error_at(&format!("{table}.overrides"), format!("{e:#}")))?;
     }
     Ok((space_path, space))
 }

@@ -448,6 +448,38 @@ fn tune_phases(
             )?;
             t.budget.verifying = false;
         }
+        // Classes the budget ended before stay in the summary, unsearched, so that the table,
+        // summary.json and the report list them instead of losing them.
+        let missing: Vec<(String, &Vec<usize>)> = classes
+            .iter()
+            .map(|(class, members)| (phase.class_name(class), members))
+            .filter(|(name, _)| !phase_summaries.iter().any(|s| &s.class == name))
+            .collect();
+        let unreached: Vec<String> = missing
+            .into_iter()
+            .map(|(name, members)| {
+                let names = members
+                    .iter()
+                    .map(|&i| t.instances[i].record.name.clone())
+                    .collect();
+                let metric = starts
+                    .searches
+                    .first()
+                    .map(|(_, o)| crate::campaign::metrics(*o)[0])
+                    .unwrap_or(crate::campaign::Metric::Time);
+                let mut s = ClassSummary::new(&name, names, t.mode.metric_label(metric));
+                s.budget_s = phase.budget_s;
+                phase_summaries.push(s);
+                name
+            })
+            .collect();
+        if !unreached.is_empty() {
+            eprintln!(
+                "note: the campaign's budget ended before class(es) {} were searched; `--resume` \
+                 with a larger [budget] reaches them",
+                unreached.join(", ")
+            );
+        }
         summaries.extend(phase_summaries);
         if t.budget.exhausted() || t.budget.stopped_by_user() {
             break;

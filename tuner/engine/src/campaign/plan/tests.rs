@@ -298,7 +298,7 @@ fn each_derived_piece_refuses_bad_input_naming_the_file_and_key() {
                 "[cpu.overrides]",
                 "[cpu.overrides.params.nothing]\nvalues = [1]\n[cpu.overrides]",
             )],
-            "`overrides`",
+            "`cpu.overrides`",
         ),
         (
             "metric on the CPU",
@@ -683,7 +683,10 @@ fn spaces_of_another_family_and_unknown_algorithms_are_refused() {
         check_anywhere(&write(&qap, bogus), None).unwrap_err()
     );
     assert!(
-        e.contains("`overrides`") && e.contains("bogus") && e.contains("algorithm"),
+        e.contains("`cpu.overrides`")
+            && e.contains("line 1")
+            && e.contains("bogus")
+            && e.contains("algorithm"),
         "{e}"
     );
     check_anywhere(&write(&qap, ""), None).unwrap();
