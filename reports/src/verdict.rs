@@ -184,6 +184,18 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
             ),
             _ => verdict(&reference, fresh.is_some(), fresh_outcome, held_outcome),
         };
+        // `mats export` ships the final re-measure's winner: where that is not the tuned
+        // point, the verdict must not leave the reader thinking the tuned one is shipped.
+        let shipped = fresh
+            .as_ref()
+            .and_then(|c| c.winner.as_deref())
+            .filter(|w| *w != "tuned" && fresh_role.as_deref() != Some("tuned"));
+        let verdict = match shipped {
+            Some(role) => format!(
+                "{verdict}; mats export ships the {role} point, which won the final re-measure"
+            ),
+            None => verdict,
+        };
         // The tuner labels runs by metric; the campaign's run mode completes the objective's
         // name as the campaign wrote it.
         let objective = match input
@@ -545,6 +557,25 @@ mod tests {
             exports: Vec::new(),
             unfinished: None,
         }
+    }
+
+    /// The report names what export ships where the final re-measure's winner was not the
+    /// tuned point (it said "tuned beats the default on the holdouts" while export shipped the
+    /// baseline).
+    #[test]
+    fn a_verdict_names_the_point_export_ships() {
+        let mut i = input();
+        i.runs[1].options["comparison"]["winner"] = serde_json::json!("baseline");
+        let v = class_verdicts(&i);
+        assert!(
+            v[0].verdict.ends_with(
+                "; mats export ships the baseline point, which won the final re-measure"
+            ),
+            "{}",
+            v[0].verdict
+        );
+        let plain = class_verdicts(&input());
+        assert!(!plain[0].verdict.contains("ships"), "{}", plain[0].verdict);
     }
 
     #[test]
