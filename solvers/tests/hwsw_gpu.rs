@@ -7,6 +7,8 @@
 //! reach) and its answers re-score; it is deterministic for a seed. Skipped with
 //! a message on a machine without a GPU, unless MATS_REQUIRE_GPU=1, where it fails.
 
+mod common;
+
 use kernels::gpu::{self, Gpu};
 use kernels::KernelCache;
 use solvers::hwsw::gpu::{self as hwsw_gpu, GpuAlgorithm, GpuParams};
@@ -174,18 +176,6 @@ fn largest_graph_runs() {
     }
 }
 
-/// The exact optimum over all 2^n solutions.
-fn brute_force(inst: &Instance) -> i64 {
-    let n = inst.n();
-    (0u32..(1 << n))
-        .filter_map(|mask| {
-            let x: Vec<usize> = (0..n).map(|i| (mask >> i & 1) as usize).collect();
-            inst.objective(&x).ok()
-        })
-        .min()
-        .unwrap()
-}
-
 #[test]
 fn gpts_multi_finds_tiny_optima_and_rescores() {
     let Some(gpu) = gpu_or_skip("gpts_multi_finds_tiny_optima_and_rescores") else {
@@ -216,7 +206,12 @@ fn gpts_multi_finds_tiny_optima_and_rescores() {
     for inst in &cases {
         let run = hwsw_gpu::solve(&gpu, &cache, inst, &params, &options(5, 300)).unwrap();
         check_run(inst, &run, &inst.name);
-        assert_eq!(run.outcome.objective, brute_force(inst), "{}", inst.name);
+        assert_eq!(
+            run.outcome.objective,
+            common::hwsw_optimum(inst),
+            "{}",
+            inst.name
+        );
         if run.outcome.solution.iter().sum::<usize>() % 2 == 1 {
             odd_optima += 1;
         }

@@ -1,5 +1,7 @@
 //! STS against brute force on tiny graphs, determinism, and the Table 1 figure (ignored).
 
+mod common;
+
 use proptest::prelude::*;
 use solvers::hwsw::{self, GeneratorSpec, Instance, RLevel, StsParams};
 use solvers::run::{Budget, RunOptions};
@@ -62,18 +64,6 @@ fn odd_solutions_are_out_of_reach() {
     assert_eq!(brute_force(&inst), 110);
 }
 
-/// The best feasible solution of any parity.
-fn optimum(inst: &Instance) -> i64 {
-    let n = inst.n();
-    (0u32..(1 << n))
-        .filter_map(|mask| {
-            let x: Vec<usize> = (0..n).map(|i| (mask >> i & 1) as usize).collect();
-            inst.objective(&x).ok()
-        })
-        .min()
-        .unwrap()
-}
-
 #[test]
 fn under_a_time_limit_optima_of_either_parity_are_reached() {
     // The paper's single search with an iteration budget keeps its parity ...
@@ -97,7 +87,7 @@ fn under_a_time_limit_optima_of_either_parity_are_reached() {
         (14, 20, 0.1, 7),
     ] {
         let inst = hwsw::generate(&GeneratorSpec::new(n, m, ccr, RLevel::Low, seed)).unwrap();
-        let best = optimum(&inst);
+        let best = common::hwsw_optimum(&inst);
         odd += usize::from(best < brute_force(&inst));
         for (walks, threads) in [(1, 1), (2, 2)] {
             let params = StsParams {

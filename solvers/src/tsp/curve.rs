@@ -25,13 +25,7 @@ pub(crate) fn hilbert_order(inst: &Instance) -> Vec<u32> {
     let mut order: Vec<u32> = (0..n as u32).collect();
     let coords = inst.coords();
     if coords.len() == n {
-        let (mut lo_x, mut hi_x, mut lo_y, mut hi_y) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-        for &(x, y) in coords {
-            lo_x = lo_x.min(x);
-            hi_x = hi_x.max(x);
-            lo_y = lo_y.min(y);
-            hi_y = hi_y.max(y);
-        }
+        let (lo_x, hi_x, lo_y, hi_y) = super::instance::bounding_box(coords);
         let side = 1u32 << 16;
         let scale = (side - 1) as f64 / (hi_x - lo_x).max(hi_y - lo_y).max(1e-300);
         let keys: Vec<u64> = coords

@@ -228,6 +228,14 @@ impl Instance {
     }
 }
 
+/// The smallest and largest x and y of `coords`: (lo_x, hi_x, lo_y, hi_y).
+pub(crate) fn bounding_box(coords: &[(f64, f64)]) -> (f64, f64, f64, f64) {
+    coords.iter().fold(
+        (f64::MAX, f64::MIN, f64::MAX, f64::MIN),
+        |(lo_x, hi_x, lo_y, hi_y), &(x, y)| (lo_x.min(x), hi_x.max(x), lo_y.min(y), hi_y.max(y)),
+    )
+}
+
 /// A bound on the length of any tour: n times the longest distance any two cities of the
 /// bounding box can have (plus one for TSPLIB's rounding up), saturated in `i128`.
 fn worst_tour_from_coords(edge_weight_type: EdgeWeightType, coords: &[(f64, f64)]) -> i128 {
@@ -235,13 +243,7 @@ fn worst_tour_from_coords(edge_weight_type: EdgeWeightType, coords: &[(f64, f64)
         // Great-circle distances never exceed half the circumference of TSPLIB's sphere.
         EdgeWeightType::Geo => distance::GEO_PI * distance::GEO_RRR,
         _ => {
-            let (mut lo_x, mut hi_x, mut lo_y, mut hi_y) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-            for &(x, y) in coords {
-                lo_x = lo_x.min(x);
-                hi_x = hi_x.max(x);
-                lo_y = lo_y.min(y);
-                hi_y = hi_y.max(y);
-            }
+            let (lo_x, hi_x, lo_y, hi_y) = bounding_box(coords);
             let diagonal = (hi_x - lo_x).hypot(hi_y - lo_y);
             if edge_weight_type == EdgeWeightType::Att {
                 diagonal / 10f64.sqrt()

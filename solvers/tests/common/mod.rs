@@ -40,3 +40,15 @@ pub fn shipped_tsp(name: &str) -> solvers::tsp::Instance {
     solvers::tsp::read(&repo_data().join(format!("tsp/{name}.tsp")))
         .unwrap_or_else(|e| panic!("data/tsp/{name}.tsp: {e}"))
 }
+
+/// A HW/SW graph's exact optimum over all 2^n partitions (tiny graphs).
+pub fn hwsw_optimum(inst: &solvers::hwsw::Instance) -> i64 {
+    let n = inst.n();
+    (0u32..(1 << n))
+        .filter_map(|mask| {
+            let x: Vec<usize> = (0..n).map(|i| (mask >> i & 1) as usize).collect();
+            inst.objective(&x).ok()
+        })
+        .min()
+        .expect("all hardware is feasible")
+}
