@@ -209,6 +209,11 @@ pub struct InstancesConfig {
     /// beside the generated tuning instances.
     #[serde(default)]
     pub holdout_generate: Vec<GeneratorConfig>,
+    /// Best-known tables (CSV with `name` and `bks` columns, as `--bks` takes them), relative
+    /// to the campaign file, over the embedded one: gaps of instances the embedded table does
+    /// not know (generated graphs, a user's own instances).
+    #[serde(default)]
+    pub bks: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -370,8 +370,9 @@ fn check_best_known(file: &CampaignFile, mode: &RunMode, set: &InstanceSet) -> R
             "objective",
             format!(
                 "a target gap is a gap to a best-known value, and {} of the campaign's \
-                 instances have none ({names}); tune them with gap@budget, or on instances \
-                 data/bks.csv knows (`mats instance reference` makes values for HW/SW graphs)",
+                 instances have none ({names}); give them one in a table of your own \
+                 (`[instances] bks = [\"FILE.csv\"]`; `mats instance reference` makes values for \
+                 HW/SW graphs), or tune them with gap@budget",
                 missing.len()
             ),
         ));
@@ -398,7 +399,11 @@ fn output_dir(file: &CampaignFile, out: Option<&Path>, shard: Option<Shard>) -> 
 /// only its own) and each class's holdouts. Every shard stores every instance (merge checks
 /// they agree); it searches only its classes.
 fn instance_set(file: &CampaignFile, out_dir: &Path, shard: Option<Shard>) -> Result<InstanceSet> {
-    let bks = solvers::bks::BestKnown::embedded();
+    let mut bks = solvers::bks::BestKnown::embedded();
+    for table in &file.config.instances.bks {
+        bks.add_file(&file.resolve(std::path::Path::new(table)))
+            .map_err(|e| file.error_at("bks", e))?;
+    }
     let resolved = instances::resolve(file, out_dir, &bks)?;
     let held = instances::resolve_holdouts(file, &resolved, out_dir, &bks)?;
     let classes = instances::classes(file, &resolved, &held)?;

@@ -691,3 +691,39 @@ fn spaces_of_another_family_and_unknown_algorithms_are_refused() {
     );
     check_anywhere(&write(&qap, ""), None).unwrap();
 }
+
+/// A campaign names its own best-known tables: generated and private instances get gaps to
+/// values the embedded table cannot know; a table that cannot be read names the key.
+#[test]
+fn a_campaign_reads_best_known_tables_of_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("mine.csv"),
+        "name,bks\npfsp-6x3-s11,321\nlisted,654\n",
+    )
+    .unwrap();
+    let file = fixture(tmp.path(), |t| {
+        t.replace(
+            "paths = [\"listed.txt\"]",
+            "paths = [\"listed.txt\"]\nbks = [\"mine.csv\"]",
+        )
+    });
+    let plan = CampaignPlan::resolve(&file, &run_into(&tmp.path().join("out"))).unwrap();
+    let known: BTreeMap<String, Option<i64>> = plan
+        .instances
+        .as_ref()
+        .unwrap()
+        .all
+        .iter()
+        .map(|i| (i.record.name.clone(), i.record.best_known))
+        .collect();
+    assert_eq!(known["pfsp-6x3-s11"], Some(321), "{known:?}");
+    assert_eq!(known["listed"], Some(654), "{known:?}");
+    let e = error_of(|t| {
+        t.replace(
+            "paths = [\"listed.txt\"]",
+            "paths = [\"listed.txt\"]\nbks = [\"missing.csv\"]",
+        )
+    });
+    assert!(e.contains("`bks`") && e.contains("missing.csv"), "{e}");
+}
