@@ -496,6 +496,20 @@ impl Store {
                 )
                 .map_err(e)?;
             if (finished && held_finished > 0) || (!finished && same_attempt > 0) {
+                if !finished {
+                    // A shard killed mid-trial and merged, then resumed (its trial now
+                    // `crashed`) and merged again: the target's `started` row follows it.
+                    self.conn
+                        .execute(
+                            &format!(
+                                "UPDATE main.trials SET status = ?7 WHERE campaign_id = ?1
+                                 AND point_id = ?2 AND instance_id = ?3 AND seed = ?4
+                                 AND device = ?5 AND attempt = ?6 AND status = 'started'"
+                            ),
+                            params![dst, p, i, t[si], t[di], t[ai], t[st]],
+                        )
+                        .map_err(e)?;
+                }
                 counts.duplicate_trials += usize::from(finished);
                 continue;
             }
@@ -576,6 +590,60 @@ mod tests {
         }
         s.end_run(run.id).unwrap();
         path
+    }
+
+    /// A shard killed mid-trial, merged, resumed and merged again leaves no `started` trial
+    /// in the merged store: the row follows the shard's `crashed` one.
+    #[test]
+    fn a_trial_the_shard_recovered_is_recovered_in_the_merge() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shard.sqlite");
+        let s = Store::open(&path).unwrap();
+        let settings = serde_json::json!({"seed": 7, "shard": "1/1", "device": "cpu"});
+        let c = s.campaign("c", "name = \"c\"", &settings).unwrap();
+        let inst = s
+            .instance(
+                c.id,
+                &InstanceRecord {
+                    name: "x".into(),
+                    source: "/data/x".into(),
+                    family: "qap".into(),
+                    class: "k".into(),
+                    features: serde_json::json!({"n": 12}),
+                    best_known: Some(5),
+                },
+            )
+            .unwrap();
+        let p = s
+            .point(c.id, &Point::new().with("starts", 1.into()))
+            .unwrap();
+        s.begin_trial(c.id, p, inst, 7, "cpu").unwrap(); // killed here
+        let out = Store::open(dir.path().join("out.sqlite")).unwrap();
+        out.merge_from(&path, &["shard", "device"], &["shard"])
+            .unwrap();
+        let statuses = |st: &Store| -> Vec<TrialStatus> {
+            let c = &st.campaigns().unwrap()[0];
+            st.trials(c.id)
+                .unwrap()
+                .into_iter()
+                .map(|t| t.status)
+                .collect()
+        };
+        assert_eq!(statuses(&out), vec![TrialStatus::Started]);
+        // Resumed: the started trial is crashed, a second attempt finishes.
+        s.recover(c.id).unwrap();
+        let t = s.begin_trial(c.id, p, inst, 7, "cpu").unwrap();
+        let m = Measurement {
+            objective: Some(9),
+            time_s: Some(0.001),
+            ..Measurement::default()
+        };
+        s.finish_trial(t, TrialStatus::Ok, &m, "").unwrap();
+        out.merge_from(&path, &["shard", "device"], &["shard"])
+            .unwrap();
+        let mut now = statuses(&out);
+        now.sort_by_key(|s| format!("{s:?}"));
+        assert_eq!(now, vec![TrialStatus::Crashed, TrialStatus::Ok]);
     }
 
     fn keys(s: &Store) -> Vec<(String, String, u64, Option<i64>)> {
