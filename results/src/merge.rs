@@ -501,11 +501,9 @@ impl Store {
                     // `crashed`) and merged again: the target's `started` row follows it.
                     self.conn
                         .execute(
-                            &format!(
-                                "UPDATE main.trials SET status = ?7 WHERE campaign_id = ?1
-                                 AND point_id = ?2 AND instance_id = ?3 AND seed = ?4
-                                 AND device = ?5 AND attempt = ?6 AND status = 'started'"
-                            ),
+                            "UPDATE main.trials SET status = ?7 WHERE campaign_id = ?1
+                             AND point_id = ?2 AND instance_id = ?3 AND seed = ?4
+                             AND device = ?5 AND attempt = ?6 AND status = 'started'",
                             params![dst, p, i, t[si], t[di], t[ai], t[st]],
                         )
                         .map_err(e)?;
