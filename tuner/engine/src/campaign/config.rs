@@ -417,6 +417,39 @@ pub fn error_at(
     }
 }
 
+/// The first option of a strategy table (`[strategy]`, or `strategy` of a `[[search]]`) that
+/// its strategy refuses on its own: the key (`strategy.restarts`, `search[1].strategy.batch`)
+/// and why. None where every option reads (the error lies elsewhere).
+fn strategy_option_error(text: &str) -> Option<(String, String)> {
+    let doc: toml::Table = toml::from_str(text).ok()?;
+    let searches = doc.get("search").and_then(|v| v.as_array());
+    let tables = std::iter::once(("strategy".to_string(), doc.get("strategy"))).chain(
+        searches
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(k, entry)| (format!("search[{k}].strategy"), entry.get("strategy"))),
+    );
+    for (key, table) in tables {
+        let Some(table) = table.and_then(|t| t.as_table()) else {
+            continue;
+        };
+        let name = table.get("name")?;
+        for (option, value) in table.iter().filter(|(k, _)| *k != "name") {
+            let mut alone = toml::Table::new();
+            alone.insert("name".into(), name.clone());
+            alone.insert(option.clone(), value.clone());
+            if let Err(e) = toml::Value::Table(alone).try_into::<search::Strategy>() {
+                return Some((
+                    format!("{key}.{option}"),
+                    e.to_string().trim_end().to_string(),
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// A campaign file read and parsed.
 #[derive(Debug, Clone)]
 pub struct CampaignFile {
@@ -434,7 +467,14 @@ impl CampaignFile {
 
     pub fn parse(path: &Path, text: String) -> Result<CampaignFile> {
         let config: CampaignConfig = toml::from_str(&text).map_err(|e| {
-            anyhow::anyhow!("campaign {}: {}", path.display(), e.to_string().trim_end())
+            match strategy_option_error(&text) {
+                // A strategy table is read as a whole (its `name` picks the fields), so TOML's
+                // error points at the table; this names the option and its line instead.
+                Some((key, message)) => error_at(path, &text, &key, message),
+                None => {
+                    anyhow::anyhow!("campaign {}: {}", path.display(), e.to_string().trim_end())
+                }
+            }
         })?;
         let file = CampaignFile {
             path: path.to_path_buf(),

@@ -727,3 +727,21 @@ fn a_campaign_reads_best_known_tables_of_its_own() {
     });
     assert!(e.contains("`bks`") && e.contains("missing.csv"), "{e}");
 }
+
+/// A strategy option of the wrong type names the option and its line, not the table's header
+/// (a strategy's `name` picks its fields, so TOML reads the table as a whole).
+#[test]
+fn a_bad_strategy_option_names_its_key_and_line() {
+    let e = error_of(|t| t + "\n[strategy]\nname = \"hill-climbing\"\nrestarts = -1\n");
+    assert!(
+        e.contains("`strategy.restarts`") && e.contains("expected usize") && e.contains("line"),
+        "{e}"
+    );
+    let e = error_of(|t| {
+        t + "\n[[search]]\nstrategy = { name = \"genetic\", mutation = \"high\" }\nobjective = \"gap@budget\"\n"
+    });
+    assert!(
+        e.contains("`search[0].strategy.mutation`") && e.contains("expected f64"),
+        "{e}"
+    );
+}
