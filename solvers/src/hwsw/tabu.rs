@@ -157,8 +157,8 @@ impl<'a> Search<'a> {
     }
 
     /// Moves one uniformly drawn node whose flip alone is feasible (the parity switch, see
-    /// the module documentation); false where no single flip is feasible.
-    fn flip_one(&mut self, rng: &mut SolverRng) -> bool {
+    /// the module documentation); nothing where no single flip is feasible.
+    fn flip_one(&mut self, rng: &mut SolverRng) {
         let s = self.inst.software();
         let r = self.inst.r();
         let c = self.costs;
@@ -169,12 +169,11 @@ impl<'a> Search<'a> {
             })
             .collect();
         if feasible.is_empty() {
-            return false;
+            return;
         }
         let i = feasible[rng.random_range(0..feasible.len())];
         self.flip(i);
         self.refresh();
-        true
     }
 
     /// The index-th feasible candidate in index order.
@@ -273,8 +272,16 @@ fn run(
     // Random moves still to take: after an iterated restart, and first in walks after walk 0.
     let mut kicks = if walk > 0 { KICK_MOVES } else { 0 };
     // Odd walks and every other iterated restart begin with the other parity.
+    // A single flip keeps the partition feasible, so the partition it reaches may be a best.
+    let switch_parity = |search: &mut Search, best: &mut (i64, Vec<u8>), rng: &mut SolverRng| {
+        search.flip_one(rng);
+        if search.costs.hardware < best.0 {
+            *best = (search.costs.hardware, search.x.clone());
+            deadline.offer(best.0);
+        }
+    };
     if walk % 2 == 1 {
-        search.flip_one(&mut rng);
+        switch_parity(&mut search, &mut best, &mut rng);
     }
     let mut restarts = 0u64;
     'search: while !deadline.reached(iterations) {
@@ -285,11 +292,7 @@ fn run(
             search = Search::new(inst, best.1.clone());
             restarts += 1;
             if restarts % 2 == 1 {
-                search.flip_one(&mut rng);
-                if search.costs.hardware < best.0 {
-                    best = (search.costs.hardware, search.x.clone());
-                    deadline.offer(best.0);
-                }
+                switch_parity(&mut search, &mut best, &mut rng);
             }
             tabu.clear();
             kicks = KICK_MOVES;

@@ -269,7 +269,7 @@ impl AntSystem {
         };
         let beta = params.beta;
         let mut eta_beta = vec![0.0f64; n * n];
-        let built = by_rows_until(&mut eta_beta, n, &stop, |i, row| {
+        let built = super::instance::fill_rows_until(&mut eta_beta, n, &stop, |i, row| {
             for (e, &d) in row.iter_mut().zip(&dist[i * n..(i + 1) * n]) {
                 let eta = 1.0 / (d as f64 + 0.1);
                 *e = if beta == 2.0 {
@@ -345,7 +345,7 @@ impl AntSystem {
     /// (the rows not reached keep their old values: the caller ends its run).
     pub fn compute_choice_info_until(&mut self, stop: &(dyn Fn() -> bool + Sync)) -> bool {
         let (alpha, n) = (self.params.alpha, self.n);
-        by_rows_until(&mut self.choice_info, n, stop, |i, row| {
+        super::instance::fill_rows_until(&mut self.choice_info, n, stop, |i, row| {
             let (tau, eb) = (
                 &self.pheromone[i * n..(i + 1) * n],
                 &self.eta_beta[i * n..(i + 1) * n],
@@ -474,27 +474,6 @@ impl AntSystem {
         self.iteration += 1;
         Some(len)
     }
-}
-
-/// Fills the rows of an n x n matrix in parallel, each by `fill(row index, row)`, reading
-/// `stop` before each row: at 10,000 cities one pass (with `powf`) takes seconds. False when
-/// `stop` said stop.
-fn by_rows_until(
-    matrix: &mut [f64],
-    n: usize,
-    stop: &(dyn Fn() -> bool + Sync),
-    fill: impl Fn(usize, &mut [f64]) + Sync,
-) -> bool {
-    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-    let stopped = AtomicBool::new(false);
-    matrix.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
-        if stopped.load(Relaxed) || stop() {
-            stopped.store(true, Relaxed);
-            return;
-        }
-        fill(i, row);
-    });
-    !stopped.into_inner()
 }
 
 /// The unvisited city of `cities` with the largest choice_info (first on ties).

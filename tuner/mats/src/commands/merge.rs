@@ -35,8 +35,8 @@ pub fn run(args: &MergeArgs) -> Result<()> {
             );
         }
     }
-    check_one_campaign(args)?;
-    let sources = Sources::of(&args.out, &args.dirs)?;
+    let named_shards = check_one_campaign(args)?;
+    let sources = Sources::of(&args.out, &args.dirs, named_shards)?;
     sources.check_split()?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create the output folder {}", args.out.display()))?;
@@ -44,7 +44,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     // Everything is merged into a new store beside OUT's, which replaces it only when every
     // folder merged: a conflict in the last folder must leave OUT as it was.
     let target = args.out.join(STORE_FILE);
-    let staging = Staging::new(args.out.join(format!(".{STORE_FILE}.merging")))?;
+    let staging = Staging::new(args.out.join(format!(".{STORE_FILE}.merging")));
     let store = results::Store::open(&staging.path)?;
     if target.is_file() {
         store.merge_from(&target, SHARD_SETTINGS, &["shard"])?;
@@ -67,7 +67,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     store.integrity_check()?;
     drop(store); // the last connection closing folds its write-ahead log into the file
     staging.replace(&target)?;
-    write_summary(&args.out, &sources)?;
+    write_summary(&args.out, sources)?;
     if args.json {
         println!(
             "{}",
@@ -100,10 +100,10 @@ struct Staging {
 }
 
 impl Staging {
-    fn new(path: PathBuf) -> Result<Staging> {
+    fn new(path: PathBuf) -> Staging {
         let staging = Staging { path, done: false };
         staging.remove(); // an earlier merge killed mid-way
-        Ok(staging)
+        staging
     }
 
     fn side_files(path: &Path) -> [PathBuf; 2] {
@@ -146,6 +146,8 @@ impl Drop for Staging {
 /// OUT joined (its summary's `merged_from`), each with the share of the campaign its store
 /// recorded (`--shard K/N`; None for a folder that ran the whole campaign).
 struct Sources {
+    /// OUT's summary before this merge (an earlier merge's).
+    earlier: Option<results::TuneSummary>,
     folders: Vec<(PathBuf, Option<Shard>)>,
     /// An earlier merge's folder that is gone: its classes stay as they were merged, and
     /// which shard it ran is unknown.
@@ -153,23 +155,33 @@ struct Sources {
 }
 
 impl Sources {
-    fn of(out: &Path, named: &[PathBuf]) -> Result<Sources> {
+    /// `named_shards`: the named folders' shards, in their order.
+    fn of(out: &Path, named: &[PathBuf], named_shards: Vec<Option<Shard>>) -> Result<Sources> {
         let summary = out.join("summary.json");
         let earlier = match summary.exists() {
-            true => engine::tune::read_summary(&summary)?.merged_from,
-            false => Vec::new(),
+            true => Some(engine::tune::read_summary(&summary)?),
+            false => None,
         };
         let mut vanished = false;
         let mut folders = Vec::new();
         let again = |d: &Path| named.iter().any(|n| same_folder(n, d) || n == d);
-        for dir in earlier.iter().filter(|d| !again(d)).chain(named) {
+        for dir in earlier
+            .iter()
+            .flat_map(|e| &e.merged_from)
+            .filter(|d| !again(d))
+        {
             if dir.join(STORE_FILE).is_file() {
                 folders.push((dir.clone(), shard_of(dir)?));
             } else {
                 vanished = true;
             }
         }
-        Ok(Sources { folders, vanished })
+        folders.extend(named.iter().cloned().zip(named_shards));
+        Ok(Sources {
+            earlier,
+            folders,
+            vanished,
+        })
     }
 
     /// The folders are shards of one split, each once: a whole run beside shards, shards of
@@ -219,8 +231,12 @@ impl Sources {
 /// the merged summary takes its verdicts from the folders, so another campaign's classes
 /// would be exported as this one's. (A same-named campaign from another file is refused by
 /// the store's merge, which compares the settings.)
-fn check_one_campaign(args: &MergeArgs) -> Result<()> {
+///
+/// Returns each named folder's share of the campaign, read from the store it opened
+/// ([`shard_of`]'s answer).
+fn check_one_campaign(args: &MergeArgs) -> Result<Vec<Option<Shard>>> {
     let mut seen: Option<(String, &Path)> = None;
+    let mut shards = Vec::new();
     let output = args.out.join(STORE_FILE);
     let out_dir = [args.out.as_path()];
     let folders = args
@@ -228,9 +244,13 @@ fn check_one_campaign(args: &MergeArgs) -> Result<()> {
         .iter()
         .map(|d| d.as_path())
         .chain(out_dir.into_iter().filter(|_| output.is_file()));
-    for dir in folders {
+    for (k, dir) in folders.enumerate() {
         let store = results::Store::open_existing(dir.join(STORE_FILE))?;
-        for campaign in store.campaigns()? {
+        let campaigns = store.campaigns()?;
+        if k < args.dirs.len() {
+            shards.push(shard_in(&campaigns));
+        }
+        for campaign in campaigns {
             match &seen {
                 Some((name, first)) if *name != campaign.name => bail!(
                     "{} holds campaign {name:?} and {} holds campaign {:?}: `mats merge` joins \
@@ -245,7 +265,7 @@ fn check_one_campaign(args: &MergeArgs) -> Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(shards)
 }
 
 fn same_folder(a: &Path, b: &Path) -> bool {
@@ -261,14 +281,10 @@ fn same_folder(a: &Path, b: &Path) -> bool {
 /// wall time (shards run side by side). `mats export` reads the classes' verdicts from it, so
 /// it also says what did not finish: a shard without a summary (killed), one its user stopped,
 /// a shard of the campaign that no merge was given.
-fn write_summary(out: &Path, sources: &Sources) -> Result<()> {
+fn write_summary(out: &Path, sources: Sources) -> Result<()> {
     let path = out.join("summary.json");
-    let earlier = match path.exists() {
-        true => Some(engine::tune::read_summary(&path)?),
-        false => None,
-    };
-    let mut merged = earlier.clone();
-    let mut classes = earlier.map(|e| e.classes).unwrap_or_default();
+    let mut merged = sources.earlier.clone();
+    let mut classes = sources.earlier.map(|e| e.classes).unwrap_or_default();
     let mut unfinished = Vec::new();
     let (mut trials, mut device_s, mut wall_s) = (0u64, 0.0f64, 0.0f64);
     let mut stopped = None;
@@ -327,9 +343,12 @@ fn write_summary(out: &Path, sources: &Sources) -> Result<()> {
 /// recorded it; None for a folder that ran the whole campaign.
 fn shard_of(dir: &Path) -> Result<Option<Shard>> {
     let store = results::Store::open_existing(dir.join(STORE_FILE))?;
-    let shard = store
-        .campaigns()?
+    Ok(shard_in(&store.campaigns()?))
+}
+
+/// The shard a store's campaign recorded.
+fn shard_in(campaigns: &[results::CampaignRow]) -> Option<Shard> {
+    campaigns
         .first()
-        .and_then(|c| c.settings["shard"].as_str().and_then(|s| s.parse().ok()));
-    Ok(shard)
+        .and_then(|c| c.settings["shard"].as_str().and_then(|s| s.parse().ok()))
 }
