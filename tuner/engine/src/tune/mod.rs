@@ -427,11 +427,7 @@ fn tune_phases(
         }
         // A shard sees only its classes' winners; the cross-class step needs all of them.
         if classes.len() > 1 && !t.budget.exhausted() && !sharded {
-            let metric = starts
-                .searches
-                .first()
-                .map(|(_, o)| crate::campaign::metrics(*o)[0])
-                .unwrap_or(crate::campaign::Metric::Time);
+            let metric = first_metric(starts.searches);
             cross_class(t, &phase_classes, &bests, &baselines, metric)?;
         }
         if !t.budget.stopped_by_user() {
@@ -462,12 +458,8 @@ fn tune_phases(
                     .iter()
                     .map(|&i| t.instances[i].record.name.clone())
                     .collect();
-                let metric = starts
-                    .searches
-                    .first()
-                    .map(|(_, o)| crate::campaign::metrics(*o)[0])
-                    .unwrap_or(crate::campaign::Metric::Time);
-                let mut s = ClassSummary::new(&name, names, t.mode.metric_label(metric));
+                let label = t.mode.metric_label(first_metric(starts.searches));
+                let mut s = ClassSummary::new(&name, names, label);
                 s.budget_s = phase.budget_s;
                 phase_summaries.push(s);
                 name
@@ -537,6 +529,14 @@ fn write_summary(
     results::write_atomically(&out_dir.join("summary.json"), text.as_bytes())
         .with_context(|| format!("cannot write {}", out_dir.join("summary.json").display()))?;
     Ok(summary)
+}
+
+/// The metric a class's summary speaks in: its first search's first objective.
+fn first_metric(searches: &[(search::Strategy, Objective)]) -> crate::campaign::Metric {
+    searches
+        .first()
+        .map(|(_, o)| crate::campaign::metrics(*o)[0])
+        .unwrap_or(crate::campaign::Metric::Time)
 }
 
 /// From here the store changes under the folder's `summary.json`, which describes an earlier
@@ -776,10 +776,7 @@ fn tune_class(
         .iter()
         .map(|&i| t.instances[i].record.name.clone())
         .collect();
-    let metric = searches
-        .first()
-        .map(|(_, o)| crate::campaign::metrics(*o)[0])
-        .unwrap_or(crate::campaign::Metric::Time);
+    let metric = first_metric(searches);
     let label = t.mode.metric_label(metric);
     let empty = |names: Vec<String>| ClassSummary::new(class, names, label.clone());
     // The baseline first: the guard, racing and every improvement refer to it.
