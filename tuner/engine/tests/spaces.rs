@@ -39,3 +39,38 @@ fn cpu_space_names_match_solver_knobs() {
         }
     }
 }
+
+/// A CPU space that offers an algorithm with independent starts lets the tuner choose how many
+/// and on how many threads: without them a tuned bundle runs one start on one thread, where an
+/// untuned time-limited `mats solve` runs one start per core, so the bundle would lose to the
+/// default it was meant to beat.
+#[test]
+fn cpu_spaces_tune_starts_and_threads_wherever_the_algorithm_has_starts() {
+    use search::SearchSpace;
+    for f in [
+        "qap-cpu.toml",
+        "qap-cpu-search.toml",
+        "pfsp-cpu.toml",
+        "tsp-cpu.toml",
+        "tsp-focused.toml",
+        "hwsw-cpu.toml",
+    ] {
+        let space = shipped(f);
+        let family: solvers::family::Family = space
+            .family()
+            .unwrap_or_else(|| panic!("{f} names no family"))
+            .parse()
+            .expect("family");
+        for point in space.points() {
+            let algorithm = match point.get("algorithm").and_then(|v| v.as_text()) {
+                Some(name) => family.algorithm(name).expect("algorithm"),
+                None => family.algorithms()[0],
+            };
+            if algorithm.default_starts().is_some() {
+                for name in ["starts", "threads"] {
+                    assert!(point.get(name).is_some(), "{f}: {algorithm} without {name}");
+                }
+            }
+        }
+    }
+}
