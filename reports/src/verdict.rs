@@ -182,6 +182,23 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
                 verdict(&reference, true, fresh_outcome, Outcome::Missing)
                     .trim_end_matches(" (no holdouts)")
             ),
+            // The search ended on the baseline, and the re-measure set it against a default
+            // the search never reached.
+            _ if fresh
+                .as_ref()
+                .is_some_and(|c| c.points.get("tuned") == settings.baseline.as_ref())
+                && reference == "default" =>
+            {
+                match fresh_outcome {
+                    Outcome::Worse => "no point better than the baseline was found, and the \
+                                       default beats it on fresh seeds: keep the default"
+                        .to_string(),
+                    Outcome::Better => "no point better than the baseline was found, and it \
+                                        beats the default on fresh seeds"
+                        .to_string(),
+                    _ => "no point better than the baseline was found; keep the default".into(),
+                }
+            }
             _ => verdict(&reference, fresh.is_some(), fresh_outcome, held_outcome),
         };
         // `mats export` ships the final re-measure's winner: where that is not the tuned

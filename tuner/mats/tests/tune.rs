@@ -1253,3 +1253,79 @@ fn classes_the_budget_never_reached_are_listed() {
         "{said}"
     );
 }
+
+/// A search that ends on the baseline still meets the default on fresh seeds, and export ships
+/// the winner: the final re-measure used to be skipped there, so a default far better than the
+/// baseline (which the report told users to keep) was never exported.
+#[test]
+fn a_search_that_keeps_the_baseline_still_meets_the_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = format!(
+        r#"
+name = "kept"
+backend = "cpu"
+seed = 1
+objective = "gap@budget"
+
+[run]
+budget_s = 0.05
+seeds = 2
+
+[instances]
+paths = ["{data}/tai12a.dat"]
+
+[cpu]
+space = "{space}"
+baseline = {{ algorithm = "2opt", threads = 1, starts = 16 }}
+default = {{ algorithm = "tabu", threads = 1, starts = 1 }}
+
+[cpu.overrides]
+constants = {{ max_threads = 1 }}
+
+[strategy]
+name = "hill-climbing"
+
+[budget]
+# One evaluation: the search ends where it starts, on the baseline.
+cost_percent = 0.2
+production_runs = 500
+"#,
+        data = repo("data/qap").display(),
+        space = repo("spaces/qap-cpu.toml").display(),
+    );
+    let path = write_campaign(tmp.path(), "kept", &body);
+    let out = tmp.path().join("out");
+    let summary: serde_json::Value = serde_json::from_str(&ok(&[
+        "tune",
+        path_str(&path),
+        "--out",
+        path_str(&out),
+        "--quiet",
+        "--json",
+    ]))
+    .unwrap();
+    let class = &summary["classes"][0];
+    assert_eq!(class["best_point"]["algorithm"], "2opt", "{class}");
+    let check = &class["final_check"];
+    assert_eq!(check["points"]["default"]["algorithm"], "tabu", "{check}");
+    // Robust tabu search reaches tai12a's optimum in 50 ms; 16 2-opt descents do not.
+    assert_eq!(check["winner"], "default", "{check}");
+    let tuned = tmp.path().join("tuned");
+    let said = ok(&["export", path_str(&out), "--out", path_str(&tuned)]);
+    assert!(said.contains("so the default is exported"), "{said}");
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tuned.join("index.json")).unwrap()).unwrap();
+    let bundle = index["classes"][class["class"].as_str().unwrap()]["bundles"]["quality"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let manifest = std::fs::read_to_string(tuned.join(bundle).join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"tabu\""), "{manifest}");
+    let report = ok(&["report", path_str(&out)]);
+    let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(
+        page.contains("no point better than the baseline was found")
+            && page.contains("mats export ships the default point"),
+        "{report}"
+    );
+}

@@ -1095,11 +1095,13 @@ fn verify(
             .best_point
             .clone()
             .unwrap_or_else(|| baseline_point.clone());
-        if summary
+        // Also where the search ended on the baseline: a default it never reached may still
+        // beat it, and export ships the final re-measure's winner.
+        let searched_past_baseline = summary
             .best_point
             .as_ref()
-            .is_some_and(|b| b != baseline_point)
-        {
+            .is_some_and(|b| b != baseline_point);
+        if searched_past_baseline || default_point.is_some_and(|d| *d != tuned) {
             let mut points = vec![
                 ("tuned".to_string(), tuned.clone()),
                 ("baseline".to_string(), baseline_point.clone()),
