@@ -54,6 +54,11 @@ const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 pub const RECOVERED_LOG: &str =
     "the tuner process ended during this trial (found still started on resume)";
 
+/// Log line of a trial a stopped tuner left unfinished (a second Ctrl-C or SIGTERM):
+/// recorded as crashed, but not counted against its point's `max_attempts`, since the user
+/// ended it, not the point.
+pub const INTERRUPTED_LOG: &str = "interrupted: the tuner was stopped during this trial";
+
 const SCHEMA: &str = "
 CREATE TABLE campaigns (
     id          INTEGER PRIMARY KEY,
@@ -227,6 +232,71 @@ impl Store {
             });
         }
         Store::open(path)
+    }
+
+    /// Opens an existing store to read it, also where this user cannot write the file or its
+    /// folder (an archived campaign, a colleague's): the normal open switches the journal
+    /// mode and creates the WAL's shared-memory file, which needs write access. Falls back to
+    /// SQLite's read-only, immutable open, which assumes no one writes the file meanwhile
+    /// (a writer holds the folder's lock, and needs write access this user lacks).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref();
+        let opened = Store::open_existing(path);
+        let writable = || {
+            std::fs::OpenOptions::new().append(true).open(path).is_ok()
+                && path.parent().is_some_and(|dir| {
+                    let dir = if dir.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        dir
+                    };
+                    tempfile_probe(dir)
+                })
+        };
+        match opened {
+            Ok(store) => return Ok(store),
+            Err(e @ StoreError::Missing { .. }) => return Err(e),
+            Err(e) if writable() => return Err(e),
+            Err(_) => {}
+        }
+        let uri = format!(
+            "file:{}?mode=ro&immutable=1",
+            path.display()
+                .to_string()
+                .replace('%', "%25")
+                .replace('?', "%3f")
+                .replace('#', "%23")
+        );
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&uri, flags).map_err(|reason| StoreError::Open {
+            path: path.to_path_buf(),
+            reason,
+        })?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        let (app_id, version, objects) = match store.header() {
+            Ok(h) => h,
+            Err(e) if is_not_a_database(&e) => {
+                return Err(StoreError::NotAStore {
+                    path: store.path.clone(),
+                    reason: "not an SQLite database".into(),
+                })
+            }
+            Err(e) => return Err(store.err("read schema version", e)),
+        };
+        if objects > 0 && version < SCHEMA_VERSION {
+            return Err(store.invalid(format!(
+                "schema version {version} cannot be read without write access (this build \
+                 reads version {SCHEMA_VERSION}; an older store is upgraded in place): copy \
+                 the folder somewhere writable"
+            )));
+        }
+        store.check_header(app_id, version, objects)?;
+        Ok(store)
     }
 
     /// The database file this store was opened on.
@@ -739,6 +809,22 @@ impl Store {
             .map_err(|e| self.err("recover trials", e))
     }
 
+    /// Marks every trial of the campaign still `started` as crashed with `INTERRUPTED_LOG`
+    /// and returns how many: what a tuner that is being stopped calls on its way out. Such
+    /// trials are measured again on `--resume` however often they were interrupted.
+    pub fn interrupt(&self, campaign_id: i64) -> Result<usize> {
+        self.conn
+            .execute(
+                &format!(
+                    "UPDATE trials SET status = 'crashed', ended_at = {NOW},
+                         log = CASE WHEN log = '' THEN ?2 ELSE log || char(10) || ?2 END
+                     WHERE campaign_id = ?1 AND status = 'started'"
+                ),
+                params![campaign_id, INTERRUPTED_LOG],
+            )
+            .map_err(|e| self.err("record interrupted trials", e))
+    }
+
     /// The stored outcome the tuner must reuse instead of measuring (point, instance, device)
     /// again, or `None` for "measure it":
     ///
@@ -782,8 +868,15 @@ impl Store {
             .query_row(
                 "SELECT count(*) FROM trials
                  WHERE campaign_id = ?1 AND point_id = ?2 AND instance_id = ?3 AND device = ?4
-                   AND seed = ?5 AND status = 'crashed'",
-                params![campaign_id, point_id, instance_id, device, seed],
+                   AND seed = ?5 AND status = 'crashed' AND instr(log, ?6) = 0",
+                params![
+                    campaign_id,
+                    point_id,
+                    instance_id,
+                    device,
+                    seed,
+                    INTERRUPTED_LOG
+                ],
                 |r| r.get(0),
             )
             .map_err(|e| self.err("read cached trial", e))?;
@@ -792,8 +885,18 @@ impl Store {
         }
         self.conn
             .query_row(
-                &format!("{base} AND t.status = 'crashed' ORDER BY t.attempt DESC LIMIT 1"),
-                params![campaign_id, point_id, instance_id, device, seed],
+                &format!(
+                    "{base} AND t.status = 'crashed' AND instr(t.log, ?6) = 0
+                     ORDER BY t.attempt DESC LIMIT 1"
+                ),
+                params![
+                    campaign_id,
+                    point_id,
+                    instance_id,
+                    device,
+                    seed,
+                    INTERRUPTED_LOG
+                ],
                 trial_from_row,
             )
             .optional()
@@ -1121,4 +1224,13 @@ fn evaluation_from_row(r: &Row<'_>) -> rusqlite::Result<EvaluationRow> {
         gap_percent: r.get(8)?,
         new_trials: r.get(9)?,
     })
+}
+
+/// Whether a file can be created in `dir` (the WAL's `-shm` and `-wal` files must be):
+/// permission bits do not say it for root, ACLs or read-only mounts.
+fn tempfile_probe(dir: &Path) -> bool {
+    let probe = dir.join(format!(".mats-write-probe-{}", std::process::id()));
+    let ok = std::fs::File::create(&probe).is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
 }

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::error::{read_to_string, InputError};
+use crate::family::{Family, Instance};
 
 const EMBEDDED: &str = include_str!("../../data/bks.csv");
 
@@ -15,10 +16,116 @@ const EMBEDDED: &str = include_str!("../../data/bks.csv");
 /// have no published best-known costs (`mats instance reference`, `data/hwsw/README.md`).
 const EMBEDDED_HWSW: &str = include_str!("../../data/hwsw/synthetic-bks.csv");
 
-/// A lookup from instance name (file stem, lower case) to best-known value.
+/// A lookup from instance name (file stem, lower case) to best-known value. A name alone
+/// does not make an instance: where a table says which family, size or content its row is
+/// (columns `family`, `n` or `n_jobs`, `m_machines`, `fingerprint`), [`BestKnown::lookup`]
+/// gives the value only to an instance that is that one, so a file that borrows a published
+/// name (a generated QAP saved as `tai12a.dat`, a TSP file named `ta001`) gets no gap
+/// rather than a wrong one.
 #[derive(Debug, Clone, Default)]
 pub struct BestKnown {
-    values: HashMap<String, BestKnownEntry>,
+    values: HashMap<String, Vec<Row>>,
+}
+
+/// One table row as a lookup checks it.
+#[derive(Debug, Clone)]
+struct Row {
+    entry: BestKnownEntry,
+    family: Option<Family>,
+    /// QAP and TSP n, PFSP jobs, HW/SW nodes.
+    n: Option<usize>,
+    /// PFSP machines.
+    m: Option<usize>,
+    fingerprint: Option<u64>,
+}
+
+/// What [`BestKnown::lookup`] found for an instance.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup {
+    Found(BestKnownEntry),
+    /// No row has the instance's name.
+    Unknown,
+    /// Rows have its name but describe another instance: says how it differs.
+    Mismatch(String),
+}
+
+impl Lookup {
+    pub fn entry(&self) -> Option<BestKnownEntry> {
+        match self {
+            Lookup::Found(e) => Some(*e),
+            _ => None,
+        }
+    }
+}
+
+/// A content fingerprint of a QAP instance (FNV-1a over n and both matrices, row-major, as
+/// little-endian i64): what `data/bks.csv` records per QAPLIB instance, so that a generated
+/// or edited instance saved under a QAPLIB name is not given that instance's value.
+pub fn qap_fingerprint(i: &crate::qap::Instance) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |v: i64| {
+        for byte in v.to_le_bytes() {
+            h ^= u64::from(byte);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    let n = i.n();
+    eat(n as i64);
+    for r in 0..n {
+        for c in 0..n {
+            eat(i.a(r, c));
+        }
+    }
+    for r in 0..n {
+        for c in 0..n {
+            eat(i.b(r, c));
+        }
+    }
+    h
+}
+
+/// The sizes a table row can state for an instance: (n, m).
+fn sizes(instance: &Instance) -> (usize, Option<usize>) {
+    match instance {
+        Instance::Qap(i) => (i.n(), None),
+        Instance::Pfsp(i) => (i.jobs, Some(i.machines)),
+        Instance::Tsp(i) => (i.n(), None),
+        Instance::Hwsw(i) => (i.n(), None),
+    }
+}
+
+impl Row {
+    /// Why this row is not `instance`'s, if it is not.
+    fn differs(&self, instance: &Instance) -> Option<String> {
+        let family = instance.family();
+        if let Some(f) = self.family.filter(|f| *f != family) {
+            return Some(format!(
+                "the table's row is a {f} instance, this is {family}"
+            ));
+        }
+        let (n, m) = sizes(instance);
+        let size = |n: Option<usize>, m: Option<usize>| match (n, m) {
+            (Some(n), Some(m)) => format!("{n} x {m}"),
+            (Some(n), None) => format!("n = {n}"),
+            _ => "?".to_string(),
+        };
+        if self.n.is_some_and(|r| r != n) || matches!((self.m, m), (Some(r), Some(m)) if r != m) {
+            return Some(format!(
+                "the table's row is of size {}, this instance {}",
+                size(self.n, self.m),
+                size(Some(n), m)
+            ));
+        }
+        if let (Some(want), Instance::Qap(q)) = (self.fingerprint, instance) {
+            if qap_fingerprint(q) != want {
+                return Some(
+                    "the table's row is another instance of the same size (its matrices differ)"
+                        .to_string(),
+                );
+            }
+        }
+        None
+    }
 }
 
 /// One best-known value and whether it is proven optimal.
@@ -59,25 +166,58 @@ impl BestKnown {
                 "no" | "false" => Some(false),
                 _ => None,
             };
-            self.values.insert(
-                row.name.to_lowercase(),
-                BestKnownEntry {
+            let new = Row {
+                entry: BestKnownEntry {
                     value: row.value,
                     optimal,
                 },
-            );
+                family: row.family,
+                n: row.n,
+                m: row.m,
+                fingerprint: row.fingerprint,
+            };
+            // A later row overrides the earlier ones it could be the same instance as.
+            let same = self.values.entry(row.name.to_lowercase()).or_default();
+            same.retain(|old| matches!((old.family, new.family), (Some(a), Some(b)) if a != b));
+            same.push(new);
         }
         Ok(())
     }
 
-    /// The best-known value of an instance, by name (case-insensitive).
+    /// The best-known value of a name (case-insensitive), whatever instance it belongs to:
+    /// for the instances mats ships and its own benchmarks. Files users give go through
+    /// [`BestKnown::lookup`].
     pub fn get(&self, name: &str) -> Option<BestKnownEntry> {
         let name = name.to_lowercase();
-        self.values.get(&name).copied().or_else(|| {
+        self.values
+            .get(&name)
+            .or_else(|| self.values.get(name.strip_suffix("_gap")?))
+            .and_then(|rows| rows.last())
+            .map(|r| r.entry)
+    }
+
+    /// The best-known value of `instance`: the latest row with its name whose family, size
+    /// and content (where the table gives them) are the instance's.
+    pub fn lookup(&self, instance: &Instance) -> Lookup {
+        let name = instance.name().to_lowercase();
+        let rows = self.values.get(&name).or_else(|| {
             // VRF's files are `VFR10_5_1_Gap.txt`, its tables name the instance `VFR10_5_1`.
             let published = name.strip_suffix("_gap")?;
-            self.values.get(published).copied()
-        })
+            self.values
+                .get(published)
+                .filter(|_| instance.family() == Family::Pfsp)
+        });
+        let Some(rows) = rows else {
+            return Lookup::Unknown;
+        };
+        let mut why = None;
+        for row in rows.iter().rev() {
+            match row.differs(instance) {
+                None => return Lookup::Found(row.entry),
+                Some(w) => why = why.or(Some(w)),
+            }
+        }
+        Lookup::Mismatch(why.unwrap_or_default())
     }
 
     pub fn len(&self) -> usize {
@@ -102,6 +242,15 @@ pub struct TableRow {
     pub optimal: String,
     /// The `method` column as written (trimmed), empty where the table has none.
     pub method: String,
+    /// The `family` column where it names a problem family (QAPLIB's table uses it for
+    /// QAPLIB's own families, `bur`, `tai`...: those say nothing here).
+    pub family: Option<Family>,
+    /// `n` (or `n_jobs`): QAP and TSP n, PFSP jobs, HW/SW nodes.
+    pub n: Option<usize>,
+    /// `m_machines`: PFSP machines.
+    pub m: Option<usize>,
+    /// `fingerprint` (hex): [`qap_fingerprint`] of the instance.
+    pub fingerprint: Option<u64>,
 }
 
 /// The rows of a best-known table (CSV whose header names at least `name` and `bks`; other
@@ -124,6 +273,10 @@ pub fn rows(text: &str, origin: &Path) -> Result<Vec<TableRow>, InputError> {
         ));
     };
     let (optimal_col, method_col) = (column("optimal"), column("method"));
+    let family_col = column("family");
+    let n_col = column("n").or_else(|| column("n_jobs"));
+    let m_col = column("m_machines");
+    let fingerprint_col = column("fingerprint");
     let mut rows = Vec::new();
     for record in reader.records() {
         let record = record.map_err(|e| {
@@ -153,12 +306,39 @@ pub fn rows(text: &str, origin: &Path) -> Result<Vec<TableRow>, InputError> {
                 format!("best-known value of {name} is not an integer: {raw:?}"),
             )
         })?;
+        let size = |col: Option<usize>, what: &str| -> Result<Option<usize>, InputError> {
+            let raw = field(col);
+            if raw.is_empty() {
+                return Ok(None);
+            }
+            raw.parse::<usize>().map(Some).map_err(|_| {
+                InputError::syntax(
+                    origin,
+                    line,
+                    format!("{what} of {name} is not a positive integer: {raw:?}"),
+                )
+            })
+        };
+        let fingerprint = match field(fingerprint_col) {
+            "" => None,
+            raw => Some(u64::from_str_radix(raw, 16).map_err(|_| {
+                InputError::syntax(
+                    origin,
+                    line,
+                    format!("fingerprint of {name} is not a hexadecimal number: {raw:?}"),
+                )
+            })?),
+        };
         rows.push(TableRow {
             line,
             name: name.to_string(),
             value,
             optimal: field(optimal_col).to_string(),
             method: field(method_col).to_string(),
+            family: field(family_col).parse::<Family>().ok(),
+            n: size(n_col, "the size")?,
+            m: size(m_col, "the machine count")?,
+            fingerprint,
         });
     }
     Ok(rows)
@@ -210,6 +390,83 @@ mod tests {
             .expect("a reference value");
         assert!(hwsw.value > 0);
         assert_eq!(hwsw.optimal, Some(false));
+    }
+
+    fn load(path: &str) -> Instance {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        crate::family::load(&root.join(path), None, None).expect("a shipped instance")
+    }
+
+    /// The embedded rows say which instance they are; the repository's own copies match.
+    #[test]
+    fn embedded_rows_match_the_shipped_instances_by_family_size_and_content() {
+        let table = BestKnown::embedded();
+        for path in [
+            "data/qap/tai12a.dat",
+            "data/qap/nug12.dat",
+            "data/qap/chr12a.dat",
+            "data/qap/bur26a.dat",
+            "data/qap/esc16a.dat",
+            "data/tsp/att48.tsp",
+        ] {
+            let instance = load(path);
+            assert!(
+                matches!(table.lookup(&instance), Lookup::Found(_)),
+                "{path}: {:?}",
+                table.lookup(&instance)
+            );
+        }
+    }
+
+    /// A name alone gives no value: another family, another size, or (QAP) other matrices
+    /// under a QAPLIB name get none, and say why.
+    #[test]
+    fn a_borrowed_name_gets_no_value() {
+        let table = BestKnown::embedded();
+        let mut qap = match load("data/qap/tai12a.dat") {
+            Instance::Qap(q) => q,
+            _ => unreachable!(),
+        };
+        let n = qap.n();
+        let mut a: Vec<i64> = (0..n * n).map(|k| qap.a(k / n, k % n)).collect();
+        let b: Vec<i64> = (0..n * n).map(|k| qap.b(k / n, k % n)).collect();
+        a[1] += 1;
+        let edited = crate::qap::Instance::new("tai12a", n, a, b).expect("an instance");
+        let why = match table.lookup(&Instance::Qap(edited)) {
+            Lookup::Mismatch(why) => why,
+            other => panic!("{other:?}"),
+        };
+        assert!(why.contains("matrices differ"), "{why}");
+        qap.name = "berlin52".into();
+        let why = match table.lookup(&Instance::Qap(qap)) {
+            Lookup::Mismatch(why) => why,
+            other => panic!("{other:?}"),
+        };
+        assert!(why.contains("tsp") && why.contains("qap"), "{why}");
+        let mut small = crate::pfsp::generate(3, 2, 5);
+        small.name = "ta001".into();
+        let why = match table.lookup(&Instance::Pfsp(small)) {
+            Lookup::Mismatch(why) => why,
+            other => panic!("{other:?}"),
+        };
+        assert!(why.contains("20 x 5") && why.contains("3 x 2"), "{why}");
+        // `_Gap` is VRF's suffix: a flowshop's only.
+        let mut gap = match load("data/qap/nug12.dat") {
+            Instance::Qap(q) => q,
+            _ => unreachable!(),
+        };
+        gap.name = "nug12_gap".into();
+        assert_eq!(table.lookup(&Instance::Qap(gap)), Lookup::Unknown);
+        // A user's table without these columns is matched by name, as before.
+        let mut user = BestKnown::default();
+        user.add_csv("name,bks\nta001,7\n", Path::new("u.csv"))
+            .expect("a table");
+        let mut tiny = crate::pfsp::generate(3, 2, 5);
+        tiny.name = "ta001".into();
+        assert_eq!(
+            user.lookup(&Instance::Pfsp(tiny)).entry().map(|e| e.value),
+            Some(7)
+        );
     }
 
     #[test]

@@ -186,11 +186,27 @@ fn read_stream(
             format!("{kind} is larger than {cap} bytes, the most mats reads ({hint})"),
         ));
     }
-    String::from_utf8(bytes).map_err(|e| {
+    let text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
         InputError::syntax(path, line, "not a text file: invalid UTF-8")
-    })
+    })?;
+    Ok(plain_text(text))
+}
+
+/// Text as every parser reads it: without the byte-order mark some editors put first (it
+/// stuck to the first token: `"\u{feff}3"` was not a size), and with lines that end in CR
+/// alone (classic Mac files, one line to `str::lines`) ending in LF.
+fn plain_text(text: String) -> String {
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
+    if text.contains('\r') && !text.contains('\n') {
+        text.replace('\r', "\n")
+    } else {
+        text
+    }
 }
 
 /// User text as a message quotes it: Debug-escaped, and cut after 60 characters so that one
@@ -201,5 +217,19 @@ pub fn quoted(text: &str) -> String {
     } else {
         let head: String = text.chars().take(60).collect();
         format!("{head:?}... ({} bytes)", text.len())
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    #[test]
+    fn a_byte_order_mark_and_lone_carriage_returns_are_read_as_plain_text() {
+        assert_eq!(super::plain_text("\u{feff}3\n1 2".into()), "3\n1 2");
+        assert_eq!(
+            super::plain_text("NAME: x\rDIMENSION: 3\r".into()),
+            "NAME: x\nDIMENSION: 3\n"
+        );
+        // CRLF stays: the parsers' lines() take it apart already.
+        assert_eq!(super::plain_text("a\r\nb".into()), "a\r\nb");
     }
 }

@@ -226,6 +226,20 @@ impl Budget {
     }
 }
 
+/// Set once the user asked the run to end (`mats solve` on Ctrl-C or SIGTERM): every
+/// deadline check answers "reached", so each solver returns its best so far at its next check.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Asks every solver of this process to end at its next deadline check with its best so far.
+pub fn request_stop() {
+    STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether [`request_stop`] was called.
+pub fn stop_requested() -> bool {
+    STOP.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A started budget, checked by the solver's main loop.
 #[derive(Debug, Clone)]
 pub struct Deadline {
@@ -241,6 +255,7 @@ impl Deadline {
         done >= self.iterations
             || self.until.is_some_and(|until| Instant::now() >= until)
             || self.watch.reached()
+            || stop_requested()
     }
 
     /// Solvers call this with each new best objective, so a time-to-target run knows when it
@@ -251,7 +266,7 @@ impl Deadline {
 
     /// True when the clock has run out (ignores the iteration budget).
     pub fn timed_out(&self) -> bool {
-        self.until.is_some_and(|until| Instant::now() >= until)
+        self.until.is_some_and(|until| Instant::now() >= until) || stop_requested()
     }
 }
 

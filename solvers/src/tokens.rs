@@ -166,12 +166,17 @@ impl<'a> Tokens<'a> {
     /// The next token as an integer.
     pub fn next_i64(&mut self, what: &str) -> Result<i64, InputError> {
         let (line, token) = self.next_str(what)?;
-        token.parse::<i64>().map_err(|_| {
-            InputError::syntax(
-                &self.path,
-                line,
-                format!("expected {what} (an integer), found {}", quoted(token)),
-            )
+        token.parse::<i64>().map_err(|e| {
+            let message = match e.kind() {
+                std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                    format!(
+                        "{what} {} is out of range (integers up to 2^63 - 1 in magnitude)",
+                        quoted(token)
+                    )
+                }
+                _ => format!("expected {what} (an integer), found {}", quoted(token)),
+            };
+            InputError::syntax(&self.path, line, message)
         })
     }
 

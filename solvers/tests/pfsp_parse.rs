@@ -250,6 +250,28 @@ fn names_of_multi_block_files() {
     let same_size = pfsp::generate(20, 5, 3);
     let inst = pfsp::parse(&plain(&same_size), Path::new("ta005.txt"), None).expect("20 x 5");
     assert_eq!(inst.name, "ta005-custom");
+    // The stem's case does not get a file past the check.
+    let inst = pfsp::parse(&plain(&tiny), Path::new("TA005.txt"), None).expect("7 x 4");
+    assert_eq!(inst.name, "TA005-custom");
+    // A Taillard header with his seed but other times is not his instance either.
+    let mut edited = pfsp::generate(20, 5, 873_654_221);
+    edited.name = String::new();
+    let text = pfsp::to_taillard_text(&edited);
+    let halved: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(k, line)| match k {
+            // The header, its values and the "processing times :" line stay.
+            0..=2 => line.to_string(),
+            _ => line
+                .split_whitespace()
+                .map(|t| (t.parse::<i64>().expect("a time") / 2).max(1).to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+        })
+        .collect();
+    let inst = pfsp::parse(&halved.join("\n"), Path::new("fake.txt"), None).expect("halved");
+    assert_eq!(inst.name, "fake");
 }
 
 #[test]

@@ -268,6 +268,12 @@ fn explicit_errors() {
         Some(4),
         "EDGE_WEIGHT_FORMAT",
     );
+    // FUNCTION is a format of coordinates: named at its own line, not as a missing one.
+    rejected(
+        &base.replace("UPPER_ROW", "FUNCTION"),
+        Some(5),
+        "EDGE_WEIGHT_FORMAT FUNCTION means weights computed from coordinates",
+    );
     rejected(&base.replace("1 2\n3", "1 -2\n3"), Some(6), "negative");
     let full = "NAME: m\nTYPE: TSP\nDIMENSION: 2\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n0 1\n2 0\n";
     rejected(full, Some(6), "not symmetric");

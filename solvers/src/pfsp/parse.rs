@@ -88,7 +88,8 @@ fn taillard_name(jobs: usize, machines: usize, seed: i64) -> Option<String> {
 /// not (another seed, size or times): a file must not borrow a published instance's name,
 /// and with it that instance's best-known value.
 fn stem_name(stem: &str, inst: &Instance) -> String {
-    let published = stem
+    let lower = stem.to_ascii_lowercase();
+    let published = lower
         .strip_prefix("ta")
         .filter(|k| k.len() == 3)
         .and_then(|k| k.parse::<usize>().ok())
@@ -218,9 +219,14 @@ pub fn parse_taillard(text: &str, path: &Path) -> Result<Vec<Instance>, InputErr
     }
     let count = blocks.len();
     for (k, inst) in blocks.iter_mut().enumerate() {
-        let published = inst
-            .time_seed
-            .and_then(|seed| taillard_name(inst.jobs, inst.machines, seed));
+        // A header's seed names a published instance only if the times are that instance's
+        // (a block with edited times must not take its name and best-known value).
+        let published = inst.time_seed.and_then(|seed| {
+            taillard_name(inst.jobs, inst.machines, seed).filter(|_| {
+                super::generate(inst.jobs, inst.machines, seed).times_machine_major()
+                    == inst.times_machine_major()
+            })
+        });
         inst.name = match published {
             Some(name) => name,
             None if count == 1 => stem_name(&stem, inst),
@@ -367,7 +373,9 @@ pub fn looks_like_pfsp(text: &str) -> bool {
     };
     let mut count = 0u64;
     for token in values {
-        if token.parse::<i64>().is_err() {
+        // An integer too large for i64 is still one: the parser then names it.
+        let digits = token.strip_prefix(['-', '+']).unwrap_or(token);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return false;
         }
         count += 1;

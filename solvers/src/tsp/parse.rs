@@ -153,6 +153,8 @@ struct Parsed {
     weight_type: Option<(EdgeWeightType, usize)>,
     /// With its name as written.
     format: Option<(Format, usize, String)>,
+    /// The line of an `EDGE_WEIGHT_FORMAT: FUNCTION` (coordinates, not a matrix).
+    function_format: Option<usize>,
     /// Coordinates and the section's line.
     coords: Option<(Vec<(f64, f64)>, usize)>,
     /// Values and the section's line.
@@ -264,7 +266,9 @@ impl Parsed {
                 };
                 self.weight_type = Some((t, line_no));
             }
-            "EDGE_WEIGHT_FORMAT" if value.eq_ignore_ascii_case("FUNCTION") => {}
+            "EDGE_WEIGHT_FORMAT" if value.eq_ignore_ascii_case("FUNCTION") => {
+                self.function_format = Some(line_no);
+            }
             "EDGE_WEIGHT_FORMAT" => {
                 let f = Format::parse(value).ok_or_else(|| {
                     format!(
@@ -317,6 +321,15 @@ impl Parsed {
                 .map_err(|m| InputError::invalid(path, m));
         }
         let Some((format, _, format_name)) = self.format else {
+            if let Some(line) = self.function_format {
+                return Err(err(
+                    line,
+                    "EDGE_WEIGHT_FORMAT FUNCTION means weights computed from coordinates, but \
+                     EDGE_WEIGHT_TYPE is EXPLICIT: give the matrix's format (FULL_MATRIX, \
+                     UPPER_ROW, LOWER_DIAG_ROW, ...)"
+                        .into(),
+                ));
+            }
             return Err(err(
                 type_line,
                 "EDGE_WEIGHT_TYPE EXPLICIT needs an EDGE_WEIGHT_FORMAT line".into(),

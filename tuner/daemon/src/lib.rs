@@ -717,11 +717,13 @@ fn cancel(d: &Daemon, id: i64) -> Result<serde_json::Value> {
             q.request_cancel(id)?;
             drop(q);
             if let Some(pid) = d.running().get(&id).copied() {
-                // The first cancel lets the current trial finish; a second one does not wait.
+                // The first cancel lets the current trial finish; a second one does not wait
+                // (to `mats tune` a second stop signal: it records the trial it leaves as
+                // interrupted and exits).
                 interrupt(
                     pid,
                     if e.cancel {
-                        libc::SIGKILL
+                        libc::SIGTERM
                     } else {
                         libc::SIGINT
                     },
@@ -729,8 +731,8 @@ fn cancel(d: &Daemon, id: i64) -> Result<serde_json::Value> {
             }
             ok(&reply::Cancelled {
                 id,
-                // The second cancel kills the campaign: its current trial is recorded as
-                // crashed, and `mats tune ... --resume` repeats it.
+                // The second cancel ends the campaign at once: its current trial is
+                // recorded as interrupted, and `mats tune ... --resume` repeats it.
                 state: if e.cancel { "killed" } else { "cancelling" }.into(),
             })
         }

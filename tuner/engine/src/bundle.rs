@@ -306,7 +306,10 @@ pub fn nearest_class(
             let Some(&x) = own.get(k) else { continue };
             let (lo, hi) = span[k.as_str()];
             let width = feature_unit(lo, hi);
-            let outside = (r.min - x).max(x - r.max).max(0.0) / width;
+            // Within a few ulps of the range is inside: an index written before floats
+            // round-tripped exactly put a class's own instances 1e-16 outside it.
+            let slack = 1e-14 * x.abs().max(1.0);
+            let outside = ((r.min - x).max(x - r.max) - slack).max(0.0) / width;
             sum += outside * outside;
             count += 1;
         }
@@ -447,6 +450,23 @@ mod tests {
             "{}",
             far.distance
         );
+    }
+
+    /// An index written without exact float round trips stored a class's density as
+    /// 0.9696969696969696 where its own instance has 0.9696969696969697: that instance must
+    /// still be inside (`--max-class-distance 0` refused the class's training instance).
+    #[test]
+    fn the_last_bit_of_a_stored_range_keeps_the_own_instances_inside() {
+        let idx = index(vec![(
+            "c",
+            entry(&[("density", 0.9696969696969696, 0.9696969696969696)]),
+        )]);
+        let own = nearest_class(&idx, "other", &json!({"density": 0.9696969696969697})).unwrap();
+        assert_eq!(own.distance, 0.0);
+        // And the file round-trips floats exactly now.
+        let x = 0.9696969696969697f64;
+        let back: f64 = serde_json::from_str(&serde_json::to_string(&x).unwrap()).unwrap();
+        assert_eq!(back.to_bits(), x.to_bits());
     }
 
     #[test]

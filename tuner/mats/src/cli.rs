@@ -122,6 +122,10 @@ pub struct ExportArgs {
     /// bundle with no mats install or export folder (docs/standalone.md).
     #[arg(long, value_name = "OUT")]
     pub binaries: Option<PathBuf>,
+    /// Replace an export of another campaign in --out (refused otherwise: its bundles would
+    /// be removed).
+    #[arg(long)]
+    pub replace: bool,
 }
 
 #[derive(Debug, Args)]
@@ -234,8 +238,8 @@ pub struct BenchStrategiesArgs {
     /// The class searched exhaustively (when there are several).
     #[arg(long)]
     pub class: Option<String>,
-    /// Seeds per strategy.
-    #[arg(long, default_value_t = 10)]
+    /// Seeds per strategy (at most 10,000).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub seeds: u64,
     /// The first seed: runs use FIRST-SEED .. FIRST-SEED + SEEDS, so that a choice made on
     /// one set of seeds can be checked on another.
@@ -632,8 +636,9 @@ pub struct SolveArgs {
     /// Random seed; the same seed gives the same result when no time limit is set.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// CPU: worker threads (0 = all cores; does not change the result of an iteration budget).
-    /// GPU: threads per block (default 128, or 512 for rots-block).
+    /// CPU: worker threads (0 = all cores, or with --tuned the bundle's tuned count; does not
+    /// change the result of an iteration budget). GPU: threads per block (default 128, or 512
+    /// for rots-block).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub threads: usize,
     /// Independent starts (qap `2opt` default 64, qap `tabu` default 1), or walks (pfsp `ig`,
@@ -1047,13 +1052,14 @@ pub struct LogsArgs {
 
 #[derive(Debug, Args)]
 pub struct BenchDaemonArgs {
-    /// Submissions timed for submit-to-first-trial.
+    /// Submissions timed for submit-to-first-trial; also the rounds of the busy-share
+    /// measurement, at most 3 (each runs three campaigns to their end).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeats: u32,
     /// Campaigns queued while `status` is timed.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub queued: u32,
-    /// `status` requests timed.
+    /// `status` requests timed (and as many `mats status --json` processes, at most 20).
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100000))]
     pub requests: u32,
     /// The repository (its data/qap instances and spaces/qap-cpu.toml).

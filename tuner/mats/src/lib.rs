@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod interrupt;
 pub mod output;
 pub mod standalone;
 

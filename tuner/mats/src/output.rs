@@ -30,8 +30,26 @@ pub fn stdout_error(e: std::io::Error) -> anyhow::Error {
     anyhow::Error::new(StdoutError(e))
 }
 
+/// Folders that must not outlive the process even where it dies of SIGPIPE (a standalone
+/// executable's unpacked bundle): removed by [`die_of_sigpipe`], which runs no destructors.
+static REMOVE_AT_EXIT: std::sync::Mutex<Vec<std::path::PathBuf>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Registers `folder` for removal should the process die of a closed pipe.
+pub fn remove_at_exit(folder: &std::path::Path) {
+    if let Ok(mut list) = REMOVE_AT_EXIT.lock() {
+        list.push(folder.to_path_buf());
+    }
+}
+
 /// Dies as a process killed by SIGPIPE would, without a word.
 pub fn die_of_sigpipe() -> ! {
+    // Not `lock()`: the panic hook may run this while the list is held.
+    if let Ok(list) = REMOVE_AT_EXIT.try_lock() {
+        for folder in list.iter() {
+            let _ = std::fs::remove_dir_all(folder);
+        }
+    }
     // SAFETY: restoring a signal's default action and raising it in this process.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);

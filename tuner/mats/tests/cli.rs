@@ -1158,12 +1158,19 @@ fn bench_strategies_prints_both_score_definitions() {
     ));
     let dir = tempfile::tempdir().expect("temp dir");
     let json_path = dir.path().join("study.json");
+    // A second space for the aggregate: the same table under another name (the same file
+    // twice is refused: it would count twice).
+    let twin = dir.path().join("convolution-twin.json");
+    std::fs::copy(&cache, &twin).expect("copy");
     let cache = cache.display().to_string();
+    let e = error_of(&["bench", "strategies", &cache, &cache, "--seeds", "1"]);
+    assert!(e.contains("named twice"), "{e}");
+    let twin = twin.display().to_string();
     let out = mats(&[
         "bench",
         "strategies",
         &cache,
-        &cache,
+        &twin,
         "--seeds",
         "3",
         "--first-seed",
@@ -1682,4 +1689,191 @@ fn the_campaign_format_example_is_valid() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Ctrl-C or SIGTERM ends `mats solve` with its best so far, printed and re-scored like any
+/// answer, and exit status 130 (it used to die with nothing printed).
+#[cfg(unix)]
+#[test]
+fn a_stopped_solve_prints_its_best_so_far() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/qap/tai40a.dat");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args([
+            "solve",
+            file,
+            "--time-limit",
+            "60",
+            "--json",
+            "--threads",
+            "1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("mats starts");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let asked = std::time::Instant::now();
+    // SAFETY: signalling the child this test started and still owns.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let done = child.wait_with_output().expect("mats ends");
+    assert!(asked.elapsed().as_secs() < 20, "it did not stop soon");
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("SIGTERM") && err.contains("best found so far"),
+        "{err}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&done.stdout).expect("JSON");
+    assert_eq!(report["interrupted"], "SIGTERM", "{report}");
+    let solution: Vec<String> = report["solution"]
+        .as_array()
+        .expect("a solution")
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert_eq!(solution.len(), 40);
+    // The printed objective is the solution's (re-scored independently).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sln = dir.path().join("answer.txt");
+    std::fs::write(&sln, solution.join(" ")).expect("write");
+    let scored = mats(&[
+        "instance",
+        "score",
+        file,
+        "--solution",
+        sln.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&scored.stdout);
+    assert!(
+        text.contains(&report["objective"].to_string()),
+        "{text} vs {report}"
+    );
+}
+
+/// Inputs a benchmark or an instance command cannot use are refused before any work, naming
+/// the flag, file or value: an unwritable --json (it used to fail after the whole run), an
+/// external curve below the space's optimum (scored 345-652 on a 0-1 scale), --class on a
+/// cache, an integer past i64, --zero-based for a HW/SW assignment, and two different graphs
+/// under one name for a reference table (the row depended on argument order).
+#[test]
+fn benchmark_and_instance_inputs_are_checked_first() {
+    let cache = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../search/tests/data/convolution-a100-small.json"
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let e = error_of(&[
+        "bench",
+        "strategies",
+        cache,
+        "--seeds",
+        "1",
+        "--json",
+        "/nonexistent/x.json",
+    ]);
+    assert!(e.contains("--json") && e.contains("does not exist"), "{e}");
+    let e = error_of(&["bench", "strategies", cache, "--class", "x"]);
+    assert!(e.contains("--class"), "{e}");
+    std::fs::write(
+        path("ext.json"),
+        r#"{"tool":"kernel_tuner","strategies":{"convolution-a100-small":{"ga":[[0.0001]]}}}"#,
+    )
+    .unwrap();
+    let e = error_of(&[
+        "bench",
+        "strategies",
+        cache,
+        "--seeds",
+        "1",
+        "--budgets",
+        "10",
+        "--strategies",
+        "random",
+        "--external",
+        &path("ext.json"),
+    ]);
+    assert!(
+        e.contains("below the space's optimum") && e.contains("\"ga\""),
+        "{e}"
+    );
+    std::fs::write(
+        path("ext2.json"),
+        r#"{"tool":"kernel_tuner","strategies":{"convolution-a100-small":{"ga":[[0.002, 0.001]]},"other":{"ga":[[1.0]]}}}"#,
+    )
+    .unwrap();
+    let out = mats(&[
+        "bench",
+        "strategies",
+        cache,
+        "--seeds",
+        "2",
+        "--budgets",
+        "10",
+        "--strategies",
+        "random",
+        "--external",
+        &path("ext2.json"),
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("\"other\""), "{stderr}");
+    assert!(stdout.contains("(one seed)"), "{stdout}");
+
+    std::fs::write(path("big.dat"), "2\n0 9223372036854775808\n1 0\n0 1\n1 0\n").unwrap();
+    let e = error_of(&["instance", "info", &path("big.dat")]);
+    assert!(e.contains("out of range"), "{e}");
+
+    let graph = |seed: &str, file: &str| {
+        let run = mats(&[
+            "instance",
+            "generate",
+            "hwsw",
+            "--nodes",
+            "14",
+            "--edges",
+            "20",
+            "--ccr",
+            "1",
+            "--r-level",
+            "high",
+            "--seed",
+            seed,
+            "-o",
+            file,
+        ]);
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    };
+    std::fs::create_dir_all(path("a")).unwrap();
+    std::fs::create_dir_all(path("b")).unwrap();
+    graph("1", &path("a/g.hwsw"));
+    graph("2", &path("b/g.hwsw"));
+    let e = error_of(&[
+        "instance",
+        "reference",
+        &path("a/g.hwsw"),
+        &path("b/g.hwsw"),
+        "--seeds",
+        "1",
+        "--iterations",
+        "100",
+    ]);
+    assert!(e.contains("two different graphs are named g"), "{e}");
+    std::fs::write(path("x.txt"), "0 ".repeat(14)).unwrap();
+    let e = error_of(&[
+        "instance",
+        "score",
+        &path("a/g.hwsw"),
+        "--solution",
+        &path("x.txt"),
+        "--zero-based",
+    ]);
+    assert!(e.contains("--zero-based does not apply"), "{e}");
 }

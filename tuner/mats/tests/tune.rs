@@ -132,7 +132,16 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
             "pareto":[{"point":{},"time_s":1.0,"bundle":"notes"}]}}}"#,
     )
     .unwrap();
-    let export = mats(&["export", out_s, "--out", tuned.to_str().unwrap()]);
+    // Only when asked: without --replace the other campaign's export is refused.
+    let refused = error_of(&["export", out_s, "--out", tuned.to_str().unwrap()]);
+    assert!(refused.contains("--replace"), "{refused}");
+    let export = mats(&[
+        "export",
+        out_s,
+        "--out",
+        tuned.to_str().unwrap(),
+        "--replace",
+    ]);
     let err = String::from_utf8_lossy(&export.stderr);
     assert!(export.status.success(), "{err}");
     assert!(
@@ -608,6 +617,89 @@ fn a_campaign_stopped_by_the_user_exits_130_and_export_says_it_is_unfinished() {
         export.status.success() && err.contains("stopped by the user") && err.contains("--resume"),
         "{err}"
     );
+}
+
+/// SIGTERM (`timeout`, Slurm) stops a campaign as Ctrl-C does; a second signal aborts at once
+/// and records the trial it cuts short as interrupted, which a resume measures again however
+/// often that happened (a twice-killed trial used to fail its point for good, and a
+/// baseline's the whole campaign).
+#[cfg(unix)]
+#[test]
+fn a_second_stop_signal_records_the_unfinished_trial_as_interrupted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = long_campaign(tmp.path(), "signalled");
+    let out = tmp.path().join("out");
+    let child = tune_until_trials(&path, &out, 2);
+    // SAFETY: signalling the child this test started and still owns.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("SIGTERM") && err.contains("stopped by the user"),
+        "{err}"
+    );
+    for round in 0..3 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mats"))
+            .args(["tune", path_str(&path), "--out", path_str(&out), "--quiet"])
+            .arg("--resume")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Two signals while a trial is under way (each trial runs 20,000 iterations).
+        let db = out.join("results.sqlite");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let started = results::Store::open_existing(&db)
+                .ok()
+                .and_then(|s| s.trials(1).ok())
+                .is_some_and(|t| t.iter().any(|t| t.status.as_str() == "started"));
+            if started || Instant::now() > deadline {
+                break;
+            }
+            assert!(child.try_wait().unwrap().is_none(), "round {round}: ended");
+        }
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: as above.
+            unsafe { libc::kill(child.id() as i32, signal) };
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let done = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&done.stderr);
+        assert_eq!(done.status.code(), Some(130), "round {round}: {err}");
+    }
+    let store = results::Store::open_existing(out.join("results.sqlite")).unwrap();
+    let trials = store.trials(1).unwrap();
+    assert!(trials.iter().all(|t| t.status.as_str() != "started"));
+    let interrupted = trials
+        .iter()
+        .filter(|t| t.log.contains(results::store::INTERRUPTED_LOG))
+        .count();
+    assert!(interrupted >= 1, "{trials:?}");
+    // The resume measures everything again: no point failed by the interruptions.
+    let summary: serde_json::Value = serde_json::from_str(&ok(&[
+        "tune",
+        path_str(&path),
+        "--out",
+        path_str(&out),
+        "--quiet",
+        "--json",
+        "--resume",
+    ]))
+    .unwrap();
+    // (Its `[budget] trials = 16` may end it; a user's stop would say so.)
+    assert_ne!(summary["stopped"], "stopped by the user", "{summary}");
+    let failed = store
+        .trials(1)
+        .unwrap()
+        .into_iter()
+        .filter(|t| {
+            t.status.as_str() == "crashed" && !t.log.contains(results::store::INTERRUPTED_LOG)
+        })
+        .count();
+    assert_eq!(failed, 0);
 }
 
 /// Every shipped campaign parses, and each setup's baseline is a valid point of its space
@@ -1252,6 +1344,25 @@ fn classes_the_budget_never_reached_are_listed() {
             && said.contains(unsearched[0]["class"].as_str().unwrap()),
         "{said}"
     );
+    // Export and report say what is missing (they used to pass it as a finished campaign).
+    let never = unsearched[0]["class"].as_str().unwrap();
+    for args in [
+        vec![
+            "export",
+            path_str(&out),
+            "--out",
+            path_str(&tmp.path().join("t")),
+        ],
+        vec!["report", path_str(&out)],
+    ] {
+        let done = mats(&args);
+        let err = String::from_utf8_lossy(&done.stderr);
+        assert!(done.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("stopped by its [budget]") && err.contains(never),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 /// A search that ends on the baseline still meets the default on fresh seeds, and export ships
@@ -1321,6 +1432,22 @@ production_runs = 500
         .to_string();
     let manifest = std::fs::read_to_string(tuned.join(bundle).join("manifest.json")).unwrap();
     assert!(manifest.contains("\"tabu\""), "{manifest}");
+    // Another campaign's export in the folder is not replaced unasked.
+    let mut other = index.clone();
+    other["campaign"] = "other".into();
+    std::fs::write(tuned.join("index.json"), other.to_string()).unwrap();
+    let refused = error_of(&["export", path_str(&out), "--out", path_str(&tuned)]);
+    assert!(
+        refused.contains("campaign \"other\"") && refused.contains("--replace"),
+        "{refused}"
+    );
+    ok(&[
+        "export",
+        path_str(&out),
+        "--out",
+        path_str(&tuned),
+        "--replace",
+    ]);
     let report = ok(&["report", path_str(&out)]);
     let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
     assert!(
@@ -1328,4 +1455,118 @@ production_runs = 500
             && page.contains("mats export ships the default point"),
         "{report}"
     );
+    #[cfg(unix)]
+    reads_without_write_access(tmp.path(), &out);
+}
+
+/// A bundle tuned for the time to a target gap stops at that gap, as its trials did, and says
+/// when it got there (it used to run the whole cap with no target).
+#[test]
+fn a_time_to_target_bundle_stops_at_its_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = format!(
+        r#"
+name = "to-target"
+backend = "cpu"
+seed = 1
+objective = "time-to-target"
+
+[run]
+target_gap_percent = 2.0
+cap_s = 20.0
+seeds = 1
+
+[instances]
+paths = ["{data}/tai12a.dat"]
+
+[cpu]
+space = "{space}"
+baseline = {{ algorithm = "tabu", threads = 1, starts = 1 }}
+
+[cpu.overrides]
+constants = {{ max_threads = 1 }}
+
+[strategy]
+name = "hill-climbing"
+
+[budget]
+trials = 2
+"#,
+        data = repo("data/qap").display(),
+        space = repo("spaces/qap-cpu.toml").display(),
+    );
+    let path = write_campaign(tmp.path(), "to-target", &body);
+    let out = tmp.path().join("out");
+    ok(&["tune", path_str(&path), "--out", path_str(&out), "--quiet"]);
+    let tuned = tmp.path().join("tuned");
+    ok(&["export", path_str(&out), "--out", path_str(&tuned)]);
+    let started = Instant::now();
+    let run = mats(&[
+        "solve",
+        "--tuned",
+        path_str(&tuned),
+        repo("data/qap/tai12a.dat").to_str().unwrap(),
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    // Robust tabu search is within 2% of tai12a's optimum in milliseconds; the cap is 20 s.
+    assert!(started.elapsed() < Duration::from_secs(10), "{err}");
+    assert!(err.contains("stops at a gap of 2%"), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(report["target"]["reached_after_s"].is_f64(), "{report}");
+    assert!(report["gap_percent"].as_f64().unwrap() <= 2.0, "{report}");
+}
+
+/// `mats results` and `mats report` read a campaign folder the user cannot write (an archived
+/// or a colleague's): opening the store used to switch its journal, which needs write access.
+#[cfg(unix)]
+fn reads_without_write_access(tmp: &Path, out: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::os::unix::process::CommandExt as _;
+    let set = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    // No -wal or -shm left behind by the writer: a finished campaign's folder as archived.
+    for extra in ["results.sqlite-wal", "results.sqlite-shm"] {
+        let _ = std::fs::remove_file(out.join(extra));
+    }
+    set(tmp, 0o755);
+    set(out, 0o555);
+    set(&out.join("results.sqlite"), 0o444);
+    let report_dir = tempfile::tempdir().unwrap();
+    set(report_dir.path(), 0o777);
+    // SAFETY: reads the effective user id.
+    let root = unsafe { libc::geteuid() } == 0;
+    let run = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mats"));
+        command.args(args);
+        if root {
+            // Root writes anywhere: read as nobody.
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                command.pre_exec(|| {
+                    if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        command.output().unwrap()
+    };
+    let csv = run(&["results", path_str(out), "--csv"]);
+    let err = String::from_utf8_lossy(&csv.stderr);
+    assert!(csv.status.success(), "{err}");
+    assert!(String::from_utf8_lossy(&csv.stdout).lines().count() > 1);
+    let report = run(&[
+        "report",
+        path_str(out),
+        "--out",
+        path_str(&report_dir.path().join("r")),
+    ]);
+    let err = String::from_utf8_lossy(&report.stderr);
+    assert!(report.status.success(), "{err}");
+    set(out, 0o755);
+    set(&out.join("results.sqlite"), 0o644);
 }

@@ -264,8 +264,7 @@ pub fn run(mut plan: CampaignPlan, options: &TuneOptions) -> Result<TuneSummary>
     let (store, existing) = open_store(&plan, options.mode)?;
 
     let stop = Arc::new(AtomicBool::new(false));
-    install_ctrl_c(stop.clone());
-    let budget = Budget::new(&plan.budget, stop);
+    let budget = Budget::new(&plan.budget, stop.clone());
     let (backend, device_names, device_label) = open_backend(&plan, options)?;
     let settings = campaign_settings(
         &plan,
@@ -276,6 +275,7 @@ pub fn run(mut plan: CampaignPlan, options: &TuneOptions) -> Result<TuneSummary>
         existing.as_ref().map(|e| (e, &store)),
     )?;
     let campaign = store.campaign(&plan.name, &plan.text, &settings)?;
+    install_ctrl_c(stop, plan.out_dir.join(STORE_FILE), campaign.id);
     store.update_campaign_settings(campaign.id, &settings)?;
     forget_summary(&plan.out_dir)?;
     if options.mode == StartMode::Resume {
@@ -466,9 +466,17 @@ fn tune_phases(
             })
             .collect();
         if !unreached.is_empty() {
+            // A user's stop is not the budget's doing: a plain resume reaches them.
+            let (why, how) = if t.budget.stopped_by_user() {
+                ("the campaign was stopped", "`--resume`")
+            } else {
+                (
+                    "the campaign's budget ended",
+                    "`--resume` with a larger [budget]",
+                )
+            };
             eprintln!(
-                "note: the campaign's budget ended before class(es) {} were searched; `--resume` \
-                 with a larger [budget] reaches them",
+                "note: {why} before class(es) {} were searched; {how} reaches them",
                 unreached.join(", ")
             );
         }
@@ -1292,9 +1300,13 @@ fn open_gpus(plan: &CampaignPlan, options: &TuneOptions) -> Result<(Backend, Vec
     ))
 }
 
-/// Ctrl-C sets the stop flag; the campaign stops after the current trial. A second Ctrl-C
-/// ends the process at once (the store stays consistent: every write is its own transaction).
-fn install_ctrl_c(stop: Arc<AtomicBool>) {
+/// Ctrl-C, SIGTERM (`timeout`, Slurm, the daemon's second cancel) or SIGHUP (a closed
+/// terminal) sets the stop flag: the campaign stops after the current trial and writes its
+/// summary. A second signal ends the process at once; the trials it leaves unfinished are
+/// recorded as interrupted first, so that `--resume` measures them again without counting
+/// them as crashes of their points (a point whose trial was killed twice by a user would
+/// otherwise be failed for good by `max_attempts`).
+fn install_ctrl_c(stop: Arc<AtomicBool>, store: PathBuf, campaign_id: i64) {
     std::thread::spawn(move || {
         let Ok(rt) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -1303,15 +1315,68 @@ fn install_ctrl_c(stop: Arc<AtomicBool>) {
             return;
         };
         rt.block_on(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\nstopping after the current trial (Ctrl-C again to abort)");
-                stop.store(true, std::sync::atomic::Ordering::SeqCst);
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
+            let Some(mut signals) = Signals::listen() else {
+                return;
+            };
+            let first = signals.next().await;
+            eprintln!("\n{first}: stopping after the current trial (again to abort)");
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            let second = signals.next().await;
+            let marked =
+                results::Store::open_existing(&store).and_then(|s| s.interrupt(campaign_id));
+            match marked {
+                Ok(n) if n > 0 => eprintln!(
+                    "{second}: aborted; {n} unfinished trial(s) recorded as interrupted \
+                     (--resume measures them again)"
+                ),
+                Ok(_) => eprintln!("{second}: aborted"),
+                Err(e) => eprintln!("{second}: aborted ({e:#})"),
             }
+            std::process::exit(130);
         });
     });
+}
+
+/// The signals that stop a campaign: SIGINT, SIGTERM and SIGHUP (Ctrl-C elsewhere).
+struct Signals {
+    #[cfg(unix)]
+    streams: [tokio::signal::unix::Signal; 3],
+}
+
+impl Signals {
+    fn listen() -> Option<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Some(Signals {
+                streams: [
+                    signal(SignalKind::interrupt()).ok()?,
+                    signal(SignalKind::terminate()).ok()?,
+                    signal(SignalKind::hangup()).ok()?,
+                ],
+            })
+        }
+        #[cfg(not(unix))]
+        Some(Signals {})
+    }
+
+    /// Waits for the next one and names it.
+    async fn next(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            let [int, term, hup] = &mut self.streams;
+            tokio::select! {
+                _ = int.recv() => "interrupted (SIGINT)",
+                _ = term.recv() => "terminated (SIGTERM)",
+                _ = hup.recv() => "hung up (SIGHUP)",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "interrupted (Ctrl-C)"
+        }
+    }
 }
 
 #[cfg(test)]

@@ -133,6 +133,7 @@ fn print_measurement(row: u32, result: &MeasureResult) {
 }
 
 pub fn measure(args: &BenchMeasureArgs) -> Result<()> {
+    super::check_output("--json", args.json.as_deref())?;
     if !gpu::driver_available() {
         bail!("mats bench measure needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
     }

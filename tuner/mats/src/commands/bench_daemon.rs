@@ -176,10 +176,16 @@ impl Bench {
     }
 }
 
+/// Mean, standard deviation (NaN for fewer than two values: one run has no spread), median
+/// and 95th percentile.
 fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
     let n = v.len().max(1) as f64;
     let mean = v.iter().sum::<f64>() / n;
-    let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt();
+    let sd = if v.len() < 2 {
+        f64::NAN
+    } else {
+        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    };
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     // Linear between the two nearest ranks: the median of an even count is the mean of its
@@ -196,6 +202,7 @@ fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
 }
 
 pub fn run(args: &BenchDaemonArgs) -> Result<()> {
+    super::check_output("--json", args.json.as_deref())?;
     let repo = std::fs::canonicalize(&args.repo)
         .with_context(|| format!("cannot find the repository {}", args.repo.display()))?;
     if !repo.join("data/qap/tai12a.dat").is_file() || !repo.join("spaces/qap-cpu.toml").is_file() {
@@ -263,7 +270,8 @@ pub fn run(args: &BenchDaemonArgs) -> Result<()> {
         status_s.push(t.elapsed().as_secs_f64());
     }
     let mut cli_s = Vec::new();
-    for _ in 0..20 {
+    // Each is a process start: at most 20 of the --requests.
+    for _ in 0..args.requests.min(20) {
         let t = Instant::now();
         let out = Command::new(&b.exe)
             .args(["status", "--json", "--socket"])
@@ -303,12 +311,20 @@ pub fn run(args: &BenchDaemonArgs) -> Result<()> {
     }
     b.stop();
 
+    // No spread is shown where one value has none.
+    let spread = |sd: f64, scale: f64| {
+        if sd.is_nan() {
+            String::new()
+        } else {
+            format!(" ± {:.1}", sd * scale)
+        }
+    };
     let ms = |v: &[f64]| {
         let (mean, sd, med, p95) = stats(v);
         format!(
-            "mean {:.1} ms ± {:.1}, median {:.1}, p95 {:.1}, max {:.1} (n = {})",
+            "mean {:.1} ms{}, median {:.1}, p95 {:.1}, max {:.1} (n = {})",
             mean * 1e3,
-            sd * 1e3,
+            spread(sd, 1e3),
             med * 1e3,
             p95 * 1e3,
             v.iter().copied().fold(0.0, f64::max) * 1e3,
@@ -333,11 +349,11 @@ pub fn run(args: &BenchDaemonArgs) -> Result<()> {
     );
     println!("  `mats status --json` as a process: {}", ms(&cli_s));
     println!(
-        "device busy share: one campaign alone {:.1}% ± {:.1}, two sharing the device {:.1}% ± {:.1} (ratio {:.2}; {rounds} rounds, {} and {} leases in the last)",
+        "device busy share: one campaign alone {:.1}%{}, two sharing the device {:.1}%{} (ratio {:.2}; {rounds} rounds, {} and {} leases in the last)",
         a_mean * 100.0,
-        a_sd * 100.0,
+        spread(a_sd, 100.0),
         t_mean * 100.0,
-        t_sd * 100.0,
+        spread(t_sd, 100.0),
         t_mean / a_mean.max(1e-9),
         alone.last().map_or(0, |x| x.1),
         two.last().map_or(0, |x| x.1),
@@ -346,9 +362,15 @@ pub fn run(args: &BenchDaemonArgs) -> Result<()> {
         super::write_json(
             path,
             &serde_json::json!({
+                "device": engine::runner::cpu::device_name(),
                 "submit_to_first_trial_s": first,
                 "submit_request_s": submit_rtt,
                 "status_queued": waiting,
+                "status_listed": listed,
+                "status_reply_bytes": reply_bytes,
+                "busy_share_rounds": rounds,
+                "leases_alone_last": alone.last().map(|x| x.1),
+                "leases_two_last": two.last().map(|x| x.1),
                 "status_request_s": status_s,
                 "status_process_s": cli_s,
                 "busy_share_alone": shares(&alone),
@@ -367,5 +389,7 @@ mod tests {
         assert!((median - 0.0509).abs() < 1e-12 && (mean - 0.0509).abs() < 1e-12);
         assert!((p95 - (0.0351 + 0.95 * (0.0667 - 0.0351))).abs() < 1e-12);
         assert_eq!(super::stats(&[3.0, 1.0, 2.0]).2, 2.0);
+        // One value has no spread (it printed "± 0.0").
+        assert!(super::stats(&[0.066]).1.is_nan());
     }
 }

@@ -125,6 +125,7 @@ fn graph(n: usize, m: usize, ccr: f64, r: RLevel, seed: u64) -> Result<Instance>
 }
 
 pub fn run(args: &BenchHwswArgs) -> Result<()> {
+    super::check_output("--json", args.json.as_deref())?;
     if !gpu::driver_available() {
         bail!("mats bench hwsw needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
     }

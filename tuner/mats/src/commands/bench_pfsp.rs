@@ -109,6 +109,7 @@ pub const PAPER_SIZES: [(usize, usize); 8] = [
 ];
 
 pub fn run(args: &BenchPfspArgs) -> Result<()> {
+    super::check_output("--json", args.json.as_deref())?;
     if !gpu::driver_available() {
         bail!("mats bench pfsp needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");
     }

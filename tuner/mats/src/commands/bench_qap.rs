@@ -138,6 +138,7 @@ fn describe(p: &GpuParams) -> String {
 }
 
 pub fn run(args: &BenchQapArgs) -> Result<()> {
+    super::check_output("--json", args.json.as_deref())?;
     anyhow::ensure!(
         (1..=100).contains(&args.seeds),
         "--seeds must be in 1..=100, found {}",

@@ -55,6 +55,8 @@ struct StrategyScores {
     strategy: String,
     /// "mats" or the external tool's name.
     tool: String,
+    /// The runs scored (an external tool's curves may cover fewer seeds than mats' runs).
+    seeds: usize,
     scores: Scores,
     /// The same curves under Kernel Tuner's score definition ([`search::kt_score`]).
     kernel_tuner: KtScores,
@@ -91,6 +93,7 @@ struct External {
 type SeedCurves = Vec<Vec<Option<f64>>>;
 
 pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
+    super::check_output("--json", args.json.as_deref())?;
     if args.budgets.is_empty() || args.budgets.iter().any(|b| !(*b > 0.0 && *b <= 100.0)) {
         bail!("--budgets: percentages in (0, 100], got {:?}", args.budgets);
     }
@@ -122,9 +125,51 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
         ),
         None => None,
     };
-    let mut sources = Vec::new();
+    let mut sources: Vec<Source> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
     for s in &args.sources {
-        sources.extend(open_sources(s, args)?);
+        // One space named twice would count twice in the aggregate.
+        let resolved = std::fs::canonicalize(s).unwrap_or_else(|_| s.clone());
+        if seen.contains(&resolved) {
+            bail!("{} is named twice", s.display());
+        }
+        seen.push(resolved);
+        for source in open_sources(s, args)? {
+            if sources.iter().any(|o| o.name == source.name) {
+                bail!(
+                    "space {} comes twice (again from {}); name each space once",
+                    source.name,
+                    s.display()
+                );
+            }
+            sources.push(source);
+        }
+    }
+    let campaigns = args
+        .sources
+        .iter()
+        .filter(|s| s.join(engine::tune::STORE_FILE).is_file())
+        .count();
+    if campaigns == 0 && (args.class.is_some() || args.campaign.is_some()) {
+        bail!(
+            "--class and --campaign pick from a campaign folder's store; none of the sources \
+             is one"
+        );
+    }
+    if let Some(ext) = &external {
+        for name in ext.strategies.keys() {
+            if !sources.iter().any(|s| &s.name == name) {
+                eprintln!(
+                    "warning: --external: no source is the space {name:?} (sources: {}); its \
+                     curves are not scored",
+                    sources
+                        .iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
     }
     let mut study = Study {
         fractions: fractions.clone(),
@@ -152,6 +197,7 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
             rows.push(StrategyScores {
                 strategy: label.to_string(),
                 tool: "mats".into(),
+                seeds: curves.len(),
                 scores: score_curves(&stats, &curves, &fractions),
                 kernel_tuner: kt.score_curves(&curves, &fractions),
             });
@@ -162,6 +208,7 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
                     if runs.is_empty() {
                         continue;
                     }
+                    check_external(args, &source.name, name, runs, stats.optimum)?;
                     let curves: Vec<Vec<f64>> = runs
                         .iter()
                         .map(|r| best_so_far(r.iter().copied(), len))
@@ -169,6 +216,7 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
                     rows.push(StrategyScores {
                         strategy: format!("{}:{name}", short_tool(&ext.tool)),
                         tool: ext.tool.clone(),
+                        seeds: curves.len(),
                         scores: score_curves(&stats, &curves, &fractions),
                         kernel_tuner: kt.score_curves(&curves, &fractions),
                     });
@@ -181,7 +229,7 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
                 &source.table,
                 &Strategy::Pareto { restarts: None },
                 Objective::Pareto(Metric::Time, Metric::Energy),
-                &[0.05, 0.10, 0.15, 0.20, 0.25],
+                &fractions,
                 seeds.clone(),
             )?
         } else {
@@ -204,6 +252,41 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
     }
     if let Some(path) = &args.json {
         super::write_json(path, &study)?;
+    }
+    Ok(())
+}
+
+/// An external curve's values are run times in seconds of the same space: one below the
+/// space's optimum (or not a positive number) cannot be, and is most often a unit mistake.
+fn check_external(
+    args: &BenchStrategiesArgs,
+    space: &str,
+    strategy: &str,
+    runs: &SeedCurves,
+    optimum: f64,
+) -> Result<()> {
+    let file = args
+        .external
+        .as_deref()
+        .map_or_else(String::new, |p| p.display().to_string());
+    for (seed, run) in runs.iter().enumerate() {
+        for (k, v) in run.iter().enumerate() {
+            let Some(v) = *v else { continue };
+            if !(v.is_finite() && v > 0.0) || v < optimum * (1.0 - 1e-9) {
+                bail!(
+                    "--external {file}: space {space:?}, strategy {strategy:?}, run {} \
+                     value {}: {v} s is {} the space's optimum {optimum} s (values are run \
+                     times in seconds of the same space)",
+                    seed + 1,
+                    k + 1,
+                    if v.is_finite() && v > 0.0 {
+                        "below"
+                    } else {
+                        "not a time, let alone"
+                    }
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -290,7 +373,7 @@ fn cache_source(path: &Path) -> Result<Source> {
 }
 
 fn campaign_source(dir: &Path, args: &BenchStrategiesArgs) -> Result<Source> {
-    let (store, campaign) = super::results::open(&crate::cli::CampaignDir {
+    let (store, campaign) = super::results::open_to_read(&crate::cli::CampaignDir {
         dir: dir.to_path_buf(),
         campaign: args.campaign.clone(),
     })?;
@@ -302,6 +385,16 @@ fn campaign_source(dir: &Path, args: &BenchStrategiesArgs) -> Result<Source> {
         .map(|r| r.class.as_str())
         .collect();
     let class = match (&args.class, classes.as_slice()) {
+        (Some(c), _) if !classes.contains(&c.as_str()) => bail!(
+            "--class {c}: campaign {:?} searched no such class exhaustively (searched \
+             exhaustively: {})",
+            campaign.name,
+            if classes.is_empty() {
+                "none".to_string()
+            } else {
+                classes.join(", ")
+            }
+        ),
         (Some(c), _) => c.clone(),
         (None, [one]) => one.to_string(),
         (None, []) => bail!(
@@ -371,7 +464,11 @@ fn print_space(s: &SpaceStudy, fractions: &[f64], seeds: u64) {
     rows.sort_by(|a, b| b.scores.aggregate.total_cmp(&a.scores.aggregate));
     for r in &rows {
         row(&r.strategy, &r.scores.at, r.scores.aggregate);
-        println!(" ({:.3})", r.scores.spread);
+        match r.seeds {
+            n if n as u64 == seeds => println!(" ({:.3})", r.scores.spread),
+            1 => println!(" (one seed)"),
+            n => println!(" ({:.3}, {n} seeds)", r.scores.spread),
+        }
     }
     println!(
         "Kernel Tuner's score (autotuning_methodology: valid points only, median over the seeds)"
@@ -456,7 +553,10 @@ fn header(fractions: &[f64], last: &str) {
         let label = if (percent - percent.round()).abs() < 1e-9 {
             format!("{percent:.0}%")
         } else {
-            format!("{}%", (percent * 1000.0).round() / 1000.0)
+            // Enough digits to tell small budgets apart (0.0001% and 0.0004%).
+            let digits = (-percent.log10().floor()).max(0.0) as usize + 2;
+            let text = format!("{percent:.digits$}");
+            format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
         };
         print!(" {label:>6}");
     }

@@ -155,6 +155,7 @@ fn pheromone_bytes(n: usize, m: usize, k: usize, update: PheromoneUpdate) -> f64
 }
 
 pub fn run(args: &BenchTspArgs) -> Result<()> {
+    super::check_output("--json", args.json.as_deref())?;
     let files = instance_files(args)?;
     if !gpu::driver_available() {
         bail!("mats bench tsp needs an NVIDIA GPU: no CUDA driver (libcuda.so) found");

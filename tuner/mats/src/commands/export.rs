@@ -27,6 +27,10 @@ fn warn_if_unfinished(
     campaign: &results::CampaignRow,
     summary: Option<&results::TuneSummary>,
 ) {
+    // A tune still writing was said above; its missing summary is not a kill.
+    if results::FolderLock::holder(dir).is_some() {
+        return;
+    }
     let Some(how) = super::results::unfinished_by(summary) else {
         return;
     };
@@ -46,6 +50,15 @@ fn warn_if_unfinished(
             )
         ),
     };
+    if summary.is_some_and(|s| s.stopped.is_some() && !engine::tune::budget::stopped_by_user(s)) {
+        eprintln!(
+            "warning: campaign {:?} in {} {how}: the classes it searched are exported, what it \
+             never searched is not; raise the [budget] and finish it with {again}",
+            campaign.name,
+            dir.display(),
+        );
+        return;
+    }
     eprintln!(
         "warning: campaign {:?} in {} {how} before its end: classes it had yet to search, \
          its final re-measure and its holdouts are missing from this export; finish it with \
@@ -95,6 +108,18 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             campaign.name,
             args.source.dir.display()
         );
+    }
+    // Another campaign's export in --out would lose its bundles to this one's.
+    if let Ok(other) = engine::bundle::Index::read(&args.out) {
+        if other.campaign != campaign.name && !args.replace {
+            bail!(
+                "{} holds the export of campaign {:?}; export {:?} into another folder, or \
+                 give --replace to remove that export",
+                args.out.display(),
+                other.campaign,
+                campaign.name
+            );
+        }
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;

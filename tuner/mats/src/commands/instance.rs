@@ -31,7 +31,7 @@ pub fn info(args: &InfoArgs) -> Result<()> {
         size: instance.size(),
         class: instance.class(),
         features: instance.features(),
-        best_known: super::best_known_of(&bks, &src.bks, instance.name()),
+        best_known: super::best_known_of(&bks, &src.bks, &instance),
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);

@@ -73,18 +73,31 @@ fn best_known(extra: &[PathBuf]) -> Result<BestKnown> {
 fn best_known_of(
     table: &BestKnown,
     extra: &[PathBuf],
-    name: &str,
+    instance: &solvers::family::Instance,
 ) -> Option<solvers::bks::BestKnownEntry> {
-    let entry = table.get(name);
-    if entry.is_none() && !extra.is_empty() {
-        let files: Vec<String> = extra.iter().map(|p| p.display().to_string()).collect();
-        eprintln!(
-            "mats: warning: no row of {} is named {name} (the `name` column is matched with \
-             the instance's name, its file name without the extension, ignoring case)",
-            files.join(", ")
-        );
+    let name = instance.name();
+    match table.lookup(instance) {
+        solvers::bks::Lookup::Found(entry) => Some(entry),
+        solvers::bks::Lookup::Mismatch(why) => {
+            eprintln!(
+                "mats: warning: no best-known value: the table's {name} is not this instance \
+                 ({why})"
+            );
+            None
+        }
+        solvers::bks::Lookup::Unknown => {
+            if !extra.is_empty() {
+                let files: Vec<String> = extra.iter().map(|p| p.display().to_string()).collect();
+                eprintln!(
+                    "mats: warning: no row of {} is named {name} (the `name` column is matched \
+                     with the instance's name, its file name without the extension, ignoring \
+                     case)",
+                    files.join(", ")
+                );
+            }
+            None
+        }
     }
-    entry
 }
 
 /// Writes `text` to `path`, or to standard output when there is none.
@@ -104,6 +117,29 @@ fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<()> {
                 .map_err(crate::output::stdout_error)
         }
     }
+}
+
+/// Fails now, naming the flag, where `path` could not be written at the end (its folder is
+/// missing or it is a folder): a benchmark must not measure for minutes and then lose it all.
+fn check_output(flag: &str, path: Option<&std::path::Path>) -> Result<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    if path.is_dir() {
+        anyhow::bail!("{flag} {}: is a folder, not a file", path.display());
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if !parent.is_dir() {
+        anyhow::bail!(
+            "{flag} {}: the folder {} does not exist",
+            path.display(),
+            parent.display()
+        );
+    }
+    Ok(())
 }
 
 /// Writes a benchmark's full results as pretty JSON.

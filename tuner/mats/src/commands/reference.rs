@@ -161,6 +161,16 @@ fn load_graphs(args: &ReferenceArgs) -> Result<Vec<hwsw::Instance>> {
     let _ = std::fs::remove_dir_all(&scratch);
     loaded?;
     graphs.sort_by(|a, b| a.name.cmp(&b.name));
+    // The same graph named twice is one row; two graphs under one name cannot share it.
+    for pair in graphs.windows(2) {
+        if pair[0].name == pair[1].name && pair[0] != pair[1] {
+            bail!(
+                "two different graphs are named {}: a reference table has one row per name; \
+                 rename one file",
+                pair[0].name
+            );
+        }
+    }
     graphs.dedup_by(|a, b| a.name == b.name);
     Ok(graphs)
 }

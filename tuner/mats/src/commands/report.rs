@@ -5,7 +5,15 @@ use anyhow::Result;
 use crate::cli::{ImageFormatArg, ReportArgs};
 
 pub fn run(args: &ReportArgs) -> Result<()> {
-    let (store, campaign) = super::results::open(&args.source)?;
+    let (store, campaign) = super::results::open_to_read(&args.source)?;
+    let unfinished = super::results::unfinished(&args.source.dir);
+    if let Some(how) = &unfinished {
+        eprintln!(
+            "warning: campaign {:?} in {} {how}: the report shows what it has recorded",
+            campaign.name,
+            args.source.dir.display()
+        );
+    }
     let input = reports::ReportInput {
         instances: store
             .instances(campaign.id)?
@@ -16,7 +24,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         evaluations: store.evaluations(campaign.id)?,
         trials: store.trials(campaign.id)?,
         exports: store.exports(campaign.id)?,
-        unfinished: super::results::unfinished(&args.source.dir),
+        unfinished,
         campaign,
     };
     let out = args

@@ -28,6 +28,22 @@ fn open_store(dir: &Path) -> Result<Store> {
     Ok(Store::open(&path)?)
 }
 
+/// [`open`] for commands that only read (`results`, `report`): works without write access
+/// to the folder (an archived or a colleague's campaign).
+pub fn open_to_read(source: &CampaignDir) -> Result<(Store, CampaignRow)> {
+    let path = source.dir.join(STORE_FILE);
+    if !path.is_file() {
+        bail!(
+            "{} is not a campaign folder: {} not found (run `mats tune CAMPAIGN.toml` first)",
+            source.dir.display(),
+            path.display()
+        );
+    }
+    let store = Store::open_read_only(&path)?;
+    let campaign = pick_campaign(&store, source.campaign.as_deref(), &source.dir)?;
+    Ok((store, campaign))
+}
+
 /// The campaign to show: the named one, or the only one.
 fn pick_campaign(store: &Store, name: Option<&str>, dir: &Path) -> Result<CampaignRow> {
     let campaigns = store.campaigns()?;
@@ -53,7 +69,7 @@ fn pick_campaign(store: &Store, name: Option<&str>, dir: &Path) -> Result<Campai
 }
 
 pub fn run(args: &ResultsArgs) -> Result<()> {
-    let (store, campaign) = open(&args.source)?;
+    let (store, campaign) = open_to_read(&args.source)?;
     let mut out: Vec<u8> = Vec::new();
     if args.json {
         let dump = results::StoreDump::load(&store, &campaign)?;
@@ -69,12 +85,17 @@ pub fn run(args: &ResultsArgs) -> Result<()> {
 /// process was killed), a summary that says the user stopped it, or a merge of shards not all
 /// of which finished.
 pub fn unfinished(dir: &std::path::Path) -> Option<String> {
+    if let Some(holder) = results::FolderLock::holder(dir) {
+        return Some(format!("is still being tuned ({holder})"));
+    }
     let path = dir.join("summary.json");
     let summary = path.exists().then(|| engine::tune::read_summary(&path));
     match summary {
         Some(Ok(summary)) => unfinished_by(Some(&summary)),
-        // Unreadable: nothing to say about its end (the caller reports the file).
-        Some(Err(_)) => None,
+        // Without its summary, how the campaign ended is unknown: never read as finished.
+        Some(Err(e)) => Some(format!(
+            "has a summary.json that cannot be read ({e:#}), so how it ended is unknown"
+        )),
         None => unfinished_by(None),
     }
 }
@@ -90,6 +111,24 @@ pub fn unfinished_by(summary: Option<&results::TuneSummary>) -> Option<String> {
             "was merged from shards not all of which finished ({})",
             s.unfinished_shards.join("; ")
         )),
-        Some(_) => None,
+        // The [budget] ended it: what it searched is verified, but classes it never reached
+        // are not tuned at all.
+        Some(s) => {
+            let reason = s.stopped.as_deref()?;
+            let never: Vec<&str> = s
+                .classes
+                .iter()
+                .filter(|c| c.evaluations == 0)
+                .map(|c| c.class.as_str())
+                .collect();
+            Some(format!(
+                "was stopped by its [budget] ({reason}){}",
+                if never.is_empty() {
+                    String::new()
+                } else {
+                    format!(", with class(es) {} never searched", never.join(", "))
+                }
+            ))
+        }
     }
 }

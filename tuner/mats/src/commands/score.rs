@@ -33,6 +33,12 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
     let origin = args.solution.display().to_string();
     let mut convention = None;
     let permutation = instance.family() != Family::Hwsw;
+    if !permutation && args.zero_based {
+        bail!(
+            "--zero-based does not apply to a HW/SW solution: it is one 0/1 value per node \
+             (1 = software), not a permutation"
+        );
+    }
     let one_based = permutation && !args.zero_based;
     let solution = match &instance {
         family::Instance::Qap(qap) if is_sln(&args.solution) => {
@@ -75,7 +81,7 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
             describe(&e, one_based)
         )
     })?;
-    let best_known = super::best_known_of(&bks, &src.bks, instance.name());
+    let best_known = super::best_known_of(&bks, &src.bks, &instance);
     super::instance::warn_below_optimum(instance.name(), objective, best_known);
     let report = Score {
         file: src.file.display().to_string(),

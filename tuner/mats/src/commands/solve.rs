@@ -51,6 +51,10 @@ pub struct SolveReport {
     /// --trace: every improvement of the best, in the order found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<Vec<TracePoint>>,
+    /// The signal (SIGINT, SIGTERM, SIGHUP) that ended the run early: the answer is the best
+    /// found until then (re-scored like any other); absent for a run that ended by itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 /// The `target` object of the JSON output.
@@ -124,6 +128,7 @@ pub struct TunedChoice {
 pub const MAX_TIME_LIMIT_S: f64 = 1e9;
 
 pub fn run(args: &SolveArgs) -> Result<()> {
+    crate::interrupt::install();
     let bar = time_bar(args.time_limit);
     let solved = solve(args);
     if let Some(bar) = bar {
@@ -134,6 +139,12 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_text(&report, known);
+    }
+    if let Some(signal) = &report.interrupted {
+        return Err(crate::output::Interrupted(format!(
+            "solve stopped by {signal}: the answer above is the best found so far"
+        ))
+        .into());
     }
     Ok(())
 }
@@ -215,7 +226,7 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
         }
         left
     });
-    let known = super::best_known_of(&bks, &src.bks, instance.name());
+    let known = super::best_known_of(&bks, &src.bks, &instance);
     let budget = Budget {
         iterations: args.iterations,
         time_limit,
@@ -228,7 +239,7 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
 
     let started = Instant::now();
     let solved = match (&args.tuned, args.backend()) {
-        (Some(dir), _) => solve_tuned(args, dir, &instance, budget)?,
+        (Some(dir), _) => solve_tuned(args, dir, &instance, budget, known)?,
         (None, Backend::Cpu) => solve_cpu(args, &instance, budget)?,
         (None, Backend::Gpu) => solve_gpu(args, &instance, budget)?,
     };
@@ -262,6 +273,8 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
 
     super::instance::warn_below_optimum(instance.name(), outcome.objective, known);
     let gap_of = |objective: i64| known.and_then(|e| gap_percent(objective, e.value));
+    // A time-to-target bundle's own target, where no flag gave one.
+    let target = target.or_else(|| solved.target.clone());
     let target = target.as_ref().map(|t| TargetReport {
         objective: t.objective,
         gap_percent: gap_of(t.objective),
@@ -299,6 +312,7 @@ pub fn solve(args: &SolveArgs) -> Result<(SolveReport, Option<solvers::bks::Best
         tuned: solved.tuned,
         target,
         trace,
+        interrupted: crate::interrupt::received().map(str::to_string),
     };
     Ok((report, known))
 }
@@ -316,6 +330,8 @@ struct Solved {
     /// Stderr already said why the answer is the start solution (a cold compile or opening
     /// the GPU took the limit).
     start_explained: bool,
+    /// The target a time-to-target bundle set (the report shows it like --target-gap's).
+    target: Option<solvers::run::Target>,
 }
 
 fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> Result<Solved> {
@@ -446,6 +462,7 @@ fn run_cpu(
         gpu: None,
         tuned: None,
         start_explained: false,
+        target: None,
     })
 }
 
@@ -690,6 +707,7 @@ fn solve_tuned(
     dir: &std::path::Path,
     instance: &family::Instance,
     budget: Budget,
+    known: Option<solvers::bks::BestKnownEntry>,
 ) -> Result<Solved> {
     use engine::bundle::{nearest_class, Index, Manifest};
     let index = Index::read(dir)?;
@@ -849,13 +867,57 @@ fn solve_tuned(
     // Said once the bundle is known to load, so a broken bundle's error stays one line.
     eprintln!("{picked}");
     say_bundle(&manifest, bundle, &budget);
+    let (budget, set_target) = tuned_target(budget, &manifest, bundle, instance.name(), known);
     let mut solved = if manifest.backend == "gpu" {
         run_tuned_gpu(args, instance, &manifest, &folder, bundle, budget)?
     } else {
         run_tuned_cpu(args, instance, &manifest, bundle, budget)?
     };
     solved.tuned = Some(tuned);
+    solved.target = set_target;
     Ok(solved)
+}
+
+/// A bundle tuned for the time to a target gap stops at that gap, as its trials did, unless
+/// --target or --target-gap asks for another; returns the budget and the target it set.
+/// Without a best-known value the gap cannot be turned into an objective: the run lasts the
+/// cap, and says so.
+fn tuned_target(
+    budget: Budget,
+    manifest: &engine::bundle::Manifest,
+    bundle: &str,
+    instance: &str,
+    known: Option<solvers::bks::BestKnownEntry>,
+) -> (Budget, Option<solvers::run::Target>) {
+    let Some(RunMode::Target {
+        target_gap_percent, ..
+    }) = manifest.run
+    else {
+        return (budget, None);
+    };
+    if budget.target.is_some() {
+        return (budget, None);
+    }
+    let Some(known) = known else {
+        eprintln!(
+            "bundle {bundle}: tuned to reach a gap of {target_gap_percent}%, but {instance} has \
+             no best-known value (--bks FILE gives one): the run lasts the cap"
+        );
+        return (budget, None);
+    };
+    let objective = solvers::bks::target_objective(known.value, target_gap_percent);
+    eprintln!(
+        "bundle {bundle}: stops at a gap of {target_gap_percent}% (objective {objective}), as \
+         it was tuned, or at the cap"
+    );
+    let target = solvers::run::Target::new(objective);
+    (
+        Budget {
+            target: Some(target.clone()),
+            ..budget
+        },
+        Some(target),
+    )
 }
 
 /// A bundle runs at the budget it was tuned for unless --time-limit or --iterations says
@@ -1135,6 +1197,7 @@ fn run_gpu(
         tuned: None,
         starts: None,
         start_explained,
+        target: None,
         gpu: Some(GpuDetails {
             device: format!("{} ({})", gpu.info.name, gpu.info.arch),
             // Where the configuration leaves it to the device, what the launch used.

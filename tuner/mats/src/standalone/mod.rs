@@ -27,7 +27,7 @@ struct StandaloneArgs {
     #[arg(required_unless_present = "info")]
     instance: Option<PathBuf>,
     /// Wall-clock limit in seconds (default: the budget the class was tuned for).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = positive_seconds)]
     time_limit: Option<f64>,
     /// Random seed (default as `mats solve`).
     #[arg(long, value_name = "N")]
@@ -41,6 +41,17 @@ struct StandaloneArgs {
     /// Print what is embedded (class, campaign, GPU architecture, files) and exit.
     #[arg(long)]
     info: bool,
+}
+
+/// An argument error (exit status 2, as the docs promise) rather than the solve's own.
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    let max = crate::commands::solve::MAX_TIME_LIMIT_S;
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= max => Ok(s),
+        _ => Err(format!(
+            "a positive number of seconds up to {max:e} expected, found {text:?}"
+        )),
+    }
 }
 
 /// In a standalone executable, runs it and returns its exit status; `None` in a plain `mats`
@@ -81,6 +92,9 @@ fn run(exe: &Path, header: Header, args: &StandaloneArgs) -> Result<()> {
         .prefix("mats-standalone-")
         .tempdir()
         .context("cannot create a temporary folder for the embedded bundle")?;
+    // A closed pipe ends the process without dropping `dir`; a stop signal ends the solve
+    // early (crate::interrupt), and `dir` is dropped on the way out as usual.
+    crate::output::remove_at_exit(dir.path());
     let unpacked = payload::unpack(exe, dir.path())?;
     if header.arch.is_some() {
         accept_this_driver(dir.path(), &unpacked)?;

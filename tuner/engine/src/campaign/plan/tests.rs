@@ -628,10 +628,13 @@ fn a_quality_campaign_refuses_a_best_known_of_zero() {
         "3\n\n0 1 2\n1 0 3\n2 3 0\n\n0 5 1\n5 0 2\n1 2 0\n",
     )
     .unwrap();
+    // This small file is not QAPLIB's esc16f (the embedded row, n = 16, is not its value):
+    // a table of the campaign's own gives it the 0.
+    std::fs::write(tmp.path().join("zero.csv"), "name,bks\nesc16f,0\n").unwrap();
     let space = repo("spaces/qap-cpu.toml").display().to_string();
     let text = format!(
         "name = \"zero\"\nbackend = \"cpu\"\nobjective = \"gap@budget\"\n\n[run]\nbudget_s = 0.1\n\n\
-         [instances]\npaths = [\"esc16f.dat\"]\n\n[cpu]\nspace = {space:?}\n\
+         [instances]\npaths = [\"esc16f.dat\"]\nbks = [\"zero.csv\"]\n\n[cpu]\nspace = {space:?}\n\
          baseline = {{ algorithm = \"tabu\", threads = 1, starts = 1 }}\n"
     );
     let path = tmp.path().join("zero.toml");

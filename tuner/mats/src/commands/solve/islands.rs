@@ -204,6 +204,7 @@ fn solved(
         },
         algorithm: algorithm.to_string(),
         start_explained: false,
+        target: None,
         backend: "gpu",
         threads: lead.threads_per_block as usize,
         starts: None,
