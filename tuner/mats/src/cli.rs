@@ -310,8 +310,8 @@ pub struct BenchPfspArgs {
     #[arg(long, value_delimiter = ',')]
     pub sizes: Vec<String>,
     /// Timed GPU runs per size (mean and spread are printed).
-    #[arg(long, default_value_t = 3)]
-    pub repeats: usize,
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub repeats: u64,
     /// Skip the throughput table (with --quality).
     #[arg(long)]
     pub no_throughput: bool,
@@ -361,13 +361,13 @@ pub struct BenchTspArgs {
     #[arg(long, default_value_t = 0)]
     pub gpu: usize,
     /// Seeds per configuration (mean and spread are printed).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub seeds: u64,
     /// GPU iterations per seed (fewer where one iteration takes more than a second).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub iterations: u64,
     /// CPU `as` iterations per seed.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
     pub cpu_iterations: u64,
     /// Skip the CPU `as`.
     #[arg(long)]
@@ -412,11 +412,11 @@ pub struct BenchHwswArgs {
     #[arg(long, default_value_t = 30)]
     pub graphs: u64,
     /// Iterations of every run (the paper's M; no early stop, so all run equal work).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub iterations: u64,
     /// CPU `sts` iterations per graph where fewer than --iterations suffice to time one
     /// iteration (its totals are then per-iteration time x --iterations, marked `*`).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub cpu_iterations: Option<u64>,
     /// Skip the CPU `sts` on all cores.
     #[arg(long)]

@@ -179,10 +179,13 @@ fn timing(
     threads: usize,
 ) -> Result<Vec<TimingRow>> {
     let iterations = args.iterations;
-    let cpu_iterations = args
-        .cpu_iterations
-        .unwrap_or(iterations)
-        .clamp(1, iterations);
+    let cpu_iterations = args.cpu_iterations.unwrap_or(iterations);
+    if cpu_iterations > iterations {
+        anyhow::bail!(
+            "--cpu-iterations {cpu_iterations} is more than --iterations {iterations}: the CPU \
+             times fewer iterations and extrapolates, never more"
+        );
+    }
     let extrapolated = cpu_iterations < iterations;
     println!(
         "\ntime per iteration (ms, mean over graphs) and for {iterations} iterations; all from \
@@ -335,9 +338,10 @@ fn quality(
     sizes: &[(usize, usize)],
 ) -> Result<Vec<QualityRow>> {
     println!(
-        "\nquality at equal wall time: GPTS (fused, 2000 iterations or 200 without improvement) \
+        "\nquality at equal wall time: GPTS (fused, {} iterations or 200 without improvement) \
          against gpts-multi given GPTS's wall time on each graph; mean hardware cost (lower is \
-         better)"
+         better)",
+        args.iterations
     );
     println!(
         "{:>5} {:>5} {:>4} {:>4} | {:>10} | {:>11} {:>11} {:>8} | {:>9}",

@@ -126,7 +126,7 @@ pub fn run(args: &BenchPfspArgs) -> Result<()> {
     let mut throughput = Vec::new();
     if !args.no_throughput {
         let sizes = parse_sizes(&args.sizes)?;
-        throughput = tabu_throughput(&gpu, &cache, &sizes, args.repeats.max(1), threads)?;
+        throughput = tabu_throughput(&gpu, &cache, &sizes, args.repeats as usize, threads)?;
     }
     let mut quality = Vec::new();
     if args.quality {

@@ -459,6 +459,21 @@ fn quality(
     );
     let known = solvers::bks::BestKnown::embedded();
     let mut rows = Vec::new();
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    for (flag, given) in [
+        ("--budget", budgets.keys().collect::<Vec<_>>()),
+        ("--instance-seeds", instance_seeds.keys().collect()),
+    ] {
+        if let Some(name) = given.into_iter().find(|n| !names.contains(n)) {
+            bail!(
+                "{flag} {name}=...: no instance of the run is named {name} (they are: {})",
+                names.join(", ")
+            );
+        }
+    }
     for file in files {
         let inst = solvers::tsp::read(file).map_err(|e| anyhow::anyhow!("{e}"))?;
         let Some(bks) = known.get(&inst.name).map(|e| e.value) else {
@@ -531,15 +546,24 @@ fn quality(
         println!("  GPU {:<11} {}", args.gpu_algo, show(&gpu_side));
         if let Some(c) = &cpu_side {
             println!("  CPU {} x{threads:<3}  {}", args.cpu_algo, show(c));
-            println!(
-                "  GPU {} the CPU by {:.3} points of gap",
-                if gpu_side.mean < c.mean {
-                    "below"
-                } else {
-                    "NOT below"
-                },
-                (c.mean - gpu_side.mean).abs()
-            );
+            // Means over the same seeds only: a CPU that failed part-way is no comparison.
+            if c.gaps_percent.len() == gpu_side.gaps_percent.len() {
+                println!(
+                    "  GPU {} the CPU by {:.3} points of gap",
+                    if gpu_side.mean < c.mean {
+                        "below"
+                    } else {
+                        "NOT below"
+                    },
+                    (c.mean - gpu_side.mean).abs()
+                );
+            } else {
+                println!(
+                    "  no comparison: the CPU ran {} of the {} seeds",
+                    c.gaps_percent.len(),
+                    gpu_side.gaps_percent.len()
+                );
+            }
         }
         rows.push(QualityRow {
             instance: inst.name.clone(),
