@@ -38,6 +38,14 @@ fn run_bare(exe: &Path, cwd: &Path, args: &[&str]) -> Output {
 /// Tunes a small CPU campaign over two QAP classes and exports it with --binaries; returns
 /// the executables' folder (the campaign and export folders are deleted).
 fn export_binaries(tmp: &Path) -> PathBuf {
+    let (out, tuned, bin) = tune_and_export(tmp);
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::remove_dir_all(&tuned).unwrap();
+    bin
+}
+
+/// [`export_binaries`] keeping the campaign (`out`) and export (`tuned`) folders.
+fn tune_and_export(tmp: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let data = repo("data/qap");
     let campaign = format!(
         r#"
@@ -87,9 +95,52 @@ timed_runs = 1
         &s(&bin),
     ]);
     assert!(printed.contains("standalone"), "{printed}");
-    std::fs::remove_dir_all(&out).unwrap();
-    std::fs::remove_dir_all(&tuned).unwrap();
-    bin
+    (out, tuned, bin)
+}
+
+/// A --binaries folder holding another campaign's executables is refused unless replaced,
+/// and with --replace its executables that this export does not write are removed (they were
+/// left beside the new ones).
+#[test]
+fn binaries_of_another_campaign_are_not_mixed_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, tuned, bin) = tune_and_export(tmp.path());
+    let exe = executables(&bin).remove(0);
+    let mut forged = payload::read_header(&exe).unwrap().expect("a header");
+    forged.campaign = "other".into();
+    forged.name = "other-class".into();
+    let mats_exe = PathBuf::from(env!("CARGO_BIN_EXE_mats"));
+    let len = payload::executable_len(&mats_exe).unwrap();
+    payload::write(&mats_exe, len, &[], forged, &bin.join("other-class")).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let again = Command::new(env!("CARGO_BIN_EXE_mats"))
+        .args([
+            "export",
+            &s(&out),
+            "--out",
+            &s(&tuned),
+            "--binaries",
+            &s(&bin),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(!again.status.success(), "{err}");
+    assert!(
+        err.contains("campaign \"other\"") && err.contains("--replace"),
+        "{err}"
+    );
+    ok(&[
+        "export",
+        &s(&out),
+        "--out",
+        &s(&tuned),
+        "--binaries",
+        &s(&bin),
+        "--replace",
+    ]);
+    assert!(!bin.join("other-class").exists());
+    assert_eq!(executables(&bin).len(), 2);
 }
 
 fn executables(bin: &Path) -> Vec<PathBuf> {

@@ -37,6 +37,18 @@ struct Bench {
     exe: PathBuf,
 }
 
+/// Ctrl-C or SIGTERM (crate::interrupt): ends the bench through its errors, so that `Bench`
+/// is dropped and its daemon and temporary folder go with it (both were left behind).
+fn stopped() -> Result<()> {
+    match crate::interrupt::received() {
+        Some(signal) => Err(crate::output::Interrupted(format!(
+            "bench daemon stopped by {signal}; its daemon and temporary folder are removed"
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
 impl Drop for Bench {
     fn drop(&mut self) {
         self.stop();
@@ -107,6 +119,7 @@ impl Bench {
                     self.dir.join("daemon.log").display()
                 );
             }
+            stopped()?;
             std::thread::sleep(Duration::from_millis(20));
         }
         Ok(())
@@ -151,6 +164,7 @@ impl Bench {
             if Instant::now() > end {
                 bail!("campaign {id} did not end within {timeout:?}: {}", s.state);
             }
+            stopped()?;
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -203,6 +217,7 @@ fn stats(v: &[f64]) -> (f64, f64, f64, f64) {
 
 pub fn run(args: &BenchDaemonArgs) -> Result<()> {
     super::check_output("--json", args.json.as_deref())?;
+    crate::interrupt::install();
     let repo = std::fs::canonicalize(&args.repo)
         .with_context(|| format!("cannot find the repository {}", args.repo.display()))?;
     if !repo.join("data/qap/tai12a.dat").is_file() || !repo.join("spaces/qap-cpu.toml").is_file() {
@@ -265,6 +280,7 @@ pub fn run(args: &BenchDaemonArgs) -> Result<()> {
     let reply_bytes = raw.to_string().len();
     let mut status_s = Vec::new();
     for _ in 0..args.requests {
+        stopped()?;
         let t = Instant::now();
         request(&b.address, &Request::Status { id: None })?;
         status_s.push(t.elapsed().as_secs_f64());

@@ -172,7 +172,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     }
     print_index(&index, bundles.by_point.len(), &args.out);
     if let Some(bin) = &args.binaries {
-        for (class, path) in crate::standalone::write_binaries(&args.out, bin)? {
+        for (class, path) in crate::standalone::write_binaries(&args.out, bin, args.replace)? {
             println!("  standalone {}  ({class})", path.display());
         }
     }

@@ -221,7 +221,7 @@ fn arch_error(header: &Header, arch: u32, found: Option<String>) -> anyhow::Erro
 
 /// Writes one standalone executable per class of the export in `export` into `out`; returns
 /// (class, executable) pairs.
-pub fn write_binaries(export: &Path, out: &Path) -> Result<Vec<(String, PathBuf)>> {
+pub fn write_binaries(export: &Path, out: &Path, replace: bool) -> Result<Vec<(String, PathBuf)>> {
     let exe = std::env::current_exe()
         .context("cannot find the running mats executable to copy into standalone ones")?;
     let exe_len = payload::executable_len(&exe)?;
@@ -238,6 +238,40 @@ pub fn write_binaries(export: &Path, out: &Path) -> Result<Vec<(String, PathBuf)
     .with_context(|| format!("{} is not an export's index", export.display()))?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let names = file_names(index.classes.keys().map(String::as_str));
+    // Standalone executables already there: another campaign's are refused unless replaced;
+    // those this export no longer writes would sit beside the new ones looking current.
+    let mut stale = Vec::new();
+    for entry in std::fs::read_dir(out).with_context(|| format!("cannot list {}", out.display()))? {
+        let path = entry?.path();
+        if !path.is_file() {
+            continue;
+        }
+        // Anything else (a damaged file, a plain program) is not ours to judge or remove.
+        let Ok(Some(old)) = payload::read_header(&path) else {
+            continue;
+        };
+        if old.campaign != index.campaign && !replace {
+            bail!(
+                "{} holds {}, a standalone executable of campaign {:?}; write {:?}'s into \
+                 another folder, or give --replace to remove that campaign's",
+                out.display(),
+                path.display(),
+                old.campaign,
+                index.campaign
+            );
+        }
+        if !names
+            .iter()
+            .any(|n| path.file_name() == Some(std::ffi::OsStr::new(n)))
+        {
+            stale.push(path);
+        }
+    }
+    for path in stale {
+        std::fs::remove_file(&path)
+            .with_context(|| format!("cannot remove the stale executable {}", path.display()))?;
+        eprintln!("removed the stale standalone executable {}", path.display());
+    }
     let mut written = Vec::new();
     for (class, name) in index.classes.keys().zip(names) {
         let entry = &raw["classes"][class];
