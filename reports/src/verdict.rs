@@ -452,7 +452,8 @@ pub fn markdown(campaign: &str, verdicts: &[ClassVerdict]) -> String {
     }
     if verdicts.iter().any(|v| !v.with_spread) {
         out.push_str(
-            "\nSome comparisons were read from an older store's evaluations: means only.\n",
+            "\nSome comparisons were rebuilt from their evaluations (a re-measure cut short, or \
+             a store written before comparisons were recorded): means only.\n",
         );
     }
     out
