@@ -230,6 +230,22 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
             }
             _ => search.objective.clone(),
         };
+        // Gaps of instances no table knows are measured against the baseline's result on
+        // them: not comparable with gaps to a best-known value, so the verdict says which.
+        let relative: Vec<&str> = input
+            .instances
+            .iter()
+            .filter(|i| i.class == class && i.best_known.is_none())
+            .map(|i| i.name.as_str())
+            .collect();
+        let verdict = if metric == "gap" && !relative.is_empty() {
+            format!(
+                "{verdict} (gaps of {} are to the baseline's result: no best-known value)",
+                relative.join(", ")
+            )
+        } else {
+            verdict
+        };
         out.push(ClassVerdict {
             class: class.to_string(),
             objective,
@@ -575,6 +591,30 @@ mod tests {
             exports: Vec::new(),
             unfinished: None,
         }
+    }
+
+    /// Gaps of instances without a best-known value are to the baseline's result: the
+    /// verdict names them (they were averaged with true gaps without a word).
+    #[test]
+    fn gaps_without_a_best_known_value_are_named() {
+        let mut i = input();
+        let record = |name: &str, best_known| results::InstanceRecord {
+            name: name.into(),
+            source: String::new(),
+            family: "qap".into(),
+            class: "a".into(),
+            features: serde_json::json!({}),
+            best_known,
+        };
+        i.instances = vec![record("known", Some(10)), record("private", None)];
+        let v = class_verdicts(&i);
+        assert!(
+            v[0].verdict
+                .ends_with("(gaps of private are to the baseline's result: no best-known value)"),
+            "{}",
+            v[0].verdict
+        );
+        assert!(!v[1].verdict.contains("best-known"), "{}", v[1].verdict);
     }
 
     /// The report names what export ships where the final re-measure's winner was not the
