@@ -797,22 +797,18 @@ impl Store {
     /// `RECOVERED_LOG` to its log, and returns how many. Call it once on `--resume`, before
     /// measuring: only then is a `started` trial certainly one whose process died.
     pub fn recover(&self, campaign_id: i64) -> Result<usize> {
-        self.conn
-            .execute(
-                &format!(
-                    "UPDATE trials SET status = 'crashed', ended_at = {NOW},
-                         log = CASE WHEN log = '' THEN ?2 ELSE log || char(10) || ?2 END
-                     WHERE campaign_id = ?1 AND status = 'started'"
-                ),
-                params![campaign_id, RECOVERED_LOG],
-            )
-            .map_err(|e| self.err("recover trials", e))
+        self.crash_started(campaign_id, RECOVERED_LOG, "recover trials")
     }
 
     /// Marks every trial of the campaign still `started` as crashed with `INTERRUPTED_LOG`
     /// and returns how many: what a tuner that is being stopped calls on its way out. Such
     /// trials are measured again on `--resume` however often they were interrupted.
     pub fn interrupt(&self, campaign_id: i64) -> Result<usize> {
+        self.crash_started(campaign_id, INTERRUPTED_LOG, "record interrupted trials")
+    }
+
+    /// Every `started` trial of the campaign as `crashed`, with `line` appended to its log.
+    fn crash_started(&self, campaign_id: i64, line: &str, op: &'static str) -> Result<usize> {
         self.conn
             .execute(
                 &format!(
@@ -820,9 +816,9 @@ impl Store {
                          log = CASE WHEN log = '' THEN ?2 ELSE log || char(10) || ?2 END
                      WHERE campaign_id = ?1 AND status = 'started'"
                 ),
-                params![campaign_id, INTERRUPTED_LOG],
+                params![campaign_id, line],
             )
-            .map_err(|e| self.err("record interrupted trials", e))
+            .map_err(|e| self.err(op, e))
     }
 
     /// The stored outcome the tuner must reuse instead of measuring (point, instance, device)

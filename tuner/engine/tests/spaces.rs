@@ -3,6 +3,16 @@
 
 use search::space::Space;
 
+/// The shipped spaces of the CPU solvers.
+const CPU_SPACES: [&str; 6] = [
+    "qap-cpu.toml",
+    "qap-cpu-search.toml",
+    "pfsp-cpu.toml",
+    "tsp-cpu.toml",
+    "tsp-focused.toml",
+    "hwsw-cpu.toml",
+];
+
 fn shipped(name: &str) -> Space {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../spaces")
@@ -26,14 +36,7 @@ fn cpu_space_names_match_solver_knobs() {
     .flat_map(|a| a.knobs().iter().copied())
     .chain(["algorithm", "threads"])
     .collect();
-    for f in [
-        "qap-cpu.toml",
-        "qap-cpu-search.toml",
-        "pfsp-cpu.toml",
-        "tsp-cpu.toml",
-        "tsp-focused.toml",
-        "hwsw-cpu.toml",
-    ] {
+    for f in CPU_SPACES {
         for n in shipped(f).names() {
             assert!(knobs.contains(&n.as_str()), "{f}: {n} is not a solver knob");
         }
@@ -47,14 +50,7 @@ fn cpu_space_names_match_solver_knobs() {
 #[test]
 fn cpu_spaces_tune_starts_and_threads_wherever_the_algorithm_has_starts() {
     use search::SearchSpace;
-    for f in [
-        "qap-cpu.toml",
-        "qap-cpu-search.toml",
-        "pfsp-cpu.toml",
-        "tsp-cpu.toml",
-        "tsp-focused.toml",
-        "hwsw-cpu.toml",
-    ] {
+    for f in CPU_SPACES {
         let space = shipped(f);
         let family: solvers::family::Family = space
             .family()
