@@ -1570,3 +1570,68 @@ fn reads_without_write_access(tmp: &Path, out: &Path) {
     set(out, 0o755);
     set(&out.join("results.sqlite"), 0o644);
 }
+
+/// On an instance without a best-known value, gaps are to the baseline's best result; the
+/// baseline's own gap is to the same numbers (it was each seed to itself: 0%, while the same
+/// point in the search, on the same trials, had 1%).
+#[test]
+fn the_baseline_gap_without_a_best_known_value_is_the_searchs() {
+    let tmp = tempfile::tempdir().unwrap();
+    // tai12a with one flow entry changed: no table knows it.
+    let text = std::fs::read_to_string(repo("data/qap/tai12a.dat")).unwrap();
+    let mut tokens: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+    let first_flow = 1 + 1; // after n, the second entry of A's first row
+    tokens[first_flow] = (tokens[first_flow].parse::<i64>().unwrap() + 1).to_string();
+    std::fs::write(tmp.path().join("private12.dat"), tokens.join(" ")).unwrap();
+    let body = format!(
+        r#"
+name = "private"
+backend = "cpu"
+seed = 1
+objective = "gap@budget"
+
+[run]
+budget_s = 0.02
+seeds = 4
+
+[instances]
+paths = ["{dir}/private12.dat"]
+
+[cpu]
+space = "{space}"
+baseline = {{ algorithm = "2opt", threads = 1, starts = 16 }}
+
+[cpu.overrides]
+constants = {{ max_threads = 1 }}
+
+[strategy]
+name = "hill-climbing"
+
+[budget]
+trials = 12
+"#,
+        dir = tmp.path().display(),
+        space = repo("spaces/qap-cpu.toml").display(),
+    );
+    let path = write_campaign(tmp.path(), "private", &body);
+    let out = tmp.path().join("out");
+    ok(&["tune", path_str(&path), "--out", path_str(&out), "--quiet"]);
+    let store = results::Store::open_existing(out.join("results.sqlite")).unwrap();
+    let campaign = store.campaigns().unwrap()[0].id;
+    let runs = store.runs(campaign).unwrap();
+    let gap_in = |strategy: &str| {
+        let run = runs.iter().find(|r| r.strategy == strategy).unwrap();
+        store
+            .evaluations_of_run(run.id)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.point.get("algorithm").map(|v| v.to_string()) == Some("2opt".into()))
+            .and_then(|e| e.gap_percent)
+    };
+    let (baseline, searched) = (gap_in("baseline"), gap_in("hill-climbing"));
+    assert!(baseline.is_some() && searched.is_some());
+    assert!(
+        (baseline.unwrap() - searched.unwrap()).abs() < 1e-9,
+        "{baseline:?} vs {searched:?}"
+    );
+}

@@ -76,6 +76,9 @@ pub struct ClassEvaluator<'t> {
     /// Whether the quality guard compares gaps with `baseline`'s (the search's seeds). A
     /// verification on other seeds turns it off and compares roles measured side by side.
     pub guard: bool,
+    /// The baseline's own evaluation: where an instance has no best-known value, its gaps
+    /// are to its best objective over these trials, the reference every later point gets.
+    pub own_reference: bool,
 }
 
 /// The aggregate of a point's trials on a class.
@@ -175,6 +178,7 @@ impl<'t> ClassEvaluator<'t> {
             saved_trials: 0,
             incomplete: false,
             guard: true,
+            own_reference: false,
         }
     }
 
@@ -386,12 +390,22 @@ impl<'t> ClassEvaluator<'t> {
 
     /// What each trial contributes under the run mode (PAR-k for unreached targets).
     fn pair_values(&self, trials: &[TrialResult], pairs: &[(usize, u64)]) -> Vec<PairValues> {
+        // Each member's best objective over these trials: the reference, where no value is
+        // known, while the baseline itself is measured (it becomes the reference of every
+        // later point: the baseline's own gaps are then to the same numbers, not each seed
+        // to itself, which put the baseline at 0% and the same point in the search at 1%).
+        let mut own_best: Vec<Option<i64>> = vec![None; self.members.len()];
+        for (t, &(mi, _)) in trials.iter().zip(pairs) {
+            if let Some(o) = t.measurement.objective {
+                own_best[mi] = Some(own_best[mi].map_or(o, |b: i64| b.min(o)));
+            }
+        }
         trials
             .iter()
             .zip(pairs)
             .map(|(t, &(mi, _))| {
                 let m = &t.measurement;
-                let gap = self.gap_of(m, mi);
+                let gap = self.gap_of(m, mi, own_best[mi].filter(|_| self.own_reference));
                 match self.t.mode {
                     RunMode::FixedWork => PairValues {
                         time_s: m.time_s.unwrap_or(f64::INFINITY),
@@ -422,12 +436,13 @@ impl<'t> ClassEvaluator<'t> {
 
     /// Gap in percent to the best known value, or where none is known to the baseline's best
     /// objective on that instance.
-    fn gap_of(&self, m: &Measurement, mi: usize) -> Option<f64> {
+    fn gap_of(&self, m: &Measurement, mi: usize, own_best: Option<i64>) -> Option<f64> {
         let objective = m.objective?;
         let reference = self.t.instances[self.members[mi]]
             .record
             .best_known
             .or_else(|| self.baseline.as_ref().and_then(|b| b.objectives[mi]))
+            .or(own_best)
             .unwrap_or(objective);
         // A reference of 0 (a baseline that found 0 where nothing is known) gives no
         // percentage: only 0 itself matches it; anything else is no gap, not a gap of 0.

@@ -798,6 +798,7 @@ fn tune_class(
         None,
         Some(metric),
     );
+    ev.own_reference = true;
     let base = ev.evaluate_point(baseline_point)?;
     drop(ev);
     t.store.end_run(run_id)?;
