@@ -264,6 +264,16 @@ impl Deadline {
         self.watch.offer(objective);
     }
 
+    /// This deadline for one start of several that share the run's time: its clock ends
+    /// `slice` from now, or at this deadline's end where that comes first.
+    pub fn sliced(&self, slice: Duration) -> Deadline {
+        let mut d = self.clone();
+        if let (Some(until), Some(end)) = (self.until, Instant::now().checked_add(slice)) {
+            d.until = Some(until.min(end));
+        }
+        d
+    }
+
     /// True when the clock has run out (ignores the iteration budget).
     pub fn timed_out(&self) -> bool {
         self.until.is_some_and(|until| Instant::now() >= until) || stop_requested()
@@ -348,25 +358,42 @@ pub fn with_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) ->
 /// are skipped (100 million starts used to run long past a 2 s limit, each drawing and scoring
 /// a start after the time was up). Start 0 always runs, so there is a solution to return.
 /// Without a time limit nothing is skipped and the result equals [`multistart`]'s.
+///
+/// `share_time`: for searches that run until the clock stops them (tabu search, iterated
+/// greedy), more starts than worker threads split the time limit into waves, each start
+/// getting its wave's share, so that every start runs (16 starts on one core used to run one
+/// start for the whole limit and skip the other 15 while reporting 16). Descents that end by
+/// themselves (2-opt) share one clock instead: a start that finishes early frees its thread.
 pub fn multistart_timed<F>(
     starts: usize,
     threads: usize,
     deadline: &Deadline,
+    share_time: bool,
     start: F,
 ) -> Option<Outcome>
 where
-    F: Fn(usize) -> Outcome + Sync + Send,
+    F: Fn(usize, &Deadline) -> Outcome + Sync + Send,
 {
     use rayon::prelude::*;
     with_threads(threads, || {
+        let workers = rayon::current_num_threads().max(1);
+        let waves = starts.div_ceil(workers).max(1);
+        let slice = deadline
+            .until
+            .filter(|_| share_time && waves > 1)
+            .map(|until| until.saturating_duration_since(Instant::now()) / waves as u32);
+        let own = |s: usize| match slice {
+            Some(slice) => start(s, &deadline.sliced(slice)),
+            None => start(s, deadline),
+        };
         let best = (0..starts)
             .into_par_iter()
-            .map(|s| (s == 0 || !deadline.timed_out()).then(|| start(s)))
+            .map(|s| (s == 0 || !deadline.timed_out()).then(|| own(s)))
             // Order-preserving: the reduction still combines starts in index order.
             .while_some()
             .reduce_with(Outcome::best_of);
         // Another thread may have stopped the run before start 0 began.
-        best.or_else(|| (starts > 0).then(|| start(0)))
+        best.or_else(|| (starts > 0).then(|| own(0)))
     })
 }
 
@@ -412,6 +439,38 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// More starts than threads split a time limit into waves: every start runs, and the
+    /// run still ends at the limit. With one shared clock (2-opt's descents) the first start
+    /// takes the whole limit and the others are skipped.
+    #[test]
+    fn starts_beyond_the_threads_share_the_time_limit() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        fn spin(ran: &AtomicUsize, s: usize, d: &Deadline) -> Outcome {
+            ran.fetch_add(1, Ordering::SeqCst);
+            let mut done = 0;
+            while !d.reached(done) {
+                done += 1;
+            }
+            Outcome {
+                solution: vec![0],
+                objective: s as i64,
+                iterations: done,
+                evaluations: 0,
+            }
+        }
+        let limit = Duration::from_millis(400);
+        for (share, expected) in [(true, 4), (false, 1)] {
+            let ran = AtomicUsize::new(0);
+            let deadline = Budget::time_limit(limit).start(0);
+            let began = Instant::now();
+            let best =
+                multistart_timed(4, 1, &deadline, share, |s, d| spin(&ran, s, d)).expect("a start");
+            assert_eq!(ran.load(Ordering::SeqCst), expected, "share_time = {share}");
+            assert_eq!(best.objective, 0);
+            assert!(began.elapsed() < limit + Duration::from_millis(300));
+        }
+    }
 
     #[test]
     fn a_trace_keeps_the_improvements_in_time_order() {

@@ -217,9 +217,13 @@ pub fn sts_traced(
     // One clock for every walk: a walk that begins late must not get a time limit of its own.
     let deadline = options.budget.start(DEFAULT_STS_ITERATIONS);
     if params.starts > 1 && trace.is_none() {
-        return multistart_timed(params.starts, options.threads, &deadline, |walk| {
-            run(inst, params, options, &deadline, false, None, walk)
-        })
+        return multistart_timed(
+            params.starts,
+            options.threads,
+            &deadline,
+            true,
+            |walk, deadline| run(inst, params, options, deadline, false, None, walk),
+        )
         .expect("walk 0 always runs");
     }
     if splits_the_neighbourhood(inst.n()) {

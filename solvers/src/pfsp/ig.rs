@@ -59,9 +59,13 @@ pub fn iterated_greedy(inst: &Instance, params: &IgParams, options: &RunOptions)
     let deadline = options.budget.start(DEFAULT_IG_ITERATIONS);
     // NEH is deterministic: one for all the walks (O(n^2 m) each would be spent again).
     let start = neh(inst);
-    multistart_timed(params.starts.max(1), options.threads, &deadline, |walk| {
-        iterated_greedy_walk(inst, params, &start, options.seed, walk, &deadline)
-    })
+    multistart_timed(
+        params.starts.max(1),
+        options.threads,
+        &deadline,
+        true,
+        |walk, deadline| iterated_greedy_walk(inst, params, &start, options.seed, walk, deadline),
+    )
     .expect("at least one walk runs")
 }
 

@@ -131,14 +131,21 @@ pub fn default_iterations(n: usize) -> u64 {
     1000 * n as u64
 }
 
-/// Robust tabu search; the iteration budget applies to each start, the time limit to all.
+/// Robust tabu search; the iteration budget applies to each start, the time limit to all
+/// (split among the starts where they outnumber the threads).
 pub fn robust_tabu(inst: &Instance, params: &RotsParams, options: &RunOptions) -> Outcome {
     let deadline = options.budget.start(default_iterations(inst.n()));
-    multistart_timed(params.starts.max(1), options.threads, &deadline, |start| {
-        let p = start_permutation(inst.n(), options.seed, start);
-        let mut rng = crate::run::stream_rng(options.seed ^ 0x7ab0_5eed, start as u64);
-        search(inst, p, params, &deadline, &mut rng)
-    })
+    multistart_timed(
+        params.starts.max(1),
+        options.threads,
+        &deadline,
+        true,
+        |start, deadline| {
+            let p = start_permutation(inst.n(), options.seed, start);
+            let mut rng = crate::run::stream_rng(options.seed ^ 0x7ab0_5eed, start as u64);
+            search(inst, p, params, deadline, &mut rng)
+        },
+    )
     .expect("at least one start runs")
 }
 

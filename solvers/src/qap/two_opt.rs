@@ -92,17 +92,23 @@ pub fn two_opt(inst: &Instance, params: &TwoOptParams, options: &RunOptions) -> 
     // Without an explicit budget, each start runs to its local optimum.
     let deadline = options.budget.start(u64::MAX);
     let starts = params.starts.max(1);
-    let best = multistart_timed(starts, options.threads, &deadline, |start| {
-        let mut p = start_permutation(inst.n(), options.seed, start);
-        // A start that begins after the time is up still reports its start permutation, so
-        // the solve always returns a valid solution.
-        let search = local_search(inst, &mut p, &deadline);
-        Outcome {
-            solution: p,
-            objective: search.cost,
-            iterations: search.iterations,
-            evaluations: search.evaluations,
-        }
-    });
+    let best = multistart_timed(
+        starts,
+        options.threads,
+        &deadline,
+        false,
+        |start, deadline| {
+            let mut p = start_permutation(inst.n(), options.seed, start);
+            // A start that begins after the time is up still reports its start permutation, so
+            // the solve always returns a valid solution.
+            let search = local_search(inst, &mut p, deadline);
+            Outcome {
+                solution: p,
+                objective: search.cost,
+                iterations: search.iterations,
+                evaluations: search.evaluations,
+            }
+        },
+    );
     best.expect("at least one start runs")
 }
