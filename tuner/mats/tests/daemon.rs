@@ -353,6 +353,24 @@ fn shards_merged_hold_the_same_trials_as_one_process() {
     }
     assert_eq!(seen.len(), 3);
 
+    // Its totals are the shards' sums; a median or a one-machine share is not carried over
+    // from the first shard as if it were the whole campaign's.
+    let read = |d: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap()
+    };
+    let sum = |field: &str| -> f64 {
+        shard_dirs
+            .iter()
+            .map(|d| read(d)[field].as_f64().unwrap())
+            .sum()
+    };
+    let total = read(&merged);
+    for field in ["device_seconds", "production_runs"] {
+        let merged_value = total[field].as_f64().unwrap();
+        assert!((merged_value - sum(field)).abs() < 1e-9, "{field}: {total}");
+    }
+    assert!(total["median_trial_overhead_s"].is_null(), "{total}");
+
     // The merged folder reads as one run.
     ok(&[], &["report", s(&merged)]);
     ok(&[], &["export", s(&merged), "--out", s(&dir.join("tuned"))]);

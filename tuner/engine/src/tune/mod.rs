@@ -858,9 +858,11 @@ fn tune_class(
             baseline_value,
             best_value,
             baseline_time_s: Some(baseline.time_s),
+            // At a fixed budget every run lasts the budget: a ratio of run times says nothing.
             speedup: found
                 .best
                 .as_ref()
+                .filter(|_| !matches!(t.mode, RunMode::Budget { .. }))
                 .map(|(_, o)| baseline.time_s / o.time_s.max(1e-12)),
             best_time_s: found.best.as_ref().map(|(_, o)| o.time_s),
             best_point: found.best.map(|(p, _)| p),

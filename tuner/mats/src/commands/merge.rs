@@ -287,6 +287,9 @@ fn write_summary(out: &Path, sources: Sources) -> Result<()> {
     let mut classes = sources.earlier.map(|e| e.classes).unwrap_or_default();
     let mut unfinished = Vec::new();
     let (mut trials, mut device_s, mut wall_s) = (0u64, 0.0f64, 0.0f64);
+    // Summed where every shard says it; a median or a share of one machine's time does not
+    // add up over shards, so the merged summary leaves those out.
+    let mut production_runs = Some(0.0f64);
     let mut stopped = None;
     for (dir, _) in &sources.folders {
         let shard_path = dir.join("summary.json");
@@ -313,6 +316,7 @@ fn write_summary(out: &Path, sources: Sources) -> Result<()> {
         }
         trials += s.new_trials;
         device_s += s.device_seconds;
+        production_runs = production_runs.zip(s.production_runs).map(|(a, b)| a + b);
         wall_s = wall_s.max(s.wall_s);
         merged.get_or_insert(s);
     }
@@ -329,6 +333,9 @@ fn write_summary(out: &Path, sources: Sources) -> Result<()> {
     summary.classes = classes;
     summary.new_trials = trials;
     summary.device_seconds = device_s;
+    summary.production_runs = production_runs;
+    summary.median_trial_overhead_s = None;
+    summary.gpu_busy_share = None;
     summary.wall_s = wall_s;
     summary.output = out.to_path_buf();
     summary.merged_from = sources.folders.iter().map(|(d, _)| d.clone()).collect();
