@@ -201,6 +201,27 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
             }
             _ => verdict(&reference, fresh.is_some(), fresh_outcome, held_outcome),
         };
+        // A role the quality guard rejected has no value: said, not left as "no difference".
+        let rejected_in = |c: &Option<Comparison>, role: &str| {
+            c.as_ref()
+                .is_some_and(|c| c.rejected.iter().any(|r| r == role))
+        };
+        let verdict = if rejected_in(&fresh, "tuned") || rejected_in(&held, "tuned") {
+            format!(
+                "keep the {reference}: the tuned point fails the quality guard where it was \
+                 re-measured (its gap above the baseline's by more than the margin)"
+            )
+        } else if fresh_role
+            .as_deref()
+            .is_some_and(|r| r != "tuned" && rejected_in(&fresh, r))
+        {
+            format!(
+                "the {reference} fails the quality guard on fresh seeds (its gap above the \
+                 baseline's by more than the margin); the tuned point passes it"
+            )
+        } else {
+            verdict
+        };
         // `mats export` ships the final re-measure's winner: where that is not the tuned
         // point, the verdict must not leave the reader thinking the tuned one is shipped.
         let shipped = fresh
@@ -430,15 +451,27 @@ pub fn table(verdicts: &[ClassVerdict]) -> (Vec<String>, Vec<Vec<String>>) {
             let (fr, ft) = v.pair(false);
             let (hr, ht) = v.pair(true);
             let unit = v.unit();
+            // A role the quality guard rejected shows as such, not as "-" (no value).
+            let cell = |c: &Option<Comparison>, role: Option<&str>, value| {
+                let rejected = c
+                    .as_ref()
+                    .zip(role)
+                    .is_some_and(|(c, r)| c.rejected.iter().any(|x| x == r));
+                if rejected {
+                    "rejected (quality guard)".to_string()
+                } else {
+                    show(value, unit, v.with_spread)
+                }
+            };
             vec![
                 v.class.clone(),
                 v.objective.clone(),
                 v.reference.clone(),
-                show(fr, unit, v.with_spread),
-                show(ft, unit, v.with_spread),
+                cell(&v.fresh, v.fresh_role.as_deref(), fr),
+                cell(&v.fresh, Some("tuned"), ft),
                 v.fresh_outcome.text().into(),
-                show(hr, unit, v.with_spread),
-                show(ht, unit, v.with_spread),
+                cell(&v.held, v.held_role.as_deref(), hr),
+                cell(&v.held, Some("tuned"), ht),
                 v.held_outcome.text().into(),
                 v.verdict.clone(),
             ]
@@ -591,6 +624,24 @@ mod tests {
             exports: Vec::new(),
             unfinished: None,
         }
+    }
+
+    /// A point the quality guard rejected in a re-measure is said to fail it (the verdict
+    /// read "no clear difference" with "-" in its cells).
+    #[test]
+    fn a_rejected_point_fails_the_quality_guard_in_the_verdict() {
+        let mut i = input();
+        i.runs[1].options["comparison"]["rejected"] = serde_json::json!(["tuned"]);
+        i.runs[1].options["comparison"]["values"]["tuned"] = serde_json::Value::Null;
+        let v = class_verdicts(&i);
+        assert!(
+            v[0].verdict
+                .starts_with("keep the default: the tuned point fails the quality guard"),
+            "{}",
+            v[0].verdict
+        );
+        let (_, rows) = table(&v);
+        assert_eq!(rows[0][4], "rejected (quality guard)");
     }
 
     /// Gaps of instances without a best-known value are to the baseline's result: the
