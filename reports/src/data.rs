@@ -148,11 +148,22 @@ impl ClassData<'_> {
             })
     }
 
-    /// The `ok` point with the highest speedup.
+    /// The `ok` point with the highest speedup among those the class's own searches
+    /// evaluated: a cross-class run measures other classes' answers here, which are not this
+    /// class's (the table showed one where the summary had another).
     pub fn best_point(&self) -> Option<(&Measured, f64)> {
+        let keys = |cross: bool| -> BTreeSet<&str> {
+            self.runs
+                .iter()
+                .filter(|r| (r.row.strategy == "cross-class") == cross)
+                .flat_map(|r| r.evaluations.iter().map(|(_, m)| m.key.as_str()))
+                .collect()
+        };
+        let own = keys(false);
+        let elsewhere_only: BTreeSet<&str> = keys(true).difference(&own).copied().collect();
         self.points
             .iter()
-            .filter(|m| m.is_ok())
+            .filter(|m| m.is_ok() && !elsewhere_only.contains(m.key.as_str()))
             .filter_map(|m| Some((m, self.speedup(m)?)))
             .max_by(|a, b| a.1.total_cmp(&b.1))
     }
@@ -896,6 +907,26 @@ mod tests {
         // The fastest point is another: a speedup is no quality campaign's answer.
         assert_eq!(
             cd.best_point().map(|(m, _)| m.key.as_str()),
+            Some("starts=4")
+        );
+        // A faster point that only a cross-class run measured here is another class's answer.
+        let cross = RunRow {
+            id: 9,
+            class: "c".into(),
+            strategy: "cross-class".into(),
+            objective: "time".into(),
+            options: serde_json::json!({}),
+            started_at: String::new(),
+            ended_at: None,
+        };
+        let mut with_cross = cd.clone();
+        with_cross.points.push(measured(1, 0.9));
+        with_cross.runs = vec![Run {
+            row: &cross,
+            evaluations: vec![(0, measured(1, 0.9))],
+        }];
+        assert_eq!(
+            with_cross.best_point().map(|(m, _)| m.key.as_str()),
             Some("starts=4")
         );
         let alone = ClassData {
