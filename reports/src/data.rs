@@ -245,6 +245,27 @@ impl<'a> Analysis<'a> {
                 evaluations: evs.iter().map(|e| (e.seq, Measured::from_row(e))).collect(),
             });
         }
+        // A campaign of several budgets tunes each class once per budget (`CLASS@0.5s`):
+        // those are its classes, each with the instances of its data class; the bare data
+        // class, which no run names, is no class of the report (it showed as a phantom row).
+        let budgeted: Vec<(String, String)> = class_data
+            .keys()
+            .filter_map(|k| {
+                let (base, budget) = k.rsplit_once('@')?;
+                budget.ends_with('s').then(|| (k.clone(), base.to_string()))
+            })
+            .collect();
+        for (key, base) in &budgeted {
+            let count = input.instances.iter().filter(|i| &i.class == base).count();
+            if let Some(cd) = class_data.get_mut(key) {
+                cd.instances = count;
+            }
+        }
+        for (_, base) in &budgeted {
+            if class_data.get(base).is_some_and(|cd| cd.runs.is_empty()) {
+                class_data.remove(base);
+            }
+        }
         // Parameters of kind "class" name the data set, not the code: a baseline written
         // without them still matches the points of every class.
         let ignore = settings.parameters_of_kind(&["class"]).unwrap_or_default();
@@ -875,6 +896,47 @@ fn chosen_points<'r>(run: &'r Run<'_>) -> Vec<&'r Measured> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A campaign of several budgets has one class per (data class, budget), each with its
+    /// data class's instances, and no phantom row for the bare data class.
+    #[test]
+    fn a_budgeted_campaigns_classes_are_its_budgets() {
+        let record = |name: &str| results::InstanceRecord {
+            name: name.into(),
+            source: String::new(),
+            family: "qap".into(),
+            class: "q".into(),
+            features: serde_json::json!({}),
+            best_known: Some(1),
+        };
+        let run = |id, class: &str| RunRow {
+            id,
+            class: class.into(),
+            strategy: "hill-climbing".into(),
+            objective: "gap".into(),
+            options: serde_json::json!({}),
+            started_at: String::new(),
+            ended_at: None,
+        };
+        let input = ReportInput {
+            campaign: results::CampaignRow {
+                id: 1,
+                name: "c".into(),
+                config_toml: String::new(),
+                settings: serde_json::json!({}),
+                created_at: "t".into(),
+            },
+            instances: vec![record("a"), record("b")],
+            runs: vec![run(1, "q@0.5s"), run(2, "q@2s")],
+            evaluations: Vec::new(),
+            trials: Vec::new(),
+            exports: Vec::new(),
+            unfinished: None,
+        };
+        let an = Analysis::new(&input);
+        assert_eq!(an.classes, vec!["q@0.5s".to_string(), "q@2s".to_string()]);
+        assert_eq!(an.class_data["q@0.5s"].instances, 2);
+    }
 
     #[test]
     fn the_lowest_point_prefers_the_search_over_a_tied_baseline() {

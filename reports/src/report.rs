@@ -693,7 +693,7 @@ fn classes_section(an: &Analysis<'_>) -> Section {
             row
         })
         .collect();
-    let mut headers: Vec<String> = ["class", "instances", "runs", "points"]
+    let mut headers: Vec<String> = ["class", "instances (with holdouts)", "runs", "points"]
         .map(String::from)
         .into();
     if quality {
