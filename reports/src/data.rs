@@ -269,12 +269,29 @@ impl<'a> Analysis<'a> {
         // Parameters of kind "class" name the data set, not the code: a baseline written
         // without them still matches the points of every class.
         let ignore = settings.parameters_of_kind(&["class"]).unwrap_or_default();
+        // A time-to-target run that never reached the target counts penalty x cap (PAR10):
+        // a mean above the cap holds such runs, and a speedup over it is over the penalty.
+        let run = input.campaign.settings.get("run");
+        let cap_s = run
+            .filter(|r| r.get("mode").and_then(|m| m.as_str()) == Some("target"))
+            .and_then(|r| r.get("cap_s"))
+            .and_then(|c| c.as_f64());
         for (class, cd) in class_data.iter_mut() {
             cd.baseline = find_baseline(cd, settings.baseline.as_ref(), &ignore);
             if cd.baseline.is_none() && !cd.runs.is_empty() {
                 notes.push(format!(
                     "class {class}: no evaluation of the baseline point; speedups are not shown"
                 ));
+            }
+            if let (Some(cap), Some(time)) = (cap_s, cd.baseline_time()) {
+                if time > cap {
+                    notes.push(format!(
+                        "class {class}: the baseline missed the target in some runs (mean time \
+                         {time:.3} s, above the cap of {cap} s: each miss counts the penalty \
+                         times the cap), so its speedups are over that penalty, not over a \
+                         time the baseline took"
+                    ));
+                }
             }
         }
         let classes = class_data.keys().cloned().collect();
@@ -936,6 +953,59 @@ mod tests {
         let an = Analysis::new(&input);
         assert_eq!(an.classes, vec!["q@0.5s".to_string(), "q@2s".to_string()]);
         assert_eq!(an.class_data["q@0.5s"].instances, 2);
+    }
+
+    /// A time-to-target baseline whose mean time is above the cap missed the target in some
+    /// runs (each counted at the penalty): the report says its speedups are over that penalty.
+    #[test]
+    fn a_penalised_baseline_is_named() {
+        let run = RunRow {
+            id: 1,
+            class: "q".into(),
+            strategy: "hill-climbing".into(),
+            objective: "time".into(),
+            options: serde_json::json!({}),
+            started_at: String::new(),
+            ended_at: None,
+        };
+        let point: Point = [("starts".to_string(), results::Value::Int(1))]
+            .into_iter()
+            .collect();
+        let input = ReportInput {
+            campaign: results::CampaignRow {
+                id: 1,
+                name: "c".into(),
+                config_toml: String::new(),
+                settings: serde_json::json!({
+                    "baseline": {"starts": 1},
+                    "run": {"mode": "target", "cap_s": 0.2, "penalty": 10.0, "target_gap_percent": 1.0},
+                }),
+                created_at: "t".into(),
+            },
+            instances: Vec::new(),
+            runs: vec![run],
+            evaluations: vec![results::EvaluationRow {
+                run_id: 1,
+                seq: 0,
+                point_id: 0,
+                point,
+                status: EvaluationStatus::Ok,
+                time_s: Some(2.0),
+                power_w: None,
+                energy_j: None,
+                gap_percent: Some(0.5),
+                new_trials: 0,
+            }],
+            trials: Vec::new(),
+            exports: Vec::new(),
+            unfinished: None,
+        };
+        let an = Analysis::new(&input);
+        assert!(
+            an.notes.iter().any(|n| n.contains("missed the target")),
+            "{:?}",
+            an.notes
+        );
     }
 
     #[test]
