@@ -288,23 +288,67 @@ pub fn nearest_class(
     class: &str,
     features: &serde_json::Value,
 ) -> Option<ClassChoice> {
-    let own = flatten_features(features);
-    // A feature's span over every tuned class: distances are in units of it, so a size in
-    // the hundreds and a density in [0, 1] weigh alike.
-    let mut span: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
-    for entry in index.classes.values() {
-        for (k, r) in &entry.features {
-            let s = span.entry(k.as_str()).or_insert((r.min, r.max));
-            s.0 = s.0.min(r.min);
-            s.1 = s.1.max(r.max);
+    let measure = Distances::new(index, features);
+    if let Some(entry) = index.classes.get(class) {
+        let d = measure.to(entry);
+        // The instance's own label: the class is its own even without recorded ranges.
+        return Some(ClassChoice {
+            class: class.to_string(),
+            distance: if d.is_finite() { d } else { 0.0 },
+            exact: true,
+        });
+    }
+    index
+        .classes
+        .iter()
+        .map(|(name, entry)| (name, measure.to(entry)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(name, d)| ClassChoice {
+            class: name.clone(),
+            distance: d,
+            exact: false,
+        })
+}
+
+/// The distance of an instance (`features`) to the tuned class `name` as [`nearest_class`]
+/// measures any class that is not the instance's own label: infinite where the export holds
+/// no feature ranges for it; `None` where the index has no such class.
+pub fn distance_to(index: &Index, name: &str, features: &serde_json::Value) -> Option<f64> {
+    let entry = index.classes.get(name)?;
+    Some(Distances::new(index, features).to(entry))
+}
+
+/// An instance's features, and each feature's span over every tuned class: distances are in
+/// units of it, so a size in the hundreds and a density in [0, 1] weigh alike.
+struct Distances<'a> {
+    own: BTreeMap<String, f64>,
+    span: BTreeMap<&'a str, (f64, f64)>,
+}
+
+impl<'a> Distances<'a> {
+    fn new(index: &'a Index, features: &serde_json::Value) -> Distances<'a> {
+        let mut span: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+        for entry in index.classes.values() {
+            for (k, r) in &entry.features {
+                let s = span.entry(k.as_str()).or_insert((r.min, r.max));
+                s.0 = s.0.min(r.min);
+                s.1 = s.1.max(r.max);
+            }
+        }
+        Distances {
+            own: flatten_features(features),
+            span,
         }
     }
-    let distance = |entry: &ClassEntry| -> f64 {
+
+    /// Root-mean-square over the features of how far outside the class's range the
+    /// instance lies; infinite where no feature can be compared.
+    fn to(&self, entry: &ClassEntry) -> f64 {
         let mut sum = 0.0;
         let mut count = 0usize;
         for (k, r) in &entry.features {
-            let Some(&x) = own.get(k) else { continue };
-            let (lo, hi) = span[k.as_str()];
+            let Some(&x) = self.own.get(k) else { continue };
+            let (lo, hi) = self.span[k.as_str()];
             let width = feature_unit(lo, hi);
             // Within a few ulps of the range is inside: an index written before floats
             // round-tripped exactly put a class's own instances 1e-16 outside it.
@@ -318,25 +362,7 @@ pub fn nearest_class(
         } else {
             (sum / count as f64).sqrt()
         }
-    };
-    if index.classes.contains_key(class) {
-        let d = distance(&index.classes[class]);
-        return Some(ClassChoice {
-            class: class.to_string(),
-            distance: if d.is_finite() { d } else { 0.0 },
-            exact: true,
-        });
     }
-    index
-        .classes
-        .iter()
-        .map(|(name, entry)| (name, distance(entry)))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(name, d)| ClassChoice {
-            class: name.clone(),
-            distance: d,
-            exact: false,
-        })
 }
 
 #[cfg(test)]
@@ -476,5 +502,8 @@ mod tests {
         assert_eq!(c.class, "only");
         assert!(c.distance.is_infinite());
         assert!(nearest_class(&index(vec![]), "x", &json!({})).is_none());
+        // Named as `--tuned-class` does: as far, not 0 (which read as "inside its ranges").
+        assert!(distance_to(&idx, "only", &json!({"n": 5})).is_some_and(f64::is_infinite));
+        assert_eq!(distance_to(&idx, "none", &json!({"n": 5})), None);
     }
 }

@@ -1106,10 +1106,19 @@ fn named_class(
         );
     }
     let own = instance.class();
-    // Measured as nearest_class measures a tuned class label of the instance's own.
+    // Measured as nearest_class measures any class but the instance's own label (where the
+    // export recorded no ranges: infinitely far, not 0).
     let features = serde_json::to_value(instance.features())?;
-    let named = engine::bundle::nearest_class(index, name, &features)
-        .context("the named class vanished from the index")?;
+    let named = engine::bundle::ClassChoice {
+        class: name.to_string(),
+        distance: if own == name {
+            nearest.distance
+        } else {
+            engine::bundle::distance_to(index, name, &features)
+                .context("the named class vanished from the index")?
+        },
+        exact: own == name,
+    };
     if nearest.class != name {
         eprintln!(
             "warning: {} (class {own}) is nearest the tuned class {} (distance {:.3}), not \
