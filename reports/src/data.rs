@@ -181,8 +181,9 @@ pub struct Analysis<'a> {
 }
 
 /// Why a speedup figure is not drawn for a quality campaign.
-const SPEEDUP_OF_A_QUALITY_CAMPAIGN: &str = "the campaign tunes gap at a fixed budget: every \
-    run lasts the budget, so a speedup would only rank how soon a run returned";
+const SPEEDUP_OF_A_QUALITY_CAMPAIGN: &str = "the campaign tunes gap at a fixed budget: a run \
+    lasts the budget or returns earlier with its answer (a 2-opt descent at its local optimum), \
+    so a speedup would only rank how soon a run returned, not how good its answer is";
 
 impl<'a> Analysis<'a> {
     /// A quality campaign (gap at a budget or to a target): its production runs last a fixed
@@ -596,6 +597,9 @@ pub fn compiler_subspace(an: &Analysis<'_>, class: &str) -> Result<Vec<SubspaceP
         .settings
         .parameters_of_kind(&["flag", "define"])
         .ok_or("the settings list no parameter kinds")?;
+    if compiler.is_empty() {
+        return Err("the space has no compiler parameters (flags or defines)".into());
+    }
     let ignore_class = an
         .settings
         .parameters_of_kind(&["class"])
