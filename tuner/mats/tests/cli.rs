@@ -1877,3 +1877,17 @@ fn benchmark_and_instance_inputs_are_checked_first() {
     ]);
     assert!(e.contains("--zero-based does not apply"), "{e}");
 }
+
+/// `tune --check --json` prints JSON only on stdout (it printed the text line).
+#[test]
+fn a_campaign_check_in_json_is_json() {
+    let out = mats(&["tune", "campaigns/quickstart.toml", "--check", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["valid"], true, "{v}");
+    assert_eq!(v["campaign"], "quickstart", "{v}");
+}

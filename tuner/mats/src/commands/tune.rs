@@ -28,12 +28,28 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             }
             _ => "",
         };
-        println!(
+        let line = format!(
             "campaign {} ({}): valid for backend {}{here}",
             plan.name,
             args.campaign.display(),
             plan.backend.name()
         );
+        // With --json, stdout is JSON only (scripts parse it); errors stay one line on
+        // stderr with a non-zero status, as without it.
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "campaign": plan.name,
+                    "file": args.campaign.display().to_string(),
+                    "valid": true,
+                    "backend": plan.backend.name(),
+                    "message": line,
+                }))?
+            );
+        } else {
+            println!("{line}");
+        }
         return Ok(());
     }
     let plan = CampaignPlan::resolve(&file, &Resolve::run(args.out.clone(), args.shard))?;
