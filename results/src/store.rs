@@ -278,16 +278,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         };
-        let (app_id, version, objects) = match store.header() {
-            Ok(h) => h,
-            Err(e) if is_not_a_database(&e) => {
-                return Err(StoreError::NotAStore {
-                    path: store.path.clone(),
-                    reason: "not an SQLite database".into(),
-                })
-            }
-            Err(e) => return Err(store.err("read schema version", e)),
-        };
+        let (app_id, version, objects) = store.schema_header()?;
         if objects > 0 && version < SCHEMA_VERSION {
             return Err(store.invalid(format!(
                 "schema version {version} cannot be read without write access (this build \
@@ -308,18 +299,7 @@ impl Store {
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| self.err("set busy timeout", e))?;
-        // The first read of the header is where SQLite notices a file that is not a
-        // database; say so plainly instead of "file is not a database" from deep inside.
-        let (app_id, version, objects) = match self.header() {
-            Ok(h) => h,
-            Err(e) if is_not_a_database(&e) => {
-                return Err(StoreError::NotAStore {
-                    path: self.path.clone(),
-                    reason: "not an SQLite database".into(),
-                })
-            }
-            Err(e) => return Err(self.err("read schema version", e)),
-        };
+        let (app_id, version, objects) = self.schema_header()?;
         self.check_header(app_id, version, objects)?;
 
         let mode: String = self
@@ -348,6 +328,20 @@ impl Store {
             self.create_schema()?;
         }
         Ok(())
+    }
+
+    /// [`Store::header`] as a store error. The first read of the header is where SQLite
+    /// notices a file that is not a database; said plainly instead of "file is not a
+    /// database" from deep inside.
+    fn schema_header(&self) -> Result<(i64, i64, i64)> {
+        match self.header() {
+            Ok(h) => Ok(h),
+            Err(e) if is_not_a_database(&e) => Err(StoreError::NotAStore {
+                path: self.path.clone(),
+                reason: "not an SQLite database".into(),
+            }),
+            Err(e) => Err(self.err("read schema version", e)),
+        }
     }
 
     fn header(&self) -> rusqlite::Result<(i64, i64, i64)> {
