@@ -56,6 +56,16 @@ impl Lookup {
             _ => None,
         }
     }
+
+    /// What a warning says where rows named `name` describe another instance.
+    pub fn mismatch(&self, name: &str) -> Option<String> {
+        match self {
+            Lookup::Mismatch(why) => Some(format!(
+                "no best-known value: the table's {name} is not this instance ({why})"
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// A content fingerprint of a QAP instance (FNV-1a over n and both matrices, row-major, as
@@ -315,7 +325,7 @@ pub fn rows(text: &str, origin: &Path) -> Result<Vec<TableRow>, InputError> {
                 InputError::syntax(
                     origin,
                     line,
-                    format!("{what} of {name} is not a positive integer: {raw:?}"),
+                    format!("{what} of {name} is not a whole number: {raw:?}"),
                 )
             })
         };

@@ -240,6 +240,13 @@ pub fn stop_requested() -> bool {
     STOP.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Whether a run's clock `until` has run out, or the user asked it to stop: the one check
+/// for solvers that keep their own end instant (the GPU drivers' launch loops) as for
+/// [`Deadline`].
+pub fn past(until: Option<Instant>) -> bool {
+    until.is_some_and(|until| Instant::now() >= until) || stop_requested()
+}
+
 /// A started budget, checked by the solver's main loop.
 #[derive(Debug, Clone)]
 pub struct Deadline {
@@ -252,10 +259,7 @@ impl Deadline {
     /// True when iteration `done` (count of finished iterations), the clock or a reached
     /// target ends the run.
     pub fn reached(&self, done: u64) -> bool {
-        done >= self.iterations
-            || self.until.is_some_and(|until| Instant::now() >= until)
-            || self.watch.reached()
-            || stop_requested()
+        done >= self.iterations || past(self.until) || self.watch.reached()
     }
 
     /// Solvers call this with each new best objective, so a time-to-target run knows when it
@@ -276,7 +280,7 @@ impl Deadline {
 
     /// True when the clock has run out (ignores the iteration budget).
     pub fn timed_out(&self) -> bool {
-        self.until.is_some_and(|until| Instant::now() >= until) || stop_requested()
+        past(self.until)
     }
 }
 

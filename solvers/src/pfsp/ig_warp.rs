@@ -249,7 +249,7 @@ impl<'a> Walker<'a> {
                 order.swap(i, j);
             }
             for &job in &order {
-                if self.until.is_some_and(|t| Instant::now() >= t) || crate::run::stop_requested() {
+                if crate::run::past(self.until) {
                     return value;
                 }
                 let from = seq.iter().position(|&j| j == job).unwrap_or(0);

@@ -270,7 +270,7 @@ fn search_in(
     let bits = beam::index_bits(n, params.width);
     let bits_i32 = bits as i32;
     for depth in 0..n {
-        if deadline.is_some_and(|d| Instant::now() >= d) || crate::run::stop_requested() {
+        if crate::run::past(deadline) {
             return Ok(None);
         }
         let children = nodes * n;

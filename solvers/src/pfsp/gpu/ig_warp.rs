@@ -493,7 +493,7 @@ pub(super) fn run(
             break;
         }
         let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) || spent >= per_walk || crate::run::stop_requested() {
+        if crate::run::past(deadline) || spent >= per_walk {
             break;
         }
         if restarts.restarts_at_all() && walks > 1 && !params.trace {

@@ -36,7 +36,7 @@ pub(super) struct RunContext<'a> {
 
 impl RunContext<'_> {
     pub(super) fn timed_out(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d) || crate::run::stop_requested()
+        crate::run::past(self.deadline)
     }
 
     /// Records the best cost so far; true once the run's target is reached.

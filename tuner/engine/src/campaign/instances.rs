@@ -184,17 +184,12 @@ fn load_all(
             family: instance.family().name().to_string(),
             class: instance.class(),
             features: serde_json::to_value(instance.features())?,
-            best_known: match bks.lookup(&instance) {
-                solvers::bks::Lookup::Found(e) => Some(e.value),
-                solvers::bks::Lookup::Unknown => None,
-                solvers::bks::Lookup::Mismatch(why) => {
-                    eprintln!(
-                        "warning: {}: no best-known value: the table's {name} is not this \
-                         instance ({why})",
-                        path.display()
-                    );
-                    None
+            best_known: {
+                let found = bks.lookup(&instance);
+                if let Some(warning) = found.mismatch(&name) {
+                    eprintln!("warning: {}: {warning}", path.display());
                 }
+                found.entry().map(|e| e.value)
             },
         };
         out.push(CampaignInstance {

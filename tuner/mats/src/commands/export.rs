@@ -121,6 +121,9 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             );
         }
     }
+    if let Some(bin) = &args.binaries {
+        crate::standalone::check_binaries_folder(bin, &campaign.name, args.replace)?;
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let source = Source::read(&store, &campaign, summary)?;

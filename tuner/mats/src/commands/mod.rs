@@ -76,28 +76,18 @@ fn best_known_of(
     instance: &solvers::family::Instance,
 ) -> Option<solvers::bks::BestKnownEntry> {
     let name = instance.name();
-    match table.lookup(instance) {
-        solvers::bks::Lookup::Found(entry) => Some(entry),
-        solvers::bks::Lookup::Mismatch(why) => {
-            eprintln!(
-                "mats: warning: no best-known value: the table's {name} is not this instance \
-                 ({why})"
-            );
-            None
-        }
-        solvers::bks::Lookup::Unknown => {
-            if !extra.is_empty() {
-                let files: Vec<String> = extra.iter().map(|p| p.display().to_string()).collect();
-                eprintln!(
-                    "mats: warning: no row of {} is named {name} (the `name` column is matched \
-                     with the instance's name, its file name without the extension, ignoring \
-                     case)",
-                    files.join(", ")
-                );
-            }
-            None
-        }
+    let found = table.lookup(instance);
+    if let Some(warning) = found.mismatch(name) {
+        eprintln!("mats: warning: {warning}");
+    } else if found == solvers::bks::Lookup::Unknown && !extra.is_empty() {
+        let files: Vec<String> = extra.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "mats: warning: no row of {} is named {name} (the `name` column is matched with \
+             the instance's name, its file name without the extension, ignoring case)",
+            files.join(", ")
+        );
     }
+    found.entry()
 }
 
 /// Writes `text` to `path`, or to standard output when there is none.

@@ -10,13 +10,13 @@ use engine::tune::STORE_FILE;
 
 /// Opens a campaign folder's store and picks its campaign.
 pub fn open(source: &CampaignDir) -> Result<(Store, CampaignRow)> {
-    let store = open_store(&source.dir)?;
+    let store = open_store(&source.dir, false)?;
     let campaign = pick_campaign(&store, source.campaign.as_deref(), &source.dir)?;
     Ok((store, campaign))
 }
 
-/// Opens a campaign folder's store.
-fn open_store(dir: &Path) -> Result<Store> {
+/// Opens a campaign folder's store (`read_only`: also without write access to it).
+fn open_store(dir: &Path, read_only: bool) -> Result<Store> {
     let path = dir.join(STORE_FILE);
     if !path.is_file() {
         bail!(
@@ -25,21 +25,17 @@ fn open_store(dir: &Path) -> Result<Store> {
             path.display()
         );
     }
-    Ok(Store::open(&path)?)
+    Ok(if read_only {
+        Store::open_read_only(&path)?
+    } else {
+        Store::open(&path)?
+    })
 }
 
 /// [`open`] for commands that only read (`results`, `report`): works without write access
 /// to the folder (an archived or a colleague's campaign).
 pub fn open_to_read(source: &CampaignDir) -> Result<(Store, CampaignRow)> {
-    let path = source.dir.join(STORE_FILE);
-    if !path.is_file() {
-        bail!(
-            "{} is not a campaign folder: {} not found (run `mats tune CAMPAIGN.toml` first)",
-            source.dir.display(),
-            path.display()
-        );
-    }
-    let store = Store::open_read_only(&path)?;
+    let store = open_store(&source.dir, true)?;
     let campaign = pick_campaign(&store, source.campaign.as_deref(), &source.dir)?;
     Ok((store, campaign))
 }

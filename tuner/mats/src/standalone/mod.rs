@@ -221,6 +221,43 @@ fn arch_error(header: &Header, arch: u32, found: Option<String>) -> anyhow::Erro
 
 /// Writes one standalone executable per class of the export in `export` into `out`; returns
 /// (class, executable) pairs.
+/// Refuses a folder that holds another campaign's standalone executables unless `replace`:
+/// `mats export` asks before it writes anything.
+pub fn check_binaries_folder(out: &Path, campaign: &str, replace: bool) -> Result<()> {
+    if replace {
+        return Ok(());
+    }
+    if let Some((path, old)) = binaries_in(out)?
+        .into_iter()
+        .find(|(_, h)| h.campaign != campaign)
+    {
+        bail!(
+            "{} holds {}, a standalone executable of campaign {:?}; write {campaign:?}'s into \
+             another folder, or give --replace to remove that campaign's",
+            out.display(),
+            path.display(),
+            old.campaign,
+        );
+    }
+    Ok(())
+}
+
+/// The standalone executables in `out` (none where it does not exist yet); anything else
+/// there (a damaged file, a plain program) is not ours to judge or remove.
+fn binaries_in(out: &Path) -> Result<Vec<(PathBuf, Header)>> {
+    if !out.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(out).with_context(|| format!("cannot list {}", out.display()))? {
+        let path = entry?.path();
+        if let (true, Ok(Some(header))) = (path.is_file(), payload::read_header(&path)) {
+            found.push((path, header));
+        }
+    }
+    Ok(found)
+}
+
 pub fn write_binaries(export: &Path, out: &Path, replace: bool) -> Result<Vec<(String, PathBuf)>> {
     let exe = std::env::current_exe()
         .context("cannot find the running mats executable to copy into standalone ones")?;
@@ -238,35 +275,16 @@ pub fn write_binaries(export: &Path, out: &Path, replace: bool) -> Result<Vec<(S
     .with_context(|| format!("{} is not an export's index", export.display()))?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let names = file_names(index.classes.keys().map(String::as_str));
-    // Standalone executables already there: another campaign's are refused unless replaced;
-    // those this export no longer writes would sit beside the new ones looking current.
-    let mut stale = Vec::new();
-    for entry in std::fs::read_dir(out).with_context(|| format!("cannot list {}", out.display()))? {
-        let path = entry?.path();
-        if !path.is_file() {
-            continue;
-        }
-        // Anything else (a damaged file, a plain program) is not ours to judge or remove.
-        let Ok(Some(old)) = payload::read_header(&path) else {
-            continue;
-        };
-        if old.campaign != index.campaign && !replace {
-            bail!(
-                "{} holds {}, a standalone executable of campaign {:?}; write {:?}'s into \
-                 another folder, or give --replace to remove that campaign's",
-                out.display(),
-                path.display(),
-                old.campaign,
-                index.campaign
-            );
-        }
-        if !names
-            .iter()
-            .any(|n| path.file_name() == Some(std::ffi::OsStr::new(n)))
-        {
-            stale.push(path);
-        }
-    }
+    check_binaries_folder(out, &index.campaign, replace)?;
+    // Those this export no longer writes would sit beside the new ones looking current.
+    let stale = binaries_in(out)?
+        .into_iter()
+        .map(|(path, _)| path)
+        .filter(|path| {
+            !names
+                .iter()
+                .any(|n| path.file_name() == Some(std::ffi::OsStr::new(n)))
+        });
     for path in stale {
         std::fs::remove_file(&path)
             .with_context(|| format!("cannot remove the stale executable {}", path.display()))?;
