@@ -252,18 +252,36 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
             _ => search.objective.clone(),
         };
         // Gaps of instances no table knows are measured against the baseline's result on
-        // them: not comparable with gaps to a best-known value, so the verdict says which.
-        let relative: Vec<&str> = input
-            .instances
-            .iter()
-            .filter(|i| i.class == class && i.best_known.is_none())
-            .map(|i| i.name.as_str())
-            .collect();
-        let verdict = if metric == "gap" && !relative.is_empty() {
-            format!(
-                "{verdict} (gaps of {} are to the baseline's result: no best-known value)",
+        // them (on a holdout, against the best result of the roles compared there): not
+        // comparable with gaps to a best-known value, so the verdict says which.
+        let held_out = |name: &str| {
+            held.as_ref()
+                .is_some_and(|h| h.instances.iter().any(|i| i == name))
+        };
+        let unknown = |out: bool| -> Vec<&str> {
+            input
+                .instances
+                .iter()
+                .filter(|i| i.class == class && i.best_known.is_none() && held_out(&i.name) == out)
+                .map(|i| i.name.as_str())
+                .collect()
+        };
+        let (relative, held_relative) = (unknown(false), unknown(true));
+        let mut notes = Vec::new();
+        if !relative.is_empty() {
+            notes.push(format!(
+                "gaps of {} are to the baseline's result",
                 relative.join(", ")
-            )
+            ));
+        }
+        if !held_relative.is_empty() {
+            notes.push(format!(
+                "gaps of {} are to the best result of the roles compared there",
+                held_relative.join(", ")
+            ));
+        }
+        let verdict = if metric == "gap" && !notes.is_empty() {
+            format!("{verdict} ({}: no best-known value)", notes.join("; "))
         } else {
             verdict
         };
@@ -644,8 +662,9 @@ mod tests {
         assert_eq!(rows[0][4], "rejected (quality guard)");
     }
 
-    /// Gaps of instances without a best-known value are to the baseline's result: the
-    /// verdict names them (they were averaged with true gaps without a word).
+    /// Gaps of instances without a best-known value are to the baseline's result (on a
+    /// holdout, to the roles' best): the verdict names them (they were averaged with true gaps
+    /// without a word).
     #[test]
     fn gaps_without_a_best_known_value_are_named() {
         let mut i = input();
@@ -666,6 +685,17 @@ mod tests {
             v[0].verdict
         );
         assert!(!v[1].verdict.contains("best-known"), "{}", v[1].verdict);
+        // "x" is class a's holdout: its roles share the best of their results.
+        i.instances.push(record("x", None));
+        let v = class_verdicts(&i);
+        assert!(
+            v[0].verdict.ends_with(
+                "(gaps of private are to the baseline's result; gaps of x are to the best \
+                 result of the roles compared there: no best-known value)"
+            ),
+            "{}",
+            v[0].verdict
+        );
     }
 
     /// The report names what export ships where the final re-measure's winner was not the

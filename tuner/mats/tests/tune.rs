@@ -1640,3 +1640,76 @@ trials = 12
         "{baseline:?} vs {searched:?}"
     );
 }
+
+/// A held-out instance without a best-known value: the roles share one reference (the best
+/// any of them found), so a weaker role shows a gap. Each trial was its own reference, which
+/// gave every role 0% there and a verdict of "no difference" whatever was measured.
+#[test]
+fn holdout_roles_without_a_best_known_value_share_one_reference() {
+    let tmp = tempfile::tempdir().unwrap();
+    // tai20a with one flow entry changed: no table knows it.
+    let text = std::fs::read_to_string(repo("data/qap/tai20a.dat")).unwrap();
+    let mut tokens: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+    tokens[2] = (tokens[2].parse::<i64>().unwrap() + 1).to_string();
+    std::fs::write(tmp.path().join("private20.dat"), tokens.join(" ")).unwrap();
+    let body = format!(
+        r#"
+name = "private-holdout"
+backend = "cpu"
+seed = 1
+objective = "gap@budget"
+
+[run]
+budget_s = 0.05
+seeds = 3
+
+[instances]
+paths = ["{data}/tai12a.dat"]
+holdout = ["{dir}/private20.dat"]
+classes = {{ small = ["tai12a", "private20"] }}
+
+[cpu]
+space = "{space}"
+baseline = {{ algorithm = "2opt", threads = 1, starts = 16 }}
+default = {{ algorithm = "tabu", threads = 1, starts = 1 }}
+
+[cpu.overrides]
+constants = {{ max_threads = 1 }}
+
+[strategy]
+name = "hill-climbing"
+
+[budget]
+trials = 6
+"#,
+        data = repo("data/qap").display(),
+        dir = tmp.path().display(),
+        space = repo("spaces/qap-cpu.toml").display(),
+    );
+    let path = write_campaign(tmp.path(), "private-holdout", &body);
+    let out = tmp.path().join("out");
+    let summary: serde_json::Value = serde_json::from_str(&ok(&[
+        "tune",
+        path_str(&path),
+        "--out",
+        path_str(&out),
+        "--quiet",
+        "--json",
+    ]))
+    .unwrap();
+    let classes = summary["classes"].as_array().unwrap();
+    let h = classes
+        .iter()
+        .find_map(|c| (!c["holdout"].is_null()).then(|| &c["holdout"]))
+        .unwrap_or_else(|| panic!("no holdout comparison: {summary}"));
+    assert_eq!(h["instances"], serde_json::json!(["private20"]), "{h}");
+    let mean = |role: &str| h["values"][role]["mean"].as_f64();
+    let (baseline, default) = (mean("baseline"), mean("default"));
+    assert!(baseline.is_some() && default.is_some(), "{h}");
+    // 16 2-opt descents end well above a tabu search of the same time on n = 20.
+    assert!(
+        baseline.unwrap() > default.unwrap() + 0.1,
+        "the roles' gaps must differ: {h}"
+    );
+    assert!(default.unwrap() >= 0.0, "{h}");
+}

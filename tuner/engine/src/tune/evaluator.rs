@@ -76,9 +76,12 @@ pub struct ClassEvaluator<'t> {
     /// Whether the quality guard compares gaps with `baseline`'s (the search's seeds). A
     /// verification on other seeds turns it off and compares roles measured side by side.
     pub guard: bool,
-    /// The baseline's own evaluation: where an instance has no best-known value, its gaps
-    /// are to its best objective over these trials, the reference every later point gets.
-    pub own_reference: bool,
+    /// Where an instance has neither a best-known value nor a baseline objective, its gaps
+    /// are to the best objective over every trial of the evaluation (all its points), not
+    /// each trial to itself (0% for every point). The baseline's own evaluation sets it (its
+    /// best becomes every later point's reference), and so does a comparison of roles
+    /// without a baseline (the holdouts), so that the roles share one reference.
+    pub reference_from_trials: bool,
 }
 
 /// The aggregate of a point's trials on a class.
@@ -178,7 +181,7 @@ impl<'t> ClassEvaluator<'t> {
             saved_trials: 0,
             incomplete: false,
             guard: true,
-            own_reference: false,
+            reference_from_trials: false,
         }
     }
 
@@ -268,6 +271,7 @@ impl<'t> ClassEvaluator<'t> {
             }
             if race {
                 let metric = self.metric.expect("racing needs a metric");
+                let reference = self.reference_of(&results, &pairs);
                 let incumbent = self.incumbent.clone().unwrap_or_default();
                 for pi in 0..points.len() {
                     if !alive[pi] || results[pi][..end].iter().any(Option::is_none) {
@@ -280,7 +284,7 @@ impl<'t> ClassEvaluator<'t> {
                         continue;
                     }
                     let mine: Option<Vec<f64>> = self
-                        .pair_values(&trials, &pairs[..end])
+                        .pair_values(&trials, &pairs[..end], &reference)
                         .iter()
                         .map(|v| v.metric(metric))
                         .collect();
@@ -303,6 +307,7 @@ impl<'t> ClassEvaluator<'t> {
             end = (end + self.members.len().max(1)).min(pairs.len());
         }
 
+        let reference = self.reference_of(&results, &pairs);
         let mut evaluated = Vec::with_capacity(points.len());
         for (pi, point) in points.iter().enumerate() {
             let new_trials = fresh[pi].iter().filter(|&&f| f).count() as u32;
@@ -328,7 +333,7 @@ impl<'t> ClassEvaluator<'t> {
                 continue;
             }
             let trials: Vec<TrialResult> = results[pi][..done].iter().flatten().cloned().collect();
-            let values = self.pair_values(&trials, &pairs[..trials.len()]);
+            let values = self.pair_values(&trials, &pairs[..trials.len()], &reference);
             let mut agg = self.aggregate(&trials, &values, new_trials);
             if raced[pi] {
                 agg.status = EvaluationStatus::Rejected;
@@ -388,24 +393,42 @@ impl<'t> ClassEvaluator<'t> {
         self.t.run_trials(&jobs, &label)
     }
 
-    /// What each trial contributes under the run mode (PAR-k for unreached targets).
-    fn pair_values(&self, trials: &[TrialResult], pairs: &[(usize, u64)]) -> Vec<PairValues> {
-        // Each member's best objective over these trials: the reference, where no value is
-        // known, while the baseline itself is measured (it becomes the reference of every
-        // later point: the baseline's own gaps are then to the same numbers, not each seed
-        // to itself, which put the baseline at 0% and the same point in the search at 1%).
-        let mut own_best: Vec<Option<i64>> = vec![None; self.members.len()];
-        for (t, &(mi, _)) in trials.iter().zip(pairs) {
-            if let Some(o) = t.measurement.objective {
-                own_best[mi] = Some(own_best[mi].map_or(o, |b: i64| b.min(o)));
+    /// Per member, the best objective over every trial measured so far (all points) where
+    /// [`Self::reference_from_trials`] asks for it, else nothing.
+    fn reference_of(
+        &self,
+        results: &[Vec<Option<TrialResult>>],
+        pairs: &[(usize, u64)],
+    ) -> Vec<Option<i64>> {
+        let mut best: Vec<Option<i64>> = vec![None; self.members.len()];
+        if self.reference_from_trials {
+            for point in results {
+                for (t, &(mi, _)) in point.iter().zip(pairs) {
+                    let ok = t.as_ref().filter(|t| t.status == TrialStatus::Ok);
+                    if let Some(o) = ok.and_then(|t| t.measurement.objective) {
+                        best[mi] = Some(best[mi].map_or(o, |b: i64| b.min(o)));
+                    }
+                }
             }
         }
+        best
+    }
+
+    /// What each trial contributes under the run mode (PAR-k for unreached targets);
+    /// `reference` is each member's objective to measure gaps against where no value is
+    /// known.
+    fn pair_values(
+        &self,
+        trials: &[TrialResult],
+        pairs: &[(usize, u64)],
+        reference: &[Option<i64>],
+    ) -> Vec<PairValues> {
         trials
             .iter()
             .zip(pairs)
             .map(|(t, &(mi, _))| {
                 let m = &t.measurement;
-                let gap = self.gap_of(m, mi, own_best[mi].filter(|_| self.own_reference));
+                let gap = self.gap_of(m, mi, reference[mi]);
                 match self.t.mode {
                     RunMode::FixedWork => PairValues {
                         time_s: m.time_s.unwrap_or(f64::INFINITY),

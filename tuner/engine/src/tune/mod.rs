@@ -798,7 +798,7 @@ fn tune_class(
         None,
         Some(metric),
     );
-    ev.own_reference = true;
+    ev.reference_from_trials = true;
     let base = ev.evaluate_point(baseline_point)?;
     drop(ev);
     t.store.end_run(run_id)?;
@@ -1018,6 +1018,9 @@ pub(super) fn measure_on_seeds(
         // The search's baseline figures come from other seeds; a guard against them would
         // refuse the baseline itself. `compare` guards with the roles measured here instead.
         ev.guard = false;
+        // Roles on instances without a best-known value (and, for the holdouts, without a
+        // baseline figure) share one reference: the best any of them found.
+        ev.reference_from_trials = true;
         let evaluated = ev.evaluate_interleaved(points)?;
         let incomplete = ev.incomplete;
         drop(ev);
