@@ -375,6 +375,61 @@ fn a_cap_chooses_among_the_remeasured_front_only() {
     }
 }
 
+/// A front point the re-measure refused (its gap beyond the baseline's margin on fresh
+/// seeds), and the baseline measured beside the front for that guard, have values in the
+/// "front" run but are not in the summary's front: export lists neither, so no cap runs them.
+#[test]
+fn export_lists_only_the_front_the_summary_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = remeasured_front_store(tmp.path());
+    let store = Store::open(out.join("results.sqlite")).unwrap();
+    let campaign = store.campaigns().unwrap().remove(0);
+    // The baseline (8 starts here), measured in the front run beside the front.
+    record_run(
+        &store,
+        campaign.id,
+        engine::tune::front::RUN_LABEL,
+        &[(8, 0.40, 300.0, 15.0, 0.05)],
+    );
+    drop(store);
+    let kept = |starts: i64, gap: f64, power: f64, energy: f64| results::FrontPoint {
+        point: tabu(starts),
+        gap_percent: Some(gap),
+        energy_j: Some(energy),
+        power_w: Some(power),
+        time_s: 0.05,
+        remeasured: true,
+        peak_power_w: Some(power),
+        peak_energy_j: Some(energy),
+    };
+    let mut class = results::ClassSummary::new("small", vec!["tai12a".into()], "pareto:gap,energy");
+    // 1 left the front: only 4 and 2 are kept.
+    class.front = vec![kept(4, 0.44, 290.0, 14.5), kept(2, 0.52, 240.0, 12.0)];
+    let summary = results::TuneSummary {
+        campaign: "front".into(),
+        output: out.clone(),
+        backend: "cpu".into(),
+        device: "test".into(),
+        classes: vec![class],
+        new_trials: 0,
+        wall_s: 1.0,
+        device_seconds: 1.0,
+        production_runs: None,
+        gpu_busy_share: None,
+        median_trial_overhead_s: None,
+        stopped: None,
+        merged_from: Vec::new(),
+        unfinished_shards: Vec::new(),
+    };
+    std::fs::write(
+        out.join("summary.json"),
+        serde_json::to_string_pretty(&summary).unwrap(),
+    )
+    .unwrap();
+    let (index, starts) = export_front(&out, &tmp.path().join("tuned"));
+    assert_eq!(starts, [2, 4], "{index}");
+}
+
 #[test]
 fn the_front_survives_export_and_a_cap_runs_the_best_gap_point_within_it() {
     let tmp = tempfile::tempdir().unwrap();

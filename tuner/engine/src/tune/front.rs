@@ -7,8 +7,8 @@ use anyhow::Result;
 use results::{FrontPoint, Point};
 use search::Objectives;
 
-use super::evaluator::PairValues;
-use super::{measure_on_seeds, Tuning};
+use super::evaluator::{beyond_margin, Baseline, PairValues};
+use super::{measure_on_seeds, RunMode, Tuning};
 
 /// The run label of the front's re-measure (a verification run: not a search result).
 pub const RUN_LABEL: &str = "front";
@@ -30,28 +30,51 @@ pub fn of_search(pareto: &[(Point, Objectives)]) -> Vec<FrontPoint> {
         .collect()
 }
 
-/// Measures the front's points on `members` with `seeds` (interleaved, never raced, no
-/// quality guard: every point of the front is kept with its values) and replaces each point's
-/// values by those; a point whose re-measure failed keeps the search's values. Nothing
-/// changes when the budget ran out before every trial was measured.
+/// Measures the front's points on `members` with `seeds` (interleaved, never raced) and
+/// replaces each point's values by those; a point whose re-measure failed keeps the search's
+/// values. Where the campaign guards quality (fixed work) the baseline is measured beside them
+/// (its trials are the final re-measure's, on the same seeds) and a point whose mean gap is
+/// above the baseline's by more than the margin leaves the front: a power or energy cap in
+/// `solve --tuned` would otherwise pick a point the search's own rule refuses. Returns the
+/// points that left. Nothing changes when the budget ran out before every trial was measured.
+#[allow(clippy::too_many_arguments)]
 pub fn remeasure(
     t: &mut Tuning,
     class: &str,
     members: &[usize],
-    front: &mut [FrontPoint],
+    front: &mut Vec<FrontPoint>,
     seeds: Vec<u64>,
     metric: search::Metric,
-) -> Result<()> {
+    baseline: Option<(&Point, &Baseline)>,
+) -> Result<Vec<Point>> {
     if front.is_empty() || members.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
-    let points: Vec<Point> = front.iter().map(|f| f.point.clone()).collect();
-    let Some((_, evaluated)) =
-        measure_on_seeds(t, class, RUN_LABEL, members, &points, seeds, metric, None)?
+    let mut points: Vec<Point> = front.iter().map(|f| f.point.clone()).collect();
+    let guard = baseline
+        .filter(|_| t.mode == RunMode::FixedWork)
+        .map(|(p, _)| p.clone());
+    if let Some(b) = guard.as_ref().filter(|b| !points.contains(b)) {
+        points.push(b.clone());
+    }
+    let reference = baseline.map(|(_, b)| b.clone());
+    let Some((_, evaluated)) = measure_on_seeds(
+        t, class, RUN_LABEL, members, &points, seeds, metric, reference,
+    )?
     else {
-        return Ok(());
+        return Ok(Vec::new());
     };
-    for (f, e) in front.iter_mut().zip(evaluated) {
+    let baseline_gap = guard
+        .and_then(|b| points.iter().position(|p| *p == b))
+        .and_then(|i| evaluated[i].gap_percent);
+    let mut left = Vec::new();
+    for (f, e) in front.iter_mut().zip(&evaluated) {
+        if let (Some(b), Some(g)) = (baseline_gap, e.gap_percent) {
+            if beyond_margin(g, b, t.margin_percent) {
+                left.push(f.point.clone());
+                continue;
+            }
+        }
         if let Some(o) = e.objectives {
             f.gap_percent = o.gap_percent.or(e.gap_percent);
             f.energy_j = o.energy_j;
@@ -62,7 +85,8 @@ pub fn remeasure(
             f.peak_energy_j = peak_instance_mean(&e.pairs, members.len(), |v| v.energy_j);
         }
     }
-    Ok(())
+    front.retain(|f| !left.contains(&f.point));
+    Ok(left)
 }
 
 /// The highest per-member mean of `value` over `pairs` (in [`ClassEvaluator::pairs`]'s

@@ -1154,14 +1154,22 @@ fn verify(
             )?;
         }
         let mut front = std::mem::take(&mut summary.front);
-        front::remeasure(
+        let left = front::remeasure(
             t,
             &summary.class,
             members,
             &mut front,
             fresh.clone(),
             metric,
+            baselines.get(&summary.class).map(|b| (baseline_point, b)),
         )?;
+        for point in left {
+            eprintln!(
+                "note: class {}: {point} left the front: on fresh seeds its mean gap is above \
+                 the baseline's by more than the margin",
+                summary.class
+            );
+        }
         summary.front = front;
         if t.budget.stopped_by_user() {
             break;

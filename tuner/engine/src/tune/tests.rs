@@ -210,6 +210,7 @@ fn a_front_is_re_measured_on_fresh_seeds_in_a_verification_run_and_a_phase_sets_
         &mut front,
         vec![9, 10, 11],
         Metric::Gap,
+        None,
     )
     .unwrap();
     assert_eq!(t.seeds, [5, 6], "the phase's seeds are restored");
@@ -238,6 +239,66 @@ fn a_front_is_re_measured_on_fresh_seeds_in_a_verification_run_and_a_phase_sets_
         .collect();
     assert_eq!(seeds.len(), 6);
     assert!(seeds.iter().all(|s| [9, 10, 11].contains(s)), "{seeds:?}");
+}
+
+/// Where the campaign guards quality (fixed work), a front point that the re-measure on fresh
+/// seeds finds worse than the baseline beyond the margin leaves the front (export listed it,
+/// and a power cap in `solve --tuned` could run it); the baseline itself is measured beside
+/// the front but does not join it.
+#[test]
+fn a_front_point_worse_than_the_baseline_on_fresh_seeds_leaves_the_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut t, _) = tuning(tmp.path());
+    t.margin_percent = 0.0;
+    let entry = |point| results::FrontPoint {
+        point,
+        gap_percent: Some(0.0),
+        energy_j: None,
+        power_w: None,
+        time_s: 1.0,
+        remeasured: false,
+        peak_power_w: None,
+        peak_energy_j: None,
+    };
+    let (weak, strong) = (tabu(1), tabu(16));
+    let baseline = evaluator::Baseline {
+        time_s: 1.0,
+        gap_percent: 0.0,
+        objectives: vec![None],
+        measured: search::Objectives::default(),
+        pairs: Vec::new(),
+    };
+    let mut front = vec![entry(weak.clone())];
+    let seeds = vec![21, 22, 23, 24];
+    let left = front::remeasure(
+        &mut t,
+        "c2",
+        &[2],
+        &mut front,
+        seeds.clone(),
+        Metric::Time,
+        Some((&strong, &baseline)),
+    )
+    .unwrap();
+    // 50 tabu iterations from one start against sixteen starts on tai12a.
+    assert_eq!(left, [weak.clone()]);
+    assert!(front.is_empty(), "{front:?}");
+    // The same front without a guard (a budget campaign) keeps its point, re-measured.
+    t.mode = RunMode::Budget { budget_s: 0.01 };
+    let mut front = vec![entry(weak.clone()), entry(strong.clone())];
+    let left = front::remeasure(
+        &mut t,
+        "c2",
+        &[2],
+        &mut front,
+        seeds,
+        Metric::Gap,
+        Some((&strong, &baseline)),
+    )
+    .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(front.len(), 2);
+    assert!(front.iter().all(|f| f.remeasured), "{front:?}");
 }
 
 #[test]

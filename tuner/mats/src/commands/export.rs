@@ -376,6 +376,15 @@ fn export_class(
     let mut front: Vec<Measured> = match front_again.filter(|again| !again.is_empty()) {
         Some(again) => again
             .values()
+            // The summary's front is what the re-measure kept: a point that failed the
+            // quality guard there (and the baseline, measured beside the front for that
+            // guard) has values in that run but is no front point.
+            .filter(|m| {
+                source
+                    .summary
+                    .as_ref()
+                    .is_none_or(|s| s.front_point(label, &m.point).is_some())
+            })
             .map(|m| {
                 // The per-instance peaks live in the summary (the store keeps means per point).
                 let peaks = source
