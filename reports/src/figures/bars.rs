@@ -9,6 +9,9 @@ use plotters::prelude::*;
 use super::{color, err, font, padded_range, tick, Plot, Scale};
 use crate::data::Bars;
 
+/// What a bar without a value (failed, rejected by the quality guard, not measured) shows.
+pub const NO_VALUE: &str = "no value";
+
 /// Height of the legend strip under the panels.
 const LEGEND_H: u32 = 40;
 
@@ -166,20 +169,44 @@ impl Plot for BarsPlot<'_> {
             let band = 0.8 / k;
             for (s, (_, vals)) in b.series.iter().enumerate() {
                 let c = color(s);
+                // Series top to bottom in legend order within each group.
+                let top = |i: usize| (n - 1 - i) as f64 + 0.4 - s as f64 * band;
                 let rects: Vec<Rectangle<(f64, f64)>> = vals
                     .iter()
                     .enumerate()
                     .filter_map(|(i, v)| {
                         let v = (*v)? * scale.factor;
-                        // Series top to bottom in legend order within each group.
-                        let top = (n - 1 - i) as f64 + 0.4 - s as f64 * band;
                         Some(Rectangle::new(
-                            [(0.0, top), (v, top - band * 0.92)],
+                            [(0.0, top(i)), (v, top(i) - band * 0.92)],
                             c.filled(),
                         ))
                     })
                     .collect();
                 chart.draw_series(rects).map_err(err)?;
+                // A bar of 0 has no width and a missing value no bar: without a mark the two
+                // (and a failed or rejected point, which has no value) look alike.
+                let width = (xr.1 - xr.0).abs().max(f64::MIN_POSITIVE);
+                let mut zeros = Vec::new();
+                let mut missing = Vec::new();
+                for (i, v) in vals.iter().enumerate() {
+                    let middle = top(i) - band * 0.46;
+                    match v {
+                        Some(v) if (v * scale.factor).abs() <= width * 0.002 => {
+                            zeros.push(PathElement::new(
+                                vec![(0.0, top(i)), (0.0, top(i) - band * 0.92)],
+                                c.stroke_width(3),
+                            ))
+                        }
+                        Some(_) => {}
+                        None => missing.push(Text::new(
+                            NO_VALUE,
+                            (xr.0.max(0.0) + width * 0.01, middle + band * 0.3),
+                            font(11).color(&c),
+                        )),
+                    }
+                }
+                chart.draw_series(zeros).map_err(err)?;
+                chart.draw_series(missing).map_err(err)?;
             }
             if let Some(r) = b.reference {
                 let grey = RGBColor(90, 90, 90);
@@ -189,5 +216,42 @@ impl Plot for BarsPlot<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A missing value says so in the figure; a value of 0 draws a mark of its own.
+    #[test]
+    fn missing_values_and_zeros_are_marked() {
+        let bars = Bars {
+            y_label: "gap (%)".into(),
+            is_time: false,
+            categories: vec!["a".into(), "b".into(), "c".into()],
+            series: vec![("tuned".into(), vec![Some(0.5), None, Some(0.0)])],
+            reference: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bars.svg");
+        let plot = BarsPlot {
+            title: "t".into(),
+            panels: std::slice::from_ref(&bars),
+        };
+        crate::figures::save(&plot, &path, crate::ImageFormat::Svg).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(svg.matches(NO_VALUE).count(), 1, "{svg}");
+        let everything = Bars {
+            series: vec![("tuned".into(), vec![Some(0.5), Some(0.2), Some(0.1)])],
+            ..bars
+        };
+        let plot = BarsPlot {
+            title: "t".into(),
+            panels: std::slice::from_ref(&everything),
+        };
+        crate::figures::save(&plot, &path, crate::ImageFormat::Svg).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(!svg.contains(NO_VALUE), "{svg}");
     }
 }
