@@ -91,7 +91,7 @@ pub fn info(args: &InfoArgs) -> Result<()> {
 pub(super) fn warn_below_optimum(instance: &str, objective: i64, entry: Option<BestKnownEntry>) {
     if let Some(e) = entry.filter(|e| e.optimal == Some(true) && objective < e.value) {
         eprintln!(
-            "mats: warning: {instance}: objective {objective} is below {}, which the best-known \
+            "warning: {instance}: objective {objective} is below {}, which the best-known \
              table calls optimal; that table's value (or its `optimal` column) is wrong for \
              this instance",
             e.value

@@ -78,11 +78,11 @@ fn best_known_of(
     let name = instance.name();
     let found = table.lookup(instance);
     if let Some(warning) = found.mismatch(name) {
-        eprintln!("mats: warning: {warning}");
+        eprintln!("warning: {warning}");
     } else if found == solvers::bks::Lookup::Unknown && !extra.is_empty() {
         let files: Vec<String> = extra.iter().map(|p| p.display().to_string()).collect();
         eprintln!(
-            "mats: warning: no row of {} is named {name} (the `name` column is matched with \
+            "warning: no row of {} is named {name} (the `name` column is matched with \
              the instance's name, its file name without the extension, ignoring case)",
             files.join(", ")
         );
