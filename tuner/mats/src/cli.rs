@@ -781,7 +781,9 @@ pub struct ScoreArgs {
     /// `solution` (the line `mats solve` prints). Permutations are 1-based unless
     /// --zero-based; HW/SW solutions are the 0/1 values x_i (1 = software). A QAPLIB `.sln`
     /// file (`n cost`, then the permutation) is read in the convention that scores its cost;
-    /// a TSPLIB `.tour` file (`TOUR_SECTION`) as TSPLIB writes it.
+    /// a TSPLIB `.tour` file (`TOUR_SECTION`) as TSPLIB writes it; a whole `mats solve
+    /// --json` answer by its `solution` (refused where it names another instance or states an
+    /// objective its solution does not score).
     #[arg(long, value_name = "FILE")]
     pub solution: PathBuf,
     /// The permutation is 0-based (QAP, PFSP, TSP).

@@ -1360,7 +1360,59 @@ fn instance_score_rescores_solutions_from_anywhere() {
         if r["best_known"].is_i64() {
             assert_eq!(s["gap_percent"], r["gap_percent"], "{file}");
         }
+        // The whole `mats solve --json` answer, as saved with `> answer.json`.
+        let answer = dir.path().join("answer.json");
+        std::fs::write(&answer, r.to_string()).unwrap();
+        let mut whole = vec!["instance", "score", file.as_str(), "--json", "--solution"];
+        whole.push(answer.to_str().unwrap());
+        whole.extend_from_slice(&index);
+        assert_eq!(json(&whole)["objective"], r["objective"], "{file}");
     }
+
+    // An answer whose stated objective is not its score, or that answers another instance,
+    // is refused with the reason.
+    let r = json(&[
+        "solve",
+        &data("qap/tai12a.dat"),
+        "--json",
+        "--iterations",
+        "50",
+    ]);
+    let mut edited = r.clone();
+    edited["objective"] = serde_json::json!(r["objective"].as_i64().unwrap() - 1);
+    let answer = dir.path().join("edited.json");
+    std::fs::write(&answer, edited.to_string()).unwrap();
+    let tai12a_file = data("qap/tai12a.dat");
+    let err = error_of(&[
+        "instance",
+        "score",
+        &tai12a_file,
+        "--solution",
+        answer.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("states objective") && err.contains("edited.json"),
+        "{err}"
+    );
+    std::fs::write(&answer, r.to_string()).unwrap();
+    let nug12 = data("qap/nug12.dat");
+    let err = error_of(&[
+        "instance",
+        "score",
+        &nug12,
+        "--solution",
+        answer.to_str().unwrap(),
+    ]);
+    assert!(err.contains("answers instance tai12a, not nug12"), "{err}");
+    std::fs::write(&answer, "{\"objective\": 3}").unwrap();
+    let err = error_of(&[
+        "instance",
+        "score",
+        &nug12,
+        "--solution",
+        answer.to_str().unwrap(),
+    ]);
+    assert!(err.contains("without a `solution` array"), "{err}");
 
     // The text line `mats solve` prints, and the same permutation 0-based.
     let tai12a = data("qap/tai12a.dat");

@@ -32,6 +32,8 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
     let instance = family::load(&src.file, src.family, src.index)?;
     let origin = args.solution.display().to_string();
     let mut convention = None;
+    // The objective a `mats solve --json` answer states, checked against the re-score.
+    let mut stated: Option<i64> = None;
     let permutation = instance.family() != Family::Hwsw;
     if !permutation && args.zero_based {
         bail!(
@@ -65,11 +67,29 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
         }
         _ => {
             let text = read_solution_text(&args.solution)?;
-            let values = parse_values(&text).with_context(|| format!("solution {origin}"))?;
-            if one_based {
-                to_zero_based(&values).with_context(|| format!("solution {origin}"))?
+            if let Some(answer) = solve_answer(&text, instance.name())
+                .with_context(|| format!("solution {origin}"))?
+            {
+                // `mats solve --json` writes permutations 1-based whatever the flags were.
+                if args.zero_based {
+                    bail!(
+                        "--zero-based does not apply to the `mats solve --json` answer {origin}: \
+                         its solution is 1-based"
+                    );
+                }
+                stated = answer.objective;
+                if permutation {
+                    to_zero_based(&answer.solution).with_context(|| format!("solution {origin}"))?
+                } else {
+                    answer.solution
+                }
             } else {
-                values
+                let values = parse_values(&text).with_context(|| format!("solution {origin}"))?;
+                if one_based {
+                    to_zero_based(&values).with_context(|| format!("solution {origin}"))?
+                } else {
+                    values
+                }
             }
         }
     };
@@ -81,6 +101,14 @@ pub fn score(args: &ScoreArgs) -> Result<()> {
             describe(&e, one_based)
         )
     })?;
+    if let Some(stated) = stated.filter(|&s| s != objective) {
+        bail!(
+            "solution {origin} states objective {stated}, but it scores {objective} on {} ({}): \
+             the answer does not belong to this instance file, or was edited",
+            instance.name(),
+            src.file.display()
+        );
+    }
     let best_known = super::best_known_of(&bks, &src.bks, &instance);
     super::instance::warn_below_optimum(instance.name(), objective, best_known);
     let report = Score {
@@ -142,6 +170,53 @@ fn read_solution_text(path: &Path) -> Result<String> {
         read_kind(path, "a solution file", caps::SOLUTION)
     };
     Ok(text?)
+}
+
+/// What `score` takes from a `mats solve --json` answer.
+struct SolveAnswer {
+    solution: Vec<usize>,
+    objective: Option<i64>,
+}
+
+/// A `mats solve --json` answer (text starting with `{`): its `solution` (as written: 1-based
+/// permutations, a HW/SW 0/1 vector) and stated `objective`, after checking that it answers
+/// the instance named `instance`; None for text that is not JSON.
+fn solve_answer(text: &str, instance: &str) -> Result<Option<SolveAnswer>> {
+    let body = text.trim_start_matches('\u{feff}').trim_start();
+    if !body.starts_with('{') {
+        return Ok(None);
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(body).context("starts with `{` but is not valid JSON")?;
+    let Some(values) = value.get("solution").and_then(|s| s.as_array()) else {
+        bail!("is a JSON object without a `solution` array (a `mats solve --json` answer has one)");
+    };
+    if let Some(name) = value.get("instance").and_then(|n| n.as_str()) {
+        if name != instance {
+            bail!("answers instance {name}, not {instance}");
+        }
+    }
+    let solution = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_u64()
+                .and_then(|v| usize::try_from(v).ok())
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "solution value {} is {v}, not a non-negative integer",
+                        i + 1
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if solution.is_empty() {
+        bail!("holds no values");
+    }
+    Ok(Some(SolveAnswer {
+        solution,
+        objective: value.get("objective").and_then(|o| o.as_i64()),
+    }))
 }
 
 /// The values of a solution: integers separated by whitespace or commas, optionally inside
