@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 mod common;
-use common::{data, mats, one_line_error as error_of};
+use common::{data, mats, one_line_error as error_of, repo};
 
 /// `mats instance generate hwsw` with [nodes, edges, CCR, R level, seed], written to `out`
 /// (standard output where `None`).
@@ -304,6 +304,41 @@ fn instance_info_json_has_class_and_features() {
     assert_eq!(r["class"], "qap:density=normal,symmetry=low,dominance=high");
     assert_eq!(r["features"]["a"]["zero_diagonal"], false);
     assert_eq!(r["best_known"]["value"], 5426670);
+    // The fingerprint the embedded table holds for bur26a, printed for a user's own table.
+    assert_eq!(r["fingerprint"], "44f1e5b97591f600");
+}
+
+/// The fingerprint `instance info` prints is the one a user's best-known table can name: the
+/// row then gives its value to that file only, not to an edited copy under the same name.
+#[test]
+fn a_printed_fingerprint_ties_a_users_best_known_value_to_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("mine.dat");
+    std::fs::copy(repo("data/qap/tai12a.dat"), &own).unwrap();
+    let own = own.to_str().unwrap().to_string();
+    let info = json(&["instance", "info", &own, "--json"]);
+    let fingerprint = info["fingerprint"].as_str().unwrap().to_string();
+    assert_eq!(fingerprint.len(), 16, "{info}");
+    let table = dir.path().join("bks.csv");
+    std::fs::write(
+        &table,
+        format!("name,bks,fingerprint\nmine,224416,{fingerprint}\n"),
+    )
+    .unwrap();
+    let table = table.to_str().unwrap();
+    let known = json(&["instance", "info", &own, "--bks", table, "--json"]);
+    assert_eq!(known["best_known"]["value"], 224416, "{known}");
+    // An edited copy under the same name is not given the value.
+    let text = std::fs::read_to_string(&own).unwrap();
+    let mut tokens: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+    tokens[2] = (tokens[2].parse::<i64>().unwrap() + 1).to_string();
+    std::fs::write(&own, tokens.join(" ")).unwrap();
+    let edited = json(&["instance", "info", &own, "--bks", table, "--json"]);
+    assert!(edited["best_known"].is_null(), "{edited}");
+    assert_ne!(edited["fingerprint"], fingerprint.as_str());
+    // Other families print none.
+    let tsp = json(&["instance", "info", &data("tsp/burma14.tsp"), "--json"]);
+    assert!(tsp.get("fingerprint").is_none(), "{tsp}");
 }
 
 #[test]

@@ -18,6 +18,10 @@ struct Info<'a> {
     class: String,
     features: FeaturesView,
     best_known: Option<BestKnownEntry>,
+    /// QAP only: the content fingerprint a best-known table's `fingerprint` column holds
+    /// (16 hex digits), so a user's own table can tie its value to this very file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fingerprint: Option<String>,
 }
 
 pub fn info(args: &InfoArgs) -> Result<()> {
@@ -32,6 +36,10 @@ pub fn info(args: &InfoArgs) -> Result<()> {
         class: instance.class(),
         features: instance.features(),
         best_known: super::best_known_of(&bks, &src.bks, &instance),
+        fingerprint: match &instance {
+            family::Instance::Qap(q) => Some(format!("{:016x}", solvers::bks::qap_fingerprint(q))),
+            _ => None,
+        },
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
@@ -82,6 +90,9 @@ pub fn info(args: &InfoArgs) -> Result<()> {
     match info.best_known {
         Some(e) => println!("best known {}{}", e.value, optimal_note(e)),
         None => println!("best known unknown (add a table with --bks FILE)"),
+    }
+    if let Some(f) = &info.fingerprint {
+        println!("fingerprint {f} (a --bks table's `fingerprint` column)");
     }
     Ok(())
 }
