@@ -423,6 +423,10 @@ pub struct ParetoData {
     /// evaluated in the class are listed in `unplaced_exports`.
     pub exports: Vec<(String, f64, f64)>,
     pub unplaced_exports: Vec<String>,
+    /// The class's front re-measured on the verification's fresh seeds (the `front` run):
+    /// (point key, x, y). These are the values `solve --tuned` caps compare; the baseline,
+    /// measured beside the front for the quality guard of a fixed-work campaign, is left out.
+    pub remeasured: Vec<(String, f64, f64)>,
 }
 
 /// The pairs of metrics the report draws fronts of: each Pareto objective of the campaign
@@ -501,6 +505,21 @@ pub fn pareto_data(
             None => unplaced_exports.push(label),
         }
     }
+    let baseline_key = cd.baseline.as_ref().map(|(m, _)| m.key.as_str());
+    let front_runs: BTreeSet<i64> = input
+        .runs
+        .iter()
+        .filter(|r| r.class == class && r.strategy == "front")
+        .map(|r| r.id)
+        .collect();
+    let remeasured = input
+        .evaluations
+        .iter()
+        .filter(|e| front_runs.contains(&e.run_id) && e.status == EvaluationStatus::Ok)
+        .map(Measured::from_row)
+        .filter(|m| Some(m.key.as_str()) != baseline_key)
+        .filter_map(|m| Some((m.key.clone(), x_metric.of(&m)?, y_metric.of(&m)?)))
+        .collect();
     Ok(ParetoData {
         class: class.to_string(),
         x_metric,
@@ -510,6 +529,7 @@ pub fn pareto_data(
         baseline,
         exports,
         unplaced_exports,
+        remeasured,
     })
 }
 

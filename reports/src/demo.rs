@@ -336,6 +336,14 @@ pub fn synthetic_input(flavour: Flavour) -> ReportInput {
         b.run(class, "staged:combined", "time", &combined);
         let pareto: Vec<Point> = (0..20).map(|_| rng.point()).collect();
         b.run(class, "pareto", "pareto:time,energy", &pareto);
+        // The front re-measured on fresh seeds after the search (a verification run): a
+        // little slower than the search's own seeds said.
+        b.run(class, "front", "pareto:time,energy", &pareto[..5]);
+        let front_run = b.runs.len() as i64;
+        for e in b.evaluations.iter_mut().filter(|e| e.run_id == front_run) {
+            e.time_s = e.time_s.map(|t| t * 1.05);
+            e.energy_j = e.time_s.zip(e.power_w).map(|(t, w)| t * w);
+        }
         let power: Vec<Point> = (0..12)
             .map(|i| {
                 point(

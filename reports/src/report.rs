@@ -489,6 +489,14 @@ fn pareto_caption(d: &ParetoData) -> String {
         c.push_str(" (not measured here, so absent)");
     }
     c.push_str("; diamonds mark exported bundles.");
+    if !d.remeasured.is_empty() {
+        c.push_str(&format!(
+            " Hollow circles: the {} front point(s) re-measured on fresh seeds after the \
+             search, each joined to its search value; these are the values a power or energy \
+             cap in `mats solve --tuned` compares.",
+            d.remeasured.len()
+        ));
+    }
     for u in &d.unplaced_exports {
         c.push_str(&format!(
             " {u} was not evaluated in this class and is not drawn."
@@ -524,8 +532,11 @@ fn pareto_table(d: &ParetoData, plot: &ParetoPlot<'_>, base_time: Option<f64>) -
             rows.push(row("front", &p.key, p.x, p.y));
         }
     }
+    for (key, x, y) in &d.remeasured {
+        rows.push(row("front, re-measured", key, *x, *y));
+    }
     Table {
-        caption: Some("Baseline, exports and the points of the front".into()),
+        caption: Some("Baseline, exports, the points of the front and their re-measure".into()),
         headers: vec![
             "role".into(),
             "point".into(),

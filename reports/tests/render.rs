@@ -97,6 +97,19 @@ fn gpu_campaign_in_both_formats() {
             assert!(ids.contains(id), "{id} missing from {ids:?}");
         }
         assert!(summary.skipped.is_empty(), "{:?}", summary.skipped);
+        // The campaign's front, re-measured on fresh seeds, is drawn and tabled beside the
+        // search's values (it is what a cap in `solve --tuned` compares).
+        let html = std::fs::read_to_string(&summary.index).unwrap();
+        assert!(
+            html.contains("5 front point(s) re-measured on fresh seeds"),
+            "caption"
+        );
+        assert!(html.contains("front, re-measured"), "table rows");
+        if format == ImageFormat::Svg {
+            let figure = summary.index.with_file_name("pareto-energy-01.svg");
+            let svg = std::fs::read_to_string(&figure).unwrap();
+            assert!(svg.contains("front re-measured on fresh seeds"), "legend");
+        }
     }
 }
 

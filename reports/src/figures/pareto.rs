@@ -6,8 +6,8 @@ use plotters::prelude::*;
 use super::{color, err, font, padded_range, tick, Plot, Scale};
 use crate::data::{Metric, ParetoData};
 
-/// Scatter of every evaluated point, the front joined and highlighted, baseline and exported
-/// bundles marked.
+/// Scatter of every evaluated point, the front joined and highlighted, the front re-measured
+/// on fresh seeds as hollow circles, baseline and exported bundles marked.
 pub struct ParetoPlot<'a> {
     pub data: &'a ParetoData,
 }
@@ -48,8 +48,18 @@ impl Plot for ParetoPlot<'_> {
         let d = self.data;
         let (xs, ys) = self.scales();
         root.fill(&WHITE).map_err(err)?;
-        let xr = padded_range(d.points.iter().map(|p| p.x * xs.factor), false);
-        let yr = padded_range(d.points.iter().map(|p| p.y * ys.factor), false);
+        let all_x = d
+            .points
+            .iter()
+            .map(|p| p.x)
+            .chain(d.remeasured.iter().map(|r| r.1));
+        let all_y = d
+            .points
+            .iter()
+            .map(|p| p.y)
+            .chain(d.remeasured.iter().map(|r| r.2));
+        let xr = padded_range(all_x.map(|x| x * xs.factor), false);
+        let yr = padded_range(all_y.map(|y| y * ys.factor), false);
         let title = format!(
             "{}: {} vs {}",
             d.class,
@@ -125,6 +135,37 @@ impl Plot for ParetoPlot<'_> {
                     .map(|&c| Circle::new(c, 5, front_color.filled())),
             )
             .map_err(err)?;
+
+        if !d.remeasured.is_empty() {
+            // Each re-measured point joined to its search value: how far the search's own
+            // seeds flattered it.
+            let joins: Vec<PathElement<(f64, f64)>> = d
+                .remeasured
+                .iter()
+                .filter_map(|(key, x, y)| {
+                    let p = d.points.iter().find(|p| &p.key == key)?;
+                    Some(PathElement::new(
+                        vec![
+                            (p.x * xs.factor, p.y * ys.factor),
+                            (x * xs.factor, y * ys.factor),
+                        ],
+                        front_color.mix(0.5).stroke_width(1),
+                    ))
+                })
+                .collect();
+            chart.draw_series(joins).map_err(err)?;
+            chart
+                .draw_series(d.remeasured.iter().map(|(_, x, y)| {
+                    Circle::new(
+                        (x * xs.factor, y * ys.factor),
+                        6,
+                        front_color.stroke_width(2),
+                    )
+                }))
+                .map_err(err)?
+                .label("front re-measured on fresh seeds")
+                .legend(move |(x, y)| Circle::new((x + 8, y), 5, front_color.stroke_width(2)));
+        }
 
         if let Some((bx, by)) = d.baseline {
             let red = color(5);
