@@ -122,6 +122,33 @@ impl ClassSummary {
 }
 
 impl TuneSummary {
+    /// A summary of `classes` with nothing measured (no trials, no time, not stopped): the
+    /// start of one a caller fills in.
+    pub fn of_classes(
+        campaign: impl Into<String>,
+        output: PathBuf,
+        backend: impl Into<String>,
+        device: impl Into<String>,
+        classes: Vec<ClassSummary>,
+    ) -> TuneSummary {
+        TuneSummary {
+            campaign: campaign.into(),
+            output,
+            backend: backend.into(),
+            device: device.into(),
+            classes,
+            new_trials: 0,
+            wall_s: 0.0,
+            device_seconds: 0.0,
+            production_runs: None,
+            gpu_busy_share: None,
+            median_trial_overhead_s: None,
+            stopped: None,
+            merged_from: Vec::new(),
+            unfinished_shards: Vec::new(),
+        }
+    }
+
     /// Parses the text of `path`, a campaign folder's `summary.json` (the engine reads it
     /// through the capped reader every file goes through).
     pub fn parse(text: &str, path: &std::path::Path) -> Result<TuneSummary, String> {
@@ -237,25 +264,16 @@ mod tests {
             winner: None,
             rejected: Vec::new(),
         };
-        TuneSummary {
-            campaign: "c".into(),
-            output: PathBuf::from("runs/c"),
-            backend: "gpu".into(),
-            device: "d".into(),
-            classes: vec![ClassSummary {
+        TuneSummary::of_classes(
+            "c",
+            PathBuf::from("runs/c"),
+            "gpu",
+            "d",
+            vec![ClassSummary {
                 holdout: Some(comparison),
                 ..ClassSummary::new("k", vec!["g1".into()], "gap@budget")
             }],
-            new_trials: 0,
-            wall_s: 0.0,
-            device_seconds: 0.0,
-            production_runs: None,
-            gpu_busy_share: None,
-            median_trial_overhead_s: None,
-            stopped: None,
-            merged_from: Vec::new(),
-            unfinished_shards: Vec::new(),
-        }
+        )
     }
 
     #[test]

@@ -405,22 +405,8 @@ fn export_lists_only_the_front_the_summary_kept() {
     let mut class = results::ClassSummary::new("small", vec!["tai12a".into()], "pareto:gap,energy");
     // 1 left the front: only 4 and 2 are kept.
     class.front = vec![kept(4, 0.44, 290.0, 14.5), kept(2, 0.52, 240.0, 12.0)];
-    let summary = results::TuneSummary {
-        campaign: "front".into(),
-        output: out.clone(),
-        backend: "cpu".into(),
-        device: "test".into(),
-        classes: vec![class],
-        new_trials: 0,
-        wall_s: 1.0,
-        device_seconds: 1.0,
-        production_runs: None,
-        gpu_busy_share: None,
-        median_trial_overhead_s: None,
-        stopped: None,
-        merged_from: Vec::new(),
-        unfinished_shards: Vec::new(),
-    };
+    let summary =
+        results::TuneSummary::of_classes("front", out.clone(), "cpu", "test", vec![class]);
     std::fs::write(
         out.join("summary.json"),
         serde_json::to_string_pretty(&summary).unwrap(),

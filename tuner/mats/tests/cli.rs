@@ -1,6 +1,6 @@
 //! The `mats` binary end to end: commands, JSON output, and one clear error for bad input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 mod common;
 use common::{data, mats, one_line_error as error_of, repo};
@@ -329,10 +329,7 @@ fn a_printed_fingerprint_ties_a_users_best_known_value_to_the_file() {
     let known = json(&["instance", "info", &own, "--bks", table, "--json"]);
     assert_eq!(known["best_known"]["value"], 224416, "{known}");
     // An edited copy under the same name is not given the value.
-    let text = std::fs::read_to_string(&own).unwrap();
-    let mut tokens: Vec<String> = text.split_whitespace().map(str::to_string).collect();
-    tokens[2] = (tokens[2].parse::<i64>().unwrap() + 1).to_string();
-    std::fs::write(&own, tokens.join(" ")).unwrap();
+    common::edited_qap("tai12a", Path::new(&own));
     let edited = json(&["instance", "info", &own, "--bks", table, "--json"]);
     assert!(edited["best_known"].is_null(), "{edited}");
     assert_ne!(edited["fingerprint"], fingerprint.as_str());
@@ -1413,40 +1410,28 @@ fn instance_score_rescores_solutions_from_anywhere() {
         "--iterations",
         "50",
     ]);
+    let answer = dir.path().join("edited.json");
+    let refusal = |instance: &str, answer_text: String| {
+        std::fs::write(&answer, answer_text).unwrap();
+        let file = data(instance);
+        error_of(&[
+            "instance",
+            "score",
+            &file,
+            "--solution",
+            answer.to_str().unwrap(),
+        ])
+    };
     let mut edited = r.clone();
     edited["objective"] = serde_json::json!(r["objective"].as_i64().unwrap() - 1);
-    let answer = dir.path().join("edited.json");
-    std::fs::write(&answer, edited.to_string()).unwrap();
-    let tai12a_file = data("qap/tai12a.dat");
-    let err = error_of(&[
-        "instance",
-        "score",
-        &tai12a_file,
-        "--solution",
-        answer.to_str().unwrap(),
-    ]);
+    let err = refusal("qap/tai12a.dat", edited.to_string());
     assert!(
         err.contains("states objective") && err.contains("edited.json"),
         "{err}"
     );
-    std::fs::write(&answer, r.to_string()).unwrap();
-    let nug12 = data("qap/nug12.dat");
-    let err = error_of(&[
-        "instance",
-        "score",
-        &nug12,
-        "--solution",
-        answer.to_str().unwrap(),
-    ]);
+    let err = refusal("qap/nug12.dat", r.to_string());
     assert!(err.contains("answers instance tai12a, not nug12"), "{err}");
-    std::fs::write(&answer, "{\"objective\": 3}").unwrap();
-    let err = error_of(&[
-        "instance",
-        "score",
-        &nug12,
-        "--solution",
-        answer.to_str().unwrap(),
-    ]);
+    let err = refusal("qap/nug12.dat", "{\"objective\": 3}".into());
     assert!(err.contains("without a `solution` array"), "{err}");
 
     // The text line `mats solve` prints, and the same permutation 0-based.

@@ -585,6 +585,19 @@ fn tune_until_trials(path: &Path, out: &Path, trials: usize) -> std::process::Ch
     }
 }
 
+/// `mats tune CAMPAIGN --out OUT --quiet --json`: the summary.
+fn tune_json(campaign: &Path, out: &Path) -> serde_json::Value {
+    let args = [
+        "tune",
+        path_str(campaign),
+        "--out",
+        path_str(out),
+        "--quiet",
+        "--json",
+    ];
+    serde_json::from_str(&ok(&args)).unwrap()
+}
+
 fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -1406,15 +1419,7 @@ production_runs = 500
     );
     let path = write_campaign(tmp.path(), "kept", &body);
     let out = tmp.path().join("out");
-    let summary: serde_json::Value = serde_json::from_str(&ok(&[
-        "tune",
-        path_str(&path),
-        "--out",
-        path_str(&out),
-        "--quiet",
-        "--json",
-    ]))
-    .unwrap();
+    let summary: serde_json::Value = tune_json(&path, &out);
     let class = &summary["classes"][0];
     assert_eq!(class["best_point"]["algorithm"], "2opt", "{class}");
     let check = &class["final_check"];
@@ -1582,12 +1587,7 @@ fn reads_without_write_access(tmp: &Path, out: &Path) {
 #[test]
 fn the_baseline_gap_without_a_best_known_value_is_the_searchs() {
     let tmp = tempfile::tempdir().unwrap();
-    // tai12a with one flow entry changed: no table knows it.
-    let text = std::fs::read_to_string(repo("data/qap/tai12a.dat")).unwrap();
-    let mut tokens: Vec<String> = text.split_whitespace().map(str::to_string).collect();
-    let first_flow = 1 + 1; // after n, the second entry of A's first row
-    tokens[first_flow] = (tokens[first_flow].parse::<i64>().unwrap() + 1).to_string();
-    std::fs::write(tmp.path().join("private12.dat"), tokens.join(" ")).unwrap();
+    common::edited_qap("tai12a", &tmp.path().join("private12.dat"));
     let body = format!(
         r#"
 name = "private"
@@ -1647,11 +1647,7 @@ trials = 12
 #[test]
 fn holdout_roles_without_a_best_known_value_share_one_reference() {
     let tmp = tempfile::tempdir().unwrap();
-    // tai20a with one flow entry changed: no table knows it.
-    let text = std::fs::read_to_string(repo("data/qap/tai20a.dat")).unwrap();
-    let mut tokens: Vec<String> = text.split_whitespace().map(str::to_string).collect();
-    tokens[2] = (tokens[2].parse::<i64>().unwrap() + 1).to_string();
-    std::fs::write(tmp.path().join("private20.dat"), tokens.join(" ")).unwrap();
+    common::edited_qap("tai20a", &tmp.path().join("private20.dat"));
     let body = format!(
         r#"
 name = "private-holdout"
@@ -1688,15 +1684,7 @@ trials = 6
     );
     let path = write_campaign(tmp.path(), "private-holdout", &body);
     let out = tmp.path().join("out");
-    let summary: serde_json::Value = serde_json::from_str(&ok(&[
-        "tune",
-        path_str(&path),
-        "--out",
-        path_str(&out),
-        "--quiet",
-        "--json",
-    ]))
-    .unwrap();
+    let summary: serde_json::Value = tune_json(&path, &out);
     let classes = summary["classes"].as_array().unwrap();
     let h = classes
         .iter()

@@ -4,7 +4,7 @@
 // Each test file uses its own subset.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// A path in the repository.
@@ -40,4 +40,14 @@ pub fn one_line_error(args: &[&str]) -> String {
     let stderr = error_of(args);
     assert_eq!(stderr.lines().count(), 1, "one line expected: {stderr}");
     stderr
+}
+
+/// A copy of the repository's QAP instance `name` (`data/qap/NAME.dat`) at `to`, with its
+/// first flow entry off by one: an instance no best-known table knows.
+pub fn edited_qap(name: &str, to: &Path) {
+    let text = std::fs::read_to_string(repo(&format!("data/qap/{name}.dat"))).unwrap();
+    let mut tokens: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+    // After n, the second entry of A's first row.
+    tokens[2] = (tokens[2].parse::<i64>().unwrap() + 1).to_string();
+    std::fs::write(to, tokens.join(" ")).unwrap();
 }
