@@ -707,6 +707,8 @@ fn cancel(d: &Daemon, id: i64) -> Result<serde_json::Value> {
         .with_context(|| format!("no campaign {id} in the queue"))?;
     match e.state.as_str() {
         "queued" => {
+            // `cancel` says a cancel was asked for, whatever the state it found.
+            q.request_cancel(id)?;
             q.finish(id, "cancelled", Some("cancelled before it started"))?;
             ok(&reply::Cancelled {
                 id,

@@ -48,9 +48,12 @@ fn read_store(path: &Path) -> Option<Progress> {
     let best = conn
         .query_row(
             "SELECT r.class, r.objective,
-                    MIN(CASE WHEN r.objective LIKE 'gap%' THEN e.gap_percent
-                             WHEN r.objective LIKE 'energy%' THEN e.energy_j
-                             WHEN r.objective LIKE 'power%' THEN e.power_w
+                    MIN(CASE WHEN r.objective LIKE 'gap%' OR r.objective LIKE 'pareto:gap%'
+                                 THEN e.gap_percent
+                             WHEN r.objective LIKE 'energy%' OR r.objective LIKE 'pareto:energy%'
+                                 THEN e.energy_j
+                             WHEN r.objective LIKE 'power%' OR r.objective LIKE 'pareto:power%'
+                                 THEN e.power_w
                              ELSE e.time_s END)
              FROM evaluations e JOIN runs r ON r.id = e.run_id
              WHERE e.status = 'ok'
@@ -64,7 +67,7 @@ fn read_store(path: &Path) -> Option<Progress> {
                     match (r.get::<_, Option<String>>(0)?, r.get(1)?, r.get(2)?) {
                         (Some(class), Some(objective), Some(value)) => Some(Best {
                             class,
-                            objective,
+                            objective: best_label(objective),
                             value,
                         }),
                         _ => None,
@@ -83,6 +86,18 @@ fn read_store(path: &Path) -> Option<Progress> {
         eta_s: None,
         eta_is_bound: false,
     })
+}
+
+/// What a best value is of: the run's objective, or for a Pareto search (`pareto:gap,energy`)
+/// the first of its pair, which is the value shown (a front has no single best).
+fn best_label(objective: String) -> String {
+    match objective.strip_prefix("pareto:") {
+        Some(pair) => {
+            let first = pair.split(',').next().unwrap_or(pair);
+            format!("{first} (first of {objective})")
+        }
+        None => objective,
+    }
 }
 
 /// Seconds left: the trial budget at the pace since the first start, capped by what is left
@@ -145,9 +160,9 @@ mod tests {
         let store = results::Store::open(&path).unwrap();
         let c = store.campaign("c", "", &serde_json::json!({})).unwrap();
         let point = store.point(c.id, &results::Point::new()).unwrap();
-        let evaluate = |strategy: &str, gap: f64| {
+        let evaluate = |strategy: &str, objective: &str, gap: f64| {
             let run = store
-                .begin_run(c.id, "qap:x", strategy, "gap", &serde_json::json!({}))
+                .begin_run(c.id, "qap:x", strategy, objective, &serde_json::json!({}))
                 .unwrap();
             store
                 .record_evaluation(&results::NewEvaluation {
@@ -162,11 +177,17 @@ mod tests {
                 })
                 .unwrap();
         };
-        evaluate("hill-climbing", 0.092);
-        evaluate("final", 0.05);
-        evaluate("holdout", 0.851);
+        evaluate("hill-climbing", "gap", 0.092);
+        evaluate("final", "gap", 0.05);
+        evaluate("holdout", "gap", 0.851);
         let best = read_store(&path).unwrap().best.unwrap();
         assert_eq!(best.value, 0.092);
         assert_eq!(best.objective, "gap");
+        // A Pareto search's best is its first metric's (it was the least time, under the
+        // label of a gap x energy search).
+        evaluate("pareto", "pareto:gap,energy", 0.31);
+        let best = read_store(&path).unwrap().best.unwrap();
+        assert_eq!(best.value, 0.31);
+        assert_eq!(best.objective, "gap (first of pareto:gap,energy)");
     }
 }

@@ -38,6 +38,9 @@ CREATE INDEX IF NOT EXISTS campaigns_by_state ON campaigns (state, priority, id)
 pub struct Entry {
     pub id: i64,
     pub name: String,
+    /// The campaign's TOML file. Serialised as `campaign_file`: `status ID --json` wraps the
+    /// entry in an object named `campaign`, which held a `campaign` of its own.
+    #[serde(rename = "campaign_file", alias = "campaign")]
     pub campaign: PathBuf,
     pub out_dir: PathBuf,
     pub cwd: PathBuf,

@@ -1962,4 +1962,17 @@ fn a_campaign_check_in_json_is_json() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert_eq!(v["valid"], true, "{v}");
     assert_eq!(v["campaign"], "quickstart", "{v}");
+    // An invalid campaign: `valid` false and the error on stdout, the error line on stderr,
+    // a non-zero status (it printed no JSON, so `valid` could only ever read true).
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "name = \"bad\"\nbackend = \"cpu\"\nseeed = 1\n").unwrap();
+    let out = mats(&["tune", bad.to_str().unwrap(), "--check", "--json"]);
+    assert!(!out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["valid"], false, "{v}");
+    let error = v["error"].as_str().unwrap();
+    assert!(error.contains("seeed") && error.contains("bad.toml"), "{v}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("seeed"), "{stderr}");
 }

@@ -932,6 +932,19 @@ fn daemon_campaigns_and_a_plain_tune_share_a_device_and_cancel_and_logs_work() {
         .spawn()
         .unwrap();
     let il = d.submit(&long, &dir.join("out-long")); // waits: --jobs 2
+                                                     // A campaign cancelled while it waits: never started, its cancel recorded.
+    let spare = d.submit(&a, &dir.join("out-spare"));
+    let reply: serde_json::Value =
+        serde_json::from_str(&ok(&d.env(), &["cancel", &spare.to_string(), "--json"])).unwrap();
+    assert_eq!(reply["state"], "cancelled", "{reply}");
+    let st = d.status(spare);
+    assert_eq!(st["reason"], "cancelled before it started", "{st}");
+    assert_eq!(st["cancel"], true, "{st}");
+    assert!(st["started_at"].is_null(), "{st}");
+    assert!(
+        st["campaign_file"].as_str().unwrap().ends_with("a.toml"),
+        "{st}"
+    );
     d.wait_state(ia, "done", Duration::from_secs(120));
     d.wait_state(ib, "done", Duration::from_secs(120));
     assert!(plain.wait_with_output().unwrap().status.success());

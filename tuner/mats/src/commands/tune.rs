@@ -9,49 +9,23 @@ use engine::campaign::{CampaignFile, CampaignPlan, Resolve};
 use engine::tune::{self, StartMode, TuneOptions};
 
 pub fn run(args: &TuneArgs) -> Result<()> {
-    let file = CampaignFile::read(&args.campaign)?;
     if args.check {
-        let plan = tune::check_anywhere(&file, args.shard)?;
-        // An `auto` campaign with a [gpu] table is checked as the GPU would run it; say which
-        // backend a run here takes when that is another.
-        let here = match file.config.backend {
-            engine::campaign::config::BackendChoice::Auto
-                if plan.backend.name() == "gpu" && !engine::campaign::setup::gpu_present() =>
-            {
-                if file.config.cpu.is_some() {
-                    "; backend = \"auto\" runs its [cpu] table on this machine, which has no \
-                     GPU (checked too)"
-                } else {
-                    "; this machine has no GPU and the campaign no [cpu] table: run it where \
-                     there is a GPU"
-                }
-            }
-            _ => "",
-        };
-        let line = format!(
-            "campaign {} ({}): valid for backend {}{here}",
-            plan.name,
-            args.campaign.display(),
-            plan.backend.name()
-        );
-        // With --json, stdout is JSON only (scripts parse it); errors stay one line on
-        // stderr with a non-zero status, as without it.
-        if args.json {
+        let checked = check(args);
+        // With --json a script reads the verdict on stdout either way; the error also goes
+        // to stderr as one line with a non-zero status, as without --json.
+        if let (true, Err(e)) = (args.json, &checked) {
             println!(
                 "{}",
                 serde_json::to_string_pretty(&serde_json::json!({
-                    "campaign": plan.name,
                     "file": args.campaign.display().to_string(),
-                    "valid": true,
-                    "backend": plan.backend.name(),
-                    "message": line,
+                    "valid": false,
+                    "error": format!("{e:#}"),
                 }))?
             );
-        } else {
-            println!("{line}");
         }
-        return Ok(());
+        return checked;
     }
+    let file = CampaignFile::read(&args.campaign)?;
     let plan = CampaignPlan::resolve(&file, &Resolve::run(args.out.clone(), args.shard))?;
     let options = TuneOptions {
         mode: if args.resume {
@@ -230,4 +204,49 @@ fn print_front(c: &tune::ClassSummary) {
             f.point.key()
         );
     }
+}
+
+/// `--check`: the campaign resolved as a run would resolve it, nothing written.
+fn check(args: &TuneArgs) -> Result<()> {
+    let file = CampaignFile::read(&args.campaign)?;
+    let plan = tune::check_anywhere(&file, args.shard)?;
+    // An `auto` campaign with a [gpu] table is checked as the GPU would run it; say which
+    // backend a run here takes when that is another.
+    let here = match file.config.backend {
+        engine::campaign::config::BackendChoice::Auto
+            if plan.backend.name() == "gpu" && !engine::campaign::setup::gpu_present() =>
+        {
+            if file.config.cpu.is_some() {
+                "; backend = \"auto\" runs its [cpu] table on this machine, which has no \
+                 GPU (checked too)"
+            } else {
+                "; this machine has no GPU and the campaign no [cpu] table: run it where \
+                 there is a GPU"
+            }
+        }
+        _ => "",
+    };
+    let line = format!(
+        "campaign {} ({}): valid for backend {}{here}",
+        plan.name,
+        args.campaign.display(),
+        plan.backend.name()
+    );
+    // With --json, stdout is JSON only (scripts parse it); errors stay one line on
+    // stderr with a non-zero status, as without it.
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "campaign": plan.name,
+                "file": args.campaign.display().to_string(),
+                "valid": true,
+                "backend": plan.backend.name(),
+                "message": line,
+            }))?
+        );
+    } else {
+        println!("{line}");
+    }
+    Ok(())
 }
