@@ -24,6 +24,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     written
 }
 
+/// `value` as pretty JSON with a final newline (a text file like any other), written with
+/// [`write_atomically`]; the error names the file.
+pub fn write_json_atomically(path: &Path, value: &impl serde::Serialize) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?
+        + "\n";
+    write_atomically(path, text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

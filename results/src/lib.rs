@@ -21,7 +21,7 @@ pub mod settings;
 pub mod store;
 pub mod summary;
 
-pub use atomic::write_atomically;
+pub use atomic::{write_atomically, write_json_atomically};
 pub use budget::{budget_class, split_budget_class};
 pub use error::StoreError;
 pub use export::{write_csv, write_json, write_trials_json, ExportError, StoreDump};

@@ -533,9 +533,8 @@ fn write_summary(
         merged_from: Vec::new(),
         unfinished_shards: Vec::new(),
     };
-    let text = serde_json::to_string_pretty(&summary)?;
-    results::write_atomically(&out_dir.join("summary.json"), text.as_bytes())
-        .with_context(|| format!("cannot write {}", out_dir.join("summary.json").display()))?;
+    results::write_json_atomically(&out_dir.join("summary.json"), &summary)
+        .map_err(anyhow::Error::msg)?;
     Ok(summary)
 }
 

@@ -140,7 +140,7 @@ pub fn run(args: &BenchHwswArgs) -> Result<()> {
         gpu.info.name, gpu.info.arch, gpu.info.sm_count
     );
     let mut report = Report {
-        device: gpu.info.name.clone(),
+        device: format!("{} ({})", gpu.info.name, gpu.info.arch),
         cpu_threads: threads,
         timing: Vec::new(),
         quality: Vec::new(),
@@ -156,8 +156,7 @@ pub fn run(args: &BenchHwswArgs) -> Result<()> {
         println!("\n(gpts-multi against GPTS at equal wall time: add --quality)");
     }
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        super::write_json(path, &report)?;
         println!("\nwrote {}", path.display());
     }
     Ok(())

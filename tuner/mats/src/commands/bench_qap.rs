@@ -55,7 +55,8 @@ struct Report {
     cpu_threads: usize,
     throughput: Vec<Throughput>,
     tuning: Vec<Tuned>,
-    int_peak_ops_per_s: f64,
+    /// None with `--compare-only`, which does not measure it.
+    int_peak_ops_per_s: Option<f64>,
     two_opt_int_ops_per_s: Vec<(usize, f64, f64)>,
     quality: Vec<Quality>,
     /// `--compare`: rots-block against the CPU Ro-TS at equal wall time.
@@ -179,7 +180,7 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
                 cpu_threads: threads,
                 throughput: Vec::new(),
                 tuning: Vec::new(),
-                int_peak_ops_per_s: 0.0,
+                int_peak_ops_per_s: None,
                 two_opt_int_ops_per_s: Vec::new(),
                 quality: Vec::new(),
                 compare,
@@ -210,7 +211,7 @@ pub fn run(args: &BenchQapArgs) -> Result<()> {
             cpu_threads: threads,
             throughput,
             tuning,
-            int_peak_ops_per_s: peak,
+            int_peak_ops_per_s: Some(peak),
             two_opt_int_ops_per_s: int_ops,
             quality,
             compare,

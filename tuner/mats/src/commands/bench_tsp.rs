@@ -177,7 +177,7 @@ pub fn run(args: &BenchTspArgs) -> Result<()> {
         peak / 1e9
     );
     let mut report = Report {
-        device: gpu.info.name.clone(),
+        device: format!("{} ({})", gpu.info.name, gpu.info.arch),
         peak_bandwidth_bytes_per_s: peak,
         cpu_threads: threads,
         seeds,
@@ -270,8 +270,7 @@ pub fn run(args: &BenchTspArgs) -> Result<()> {
         });
     }
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)
-            .with_context(|| format!("writing {}", path.display()))?;
+        super::write_json(path, &report)?;
     }
     Ok(())
 }
@@ -376,6 +375,16 @@ impl QualitySide {
             iterations,
         }
     }
+}
+
+/// `--quality --json`: the runs' settings and one row per instance.
+#[derive(Serialize)]
+struct QualityReport {
+    device: String,
+    cpu_threads: usize,
+    gpu_algo: String,
+    cpu_algo: String,
+    instances: Vec<QualityRow>,
 }
 
 #[derive(Serialize)]
@@ -575,8 +584,14 @@ fn quality(
         });
     }
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&rows)?)
-            .with_context(|| format!("writing {}", path.display()))?;
+        let report = QualityReport {
+            device: format!("{} ({})", gpu.info.name, gpu.info.arch),
+            cpu_threads: threads,
+            gpu_algo: args.gpu_algo.clone(),
+            cpu_algo: args.cpu_algo.clone(),
+            instances: rows,
+        };
+        super::write_json(path, &report)?;
     }
     Ok(())
 }

@@ -167,9 +167,8 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     for ((_, point), (name, manifest)) in &mut bundles.by_point {
         write_bundle(&source, &args.out, name, point, manifest)?;
     }
-    let text = serde_json::to_string_pretty(&index)?;
-    results::write_atomically(&args.out.join("index.json"), text.as_bytes())
-        .with_context(|| format!("cannot write {}", args.out.join("index.json").display()))?;
+    results::write_json_atomically(&args.out.join("index.json"), &index)
+        .map_err(anyhow::Error::msg)?;
     if let Some(previous) = previous {
         remove_stale_bundles(&args.out, &previous, &index)?;
     }
@@ -541,9 +540,8 @@ fn write_bundle(
         let optin = source.settings.optin_shared.unwrap_or(227 * 1024) as usize;
         manifest.kernels = build_kernels(&source.family, &folder, manifest, &sources, optin)?;
     }
-    let text = serde_json::to_string_pretty(&*manifest)?;
-    results::write_atomically(&folder.join("manifest.json"), text.as_bytes())
-        .with_context(|| format!("cannot write {}", folder.join("manifest.json").display()))?;
+    results::write_json_atomically(&folder.join("manifest.json"), &*manifest)
+        .map_err(anyhow::Error::msg)?;
     Ok(())
 }
 

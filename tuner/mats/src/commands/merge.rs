@@ -342,8 +342,7 @@ fn write_summary(out: &Path, sources: Sources) -> Result<()> {
     // A user's stop is an unfinished shard's (above), not the merged campaign's own.
     summary.stopped = stopped;
     summary.unfinished_shards = unfinished;
-    results::write_atomically(&path, serde_json::to_string_pretty(&summary)?.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))
+    results::write_json_atomically(&path, &summary).map_err(anyhow::Error::msg)
 }
 
 /// The share of the campaign a shard folder ran (`mats tune --shard K/N`), as its store

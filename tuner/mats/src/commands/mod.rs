@@ -132,7 +132,7 @@ fn check_output(flag: &str, path: Option<&std::path::Path>) -> Result<()> {
     Ok(())
 }
 
-/// Writes a benchmark's full results as pretty JSON.
+/// Writes a benchmark's full results as pretty JSON (with a final newline).
 fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
-    write_output(Some(path), &serde_json::to_string_pretty(value)?)
+    write_output(Some(path), &(serde_json::to_string_pretty(value)? + "\n"))
 }
