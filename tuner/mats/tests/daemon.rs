@@ -377,6 +377,48 @@ fn shards_merged_hold_the_same_trials_as_one_process() {
     assert!(dir.join("tuned/index.json").is_file());
     let csv = ok(&[], &["results", s(&merged), "--csv"]);
     assert!(csv.lines().count() > 12);
+    // `-o` onto the store itself is refused; the store stays a store.
+    let store_file = merged.join("results.sqlite");
+    let out = run(&[], &["results", s(&merged), "-o", s(&store_file)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("is an SQLite database"),
+        "{err}"
+    );
+    results::Store::open_existing(&store_file).unwrap();
+
+    // A shard's own folder, or a whole run's, is no place to merge into: the shard would stop
+    // being one (its --resume and later merges refused), and two runs would share one store.
+    let mut into_shard = vec!["merge", s(&shard_dirs[0])];
+    into_shard.extend(shard_dirs[1..].iter().map(|d| s(d)));
+    let out = run(&[], &into_shard);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("is the folder of shard 1/3"),
+        "{err}"
+    );
+    let whole = dir.join("one");
+    let mut into_whole = vec!["merge", s(&whole)];
+    into_whole.extend(shard_dirs.iter().map(|d| s(d)));
+    let out = run(&[], &into_whole);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("run of the whole campaign"),
+        "{err}"
+    );
+    ok(
+        &[],
+        &[
+            "tune",
+            s(&path),
+            "--shard",
+            "1/3",
+            "--out",
+            s(&shard_dirs[0]),
+            "--quiet",
+            "--resume",
+        ],
+    );
 
     // Merging a shard again adds nothing.
     let again: serde_json::Value = serde_json::from_str(&ok(

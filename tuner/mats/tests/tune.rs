@@ -1701,3 +1701,131 @@ trials = 6
     );
     assert!(default.unwrap() >= 0.0, "{h}");
 }
+
+/// A class table's names are the instances' classes everywhere: the store (`mats results`),
+/// the report, the reasons of a baseline that failed (they were filtered by the feature
+/// class, so a class table's campaign gave "failed ...: " and nothing after).
+#[test]
+fn a_class_table_names_the_instances_classes_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = |name: &str, ants: u64| {
+        format!(
+            r#"
+name = "{name}"
+backend = "cpu"
+objective = "gap@budget"
+
+[run]
+budget_s = 0.02
+seeds = 1
+
+[instances]
+paths = ["{data}/burma14.tsp", "{data}/gr17.tsp"]
+
+[instances.classes]
+small = ["burma14", "gr17"]
+
+[cpu]
+space = "{space}"
+baseline = {{ algorithm = "as", ants = {ants}, candidates = 10, alpha = "1", beta = "2", rho = "0.5", threads = 1 }}
+
+[cpu.overrides]
+constants = {{ max_threads = 1 }}
+
+[cpu.overrides.params.ants]
+values = [10, 20, 20000000]
+
+[strategy]
+name = "hill-climbing"
+
+[budget]
+trials = 4
+"#,
+            data = repo("data/tsp").display(),
+            space = repo("spaces/tsp-cpu.toml").display(),
+        )
+    };
+    let path = write_campaign(tmp.path(), "table", &body("table", 10));
+    let out = tmp.path().join("out");
+    tune_json(&path, &out);
+    let trials: serde_json::Value =
+        serde_json::from_str(&ok(&["results", path_str(&out), "--json"])).unwrap();
+    let trials = trials["trials"].as_array().unwrap();
+    assert!(!trials.is_empty());
+    assert!(trials.iter().all(|t| t["class"] == "small"), "{trials:?}");
+    let report = tmp.path().join("report");
+    ok(&["report", path_str(&out), "--out", path_str(&report)]);
+    let page = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(!page.contains("tsp:"), "a feature class in the report");
+
+    let failing = write_campaign(tmp.path(), "failing", &body("failing", 20_000_000));
+    let err = common::error_of(&[
+        "tune",
+        path_str(&failing),
+        "--out",
+        path_str(&tmp.path().join("failing-out")),
+        "--quiet",
+    ]);
+    assert!(err.contains("burma14 [failed]: 20000000 ants"), "{err}");
+}
+
+/// A class table name with `@` (read back as a budget's class: `a@1s` became class `a` at
+/// 1 s in the export) and a class of holdouts alone (never compared) are refused by --check.
+#[test]
+fn class_tables_refuse_budget_like_names_and_classes_of_holdouts_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = |classes: &str, holdout: &str| {
+        format!(
+            r#"
+name = "t"
+backend = "cpu"
+objective = "gap@budget"
+
+[run]
+budget_s = 0.02
+
+[instances]
+paths = ["{data}/tai12a.dat", "{data}/nug12.dat"]
+holdout = [{holdout}]
+
+[instances.classes]
+{classes}
+
+[cpu]
+space = "{space}"
+baseline = {{ algorithm = "tabu", threads = 1, starts = 1 }}
+"#,
+            data = repo("data/qap").display(),
+            space = repo("spaces/qap-cpu.toml").display(),
+        )
+    };
+    let check = |name: &str, text: String| {
+        let path = write_campaign(tmp.path(), name, &text);
+        common::error_of(&["tune", path_str(&path), "--check"])
+    };
+    let err = check(
+        "at",
+        body(
+            r#""a@1s" = ["tai12a"]
+b = ["nug12"]"#,
+            "",
+        ),
+    );
+    assert!(
+        err.contains("\"a@1s\"") && err.contains("without `@`"),
+        "{err}"
+    );
+    let holdout = format!("\"{}\"", repo("data/qap/tai20a.dat").display());
+    let err = check(
+        "alone",
+        body(
+            r#"a = ["tai12a", "nug12"]
+b = ["tai20a"]"#,
+            &holdout,
+        ),
+    );
+    assert!(
+        err.contains("holdout tai20a is listed in class b, which has no tuning instance"),
+        "{err}"
+    );
+}

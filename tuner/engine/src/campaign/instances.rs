@@ -270,6 +270,20 @@ pub fn classes(
         }
         ClassesConfig::Listed(listed) => {
             super::config::ensure_no_overlap(listed).map_err(|e| file.error_at("classes", e))?;
+            // `CLASS@Bs` names a budget's class in the store and the export: a table name of
+            // that shape would be read back as another class at another budget.
+            if let Some(bad) = listed
+                .keys()
+                .find(|c| c.trim().is_empty() || c.contains('@'))
+            {
+                return Err(file.error_at(
+                    "classes",
+                    format!(
+                        "class name {bad:?}: a class needs a name without `@` (mats writes a \
+                         budget's class as CLASS@Bs)"
+                    ),
+                ));
+            }
             for (class, names) in listed {
                 for name in names {
                     let Some(i) = instances.iter().position(|inst| &inst.record.name == name)
@@ -352,6 +366,32 @@ pub fn holdout_class(
                 )
             }),
     }
+}
+
+/// Every holdout's class (`held_in`, from [`holdout_class`]) must be one the campaign tunes:
+/// a class table may list a class of holdouts alone, which no search would ever reach, so its
+/// holdouts would silently never be compared.
+pub fn check_holdout_classes(
+    file: &CampaignFile,
+    held: &[CampaignInstance],
+    held_in: &[String],
+    classes: &BTreeMap<String, Vec<usize>>,
+) -> Result<()> {
+    for (h, class) in held.iter().zip(held_in) {
+        if !classes.contains_key(class) {
+            return Err(file.error_at(
+                "classes",
+                format!(
+                    "holdout {} is listed in class {class}, which has no tuning instance (only \
+                     holdouts): it would never be compared; list it under a class with tuning \
+                     instances (classes: {})",
+                    h.record.name,
+                    classes.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The family of a campaign's instances.

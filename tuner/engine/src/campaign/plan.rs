@@ -404,7 +404,7 @@ fn instance_set(file: &CampaignFile, out_dir: &Path, shard: Option<Shard>) -> Re
         bks.add_file(&file.resolve(std::path::Path::new(table)))
             .map_err(|e| file.error_at("bks", e))?;
     }
-    let resolved = instances::resolve(file, out_dir, &bks)?;
+    let mut resolved = instances::resolve(file, out_dir, &bks)?;
     let held = instances::resolve_holdouts(file, &resolved, out_dir, &bks)?;
     let classes = instances::classes(file, &resolved, &held)?;
     // Every holdout's class is decided on the whole campaign, before a shard keeps its own.
@@ -412,6 +412,14 @@ fn instance_set(file: &CampaignFile, out_dir: &Path, shard: Option<Shard>) -> Re
         .iter()
         .map(|h| instances::holdout_class(file, h, &classes))
         .collect::<Result<Vec<_>>>()?;
+    instances::check_holdout_classes(file, &held, &held_in, &classes)?;
+    // From here an instance's class is the campaign's (a class table's name, else its feature
+    // class): the store, `mats results`, the report and the tuner's own lookups all read it.
+    for (class, members) in &classes {
+        for &i in members {
+            resolved[i].record.class = class.clone();
+        }
+    }
     // Only the instances the classes keep (per_class may drop some) enter the store.
     let (mut all, mut classes) = keep_members(resolved, classes);
     if let Some(shard) = shard {
@@ -429,7 +437,8 @@ fn instance_set(file: &CampaignFile, out_dir: &Path, shard: Option<Shard>) -> Re
         }
     }
     let mut holdouts = ClassMembers::new();
-    for (h, class) in held.into_iter().zip(held_in) {
+    for (mut h, class) in held.into_iter().zip(held_in) {
+        h.record.class = class.clone();
         holdouts.entry(class).or_default().push(all.len());
         all.push(h);
     }

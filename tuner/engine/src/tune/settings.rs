@@ -92,7 +92,9 @@ pub fn fingerprint(
         by_name.insert(
             inst.record.name.clone(),
             json!({
-                "class": inst.record.class,
+                // The feature class (a class table's name is in the campaign's text): what
+                // a new version's thresholds would change under a resumed campaign.
+                "class": inst.instance.class(),
                 "best_known": inst.record.best_known,
                 "sha256": file_sha(&inst.path)?,
             }),

@@ -36,6 +36,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         }
     }
     let named_shards = check_one_campaign(args)?;
+    check_output_folder(&args.out)?;
     let sources = Sources::of(&args.out, &args.dirs, named_shards)?;
     sources.check_split()?;
     std::fs::create_dir_all(&args.out)
@@ -343,6 +344,33 @@ fn write_summary(out: &Path, sources: Sources) -> Result<()> {
     summary.stopped = stopped;
     summary.unfinished_shards = unfinished;
     results::write_json_atomically(&path, &summary).map_err(anyhow::Error::msg)
+}
+
+/// OUT may be new, empty or an earlier merge's folder (merging again adds what is new); a
+/// shard's own folder would lose its shard (its `--resume` and later merges refused), and a
+/// whole run's folder would mix two runs of the campaign in one store.
+fn check_output_folder(out: &Path) -> Result<()> {
+    if !out.join(STORE_FILE).is_file() {
+        return Ok(());
+    }
+    if let Some(shard) = shard_of(out)? {
+        bail!(
+            "{} is the folder of shard {shard} (`mats tune --shard {shard}`): merging into it \
+             would make it no shard; merge into a folder of its own (mats merge OUT SHARDS...)",
+            out.display()
+        );
+    }
+    let summary = out.join("summary.json");
+    let merged = summary.is_file()
+        && engine::tune::read_summary(&summary).is_ok_and(|s| !s.merged_from.is_empty());
+    if !merged {
+        bail!(
+            "{} holds a run of the whole campaign, not an earlier merge: merging shards into \
+             it would mix two runs in one store; merge into a folder of its own",
+            out.display()
+        );
+    }
+    Ok(())
 }
 
 /// The share of the campaign a shard folder ran (`mats tune --shard K/N`), as its store

@@ -96,6 +96,19 @@ fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<()> {
     use std::io::Write;
     match path {
         Some(path) => {
+            // `mats results RUN -o RUN/results.sqlite` would replace the store with its own
+            // CSV: no output of mats is a database, so one is never overwritten.
+            let mut head = [0u8; 16];
+            let database = std::fs::File::open(path)
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+                .is_ok_and(|()| &head == b"SQLite format 3\0");
+            if database {
+                anyhow::bail!(
+                    "{} is an SQLite database (a campaign's results store?); mats does not \
+                     overwrite it with its output: name another file",
+                    path.display()
+                );
+            }
             std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
         }
         // Flushed here, so that a full disk is reported (the flush at exit drops errors);
