@@ -395,6 +395,38 @@ fn campaign_errors_name_the_key_and_line() {
     ]);
     assert!(err.contains("baseline"), "{err}");
 
+    // Keys of another kind of run are refused, not ignored.
+    let budget = |run: &str| {
+        good.replace(
+            "seed = 7",
+            &format!("seed = 7\nobjective = \"gap@budget\"\n[run]\nbudget_s = 0.01\n{run}"),
+        )
+    };
+    let no_iterations = |text: String| text.replace("iterations = 300\n", "");
+    for (name, text, key) in [
+        (
+            "pen",
+            good.replace("seed = 7", "seed = 7\n[run]\npenalty = 2"),
+            "run.penalty",
+        ),
+        ("cap", no_iterations(budget("cap_s = 1")), "run.cap_s"),
+        (
+            "later",
+            no_iterations(budget("").replace(
+                "budget_s = 0.01",
+                "budgets_s = [0.01, 0.02]\nseeds = 2\nlater_seeds = 3",
+            )),
+            "run.later_seeds",
+        ),
+    ] {
+        let path = write_campaign(tmp.path(), name, &text);
+        let err = error_of(&["tune", path.to_str().unwrap(), "--check"]);
+        assert!(
+            err.contains(&format!("`{key}`")) && err.contains(", line "),
+            "{name}: {err}"
+        );
+    }
+
     let bad_budget = good.replace("trials = 2", "trials = 0");
     let path = write_campaign(tmp.path(), "budget", &bad_budget);
     let err = error_of(&["tune", path.to_str().unwrap()]);

@@ -575,7 +575,35 @@ impl CampaignFile {
             return Err(self.error_at("devices", "list at least one GPU ordinal"));
         }
         self.searches()?;
-        self.run_mode()?;
+        let mode = self.run_mode()?;
+        // A fixed-work power or energy objective reads NVML over the energy window; without
+        // one no point has the value, and every point fails.
+        let window = c.measurement.as_ref().map(|m| m.energy_window_s);
+        if mode == RunMode::FixedWork && window == Some(0.0) {
+            let mut objectives = vec![("objective".to_string(), &c.objective)];
+            for (k, s) in c.search.iter().enumerate() {
+                objectives.push((format!("search[{k}].objective"), &s.objective));
+            }
+            for (key, objective) in objectives {
+                use search::{Metric, Objective};
+                let uses_power = match self.objective_of(objective, &key)?.0 {
+                    Objective::Power | Objective::Energy => true,
+                    Objective::Pareto(a, b) => [a, b]
+                        .iter()
+                        .any(|m| matches!(m, Metric::Power | Metric::Energy)),
+                    _ => false,
+                };
+                if uses_power {
+                    return Err(self.error_at(
+                        "measurement.energy_window_s",
+                        format!(
+                            "`{key}` measures power or energy over the energy window, and a \
+                             window of 0 s measures none; give it at least 1 s"
+                        ),
+                    ));
+                }
+            }
+        }
         if c.racing.first_pairs == 0 {
             return Err(self.error_at("racing.first_pairs", "must be at least 1"));
         }
@@ -682,24 +710,78 @@ impl CampaignFile {
                 ));
             }
         }
-        Ok(match kind {
-            ObjectiveKind::FixedWork => {
-                for (key, set) in [
-                    ("budget_s", r.budget_s.is_some()),
-                    ("budgets_s", r.budgets_s.is_some()),
-                    ("target_gap_percent", r.target_gap_percent.is_some()),
-                    ("cap_s", r.cap_s.is_some()),
-                ] {
-                    if set {
-                        return Err(self.error_at(
-                            &format!("run.{key}"),
-                            "fixed-work objectives (time, power, energy) run a fixed number of \
-                             iterations; this key belongs to gap@budget or time-to-target",
-                        ));
-                    }
+        // A key of another kind of run would be ignored without a word (a penalty beside a
+        // gap@budget objective, a cap beside a budget): refused, naming the kind it belongs to.
+        let foreign: &[(&str, bool, &str)] = match kind {
+            ObjectiveKind::FixedWork => &[
+                (
+                    "budget_s",
+                    r.budget_s.is_some(),
+                    "gap@budget or energy@budget",
+                ),
+                (
+                    "budgets_s",
+                    r.budgets_s.is_some(),
+                    "gap@budget or energy@budget",
+                ),
+                (
+                    "target_gap_percent",
+                    r.target_gap_percent.is_some(),
+                    "time-to-target",
+                ),
+                ("cap_s", r.cap_s.is_some(), "time-to-target"),
+                ("penalty", r.penalty.is_some(), "time-to-target"),
+            ],
+            ObjectiveKind::Budget => &[
+                (
+                    "target_gap_percent",
+                    r.target_gap_percent.is_some(),
+                    "time-to-target",
+                ),
+                ("cap_s", r.cap_s.is_some(), "time-to-target"),
+                ("penalty", r.penalty.is_some(), "time-to-target"),
+            ],
+            ObjectiveKind::Target => &[(
+                "budget_s",
+                r.budget_s.is_some(),
+                "gap@budget or energy@budget",
+            )],
+        };
+        if kind != ObjectiveKind::FixedWork {
+            // A warning, not an error: campaigns written before this check have it, and
+            // removing it would change their settings, so `--resume` would refuse them.
+            let c = &self.config;
+            for (table, setup) in [("cpu", &c.cpu), ("gpu", &c.gpu)] {
+                if setup.as_ref().is_some_and(|s| s.iterations.is_some()) {
+                    eprintln!(
+                        "warning: {:#}",
+                        self.error_at(
+                            &format!("{table}.iterations"),
+                            "ignored: a run at a budget or to a target ends by its clock or its \
+                             target (iterations belong to the fixed-work objectives time, power \
+                             and energy)"
+                        )
+                    );
                 }
-                RunMode::FixedWork
             }
+        }
+        if let Some((key, _, owner)) = foreign.iter().find(|(_, set, _)| *set) {
+            let this = match kind {
+                ObjectiveKind::FixedWork => {
+                    "fixed-work objectives (time, power, energy) run a fixed number of iterations"
+                }
+                ObjectiveKind::Budget => "a budget objective runs each trial for `budget_s`",
+                ObjectiveKind::Target => {
+                    "a target objective runs each trial to its target or `cap_s`"
+                }
+            };
+            return Err(self.error_at(
+                &format!("run.{key}"),
+                format!("{this}; `{key}` belongs to {owner} and would be ignored here"),
+            ));
+        }
+        Ok(match kind {
+            ObjectiveKind::FixedWork => RunMode::FixedWork,
             ObjectiveKind::Target if r.budgets_s.is_some() => {
                 return Err(self.error_at(
                     "run.budgets_s",
@@ -789,6 +871,16 @@ impl CampaignFile {
                     solvers::limits::range_message(
                         n,
                         &format!("1 to {}", solvers::limits::MAX_SEEDS),
+                    ),
+                ));
+            }
+            let seeds = r.seeds.unwrap_or(DEFAULT_SEEDS);
+            if seeds >= 1 && n > seeds {
+                return Err(self.error_at(
+                    "run.later_seeds",
+                    format!(
+                        "later budgets race on at most the first budget's seeds ({seeds}); \
+                         found {n}"
                     ),
                 ));
             }
@@ -997,6 +1089,18 @@ mod tests {
             e.contains("c.toml") && e.contains("line 4") && e.contains("rapl"),
             "{e}"
         );
+    }
+
+    /// A fixed-work power or energy objective needs the energy window it is read over (with
+    /// none, every point failed without saying why).
+    #[test]
+    fn a_power_objective_without_an_energy_window_is_refused() {
+        let none = "[measurement]\nenergy_window_s = 0";
+        for objective in ["\"energy\"", "\"power\"", "[\"time\", \"energy\"]"] {
+            let e = format!("{:#}", campaign(objective, none).unwrap_err());
+            assert!(e.contains("`measurement.energy_window_s`") && e.contains("line"), "{e}");
+        }
+        campaign("\"time\"", none).unwrap();
     }
 
     #[test]
