@@ -1835,6 +1835,20 @@ baseline = {{ algorithm = "tabu", threads = 1, starts = 1 }}
         let path = write_campaign(tmp.path(), name, &text);
         common::error_of(&["tune", path_str(&path), "--check"])
     };
+    // per_class keeps the first by name, whatever the table's order, and says what it drops.
+    let path = write_campaign(
+        tmp.path(),
+        "per",
+        &body(r#"a = ["tai12a", "nug12"]"#, "")
+            .replace("holdout = []", "holdout = []\nper_class = 1"),
+    );
+    let out = mats(&["tune", path_str(&path), "--check"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("keeps the first 1 by name; not tuned: tai12a"),
+        "{stderr}"
+    );
     let err = check(
         "at",
         body(

@@ -497,11 +497,15 @@ impl CampaignFile {
                 .name
                 .chars()
                 .all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch))
+            // `runs/NAME` is the default output folder: `.` or `..` would be runs/ itself or
+            // the folder the user stands in.
+            || c.name.chars().all(|ch| ch == '.')
         {
             return Err(self.error_at(
                 "name",
                 format!(
-                    "{:?} must be non-empty and use only letters, digits, '-', '_' and '.'",
+                    "{:?} must use only letters, digits, '-', '_' and '.', with at least one \
+                     that is not '.' (it names the folder runs/NAME)",
                     c.name
                 ),
             ));
@@ -1091,6 +1095,19 @@ mod tests {
         );
     }
 
+    /// A name of dots alone would make `runs/NAME` the runs folder itself or the user's own.
+    #[test]
+    fn a_name_of_dots_alone_is_refused() {
+        for name in [".", "..", "..."] {
+            let text = format!(
+                "name = \"{name}\"\n[instances]\npaths = [\"x.dat\"]\n[cpu]\nspace = \"s.toml\"\n\
+                 baseline = {{ algorithm = \"tabu\" }}\n"
+            );
+            let e = CampaignFile::parse(std::path::Path::new("c.toml"), text).unwrap_err();
+            assert!(format!("{e:#}").contains("line 1: `name`"), "{e:#}");
+        }
+    }
+
     /// A fixed-work power or energy objective needs the energy window it is read over (with
     /// none, every point failed without saying why).
     #[test]
@@ -1098,7 +1115,10 @@ mod tests {
         let none = "[measurement]\nenergy_window_s = 0";
         for objective in ["\"energy\"", "\"power\"", "[\"time\", \"energy\"]"] {
             let e = format!("{:#}", campaign(objective, none).unwrap_err());
-            assert!(e.contains("`measurement.energy_window_s`") && e.contains("line"), "{e}");
+            assert!(
+                e.contains("`measurement.energy_window_s`") && e.contains("line"),
+                "{e}"
+            );
         }
         campaign("\"time\"", none).unwrap();
     }

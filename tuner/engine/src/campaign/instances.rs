@@ -269,7 +269,8 @@ pub fn classes(
             }
         }
         ClassesConfig::Listed(listed) => {
-            super::config::ensure_no_overlap(listed).map_err(|e| file.error_at("classes", e))?;
+            super::config::ensure_no_overlap(listed)
+                .map_err(|e| file.error_at("instances.classes", e))?;
             // `CLASS@Bs` names a budget's class in the store and the export: a table name of
             // that shape would be read back as another class at another budget.
             if let Some(bad) = listed
@@ -277,7 +278,7 @@ pub fn classes(
                 .find(|c| c.trim().is_empty() || c.contains('@'))
             {
                 return Err(file.error_at(
-                    "classes",
+                    "instances.classes",
                     format!(
                         "class name {bad:?}: a class needs a name without `@` (mats writes a \
                          budget's class as CLASS@Bs)"
@@ -292,7 +293,7 @@ pub fn classes(
                             continue;
                         }
                         return Err(file.error_at(
-                            "classes",
+                            "instances.classes",
                             format!(
                                 "class {class} lists {name}, which is not among the instances \
                                  or the holdouts"
@@ -307,7 +308,7 @@ pub fn classes(
                 .find(|inst| !listed.values().flatten().any(|n| n == &inst.record.name))
             {
                 return Err(file.error_at(
-                    "classes",
+                    "instances.classes",
                     format!(
                         "instance {} is in no class; list it or drop it",
                         loose.record.name
@@ -317,8 +318,22 @@ pub fn classes(
         }
     }
     if let Some(k) = file.config.instances.per_class {
-        for members in classes.values_mut() {
-            members.truncate(k);
+        for (class, members) in classes.iter_mut() {
+            // The first in name order, as `per_class` promises (a table's order is the
+            // user's listing, automatic classes the order of the paths).
+            members.sort_by(|&a, &b| instances[a].record.name.cmp(&instances[b].record.name));
+            if members.len() > k {
+                let dropped: Vec<&str> = members[k..]
+                    .iter()
+                    .map(|&i| instances[i].record.name.as_str())
+                    .collect();
+                eprintln!(
+                    "note: class {class}: per_class = {k} keeps the first {k} by name; not \
+                     tuned: {}",
+                    dropped.join(", ")
+                );
+                members.truncate(k);
+            }
         }
     }
     Ok(classes)
@@ -357,7 +372,7 @@ pub fn holdout_class(
             .map(|(class, _)| class.clone())
             .ok_or_else(|| {
                 file.error_at(
-                    "classes",
+                    "instances.classes",
                     format!(
                         "holdout {} is in no class: list it in [instances.classes] under the \
                          class it is held out of",
@@ -380,7 +395,7 @@ pub fn check_holdout_classes(
     for (h, class) in held.iter().zip(held_in) {
         if !classes.contains_key(class) {
             return Err(file.error_at(
-                "classes",
+                "instances.classes",
                 format!(
                     "holdout {} is listed in class {class}, which has no tuning instance (only \
                      holdouts): it would never be compared; list it under a class with tuning \

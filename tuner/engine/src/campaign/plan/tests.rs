@@ -321,7 +321,7 @@ fn each_derived_piece_refuses_bad_input_naming_the_file_and_key() {
                 PATHS,
                 "paths = [\"listed.txt\"]\nclasses = { a = [\"nope\"] }",
             )],
-            "`classes`",
+            "line 14: `instances.classes`",
         ),
         (
             "measurement",
