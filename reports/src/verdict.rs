@@ -171,13 +171,19 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
         };
         let fresh_outcome = outcome(&fresh, &fresh_role);
         let held_outcome = outcome(&held, &held_role);
+        // Holdouts the stop left unmeasured: instances of the class no trial ran on (once the
+        // final re-measure ran, every searched instance has trials).
+        let unmeasured_holdouts = input
+            .instances
+            .iter()
+            .any(|i| i.class == class && !input.trials.iter().any(|t| t.instance == i.name));
         let verdict = match input.unfinished.as_deref() {
             // Without the re-measure there is no verdict to give, only a campaign to finish.
             Some(how) if fresh.is_none() => format!(
                 "unfinished: the campaign {how} before this class's re-measure; resume it \
                  (`mats tune ... --resume`) for a verdict"
             ),
-            Some(how) if held.is_none() => format!(
+            Some(how) if held.is_none() && unmeasured_holdouts => format!(
                 "{} (no holdouts measured: the campaign {how})",
                 verdict(&reference, true, fresh_outcome, Outcome::Missing)
                     .trim_end_matches(" (no holdouts)")
@@ -774,6 +780,37 @@ mod tests {
         );
         // Class a was re-measured on fresh seeds and holdouts: its verdict stands.
         assert_eq!(v[0].verdict, class_verdicts(&input())[0].verdict);
+    }
+
+    /// A stopped campaign's class without holdouts is not said to have skipped them; one whose
+    /// holdout no trial ran on is.
+    #[test]
+    fn only_holdouts_that_exist_are_said_to_be_unmeasured() {
+        let mut i = input();
+        i.unfinished = Some("was stopped by its [budget]".into());
+        i.runs
+            .retain(|r| !(r.class == "a" && r.strategy == "holdout"));
+        let v = class_verdicts(&i);
+        assert!(
+            !v[0].verdict.contains("no holdouts measured"),
+            "{}",
+            v[0].verdict
+        );
+        i.instances.push(results::InstanceRecord {
+            name: "h".into(),
+            source: String::new(),
+            family: "qap".into(),
+            class: "a".into(),
+            features: serde_json::json!({}),
+            best_known: Some(1),
+        });
+        let v = class_verdicts(&i);
+        assert!(
+            v[0].verdict
+                .ends_with("(no holdouts measured: the campaign was stopped by its [budget])"),
+            "{}",
+            v[0].verdict
+        );
     }
 
     #[test]

@@ -790,6 +790,15 @@ fn the_daemon_socket_is_private_and_bad_requests_never_stop_it() {
     let all: serde_json::Value =
         serde_json::from_str(&ok(&d.env(), &["status", "--json"])).unwrap();
     assert_eq!(all["campaigns"].as_array().unwrap().len(), 0, "{all}");
+    // ... also where no daemon answers: the campaign's error first, not "cannot reach".
+    let nowhere = tmp.path().join("no-daemon.sock");
+    let out = run(
+        &[("MATS_DAEMON_SOCKET", nowhere.as_path())],
+        &["submit", s(&bad)],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("baseline"), "{err}");
+    assert!(!err.contains("cannot reach"), "{err}");
 
     // An output folder that cannot be created fails that campaign alone, with the reason.
     let good = campaign(tmp.path(), "good", &["tai12a"], 300, "[1, 2]");

@@ -24,6 +24,10 @@ fn absolute(path: &Path) -> Result<std::path::PathBuf> {
 pub fn submit(args: &SubmitArgs) -> Result<()> {
     let campaign = std::fs::canonicalize(&args.campaign)
         .with_context(|| format!("cannot read {}", args.campaign.display()))?;
+    // Checked here first, as `mats tune --check` would: a bad campaign is said whether or not
+    // a daemon answers (the daemon checks it again, on its machine).
+    let file = engine::campaign::CampaignFile::read(&campaign)?;
+    engine::tune::check_anywhere(&file, None)?;
     let (reply, raw): (Submitted, _) = request_as(
         &args.daemon.to_address(),
         &Request::Submit {
