@@ -1246,12 +1246,19 @@ fn bad_strategy_settings_are_refused_by_the_check() {
         ("name = \"genetic\"\npopulation = 0", "population"),
         ("name = \"random\"\nbatch = 0", "batch"),
         ("name = \"pareto\"", "two objectives"),
+        // The name itself, not the option after it; a missing field, not a fine option.
+        (
+            "name = \"hill-climber\"\nfirst_improvement = true",
+            "`strategy.name`: unknown variant `hill-climber`",
+        ),
+        ("name = \"staged\"\nrestarts = 2", "`strategy`: missing field `order`"),
     ] {
         let body = cpu_campaign("bad-strategy", strategy, "trials = 4");
         let path = write_campaign(tmp.path(), "bad-strategy", &body);
         let err = error_of(&["tune", path.to_str().unwrap(), "--check"]);
+        // The [strategy] table's lines (its header is line 18).
         assert!(
-            err.contains(says) && err.contains("line 18"),
+            err.contains(says) && (err.contains("line 18") || err.contains("line 19")),
             "{strategy}: {err}"
         );
     }

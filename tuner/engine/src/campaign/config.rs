@@ -435,6 +435,23 @@ fn strategy_option_error(text: &str) -> Option<(String, String)> {
             continue;
         };
         let name = table.get("name")?;
+        let read = |t: toml::Table| toml::Value::Table(t).try_into::<search::Strategy>();
+        // An unknown strategy first (it was blamed on whichever option came first), then a
+        // field the strategy needs (blamed on an option that is fine).
+        let mut alone = toml::Table::new();
+        alone.insert("name".into(), name.clone());
+        if let Err(e) = read(alone) {
+            let e = e.to_string();
+            if e.contains("unknown variant") {
+                return Some((format!("{key}.name"), e.trim_end().to_string()));
+            }
+        }
+        if let Err(e) = read(table.clone()) {
+            let e = e.to_string();
+            if e.contains("missing field") {
+                return Some((key, e.trim_end().to_string()));
+            }
+        }
         for (option, value) in table.iter().filter(|(k, _)| *k != "name") {
             let mut alone = toml::Table::new();
             alone.insert("name".into(), name.clone());
