@@ -427,6 +427,15 @@ fn campaign_errors_name_the_key_and_line() {
         );
     }
 
+    // A float where the space has integers: quoted as written, with the domain.
+    let float = good.replace("threads = 1, starts = 2", "threads = 1.0, starts = 2");
+    let path = write_campaign(tmp.path(), "float", &float);
+    let err = error_of(&["tune", path.to_str().unwrap(), "--check"]);
+    assert!(
+        err.contains("threads = \"1.0\" is outside its domain (1, 2, 4"),
+        "{err}"
+    );
+
     let bad_budget = good.replace("trials = 2", "trials = 0");
     let path = write_campaign(tmp.path(), "budget", &bad_budget);
     let err = error_of(&["tune", path.to_str().unwrap()]);

@@ -1008,7 +1008,8 @@ pub fn point_from_table(table: &toml::Table) -> Result<Point, String> {
             toml::Value::Integer(i) => Value::Int(*i),
             toml::Value::String(s) => Value::Text(s.clone()),
             toml::Value::Boolean(b) => Value::Text(if *b { "on" } else { "off" }.into()),
-            toml::Value::Float(f) => Value::Text(f.to_string()),
+            // Kept as written (`1.0`, not `1`), so an error quoting it shows what the file says.
+            toml::Value::Float(f) => Value::Text(format!("{f:?}")),
             other => {
                 return Err(format!(
                     "parameter `{name}`: {other} is not an integer or a string"

@@ -450,7 +450,21 @@ impl Space {
                 return Err(format!("it lacks parameter `{name}`"));
             };
             if !decl.domain.contains(v) {
-                return Err(format!("{name} = {v} is outside its domain"));
+                // Quoted where it is text: `threads = 1.0` read as the text "1.0" must not
+                // print as `threads = 1`, which looks like a value of the domain.
+                let shown = |v: &Value| match v {
+                    Value::Int(i) => i.to_string(),
+                    Value::Text(t) => format!("{t:?}"),
+                };
+                let mut domain: Vec<String> = decl.domain.iter().take(8).map(shown).collect();
+                if decl.domain.len() > 8 {
+                    domain.push(format!("... ({} values)", decl.domain.len()));
+                }
+                return Err(format!(
+                    "{name} = {} is outside its domain ({})",
+                    shown(v),
+                    domain.join(", ")
+                ));
             }
             values[n] = Some(to_evalexpr(v));
             assigned[n] = Some(d);
