@@ -116,7 +116,7 @@ pub struct TrialRow {
     pub point: Point,
     pub instance: String,
     pub class: String,
-    /// "cpu" or the GPU's name and UUID.
+    /// `cpu (N threads)`, or the GPU's name and ordinal (`NVIDIA H200 #0`).
     pub device: String,
     pub status: TrialStatus,
     /// 1 for the first try of this (point, instance, seed, device), 2 after one crash, ...
@@ -139,7 +139,8 @@ pub struct RunRow {
     pub class: String,
     /// Strategy name as the campaign wrote it ("hill-climbing", "staged:opt-then-thread", ...).
     pub strategy: String,
-    /// "time", "power", "energy", or "pareto:time,energy".
+    /// The metric it minimises: "time", "power", "energy", "gap", or a Pareto pair
+    /// ("pareto:gap,energy").
     pub objective: String,
     pub options: serde_json::Value,
     pub started_at: String,
@@ -282,7 +283,7 @@ pub struct CampaignRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportRow {
     pub class: String,
-    /// "time", "energy" or "power".
+    /// "quality", "time", "energy" or "power".
     pub prefer: String,
     pub point_id: i64,
     pub point: Point,

@@ -32,10 +32,12 @@ pub struct Index {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClassEntry {
-    /// Bundle folder per preference ("time", "energy", "power"); power and energy only where
-    /// they were measured.
+    /// Bundle folder per preference ("quality" in gap and target campaigns, "time", "energy",
+    /// "power"); power and energy only where they were measured.
     pub bundles: BTreeMap<String, String>,
-    /// The class's non-dominated points (time vs energy, or time alone on the CPU).
+    /// The class's front: the campaign's front re-measured on fresh seeds where it made one,
+    /// else the points non-dominated in gap, time, energy and power together (what a cap in
+    /// `solve --tuned` chooses from).
     pub pareto: Vec<Measured>,
     /// The range of each numeric feature over the class's instances (nested features
     /// flattened to `a.density`), for choosing the nearest class of an untuned instance.

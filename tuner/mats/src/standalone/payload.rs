@@ -43,7 +43,7 @@ pub struct Header {
     pub family: String,
     /// `cpu` or `gpu`.
     pub backend: String,
-    /// The device the campaign measured on (`cpu` for CPU exports).
+    /// The device the campaign measured on (`cpu (N threads)` for CPU exports).
     pub device: String,
     /// The compute capability the kernels were built for (e.g. 90); none for CPU exports.
     pub arch: Option<u32>,
