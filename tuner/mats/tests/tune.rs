@@ -1260,7 +1260,10 @@ fn bad_strategy_settings_are_refused_by_the_check() {
             "name = \"hill-climber\"\nfirst_improvement = true",
             "`strategy.name`: unknown variant `hill-climber`",
         ),
-        ("name = \"staged\"\nrestarts = 2", "`strategy`: missing field `order`"),
+        (
+            "name = \"staged\"\nrestarts = 2",
+            "`strategy`: missing field `order`",
+        ),
     ] {
         let body = cpu_campaign("bad-strategy", strategy, "trials = 4");
         let path = write_campaign(tmp.path(), "bad-strategy", &body);

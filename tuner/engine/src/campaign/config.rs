@@ -170,8 +170,10 @@ pub const DEFAULT_SEEDS: u32 = 5;
 #[serde(deny_unknown_fields)]
 pub struct SearchConfig {
     pub strategy: search::Strategy,
-    #[serde(default = "default_objective")]
-    pub objective: ObjectiveConfig,
+    /// Its own objective; without one, the campaign's `objective` (it was `time`, whatever
+    /// the campaign's, so a gap campaign's extra search was refused for mixing kinds).
+    #[serde(default)]
+    pub objective: Option<ObjectiveConfig>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -602,8 +604,9 @@ impl CampaignFile {
         let window = c.measurement.as_ref().map(|m| m.energy_window_s);
         if mode == RunMode::FixedWork && window == Some(0.0) {
             let mut objectives = vec![("objective".to_string(), &c.objective)];
-            for (k, s) in c.search.iter().enumerate() {
-                objectives.push((format!("search[{k}].objective"), &s.objective));
+            for k in 0..c.search.len() {
+                let (objective, key) = self.search_objective(k);
+                objectives.push((key, objective));
             }
             for (key, objective) in objectives {
                 use search::{Metric, Objective};
@@ -637,6 +640,15 @@ impl CampaignFile {
         Ok(())
     }
 
+    /// The objective of `[[search]]` entry `k` and the key it is written under: its own, else
+    /// the campaign's `objective`.
+    pub fn search_objective(&self, k: usize) -> (&ObjectiveConfig, String) {
+        match &self.config.search[k].objective {
+            Some(o) => (o, format!("search[{k}].objective")),
+            None => (&self.config.objective, "objective".to_string()),
+        }
+    }
+
     /// Every search of a class, in order: `strategy` with `objective`, then each `[[search]]`.
     pub fn searches(&self) -> Result<Vec<(search::Strategy, search::Objective)>> {
         let mut out = Vec::new();
@@ -644,8 +656,8 @@ impl CampaignFile {
             out.push((s, self.objective_of(&self.config.objective, "objective")?.0));
         }
         for (k, s) in self.config.search.iter().enumerate() {
-            let objective = self.objective_of(&s.objective, &format!("search[{k}].objective"))?;
-            out.push((s.strategy.clone(), objective.0));
+            let (objective, key) = self.search_objective(k);
+            out.push((s.strategy.clone(), self.objective_of(objective, &key)?.0));
         }
         Ok(out)
     }
@@ -673,7 +685,7 @@ impl CampaignFile {
 
     /// `[strategy]`, or where a campaign names no search at all, the default for its
     /// objective ([`search::Strategy::default_for`]).
-    fn main_strategy(&self) -> Result<Option<search::Strategy>> {
+    pub fn main_strategy(&self) -> Result<Option<search::Strategy>> {
         if let Some(s) = &self.config.strategy {
             return Ok(Some(s.clone()));
         }
@@ -690,16 +702,16 @@ impl CampaignFile {
         if self.main_strategy()?.is_some() {
             kinds.push(self.objective_of(&self.config.objective, "objective")?.1);
         }
-        for (k, s) in self.config.search.iter().enumerate() {
-            kinds.push(
-                self.objective_of(&s.objective, &format!("search[{k}].objective"))?
-                    .1,
-            );
+        let mut keys = vec!["objective".to_string(); kinds.len()];
+        for k in 0..self.config.search.len() {
+            let (objective, key) = self.search_objective(k);
+            kinds.push(self.objective_of(objective, &key)?.1);
+            keys.push(key);
         }
         let kind = kinds.first().copied().unwrap_or(ObjectiveKind::FixedWork);
-        if kinds.iter().any(|k| *k != kind) {
+        if let Some(i) = kinds.iter().position(|k| *k != kind) {
             return Err(self.error_at(
-                "objective",
+                &keys[i],
                 "the searches of one campaign must share what a production run is: all \
                  fixed-work (time, power, energy), all at a budget (gap@budget, energy@budget) \
                  or all to a target (time-to-target, energy-to-target)",
@@ -1172,5 +1184,26 @@ mod tests {
             e.contains("line 13") && e.contains("search[1].objective") && e.contains("\"gap\""),
             "{e}"
         );
+    }
+
+    /// A `[[search]]` without an objective takes the campaign's (it took `time`, so a gap
+    /// campaign's extra search was refused as another kind of run, blamed on `objective`).
+    #[test]
+    fn a_search_entry_without_an_objective_takes_the_campaigns() {
+        let f = campaign(
+            "\"gap@budget\"",
+            "[run]\nbudget_s = 0.5\n[[search]]\nstrategy = { name = \"random\" }",
+        )
+        .unwrap();
+        let searches = f.searches().unwrap();
+        assert_eq!(searches.len(), 2);
+        assert!(searches.iter().all(|(_, o)| *o == search::Objective::Gap));
+        // Two kinds of run: the entry that differs is named.
+        let e = campaign(
+            "\"gap@budget\"",
+            "[run]\nbudget_s = 0.5\n[[search]]\nstrategy = { name = \"random\" }\nobjective = \"time\"",
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("`search[0].objective`"), "{e:#}");
     }
 }

@@ -273,9 +273,16 @@ fn settle(file: &CampaignFile, gpu_present: bool) -> Result<Settled> {
             .iter()
             .any(|m| !matches!(m, super::Metric::Time | super::Metric::Gap))
     };
-    if backend == BackendKind::Cpu && searches.iter().any(|(_, o)| gpu_metric(o)) {
+    let on_gpu_only = searches.iter().position(|(_, o)| gpu_metric(o));
+    if let (BackendKind::Cpu, Some(i)) = (backend, on_gpu_only) {
+        // `searches` lists the campaign's own search first where it has one.
+        let main = usize::from(file.main_strategy()?.is_some());
+        let key = match i.checked_sub(main) {
+            Some(k) => file.search_objective(k).1,
+            None => "objective".to_string(),
+        };
         return Err(file.error_at(
-            "objective",
+            &key,
             "power and energy are measured on GPUs only; a CPU campaign optimises time, \
              gap@budget or time-to-target",
         ));
