@@ -39,9 +39,35 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     check_output_folder(&args.out)?;
     let sources = Sources::of(&args.out, &args.dirs, named_shards)?;
     sources.check_split()?;
+    let created = !args.out.exists();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create the output folder {}", args.out.display()))?;
-    let _lock = results::FolderLock::acquire(&args.out)?;
+    let lock = results::FolderLock::acquire(&args.out);
+    let merged = lock
+        .as_ref()
+        .map_err(|e| anyhow::anyhow!("{e:#}"))
+        .and_then(|_| merge_stores(args));
+    let (total, per_dir) = match merged {
+        Ok(m) => m,
+        Err(e) => {
+            if created {
+                // A refused merge (another campaign file, a conflict) leaves no folder behind
+                // that looks like an output: only the lock was ever written into it.
+                drop(lock);
+                let _ = std::fs::remove_file(args.out.join(results::lock::LOCK_FILE));
+                let _ = std::fs::remove_dir(&args.out);
+            }
+            return Err(e);
+        }
+    };
+    write_summary(&args.out, sources)?;
+    report(args, total, per_dir)
+}
+
+/// Every folder's store merged into OUT's, through a staging store that replaces OUT's only
+/// when all of them merged: the totals and what each folder added.
+/// The caller holds OUT's lock.
+fn merge_stores(args: &MergeArgs) -> Result<(results::MergeCounts, Vec<serde_json::Value>)> {
     // Everything is merged into a new store beside OUT's, which replaces it only when every
     // folder merged: a conflict in the last folder must leave OUT as it was.
     let target = args.out.join(STORE_FILE);
@@ -68,7 +94,15 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     store.integrity_check()?;
     drop(store); // the last connection closing folds its write-ahead log into the file
     staging.replace(&target)?;
-    write_summary(&args.out, sources)?;
+    Ok((total, per_dir))
+}
+
+/// What a merge prints: its totals (JSON with each folder's additions).
+fn report(
+    args: &MergeArgs,
+    total: results::MergeCounts,
+    per_dir: Vec<serde_json::Value>,
+) -> Result<()> {
     if args.json {
         println!(
             "{}",
