@@ -597,6 +597,18 @@ impl CampaignFile {
         if c.devices.is_empty() {
             return Err(self.error_at("devices", "list at least one GPU ordinal"));
         }
+        // One GPU twice would run two workers on it, each timing the other's kernels.
+        if let Some(twice) = c
+            .devices
+            .iter()
+            .enumerate()
+            .find_map(|(i, d)| c.devices[..i].contains(d).then_some(d))
+        {
+            return Err(self.error_at(
+                "devices",
+                format!("GPU {twice} is listed twice; list each GPU once"),
+            ));
+        }
         self.searches()?;
         let mode = self.run_mode()?;
         // A fixed-work power or energy objective reads NVML over the energy window; without
@@ -1123,6 +1135,13 @@ mod tests {
             e.contains("c.toml") && e.contains("line 4") && e.contains("rapl"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_gpu_listed_twice_is_refused() {
+        let e = campaign("\"time\"", "devices = [0, 1, 0]").unwrap_err();
+        assert!(format!("{e:#}").contains("GPU 0 is listed twice"), "{e:#}");
+        campaign("\"time\"", "devices = [0, 1]").unwrap();
     }
 
     /// A name of dots alone would make `runs/NAME` the runs folder itself or the user's own.

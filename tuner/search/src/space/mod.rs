@@ -231,6 +231,12 @@ impl Space {
                  together; narrow those domains or split the constraints"
             )
         })?;
+        if self.count == 0 && !self.constants_ok {
+            bail!(
+                "{origin}: the space has no valid point: a constraint that names no parameter \
+                 (constants only, or none) is false, so it rejects every point"
+            );
+        }
         if self.count == 0 {
             let list: Vec<String> = self
                 .constraints
