@@ -281,7 +281,7 @@ fn a_front_point_worse_than_the_baseline_on_fresh_seeds_leaves_the_front() {
     )
     .unwrap();
     // 50 tabu iterations from one start against sixteen starts on tai12a.
-    assert_eq!(left, [weak.clone()]);
+    assert_eq!(left, std::slice::from_ref(&weak));
     assert!(front.is_empty(), "{front:?}");
     // The same front without a guard (a budget campaign) keeps its point, re-measured.
     t.mode = RunMode::Budget { budget_s: 0.01 };
