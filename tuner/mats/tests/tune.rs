@@ -829,7 +829,7 @@ fn several_searches_per_class_run_side_by_side() {
     let tmp = tempfile::tempdir().unwrap();
     let body = cpu_campaign("compare", "name = \"staged\"\norder = \"opt-then-thread\"", "trials = 60")
         .replace("paths = [", "per_class = 1\npaths = [")
-        + "\n[[search]]\nstrategy = { name = \"staged\", order = \"combined\" }\n\n[[search]]\nstrategy = { name = \"random\" }\n";
+        + "\n[[search]]\nstrategy = { name = \"staged\", order = \"combined\" }\n\n[[search]]\nstrategy = { name = \"random\" }\n\n[[search]]\nstrategy = { name = \"random\", batch = 2 }\n";
     let path = write_campaign(tmp.path(), "compare", &body);
     let out = tmp.path().join("out");
     ok(&[
@@ -847,10 +847,15 @@ fn several_searches_per_class_run_side_by_side() {
         "staged:opt-then-thread",
         "staged:combined",
         "random",
+        // A second random search (other options) has a run of its own: it took the first's,
+        // and its evaluations went unrecorded.
+        "random#2",
     ] {
+        let run = runs.iter().find(|r| r.strategy == label);
+        let run = run.unwrap_or_else(|| panic!("{label}: {runs:?}"));
         assert!(
-            runs.iter().any(|r| r.strategy == label),
-            "{label}: {runs:?}"
+            !store.evaluations_of_run(run.id).unwrap().is_empty(),
+            "{label}"
         );
     }
     // No (point, instance, seed, device) was measured twice to completion.

@@ -49,6 +49,61 @@ impl PairValues {
     }
 }
 
+/// A run's evaluations as a resume finds them: each point's latest row (what decides whether
+/// a replayed evaluation is new) and the next free position.
+///
+/// Matching by point rather than by position: a resumed search need not ask for the same
+/// points in the same order (changed strategy options or racing, a crashed trial measured
+/// again, another number of GPUs), and skipping "the first N" lost the new ones, so export
+/// could not find the point the campaign chose.
+#[derive(Debug, Default, Clone)]
+pub struct Recorded {
+    latest: HashMap<i64, RowKey>,
+    next_seq: u32,
+}
+
+/// What makes two evaluations of one point the same row: status and values, bit for bit
+/// (a replay recomputes them from the same stored trials).
+type RowKey = (
+    EvaluationStatus,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+);
+
+fn row_key(
+    status: EvaluationStatus,
+    time_s: Option<f64>,
+    power_w: Option<f64>,
+    energy_j: Option<f64>,
+    gap_percent: Option<f64>,
+) -> RowKey {
+    let bits = |v: Option<f64>| v.map(f64::to_bits);
+    (
+        status,
+        bits(time_s),
+        bits(power_w),
+        bits(energy_j),
+        bits(gap_percent),
+    )
+}
+
+impl Recorded {
+    /// The rows `run_id` holds.
+    pub fn of_run(store: &results::Store, run_id: i64) -> Result<Recorded> {
+        let mut recorded = Recorded::default();
+        for e in store.evaluations_of_run(run_id)? {
+            recorded.next_seq = recorded.next_seq.max(e.seq + 1);
+            recorded.latest.insert(
+                e.point_id,
+                row_key(e.status, e.time_s, e.power_w, e.energy_j, e.gap_percent),
+            );
+        }
+        Ok(recorded)
+    }
+}
+
 /// The evaluator of one search run on one class.
 pub struct ClassEvaluator<'t> {
     pub t: &'t mut Tuning,
@@ -56,9 +111,9 @@ pub struct ClassEvaluator<'t> {
     /// Indices into the campaign's instances.
     pub members: Vec<usize>,
     pub run_id: i64,
-    /// Evaluations this run already recorded before an interruption: replayed (from the
-    /// store) without being recorded again.
-    pub recorded: u32,
+    /// What this run already recorded before an interruption: a replayed evaluation (from
+    /// the store) equal to one of these is not recorded again; anything else is appended.
+    pub recorded: Recorded,
     pub seq: u32,
     pub baseline: Option<Baseline>,
     pub metric: Option<Metric>,
@@ -159,7 +214,7 @@ impl<'t> ClassEvaluator<'t> {
         class: &str,
         members: Vec<usize>,
         run_id: i64,
-        recorded: u32,
+        recorded: Recorded,
         baseline: Option<Baseline>,
         metric: Option<Metric>,
     ) -> ClassEvaluator<'t> {
@@ -517,13 +572,22 @@ impl<'t> ClassEvaluator<'t> {
     }
 
     fn record(&mut self, point: &Point, agg: &Aggregate) -> Result<()> {
-        let seq = self.seq;
         self.seq += 1;
-        if seq < self.recorded {
-            return Ok(());
-        }
         let point_id = self.t.store.point(self.t.campaign_id, point)?;
         let objectives = agg.measured;
+        let key = row_key(
+            agg.status,
+            objectives.map(|o| o.time_s),
+            objectives.and_then(|o| o.power_w),
+            objectives.and_then(|o| o.energy_j),
+            agg.gap,
+        );
+        if self.recorded.latest.get(&point_id) == Some(&key) {
+            return Ok(()); // a replay of what the interrupted run recorded
+        }
+        let seq = self.recorded.next_seq;
+        self.recorded.next_seq += 1;
+        self.recorded.latest.insert(point_id, key);
         self.t.store.record_evaluation(
             &(&EvaluationRow {
                 run_id: self.run_id,

@@ -747,14 +747,19 @@ pub fn command_line(campaign: &str, out: &Path, shard: Option<&str>) -> String {
 }
 
 /// The run of `strategy` on a class, reusing an unfinished run of the same name on resume.
-fn open_run(t: &Tuning, class: &str, strategy: &str, objective: &str) -> Result<(i64, u32, bool)> {
+fn open_run(
+    t: &Tuning,
+    class: &str,
+    strategy: &str,
+    objective: &str,
+) -> Result<(i64, evaluator::Recorded, bool)> {
     let runs = t.store.runs(t.campaign_id)?;
     if let Some(run) = runs
         .iter()
         .rev()
         .find(|r| r.class == class && r.strategy == strategy && r.objective == objective)
     {
-        let recorded = t.store.evaluations_of_run(run.id)?.len() as u32;
+        let recorded = evaluator::Recorded::of_run(&t.store, run.id)?;
         return Ok((run.id, recorded, run.ended_at.is_some()));
     }
     let run = t.store.begin_run(
@@ -764,7 +769,7 @@ fn open_run(t: &Tuning, class: &str, strategy: &str, objective: &str) -> Result<
         objective,
         &serde_json::json!({}),
     )?;
-    Ok((run.id, 0, false))
+    Ok((run.id, evaluator::Recorded::default(), false))
 }
 
 /// A comparison's figures: shared with results and reports (typed, not JSON keys).
@@ -840,9 +845,20 @@ fn tune_class(
 
     // The summary's best point is the first search's; later searches are for comparison.
     let mut first: Option<SearchResult> = None;
-    for (strategy, objective) in searches {
+    for (k, (strategy, objective)) in searches.iter().enumerate() {
+        // A run is found again by its label: a second search with the same strategy name and
+        // objective (other options) needs a label of its own, or it would take the first's
+        // run and its evaluations.
+        let same = searches[..k]
+            .iter()
+            .filter(|(s, o)| s.label() == strategy.label() && o == objective)
+            .count();
+        let label = match same {
+            0 => strategy.label(),
+            n => format!("{}#{}", strategy.label(), n + 1),
+        };
         let found = search_class(
-            t, class, members, start, &baseline, strategy, *objective, seed,
+            t, class, members, start, &baseline, strategy, &label, *objective, seed,
         )?;
         first.get_or_insert(found);
         if t.budget.exhausted() {
@@ -1042,12 +1058,12 @@ fn search_class(
     start: &Point,
     baseline: &Baseline,
     strategy: &search::Strategy,
+    label: &str,
     objective: Objective,
     seed: u64,
 ) -> Result<SearchResult> {
     let objective_name = objective.to_string();
-    let label = strategy.label();
-    let (run_id, recorded, _) = open_run(t, class, &label, &objective_name)?;
+    let (run_id, recorded, _) = open_run(t, class, label, &objective_name)?;
     let mut ev = ClassEvaluator::new(
         t,
         class,

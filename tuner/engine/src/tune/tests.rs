@@ -99,7 +99,15 @@ fn evaluate_in_run(
         .store
         .begin_run(t.campaign_id, class, label, "time", &serde_json::json!({}))
         .unwrap();
-    let mut ev = ClassEvaluator::new(t, class, members, run.id, 0, None, Some(Metric::Time));
+    let mut ev = ClassEvaluator::new(
+        t,
+        class,
+        members,
+        run.id,
+        evaluator::Recorded::default(),
+        None,
+        Some(Metric::Time),
+    );
     ev.evaluate(points).unwrap()
 }
 
@@ -114,6 +122,34 @@ fn assert_nothing_measured_twice(t: &Tuning) {
     for (key, n) in seen {
         assert_eq!(n, 1, "{key:?} measured {n} times");
     }
+}
+
+/// A resumed run that asks for other points, or the same in another order, records what is
+/// new and nothing twice (it skipped its first N evaluations, N the rows the run held, so the
+/// new points went unrecorded and export could not find the campaign's best).
+#[test]
+fn a_resumed_run_records_new_points_whatever_their_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut t, _) = tuning(tmp.path());
+    let run = t
+        .store
+        .begin_run(t.campaign_id, "c0", "test", "time", &serde_json::json!({}))
+        .unwrap();
+    let evaluate = |t: &mut Tuning, points: &[Point]| {
+        let recorded = evaluator::Recorded::of_run(&t.store, run.id).unwrap();
+        let mut ev =
+            ClassEvaluator::new(t, "c0", vec![0], run.id, recorded, None, Some(Metric::Time));
+        ev.evaluate(points).unwrap();
+    };
+    evaluate(&mut t, &[tabu(1), tabu(2)]);
+    // The resume: a new point first, then one the first run recorded.
+    evaluate(&mut t, &[tabu(4), tabu(1)]);
+    let rows = t.store.evaluations_of_run(run.id).unwrap();
+    let starts: Vec<String> = rows.iter().map(|e| e.point.to_string()).collect();
+    assert_eq!(rows.len(), 3, "{starts:?}");
+    assert!(starts.iter().any(|p| p.contains("starts=4")), "{starts:?}");
+    let seqs: Vec<u32> = rows.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [0, 1, 2]);
 }
 
 #[test]

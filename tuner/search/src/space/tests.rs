@@ -181,7 +181,10 @@ fn bad_constraints_are_errors() {
     assert!(e.contains("no valid point") && e.contains("a > 5"), "{e}");
     // A constraint on no parameter: not "all 0 combinations".
     let e = err(&format!("constraints = [\"false\"]\n{base}"));
-    assert!(e.contains("names no parameter") && !e.contains("all 0"), "{e}");
+    assert!(
+        e.contains("names no parameter") && !e.contains("all 0"),
+        "{e}"
+    );
     let e = err("[[param]]\nname = \"a\"\nkind = \"flag\"\nvalues = [1]\n");
     assert!(e.contains("no `flag` template"), "{e}");
     let e = err("[[param]]\nname = \"b\"\nkind = \"launch\"\nvalues = [1]\nwhen = \"a == 1\"\n[[param]]\nname = \"a\"\nkind = \"launch\"\nvalues = [1]\n");
