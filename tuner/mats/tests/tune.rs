@@ -1899,3 +1899,51 @@ b = ["tai20a"]"#,
         "{err}"
     );
 }
+
+/// A campaign whose search finished within its trial budget is not "stopped by its budget"
+/// because the final re-measure's trials took the count past the limit (export then warned
+/// that a finished campaign was unfinished); one the budget did cut short says so.
+#[test]
+fn only_a_budget_that_cut_work_short_stops_a_campaign() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = |trials: u32| {
+        format!(
+            r#"
+name = "fits"
+backend = "cpu"
+seed = 1
+objective = "gap@budget"
+
+[run]
+budget_s = 0.01
+seeds = 1
+
+[instances]
+paths = ["{data}/tai12a.dat"]
+
+[cpu]
+space = "{space}"
+baseline = {{ algorithm = "2opt", threads = 1, starts = 16 }}
+
+[cpu.overrides]
+constants = {{ max_threads = 1 }}
+
+[strategy]
+name = "exhaustive"
+
+[budget]
+trials = {trials}
+"#,
+            data = repo("data/qap").display(),
+            space = repo("spaces/qap-cpu.toml").display(),
+        )
+    };
+    // The space has 10 points on one instance and one seed: 10 trials, then the re-measure.
+    let path = write_campaign(tmp.path(), "fits", &body(10));
+    let summary = tune_json(&path, &tmp.path().join("fits"));
+    assert!(summary["new_trials"].as_u64().unwrap() > 10, "{summary}");
+    assert!(summary["stopped"].is_null(), "{summary}");
+    let path = write_campaign(tmp.path(), "cut", &body(5));
+    let summary = tune_json(&path, &tmp.path().join("cut"));
+    assert_eq!(summary["stopped"], "trial budget spent", "{summary}");
+}

@@ -1,6 +1,6 @@
 //! When a campaign stops: trials, wall time, cost per class, or the user.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,11 @@ pub struct Budget {
     /// Evaluations per run (class) allowed by `cost_percent`.
     pub per_run_evaluations: Option<u64>,
     pub new_trials: u64,
+    /// The trials the search measured (not the verification's): what `trials` limits.
+    search_trials: u64,
+    /// The limit that cut work short ([`Budget::mark_cut`]): 0 none, 1 trials, 2 wall time.
+    /// A limit merely reached when nothing was left to do cut nothing.
+    cut: AtomicU8,
     pub stop: Arc<AtomicBool>,
     /// Set for the final re-measure and the holdouts: they verify the search's answer and are
     /// not part of its budget (only Ctrl-C stops them).
@@ -41,6 +46,8 @@ impl Budget {
                 .cost_percent
                 .map(|p| ((p / 100.0 * config.production_runs as f64).floor() as u64).max(1)),
             new_trials: 0,
+            search_trials: 0,
+            cut: AtomicU8::new(0),
             stop,
         }
     }
@@ -54,9 +61,37 @@ impl Budget {
         if self.verifying {
             return self.stopped_by_user();
         }
-        self.stopped_by_user()
-            || self.max_trials.is_some_and(|m| self.new_trials >= m)
-            || self.wall.is_some_and(|w| self.started.elapsed() >= w)
+        self.stopped_by_user() || self.limit_reached() != 0
+    }
+
+    /// The limit the search has reached: 0 none, 1 trials, 2 wall time.
+    fn limit_reached(&self) -> u8 {
+        if self.max_trials.is_some_and(|m| self.search_trials >= m) {
+            1
+        } else if self.wall.is_some_and(|w| self.started.elapsed() >= w) {
+            2
+        } else {
+            0
+        }
+    }
+
+    /// A trial was started: the verification's count in `new_trials` only.
+    pub fn count_trial(&mut self) {
+        self.new_trials += 1;
+        if !self.verifying {
+            self.search_trials += 1;
+        }
+    }
+
+    /// Work was skipped because of the budget (a trial refused, a search or class not
+    /// started): the summary then says the campaign was stopped by that limit.
+    pub fn mark_cut(&self) {
+        if !self.verifying {
+            let limit = self.limit_reached();
+            if limit != 0 {
+                self.cut.store(limit, Ordering::SeqCst);
+            }
+        }
     }
 
     pub fn elapsed(&self) -> Duration {
@@ -67,16 +102,15 @@ impl Budget {
         self.max_trials
     }
 
-    /// Why the campaign stopped early, if it did.
+    /// Why the campaign stopped early, if it did: the user, or a limit that cut work short.
     pub fn reason(&self) -> Option<&'static str> {
         if self.stopped_by_user() {
-            Some(STOPPED_BY_USER)
-        } else if self.max_trials.is_some_and(|m| self.new_trials >= m) {
-            Some("trial budget spent")
-        } else if self.wall.is_some_and(|w| self.started.elapsed() >= w) {
-            Some("wall-time budget spent")
-        } else {
-            None
+            return Some(STOPPED_BY_USER);
+        }
+        match self.cut.load(Ordering::SeqCst) {
+            1 => Some("trial budget spent"),
+            2 => Some("wall-time budget spent"),
+            _ => None,
         }
     }
 }

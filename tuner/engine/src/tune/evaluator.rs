@@ -657,12 +657,15 @@ impl Evaluator for ClassEvaluator<'_> {
     }
 
     fn exhausted(&self) -> bool {
-        self.t.budget.exhausted()
-            || self
-                .t
-                .budget
-                .per_run_evaluations
-                .is_some_and(|limit| self.run_evaluations() >= limit)
+        // Asked by a strategy before it goes on: a yes cuts its search short.
+        if self.t.budget.exhausted() {
+            self.t.budget.mark_cut();
+            return true;
+        }
+        self.t
+            .budget
+            .per_run_evaluations
+            .is_some_and(|limit| self.run_evaluations() >= limit)
     }
 }
 

@@ -381,7 +381,7 @@ fn tune_phases(
     let mut baselines: BTreeMap<String, Baseline> = BTreeMap::new();
     // Per class, the winner of the last budget tuned: the next budget's search starts there.
     let mut previous: BTreeMap<String, Point> = BTreeMap::new();
-    for phase in phases {
+    for (number, phase) in phases.iter().enumerate() {
         t.set_phase(phase, campaign_mode);
         let named = |m: &ClassMembers| -> ClassMembers {
             m.iter()
@@ -400,7 +400,7 @@ fn tune_phases(
             }
         }
         t.prefetch(&first, "baselines")?;
-        for (class, members) in classes {
+        for (position, (class, members)) in classes.iter().enumerate() {
             let name = phase.class_name(class);
             let start = previous.get(class).unwrap_or(starts.baseline).clone();
             let (mut s, base) = tune_class(
@@ -422,6 +422,9 @@ fn tune_phases(
             }
             phase_summaries.push(s);
             if t.budget.exhausted() {
+                if position + 1 < classes.len() {
+                    t.budget.mark_cut(); // classes left unsearched
+                }
                 break;
             }
         }
@@ -482,6 +485,23 @@ fn tune_phases(
         }
         summaries.extend(phase_summaries);
         if t.budget.exhausted() || t.budget.stopped_by_user() {
+            let untuned: Vec<String> = phases[number + 1..]
+                .iter()
+                .filter_map(|p| p.budget_s.map(|b| format!("{b} s")))
+                .collect();
+            if !untuned.is_empty() {
+                t.budget.mark_cut();
+                let how = if t.budget.stopped_by_user() {
+                    "`--resume`"
+                } else {
+                    "`--resume` with a larger [budget]"
+                };
+                eprintln!(
+                    "note: the campaign stopped before the budget(s) {} were tuned; {how} \
+                     reaches them",
+                    untuned.join(", ")
+                );
+            }
             break;
         }
     }
@@ -862,6 +882,9 @@ fn tune_class(
         )?;
         first.get_or_insert(found);
         if t.budget.exhausted() {
+            if k + 1 < searches.len() {
+                t.budget.mark_cut(); // searches left unrun
+            }
             break;
         }
     }

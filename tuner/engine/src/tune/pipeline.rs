@@ -45,7 +45,7 @@ fn trial(
     let (result, busy_s) = measure(t);
     t.store
         .finish_trial(id, result.status, &result.measurement, &result.log)?;
-    t.budget.new_trials += 1;
+    t.budget.count_trial();
     t.clock.push(started, busy_s);
     t.progress.trial(&result);
     Ok(result)
@@ -60,6 +60,7 @@ fn run_cpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
     let mut out = Vec::with_capacity(jobs.len());
     for job in jobs {
         if t.budget.exhausted() {
+            t.budget.mark_cut();
             out.push(None);
             continue;
         }
@@ -141,6 +142,7 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
         let mut in_flight: InFlight = HashMap::new();
         for (k, (job, p)) in jobs.iter().zip(prepared).enumerate() {
             if t.budget.exhausted() {
+                t.budget.mark_cut();
                 break;
             }
             t.progress.set_label(label);
@@ -175,7 +177,7 @@ fn run_gpu(t: &mut Tuning, jobs: &[TrialJob], label: &str) -> Result<Vec<Option<
                 pool.name(slot),
             )?;
             // Counted when handed out, so the trial budget holds with several in flight.
-            t.budget.new_trials += 1;
+            t.budget.count_trial();
             in_flight.insert(k, (id, Instant::now(), compile));
             let inst = t.instances[job.instance].clone();
             pool.send(slot, k, (wj, inst))?;
