@@ -1947,3 +1947,58 @@ trials = {trials}
     let summary = tune_json(&path, &tmp.path().join("cut"));
     assert_eq!(summary["stopped"], "trial budget spent", "{summary}");
 }
+
+/// In a fixed-work campaign the holdouts are guarded like the fresh seeds: a role whose
+/// solutions are worse than the baseline's there by more than the margin is refused, not
+/// counted as the faster winner.
+#[test]
+fn holdouts_are_quality_guarded_in_fixed_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = format!(
+        r#"
+name = "held-guard"
+backend = "cpu"
+seed = 1
+objective = "time"
+
+[instances]
+paths = ["{data}/tai12a.dat"]
+holdout = ["{data}/tai20a.dat"]
+classes = {{ all = ["tai12a", "tai20a"] }}
+
+[cpu]
+space = "{space}"
+iterations = 40
+baseline = {{ algorithm = "tabu", threads = 1, starts = 16 }}
+default = {{ algorithm = "tabu", threads = 1, starts = 1 }}
+
+[cpu.overrides]
+constants = {{ max_threads = 1 }}
+[cpu.overrides.params.algorithm]
+values = ["tabu"]
+
+[quality]
+margin_percent = 0
+
+[strategy]
+name = "exhaustive"
+
+[measurement]
+warmup_runs = 0
+timed_runs = 1
+"#,
+        data = repo("data/qap").display(),
+        space = repo("spaces/qap-cpu.toml").display(),
+    );
+    let path = write_campaign(tmp.path(), "held-guard", &body);
+    let summary = tune_json(&path, &tmp.path().join("out"));
+    let h = &summary["classes"][0]["holdout"];
+    // 40 tabu iterations from one start against sixteen starts on tai20a, three seeds.
+    let rejected: Vec<&str> = h["rejected"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|r| r.as_str()).collect())
+        .unwrap_or_default();
+    assert!(rejected.contains(&"default"), "{h}");
+    assert!(h["values"]["default"].is_null(), "{h}");
+    assert_ne!(h["winner"], "default", "{h}");
+}

@@ -137,6 +137,8 @@ pub struct ClassEvaluator<'t> {
     /// best becomes every later point's reference), and so does a comparison of roles
     /// without a baseline (the holdouts), so that the roles share one reference.
     pub reference_from_trials: bool,
+    /// The search optimises a Pareto pair (`metric` is its first): never raced.
+    pub pareto: bool,
 }
 
 /// The aggregate of a point's trials on a class.
@@ -178,6 +180,14 @@ pub struct Evaluated {
 /// points; the search's guard and the final check's apply the same rule).
 pub fn beyond_margin(gap: f64, baseline_gap: f64, margin: f64) -> bool {
     gap > baseline_gap + margin + 1e-9
+}
+
+/// The pairs a raced candidate runs before its first comparison: `first_pairs` rounded up to
+/// whole rounds of seeds (pairs go seed by seed over the members), so a point is never judged
+/// on the instances listed first (a class's small ones, say) alone.
+pub fn first_stage(first_pairs: usize, members: usize, pairs: usize) -> usize {
+    let m = members.max(1);
+    (first_pairs.div_ceil(m) * m).min(pairs)
 }
 
 /// Mean and sample standard deviation.
@@ -237,6 +247,7 @@ impl<'t> ClassEvaluator<'t> {
             incomplete: false,
             guard: true,
             reference_from_trials: false,
+            pareto: false,
         }
     }
 
@@ -269,10 +280,13 @@ impl<'t> ClassEvaluator<'t> {
 
     fn evaluate_all(&mut self, points: &[Point], race: bool) -> Result<Vec<Evaluated>> {
         let pairs = self.pairs();
+        // A Pareto search is not raced: racing compares one metric, and would drop the
+        // frugal points with a somewhat worse gap that a power or energy cap looks for.
         let race = race
             && self.t.racing.enabled
             && self.t.mode != RunMode::FixedWork
             && self.metric.is_some()
+            && !self.pareto
             && self.incumbent.is_some();
         // Trials per (point, pair): from the store, or measured.
         let mut results: Vec<Vec<Option<TrialResult>>> =
@@ -297,7 +311,7 @@ impl<'t> ClassEvaluator<'t> {
         let mut alive = vec![true; points.len()];
         let mut raced = vec![false; points.len()];
         let mut end = if race {
-            self.t.racing.first_pairs.min(pairs.len())
+            first_stage(self.t.racing.first_pairs, self.members.len(), pairs.len())
         } else {
             pairs.len()
         };
@@ -700,7 +714,18 @@ impl TrialClock {
 
 #[cfg(test)]
 mod tests {
-    use super::{clearly_worse, mean_sd};
+    use super::{clearly_worse, first_stage, mean_sd};
+
+    /// Racing's first comparison sees every instance of the class (6 instances, 4 first
+    /// pairs: it judged points on the first 4 alone).
+    #[test]
+    fn the_first_race_stage_is_whole_rounds_of_seeds() {
+        assert_eq!(first_stage(4, 6, 18), 6);
+        assert_eq!(first_stage(4, 2, 10), 4);
+        assert_eq!(first_stage(5, 2, 10), 6);
+        assert_eq!(first_stage(4, 6, 3), 3);
+        assert_eq!(first_stage(4, 0, 0), 0);
+    }
 
     #[test]
     fn racing_drops_only_clearly_worse_candidates() {

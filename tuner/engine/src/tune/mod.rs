@@ -941,8 +941,9 @@ fn compare(
     if members.is_empty() || points.is_empty() {
         return Ok(None);
     }
-    // Where the search guarded quality (fixed work, a baseline given), so does the check.
-    let guarded = baseline.is_some() && t.mode == RunMode::FixedWork;
+    // Where the search guarded quality (fixed work), so does the check, on the fresh seeds and
+    // on the holdouts alike: the baseline role is measured beside the others.
+    let guarded = t.mode == RunMode::FixedWork && points.iter().any(|(r, _)| r == "baseline");
     let mut distinct: Vec<Point> = Vec::new();
     for (_, p) in points {
         if !distinct.contains(p) {
@@ -1096,6 +1097,7 @@ fn search_class(
         Some(baseline.clone()),
         Some(crate::campaign::metrics(objective)[0]),
     );
+    ev.pareto = matches!(objective, Objective::Pareto(..));
     let mut rng =
         <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ fxhash(class));
     let space = ev.t.space.clone();
@@ -1270,8 +1272,8 @@ fn cross_class(
             baselines.get(class).cloned(),
             Some(metric),
         );
-        use search::Evaluator;
-        ev.evaluate(&points)?;
+        // Never raced, and not held to a search's cost: these are measurements of answers.
+        ev.evaluate_interleaved(&points)?;
         let done = !ev.incomplete;
         drop(ev);
         if done {
