@@ -242,6 +242,7 @@ impl Builder {
             points,
             winner: None,
             rejected: Vec::new(),
+            failed: Vec::new(),
         };
         if let Some(run) = self.runs.last_mut() {
             run.options = json!({ "comparison": comparison, "metric": "time" });

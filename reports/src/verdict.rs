@@ -212,7 +212,21 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
             c.as_ref()
                 .is_some_and(|c| c.rejected.iter().any(|r| r == role))
         };
-        let verdict = if rejected_in(&fresh, "tuned") || rejected_in(&held, "tuned") {
+        let failed_in = |c: &Option<Comparison>, role: &str| {
+            c.as_ref()
+                .is_some_and(|c| c.failed.iter().any(|r| r == role))
+        };
+        let verdict = if failed_in(&fresh, "tuned") || failed_in(&held, "tuned") {
+            let where_ = if failed_in(&fresh, "tuned") {
+                "on fresh seeds"
+            } else {
+                "on the holdouts"
+            };
+            format!(
+                "keep the {reference}: the tuned point failed a trial {where_} (a crash, a \
+                 time-out or an invalid answer: see its trials)"
+            )
+        } else if rejected_in(&fresh, "tuned") || rejected_in(&held, "tuned") {
             format!(
                 "keep the {reference}: the tuned point fails the quality guard where it was \
                  re-measured (its gap above the baseline's by more than the margin)"
@@ -367,6 +381,7 @@ fn from_evaluations(
         points,
         winner: None,
         rejected: Vec::new(),
+        failed: Vec::new(),
     })
 }
 
@@ -584,7 +599,7 @@ mod tests {
                 points.insert(role.to_string(), point(p));
             }
             serde_json::json!({ "comparison": Comparison {
-                instances: vec!["x".into()], seeds: vec![1], values, points, winner: None, rejected: Vec::new(),
+                instances: vec!["x".into()], seeds: vec![1], values, points, winner: None, rejected: Vec::new(), failed: Vec::new(),
             }, "metric": "gap" })
         };
         let eval = |run_id, starts, gap| results::EvaluationRow {
@@ -648,6 +663,22 @@ mod tests {
             exports: Vec::new(),
             unfinished: None,
         }
+    }
+
+    /// A tuned point that failed a trial of the re-measure is said to have failed (the verdict
+    /// read as if the baseline had beaten it).
+    #[test]
+    fn a_failed_tuned_point_is_said_to_have_failed() {
+        let mut i = input();
+        i.runs[1].options["comparison"]["failed"] = serde_json::json!(["tuned"]);
+        i.runs[1].options["comparison"]["values"]["tuned"] = serde_json::Value::Null;
+        let v = class_verdicts(&i);
+        assert!(
+            v[0].verdict
+                .starts_with("keep the default: the tuned point failed a trial on fresh seeds"),
+            "{}",
+            v[0].verdict
+        );
     }
 
     /// A point the quality guard rejected in a re-measure is said to fail it (the verdict

@@ -198,6 +198,10 @@ pub struct Comparison {
     /// gap above the baseline's on the same pairs by more than the margin): no value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<String>,
+    /// Roles a trial of which failed (crashed, timed out, an invalid answer): no value, and
+    /// the winner is among the others because of it, not because they were better.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
 }
 
 impl Comparison {
@@ -355,6 +359,7 @@ mod tests {
             points: Default::default(),
             winner: Some(winner.into()),
             rejected: Vec::new(),
+            failed: Vec::new(),
         }
     }
 

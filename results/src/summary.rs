@@ -212,6 +212,15 @@ impl TuneSummary {
             .as_ref()
     }
 
+    /// Whether `role` failed a trial of a class's final re-measure.
+    pub fn final_role_failed(&self, class: &str, role: &str) -> bool {
+        self.classes
+            .iter()
+            .find(|c| c.class == class)
+            .and_then(|c| c.final_check.as_ref())
+            .is_some_and(|check| check.failed.iter().any(|r| r == role))
+    }
+
     /// The role ("baseline" or "default") and point that won a class's final re-measure,
     /// when it was not the search's own winner.
     pub fn verdict(&self, class: &str) -> Option<(String, Point)> {
@@ -263,6 +272,7 @@ mod tests {
                 .collect::<BTreeMap<_, _>>(),
             winner: None,
             rejected: Vec::new(),
+            failed: Vec::new(),
         };
         TuneSummary::of_classes(
             "c",

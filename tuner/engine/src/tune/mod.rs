@@ -973,8 +973,12 @@ fn compare(
         .and_then(|(_, p)| evaluated_as(p).gap_percent);
     let mut values = BTreeMap::new();
     let mut rejected = Vec::new();
+    let mut failed = Vec::new();
     for (role, p) in points {
         let e = evaluated_as(p);
+        if e.objectives.is_none() {
+            failed.push(role.clone());
+        }
         let worse = matches!((baseline_gap, e.gap_percent),
             (Some(b), Some(g)) if evaluator::beyond_margin(g, b, t.margin_percent));
         if guarded && worse {
@@ -1017,6 +1021,7 @@ fn compare(
         points: points.iter().cloned().collect(),
         winner,
         rejected,
+        failed,
     };
     // The report reads the verdict from the store (a merged or copied folder may have no
     // summary.json).

@@ -451,14 +451,23 @@ fn choose_bundles(
         &["time", "energy", "power"]
     };
     let verdict = source.summary.as_ref().and_then(|s| s.verdict(label));
+    let tuned_failed = source
+        .summary
+        .as_ref()
+        .is_some_and(|s| s.final_role_failed(label, "tuned"));
     let campaign_best = source.summary.as_ref().and_then(|s| s.best_point(label));
     let target_mode = matches!(source.settings.run, Some(results::RunMode::Target { .. }));
+    // The preference the campaign's own objective answers (its summary's best point and final
+    // verdict are about that one): an energy campaign's best is the energy bundle, not the
+    // quality one.
+    let own = primary_preference(source.settings.objectives.as_deref(), source.quality);
     let mut chosen = BTreeMap::new();
     for &prefer in prefers {
-        let primary = prefer == if source.quality { "quality" } else { "time" };
+        let primary = prefer == own;
         let verdict = Verdict {
             best: campaign_best.filter(|_| primary),
-            winner: verdict.as_ref(),
+            winner: verdict.as_ref().filter(|_| primary),
+            tuned_failed: tuned_failed && primary,
         };
         let Some((best, mut note)) = preferred(prefer, points, verdict, target_mode) else {
             continue;
@@ -578,6 +587,31 @@ fn print_index(index: &Index, bundles: usize, out: &Path) {
 struct Verdict<'a> {
     best: Option<&'a Point>,
     winner: Option<&'a (String, Point)>,
+    /// The search's best failed a trial of the final re-measure (the winner is another role
+    /// because the tuned one has no value, not because it lost).
+    tuned_failed: bool,
+}
+
+/// The export preference a campaign's objective answers: its first metric's (`gap` and time
+/// to a target: quality; energy; power; fixed-work time: time).
+fn primary_preference(objectives: Option<&str>, quality: bool) -> &'static str {
+    let first = objectives
+        .unwrap_or("")
+        .split_whitespace()
+        .next()
+        .unwrap_or("");
+    let metric = first
+        .strip_prefix("pareto:")
+        .unwrap_or(first)
+        .split(',')
+        .next()
+        .unwrap_or("");
+    match metric {
+        m if m.starts_with("energy") => "energy",
+        m if m.starts_with("power") => "power",
+        _ if quality => "quality",
+        _ => "time",
+    }
 }
 
 /// The point a class exports for `prefer` (`time`, `quality`, `energy` or `power`): the
@@ -608,23 +642,38 @@ fn preferred<'a>(
                 .unwrap_or(f64::MAX)
                 .total_cmp(&key(b).unwrap_or(f64::MAX))
         })?;
-    let searched = verdict
+    let recorded = verdict
         .best
         .and_then(|p| points.searched.get(p))
-        .filter(|m| key(m).is_some())
-        .unwrap_or(least);
-    match (verdict.winner, prefer) {
-        (Some((role, point)), "quality" | "time") if *point != searched.point => {
+        .filter(|m| key(m).is_some());
+    let searched = recorded.unwrap_or(least);
+    // The campaign's best without a row of its own (a store from before resumes recorded by
+    // point): said, since the point shipped is then another.
+    let missing = verdict.best.filter(|_| recorded.is_none()).map(|p| {
+        format!(
+            "the campaign's best ({p}) has no evaluation in the store; the search's best \
+             recorded ({}) is exported",
+            least.point
+        )
+    });
+    match verdict.winner {
+        Some((role, point)) if *point != searched.point => {
+            let why = if verdict.tuned_failed {
+                format!(
+                    "the search's best ({}) failed a trial of the final re-measure on fresh \
+                     seeds, so the {role} is exported",
+                    searched.point
+                )
+            } else {
+                format!(
+                    "the {role} won the final re-measure on fresh seeds against the search's \
+                     best ({}), so the {role} is exported",
+                    searched.point
+                )
+            };
             // A default the search never evaluated was measured by the re-measure itself.
             match points.searched.get(point).or(points.rechecked.get(point)) {
-                Some(m) => Some((
-                    m,
-                    Some(format!(
-                        "the {role} won the final re-measure on fresh seeds against the \
-                         search's best ({}), so the {role} is exported",
-                        searched.point
-                    )),
-                )),
+                Some(m) => Some((m, Some(why))),
                 None => Some((
                     searched,
                     Some(format!(
@@ -634,7 +683,7 @@ fn preferred<'a>(
                 )),
             }
         }
-        _ => Some((searched, None)),
+        _ => Some((searched, missing)),
     }
 }
 
@@ -776,6 +825,26 @@ mod tests {
         ms.iter().map(|m| (m.point.clone(), m.clone())).collect()
     }
 
+    /// The campaign's own objective decides which bundle its best and verdict go to: an
+    /// energy campaign's best was exported as the quality bundle.
+    #[test]
+    fn the_primary_preference_follows_the_campaigns_objective() {
+        assert_eq!(primary_preference(Some("gap"), true), "quality");
+        assert_eq!(primary_preference(Some("time"), true), "quality"); // time to target
+        assert_eq!(primary_preference(Some("energy"), true), "energy");
+        assert_eq!(
+            primary_preference(Some("pareto:gap,energy"), true),
+            "quality"
+        );
+        assert_eq!(
+            primary_preference(Some("pareto:energy,gap"), true),
+            "energy"
+        );
+        assert_eq!(primary_preference(Some("time"), false), "time");
+        assert_eq!(primary_preference(Some("power"), false), "power");
+        assert_eq!(primary_preference(None, false), "time");
+    }
+
     #[test]
     fn a_default_that_won_the_re_measure_is_exported_even_where_the_search_never_ran_it() {
         // The quickstart's dominance=high class on the CPU: the search's best (128 starts)
@@ -791,6 +860,7 @@ mod tests {
         let with_winner = Verdict {
             best: None,
             winner: Some(&verdict),
+            tuned_failed: false,
         };
         let (chosen, note) = preferred("quality", points, with_winner, false).expect("a point");
         assert_eq!(chosen.point, verdict.1);
@@ -799,6 +869,28 @@ mod tests {
             note.contains("the default won the final re-measure"),
             "{note}"
         );
+        // Where the tuned point failed a trial there, the note says that, not "won".
+        let failed = Verdict {
+            tuned_failed: true,
+            ..with_winner
+        };
+        let (_, note) = preferred("quality", points, failed, false).expect("a point");
+        let note = note.expect("a note says why");
+        assert!(
+            note.contains("failed a trial of the final re-measure"),
+            "{note}"
+        );
+        // The campaign's best without a row of its own: said, not silently replaced.
+        let gone = measured(64, 0.0).point;
+        let missing = Verdict {
+            best: Some(&gone),
+            ..Verdict::default()
+        };
+        let (chosen, note) = preferred("quality", points, missing, false).expect("a point");
+        assert_eq!(chosen.point, measured(128, 0.0).point);
+        assert!(note
+            .expect("a note")
+            .contains("has no evaluation in the store"));
 
         // Where the search ran the default too, its search values describe it.
         let searched_too = by_point(&[measured(128, 0.0), measured(1, 0.1)]);
@@ -844,7 +936,7 @@ mod tests {
         let campaign_best = measured(256, 0.0).point;
         let ended_on = Verdict {
             best: Some(&campaign_best),
-            winner: None,
+            ..Verdict::default()
         };
         let (chosen, note) = preferred("quality", points, ended_on, false).expect("a point");
         assert_eq!(chosen.point, campaign_best);
