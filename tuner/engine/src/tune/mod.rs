@@ -1149,6 +1149,11 @@ fn verify(
         let Some(members) = classes.get(&summary.class) else {
             continue;
         };
+        // A class the budget stopped before its search made an evaluation was never searched:
+        // nothing of it to verify (the verification is outside the budget).
+        if summary.evaluations == 0 {
+            continue;
+        }
         let metric = metric_of_label(&summary.metric);
         let tuned = summary
             .best_point
@@ -1260,10 +1265,9 @@ fn cross_class(
         .collect();
     t.prefetch(&work, "cross-class")?;
     for (class, members) in classes {
-        let (run_id, recorded, ended) = open_run(t, class, "cross-class", metric.name())?;
-        if ended {
-            continue;
-        }
+        // Also where an earlier run ended it: a resume may have changed a class's best, and
+        // the points measured before come from the store (their rows are not repeated).
+        let (run_id, recorded, _) = open_run(t, class, "cross-class", metric.name())?;
         // Two classes may have tuned the same point: it is evaluated here once.
         let points = others(class);
         let mut ev = ClassEvaluator::new(

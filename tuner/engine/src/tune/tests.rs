@@ -205,10 +205,28 @@ fn the_cross_class_step_reuses_the_stores_trials() {
         let new: u32 = evaluations.iter().map(|e| e.new_trials).sum();
         assert_eq!(new, if run.class == "c0" { 0 } else { 2 }, "{run:?}");
     }
-    // Run again (a resume): every cross-class run is finished, nothing is measured.
+    // Run again (a resume): every point comes from the store, nothing is measured and no
+    // row is repeated.
     let again = t.budget.new_trials;
+    let rows = |t: &Tuning| t.store.evaluations(t.campaign_id).unwrap().len();
+    let rows_before = rows(&t);
     cross_class(&mut t, &classes, &bests, &BTreeMap::new(), Metric::Time).unwrap();
     assert_eq!(t.budget.new_trials, again);
+    assert_eq!(rows(&t), rows_before);
+    // A resume that changed c0's best measures it on the other classes (it kept the old
+    // bests' run, ended, and never measured the new one).
+    let mut changed = bests.clone();
+    changed.insert("c0".into(), tabu(4));
+    cross_class(&mut t, &classes, &changed, &BTreeMap::new(), Metric::Time).unwrap();
+    let c1 = cross.iter().find(|r| r.class == "c1").unwrap();
+    let points: Vec<String> = t
+        .store
+        .evaluations_of_run(c1.id)
+        .unwrap()
+        .iter()
+        .map(|e| e.point.to_string())
+        .collect();
+    assert!(points.iter().any(|p| p.contains("starts=4")), "{points:?}");
 }
 
 #[test]
