@@ -626,6 +626,40 @@ fn tune_until_trials(path: &Path, out: &Path, trials: usize) -> std::process::Ch
     }
 }
 
+/// A CPU `gap@budget` campaign over QAP instances with the qap-cpu space on one thread and a
+/// 2-opt baseline of 16 starts: `run`, `instances`, `cpu` (beside the space and baseline) and
+/// `rest` (strategy, budget...) are TOML lines. `{data}` in them is the repository's
+/// data/qap folder.
+fn gap_campaign(name: &str, run: &str, instances: &str, cpu: &str, rest: &str) -> String {
+    let data = repo("data/qap").display().to_string();
+    format!(
+        r#"
+name = "{name}"
+backend = "cpu"
+seed = 1
+objective = "gap@budget"
+
+[run]
+{run}
+
+[instances]
+{instances}
+
+[cpu]
+space = "{space}"
+baseline = {{ algorithm = "2opt", threads = 1, starts = 16 }}
+{cpu}
+
+[cpu.overrides]
+constants = {{ max_threads = 1 }}
+
+{rest}
+"#,
+        instances = instances.replace("{data}", &data),
+        space = repo("spaces/qap-cpu.toml").display(),
+    )
+}
+
 /// `mats tune CAMPAIGN --out OUT --quiet --json`: the summary.
 fn tune_json(campaign: &Path, out: &Path) -> serde_json::Value {
     let args = [
@@ -1644,35 +1678,13 @@ fn reads_without_write_access(tmp: &Path, out: &Path) {
 fn the_baseline_gap_without_a_best_known_value_is_the_searchs() {
     let tmp = tempfile::tempdir().unwrap();
     common::edited_qap("tai12a", &tmp.path().join("private12.dat"));
-    let body = format!(
-        r#"
-name = "private"
-backend = "cpu"
-seed = 1
-objective = "gap@budget"
-
-[run]
-budget_s = 0.02
-seeds = 4
-
-[instances]
-paths = ["{dir}/private12.dat"]
-
-[cpu]
-space = "{space}"
-baseline = {{ algorithm = "2opt", threads = 1, starts = 16 }}
-
-[cpu.overrides]
-constants = {{ max_threads = 1 }}
-
-[strategy]
-name = "hill-climbing"
-
-[budget]
-trials = 12
-"#,
-        dir = tmp.path().display(),
-        space = repo("spaces/qap-cpu.toml").display(),
+    let dir = tmp.path().display();
+    let body = gap_campaign(
+        "private",
+        "budget_s = 0.02\nseeds = 4",
+        &format!("paths = [\"{dir}/private12.dat\"]"),
+        "",
+        "[strategy]\nname = \"hill-climbing\"\n\n[budget]\ntrials = 12",
     );
     let path = write_campaign(tmp.path(), "private", &body);
     let out = tmp.path().join("out");
@@ -1704,39 +1716,16 @@ trials = 12
 fn holdout_roles_without_a_best_known_value_share_one_reference() {
     let tmp = tempfile::tempdir().unwrap();
     common::edited_qap("tai20a", &tmp.path().join("private20.dat"));
-    let body = format!(
-        r#"
-name = "private-holdout"
-backend = "cpu"
-seed = 1
-objective = "gap@budget"
-
-[run]
-budget_s = 0.05
-seeds = 3
-
-[instances]
-paths = ["{data}/tai12a.dat"]
-holdout = ["{dir}/private20.dat"]
-classes = {{ small = ["tai12a", "private20"] }}
-
-[cpu]
-space = "{space}"
-baseline = {{ algorithm = "2opt", threads = 1, starts = 16 }}
-default = {{ algorithm = "tabu", threads = 1, starts = 1 }}
-
-[cpu.overrides]
-constants = {{ max_threads = 1 }}
-
-[strategy]
-name = "hill-climbing"
-
-[budget]
-trials = 6
-"#,
-        data = repo("data/qap").display(),
-        dir = tmp.path().display(),
-        space = repo("spaces/qap-cpu.toml").display(),
+    let dir = tmp.path().display();
+    let body = gap_campaign(
+        "private-holdout",
+        "budget_s = 0.05\nseeds = 3",
+        &format!(
+            "paths = [\"{{data}}/tai12a.dat\"]\nholdout = [\"{dir}/private20.dat\"]\n\
+             classes = {{ small = [\"tai12a\", \"private20\"] }}"
+        ),
+        "default = { algorithm = \"tabu\", threads = 1, starts = 1 }",
+        "[strategy]\nname = \"hill-climbing\"\n\n[budget]\ntrials = 6",
     );
     let path = write_campaign(tmp.path(), "private-holdout", &body);
     let out = tmp.path().join("out");
@@ -1907,35 +1896,12 @@ b = ["tai20a"]"#,
 fn only_a_budget_that_cut_work_short_stops_a_campaign() {
     let tmp = tempfile::tempdir().unwrap();
     let body = |trials: u32| {
-        format!(
-            r#"
-name = "fits"
-backend = "cpu"
-seed = 1
-objective = "gap@budget"
-
-[run]
-budget_s = 0.01
-seeds = 1
-
-[instances]
-paths = ["{data}/tai12a.dat"]
-
-[cpu]
-space = "{space}"
-baseline = {{ algorithm = "2opt", threads = 1, starts = 16 }}
-
-[cpu.overrides]
-constants = {{ max_threads = 1 }}
-
-[strategy]
-name = "exhaustive"
-
-[budget]
-trials = {trials}
-"#,
-            data = repo("data/qap").display(),
-            space = repo("spaces/qap-cpu.toml").display(),
+        gap_campaign(
+            "fits",
+            "budget_s = 0.01\nseeds = 1",
+            "paths = [\"{data}/tai12a.dat\"]",
+            "",
+            &format!("[strategy]\nname = \"exhaustive\"\n\n[budget]\ntrials = {trials}"),
         )
     };
     // The space has 10 points on one instance and one seed: 10 trials, then the re-measure.
