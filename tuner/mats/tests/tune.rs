@@ -1793,9 +1793,16 @@ trials = 4
     let path = write_campaign(tmp.path(), "table", &body("table", 10));
     let out = tmp.path().join("out");
     tune_json(&path, &out);
-    let trials: serde_json::Value =
+    let all: serde_json::Value =
         serde_json::from_str(&ok(&["results", path_str(&out), "--json"])).unwrap();
-    let trials = trials["trials"].as_array().unwrap();
+    // The CPU's own measurement settings, not the GPU's defaults (energy window, sampling).
+    let measurement = &all["campaign"]["settings"]["measurement"];
+    assert!(measurement["timed_runs"].is_u64(), "{measurement}");
+    assert!(
+        measurement.get("energy_window_s").is_none(),
+        "{measurement}"
+    );
+    let trials = all["trials"].as_array().unwrap();
     assert!(!trials.is_empty());
     assert!(trials.iter().all(|t| t["class"] == "small"), "{trials:?}");
     let report = tmp.path().join("report");

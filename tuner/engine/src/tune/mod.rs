@@ -622,7 +622,15 @@ fn campaign_settings(
         default: setup.default_point.clone(),
         parameters: Some(parameters(&setup.space)),
         quality_margin_percent: Some(plan.margin_percent),
-        measurement: serde_json::to_value(&plan.measurement).ok(),
+        // What the trials were measured with: on the CPU its own warm-up and timed runs (the
+        // report showed the GPU's defaults, energy window and power sampling included).
+        measurement: match backend {
+            Backend::Cpu(s) => Some(serde_json::json!({
+                "warmup_runs": s.warmup_runs,
+                "timed_runs": s.timed_runs,
+            })),
+            Backend::Gpu { .. } => serde_json::to_value(&plan.measurement).ok(),
+        },
         seed: Some(plan.seed),
         space: Some(setup.space_path.display().to_string()),
         campaign_file: Some(
