@@ -37,6 +37,14 @@ impl Metric {
         let head = t.split(['@', '-']).next().unwrap_or(t);
         Metric::ALL.into_iter().find(|m| m.name() == head)
     }
+
+    /// The first metric of an objective label: its own (`gap@budget`), or the first of a
+    /// Pareto pair (`pareto:energy,gap` -> energy), the one its single best is of.
+    pub fn first_of(objective: &str) -> Option<Metric> {
+        let o = objective.trim();
+        let list = o.strip_prefix("pareto:").unwrap_or(o);
+        Metric::parse(list.split(',').next().unwrap_or(list))
+    }
 }
 
 impl std::fmt::Display for Metric {
@@ -58,6 +66,9 @@ mod tests {
         }
         assert_eq!(Metric::parse("gap@budget"), Some(Metric::Gap));
         assert_eq!(Metric::parse("energy-to-target"), Some(Metric::Energy));
+        assert_eq!(Metric::first_of("pareto:energy,gap"), Some(Metric::Energy));
+        assert_eq!(Metric::first_of("gap@budget"), Some(Metric::Gap));
+        assert_eq!(Metric::first_of("speed"), None);
         assert_eq!(Metric::parse("speed"), None);
     }
 }

@@ -853,20 +853,22 @@ impl Store {
         if finished.is_some() {
             return Ok(finished);
         }
+        // The trial's key and the marker of trials a user's stop interrupted (not crashes).
+        let crashed: [&dyn rusqlite::ToSql; 6] = [
+            &campaign_id,
+            &point_id,
+            &instance_id,
+            &device,
+            &seed,
+            &INTERRUPTED_LOG,
+        ];
         let crashes: i64 = self
             .conn
             .query_row(
                 "SELECT count(*) FROM trials
                  WHERE campaign_id = ?1 AND point_id = ?2 AND instance_id = ?3 AND device = ?4
                    AND seed = ?5 AND status = 'crashed' AND instr(log, ?6) = 0",
-                params![
-                    campaign_id,
-                    point_id,
-                    instance_id,
-                    device,
-                    seed,
-                    INTERRUPTED_LOG
-                ],
+                &crashed[..],
                 |r| r.get(0),
             )
             .map_err(|e| self.err("read cached trial", e))?;
@@ -879,14 +881,7 @@ impl Store {
                     "{base} AND t.status = 'crashed' AND instr(t.log, ?6) = 0
                      ORDER BY t.attempt DESC LIMIT 1"
                 ),
-                params![
-                    campaign_id,
-                    point_id,
-                    instance_id,
-                    device,
-                    seed,
-                    INTERRUPTED_LOG
-                ],
+                &crashed[..],
                 trial_from_row,
             )
             .optional()

@@ -91,12 +91,11 @@ fn read_store(path: &Path) -> Option<Progress> {
 /// What a best value is of: the run's objective, or for a Pareto search (`pareto:gap,energy`)
 /// the first of its pair, which is the value shown (a front has no single best).
 fn best_label(objective: String) -> String {
-    match objective.strip_prefix("pareto:") {
-        Some(pair) => {
-            let first = pair.split(',').next().unwrap_or(pair);
+    match results::Metric::first_of(&objective) {
+        Some(first) if objective.starts_with("pareto:") => {
             format!("{first} (first of {objective})")
         }
-        None => objective,
+        _ => objective,
     }
 }
 

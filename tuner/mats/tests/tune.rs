@@ -427,6 +427,18 @@ fn campaign_errors_name_the_key_and_line() {
         );
     }
 
+    // `iterations` beside a budget is ignored: said once (it was said once per reading of the
+    // run mode, four times for one --check).
+    let path = write_campaign(tmp.path(), "iters", &budget(""));
+    let out = mats(&["tune", path.to_str().unwrap(), "--check"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.matches("`cpu.iterations`: ignored").count(),
+        1,
+        "{stderr}"
+    );
+
     // A float where the space has integers: quoted as written, with the domain.
     let float = good.replace("threads = 1, starts = 2", "threads = 1.0, starts = 2");
     let path = write_campaign(tmp.path(), "float", &float);

@@ -611,33 +611,40 @@ impl CampaignFile {
         }
         self.searches()?;
         let mode = self.run_mode()?;
+        if mode != RunMode::FixedWork {
+            // Checked here, once per campaign file read (the run mode is asked for often). A
+            // warning, not an error: campaigns written before this check have it, and
+            // removing it would change their settings, so `--resume` would refuse them.
+            for (table, setup) in [("cpu", &c.cpu), ("gpu", &c.gpu)] {
+                if setup.as_ref().is_some_and(|s| s.iterations.is_some()) {
+                    eprintln!(
+                        "warning: {:#}",
+                        self.error_at(
+                            &format!("{table}.iterations"),
+                            "ignored: a run at a budget or to a target ends by its clock or its \
+                             target (iterations belong to the fixed-work objectives time, power \
+                             and energy)"
+                        )
+                    );
+                }
+            }
+        }
         // A fixed-work power or energy objective reads NVML over the energy window; without
         // one no point has the value, and every point fails.
         let window = c.measurement.as_ref().map(|m| m.energy_window_s);
         if mode == RunMode::FixedWork && window == Some(0.0) {
-            let mut objectives = vec![("objective".to_string(), &c.objective)];
-            for k in 0..c.search.len() {
-                let (objective, key) = self.search_objective(k);
-                objectives.push((key, objective));
-            }
-            for (key, objective) in objectives {
-                use search::{Metric, Objective};
-                let uses_power = match self.objective_of(objective, &key)?.0 {
-                    Objective::Power | Objective::Energy => true,
-                    Objective::Pareto(a, b) => [a, b]
-                        .iter()
-                        .any(|m| matches!(m, Metric::Power | Metric::Energy)),
-                    _ => false,
-                };
-                if uses_power {
-                    return Err(self.error_at(
-                        "measurement.energy_window_s",
-                        format!(
-                            "`{key}` measures power or energy over the energy window, and a \
-                             window of 0 s measures none; give it at least 1 s"
-                        ),
-                    ));
-                }
+            use search::{Metric, Objective};
+            let uses_power = |m: &Metric| matches!(m, Metric::Power | Metric::Energy);
+            let needs_window = self.searches()?.iter().any(|(_, o)| match *o {
+                Objective::Pareto(a, b) => uses_power(&a) || uses_power(&b),
+                o => o.metric().is_some_and(|m| uses_power(&m)),
+            });
+            if needs_window {
+                return Err(self.error_at(
+                    "measurement.energy_window_s",
+                    "a power or energy objective is measured over the energy window, and a \
+                     window of 0 s measures none; give it at least 1 s",
+                ));
             }
         }
         if c.racing.first_pairs == 0 {
@@ -792,24 +799,6 @@ impl CampaignFile {
                 "gap@budget or energy@budget",
             )],
         };
-        if kind != ObjectiveKind::FixedWork {
-            // A warning, not an error: campaigns written before this check have it, and
-            // removing it would change their settings, so `--resume` would refuse them.
-            let c = &self.config;
-            for (table, setup) in [("cpu", &c.cpu), ("gpu", &c.gpu)] {
-                if setup.as_ref().is_some_and(|s| s.iterations.is_some()) {
-                    eprintln!(
-                        "warning: {:#}",
-                        self.error_at(
-                            &format!("{table}.iterations"),
-                            "ignored: a run at a budget or to a target ends by its clock or its \
-                             target (iterations belong to the fixed-work objectives time, power \
-                             and energy)"
-                        )
-                    );
-                }
-            }
-        }
         if let Some((key, _, owner)) = foreign.iter().find(|(_, set, _)| *set) {
             let this = match kind {
                 ObjectiveKind::FixedWork => {

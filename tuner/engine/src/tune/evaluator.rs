@@ -527,14 +527,14 @@ impl<'t> ClassEvaluator<'t> {
     }
 
     /// Gap in percent to the best known value, or where none is known to the baseline's best
-    /// objective on that instance.
-    fn gap_of(&self, m: &Measurement, mi: usize, own_best: Option<i64>) -> Option<f64> {
+    /// objective on that instance, else to `from_trials` ([`Self::reference_of`]).
+    fn gap_of(&self, m: &Measurement, mi: usize, from_trials: Option<i64>) -> Option<f64> {
         let objective = m.objective?;
         let reference = self.t.instances[self.members[mi]]
             .record
             .best_known
             .or_else(|| self.baseline.as_ref().and_then(|b| b.objectives[mi]))
-            .or(own_best)
+            .or(from_trials)
             .unwrap_or(objective);
         // A reference of 0 (a baseline that found 0 where nothing is known) gives no
         // percentage: only 0 itself matches it; anything else is no gap, not a gap of 0.

@@ -469,18 +469,9 @@ fn tune_phases(
             })
             .collect();
         if !unreached.is_empty() {
-            // A user's stop is not the budget's doing: a plain resume reaches them.
-            let (why, how) = if t.budget.stopped_by_user() {
-                ("the campaign was stopped", "`--resume`")
-            } else {
-                (
-                    "the campaign's budget ended",
-                    "`--resume` with a larger [budget]",
-                )
-            };
-            eprintln!(
-                "note: {why} before class(es) {} were searched; {how} reaches them",
-                unreached.join(", ")
+            left_out(
+                &t.budget,
+                &format!("class(es) {} were searched", unreached.join(", ")),
             );
         }
         summaries.extend(phase_summaries);
@@ -491,21 +482,29 @@ fn tune_phases(
                 .collect();
             if !untuned.is_empty() {
                 t.budget.mark_cut();
-                let how = if t.budget.stopped_by_user() {
-                    "`--resume`"
-                } else {
-                    "`--resume` with a larger [budget]"
-                };
-                eprintln!(
-                    "note: the campaign stopped before the budget(s) {} were tuned; {how} \
-                     reaches them",
-                    untuned.join(", ")
+                left_out(
+                    &t.budget,
+                    &format!("the budget(s) {} were tuned", untuned.join(", ")),
                 );
             }
             break;
         }
     }
     Ok((summaries, baselines))
+}
+
+/// Says what the campaign stopped before (`what`: "class(es) ... were searched") and how to
+/// reach it: a user's stop is not the budget's doing, so a plain resume reaches it.
+fn left_out(budget: &Budget, what: &str) {
+    let (why, how) = if budget.stopped_by_user() {
+        ("the campaign was stopped", "`--resume`")
+    } else {
+        (
+            "the campaign's budget ended",
+            "`--resume` with a larger [budget]",
+        )
+    };
+    eprintln!("note: {why} before {what}; {how} reaches them");
 }
 
 /// The campaign's `summary.json`: per class what the searches found and the verdicts, and

@@ -595,20 +595,11 @@ struct Verdict<'a> {
 /// The export preference a campaign's objective answers: its first metric's (`gap` and time
 /// to a target: quality; energy; power; fixed-work time: time).
 fn primary_preference(objectives: Option<&str>, quality: bool) -> &'static str {
-    let first = objectives
-        .unwrap_or("")
-        .split_whitespace()
-        .next()
-        .unwrap_or("");
-    let metric = first
-        .strip_prefix("pareto:")
-        .unwrap_or(first)
-        .split(',')
-        .next()
-        .unwrap_or("");
-    match metric {
-        m if m.starts_with("energy") => "energy",
-        m if m.starts_with("power") => "power",
+    // The objectives label lists the searches' objectives; the first is the campaign's own.
+    let first = objectives.and_then(|o| o.split_whitespace().next());
+    match first.and_then(results::Metric::first_of) {
+        Some(results::Metric::Energy) => "energy",
+        Some(results::Metric::Power) => "power",
         _ if quality => "quality",
         _ => "time",
     }
