@@ -316,17 +316,7 @@ fn answer(text: &str, graphs: &[hwsw::Instance]) -> Result<(String, Row)> {
             graphs.len()
         )
     })?;
-    let solution = report["solution"]
-        .as_array()
-        .ok_or_else(|| anyhow!("has no `solution` array"))?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            v.as_u64()
-                .map(|v| v as usize)
-                .ok_or_else(|| anyhow!("solution entry {i} is {v}, not 0 or 1"))
-        })
-        .collect::<Result<Vec<usize>>>()?;
+    let solution = super::score::answer_solution(&report)?;
     let value = graph
         .objective(&solution)
         .map_err(|e| anyhow!("its solution of {name} {e}"))?;

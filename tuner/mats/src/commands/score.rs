@@ -178,25 +178,13 @@ struct SolveAnswer {
     objective: Option<i64>,
 }
 
-/// A `mats solve --json` answer (text starting with `{`): its `solution` (as written: 1-based
-/// permutations, a HW/SW 0/1 vector) and stated `objective`, after checking that it answers
-/// the instance named `instance`; None for text that is not JSON.
-fn solve_answer(text: &str, instance: &str) -> Result<Option<SolveAnswer>> {
-    let body = text.trim_start_matches('\u{feff}').trim_start();
-    if !body.starts_with('{') {
-        return Ok(None);
-    }
-    let value: serde_json::Value =
-        serde_json::from_str(body).context("starts with `{` but is not valid JSON")?;
-    let Some(values) = value.get("solution").and_then(|s| s.as_array()) else {
+/// The `solution` array of a `mats solve --json` answer, as written (1-based permutations, a
+/// HW/SW 0/1 vector).
+pub(super) fn answer_solution(report: &serde_json::Value) -> Result<Vec<usize>> {
+    let Some(values) = report.get("solution").and_then(|s| s.as_array()) else {
         bail!("is a JSON object without a `solution` array (a `mats solve --json` answer has one)");
     };
-    if let Some(name) = value.get("instance").and_then(|n| n.as_str()) {
-        if name != instance {
-            bail!("answers instance {name}, not {instance}");
-        }
-    }
-    let solution = values
+    values
         .iter()
         .enumerate()
         .map(|(i, v)| {
@@ -209,7 +197,25 @@ fn solve_answer(text: &str, instance: &str) -> Result<Option<SolveAnswer>> {
                     )
                 })
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect()
+}
+
+/// A `mats solve --json` answer (text starting with `{`): its `solution` (as written: 1-based
+/// permutations, a HW/SW 0/1 vector) and stated `objective`, after checking that it answers
+/// the instance named `instance`; None for text that is not JSON.
+fn solve_answer(text: &str, instance: &str) -> Result<Option<SolveAnswer>> {
+    let body = text.trim_start_matches('\u{feff}').trim_start();
+    if !body.starts_with('{') {
+        return Ok(None);
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(body).context("starts with `{` but is not valid JSON")?;
+    let solution = answer_solution(&value)?;
+    if let Some(name) = value.get("instance").and_then(|n| n.as_str()) {
+        if name != instance {
+            bail!("answers instance {name}, not {instance}");
+        }
+    }
     if solution.is_empty() {
         bail!("holds no values");
     }
