@@ -72,26 +72,14 @@ impl Lookup {
 /// little-endian i64): what `data/bks.csv` records per QAPLIB instance, so that a generated
 /// or edited instance saved under a QAPLIB name is not given that instance's value.
 pub fn qap_fingerprint(i: &crate::qap::Instance) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |v: i64| {
-        for byte in v.to_le_bytes() {
-            h ^= u64::from(byte);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
     let n = i.n();
-    eat(n as i64);
-    for r in 0..n {
-        for c in 0..n {
-            eat(i.a(r, c));
-        }
-    }
-    for r in 0..n {
-        for c in 0..n {
-            eat(i.b(r, c));
-        }
-    }
-    h
+    let cells = |m: fn(&crate::qap::Instance, usize, usize) -> i64| {
+        (0..n).flat_map(move |r| (0..n).map(move |c| m(i, r, c)))
+    };
+    let values = std::iter::once(n as i64)
+        .chain(cells(crate::qap::Instance::a))
+        .chain(cells(crate::qap::Instance::b));
+    crate::fnv::fnv1a(values.flat_map(i64::to_le_bytes))
 }
 
 /// The sizes a table row can state for an instance: (n, m).

@@ -9,6 +9,7 @@ pub mod bks;
 pub mod error;
 pub mod exact;
 pub mod family;
+pub mod fnv;
 pub mod gpu;
 pub mod hwsw;
 pub mod limits;

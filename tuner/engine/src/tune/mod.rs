@@ -1301,9 +1301,7 @@ fn cross_class(
 
 /// A stable small hash of a class name (so each class's search has its own random stream).
 fn fxhash(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    })
+    solvers::fnv::fnv1a(text.bytes())
 }
 
 /// The campaign's GPUs, each with its measuring worker and device lock, and the compile pool

@@ -42,18 +42,17 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     let created = !args.out.exists();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create the output folder {}", args.out.display()))?;
-    let lock = results::FolderLock::acquire(&args.out);
-    let merged = lock
-        .as_ref()
-        .map_err(|e| anyhow::anyhow!("{e:#}"))
-        .and_then(|_| merge_stores(args));
-    let (total, per_dir) = match merged {
+    // Held while the summary is written too.
+    let merged = results::FolderLock::acquire(&args.out)
+        .map_err(anyhow::Error::from)
+        .and_then(|lock| Ok((lock, merge_stores(args)?)));
+    let (_lock, (total, per_dir)) = match merged {
         Ok(m) => m,
         Err(e) => {
             if created {
                 // A refused merge (another campaign file, a conflict) leaves no folder behind
-                // that looks like an output: only the lock was ever written into it.
-                drop(lock);
+                // that looks like an output: only the lock was ever written into it (the
+                // lock itself is released by now).
                 let _ = std::fs::remove_file(args.out.join(results::lock::LOCK_FILE));
                 let _ = std::fs::remove_dir(&args.out);
             }

@@ -96,19 +96,7 @@ fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<()> {
     use std::io::Write;
     match path {
         Some(path) => {
-            // `mats results RUN -o RUN/results.sqlite` would replace the store with its own
-            // CSV: no output of mats is a database, so one is never overwritten.
-            let mut head = [0u8; 16];
-            let database = std::fs::File::open(path)
-                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-                .is_ok_and(|()| &head == b"SQLite format 3\0");
-            if database {
-                anyhow::bail!(
-                    "{} is an SQLite database (a campaign's results store?); mats does not \
-                     overwrite it with its output: name another file",
-                    path.display()
-                );
-            }
+            refuse_database(path)?;
             std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
         }
         // Flushed here, so that a full disk is reported (the flush at exit drops errors);
@@ -122,6 +110,23 @@ fn write_output(path: Option<&std::path::Path>, text: &str) -> Result<()> {
     }
 }
 
+/// `mats results RUN -o RUN/results.sqlite` would replace the store with its own CSV: no
+/// output of mats is a database, so one is never overwritten.
+fn refuse_database(path: &std::path::Path) -> Result<()> {
+    let mut head = [0u8; 16];
+    let database = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| &head == b"SQLite format 3\0");
+    if database {
+        anyhow::bail!(
+            "{} is an SQLite database (a campaign's results store?); mats does not overwrite it \
+             with its output: name another file",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Fails now, naming the flag, where `path` could not be written at the end (its folder is
 /// missing or it is a folder): a benchmark must not measure for minutes and then lose it all.
 fn check_output(flag: &str, path: Option<&std::path::Path>) -> Result<()> {
@@ -131,6 +136,8 @@ fn check_output(flag: &str, path: Option<&std::path::Path>) -> Result<()> {
     if path.is_dir() {
         anyhow::bail!("{flag} {}: is a folder, not a file", path.display());
     }
+    // Before a benchmark measures, not after.
+    refuse_database(path)?;
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
