@@ -1350,9 +1350,12 @@ fn a_campaign_whose_stderr_is_a_log_writes_progress_lines() {
 
 #[test]
 fn the_final_check_guards_quality_against_the_baseline_on_the_same_seeds() {
-    // 2opt on tai20a: the baseline's gap on the fresh seeds (2.77%) is above its gap on the
-    // search's seeds (2.23%) by more than the margin; a guard against the search's figure
-    // refused the baseline itself ("baseline failed, tuned failed").
+    // 2opt on tai20a: the baseline's gap on the fresh seeds is above its gap on the search's
+    // seeds by more than the margin; a guard against the search's figure refused the baseline
+    // itself ("baseline failed, tuned failed"). The baseline runs 64 starts; 16 and 32 starts
+    // reach its gap on the search's seed in a quarter and half of the work, so the search
+    // picks one of them whatever the machine's load (a baseline of the least work, beside
+    // points differing only in threads, was kept on a loaded one-core CI machine).
     let tmp = tempfile::tempdir().unwrap();
     let body = format!(
         r#"
@@ -1366,10 +1369,10 @@ paths = ["{data}/tai20a.dat"]
 
 [cpu]
 space = "{space}"
-baseline = {{ algorithm = "2opt", threads = 1, starts = 16 }}
+baseline = {{ algorithm = "2opt", threads = 1, starts = 64 }}
 
 [cpu.overrides]
-constants = {{ max_threads = 2 }}
+constants = {{ max_threads = 1 }}
 [cpu.overrides.params.algorithm]
 values = ["2opt"]
 
@@ -1381,8 +1384,7 @@ name = "exhaustive"
     );
     let path = write_campaign(tmp.path(), "guarded", &body);
     let out = tmp.path().join("out");
-    // The search picks by measured time, so on a loaded machine it may keep the baseline
-    // (then nothing is re-measured); a few fresh runs find one that re-measures.
+    // The search picks by measured time: a few fresh runs guard against one freak timing.
     let mut check = serde_json::Value::Null;
     for _ in 0..5 {
         let summary: serde_json::Value = serde_json::from_str(&ok(&[
@@ -1402,7 +1404,7 @@ name = "exhaustive"
     }
     assert!(
         !check.is_null(),
-        "five searches kept the baseline: nothing re-measured"
+        "five searches kept the baseline (64 starts) over 16 or 32: nothing re-measured"
     );
     assert!(check["values"]["baseline"]["mean"].is_f64(), "{check}");
     assert!(check["winner"].is_string(), "{check}");
@@ -1423,7 +1425,7 @@ name = "exhaustive"
         "--strategies",
         "random",
     ]);
-    assert!(study.contains("10 points, 0 failed"), "{study}");
+    assert!(study.contains("5 points, 0 failed"), "{study}");
 }
 
 /// A class the campaign's budget ended before stays in the summary, unsearched, and the run
