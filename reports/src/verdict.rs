@@ -208,14 +208,12 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
             _ => verdict(&reference, fresh.is_some(), fresh_outcome, held_outcome),
         };
         // A role the quality guard rejected has no value: said, not left as "no difference".
-        let rejected_in = |c: &Option<Comparison>, role: &str| {
+        let listed = |c: &Option<Comparison>, roles: fn(&Comparison) -> &[String], role: &str| {
             c.as_ref()
-                .is_some_and(|c| c.rejected.iter().any(|r| r == role))
+                .is_some_and(|c| roles(c).iter().any(|r| r == role))
         };
-        let failed_in = |c: &Option<Comparison>, role: &str| {
-            c.as_ref()
-                .is_some_and(|c| c.failed.iter().any(|r| r == role))
-        };
+        let rejected_in = |c: &Option<Comparison>, role: &str| listed(c, |c| &c.rejected, role);
+        let failed_in = |c: &Option<Comparison>, role: &str| listed(c, |c| &c.failed, role);
         let verdict = if failed_in(&fresh, "tuned") || failed_in(&held, "tuned") {
             let where_ = if failed_in(&fresh, "tuned") {
                 "on fresh seeds"

@@ -1428,6 +1428,46 @@ name = "exhaustive"
     assert!(study.contains("5 points, 0 failed"), "{study}");
 }
 
+/// A class whose baseline was measured but whose search the budget ended before its first
+/// evaluation is not verified: with a default beside the baseline the final check would
+/// measure both on fresh seeds, outside the budget, for a class that was never searched.
+#[test]
+fn a_class_the_budget_stopped_before_its_search_is_not_verified() {
+    let tmp = tempfile::tempdir().unwrap();
+    // One thread: the first class's exhaustive search is five points (starts 1 to 16), one
+    // trial each; the sixth trial is the second class's baseline, and the budget ends there.
+    let body = cpu_campaign("stopped", "name = \"exhaustive\"", "trials = 6")
+        .replace(
+            "baseline = {",
+            "default = { algorithm = \"tabu\", threads = 1, starts = 1 }\nbaseline = {",
+        )
+        .replace(
+            "[strategy]",
+            "[cpu.overrides]\nconstants = { max_threads = 1 }\n\n[strategy]",
+        );
+    let path = write_campaign(tmp.path(), "stopped", &body);
+    let out = tmp.path().join("out");
+    let summary = tune_json(&path, &out);
+    let classes = summary["classes"].as_array().unwrap();
+    assert_eq!(classes.len(), 2, "{summary}");
+    assert!(classes[0]["final_check"].is_object(), "{summary}");
+    let stopped = &classes[1];
+    assert_eq!(stopped["evaluations"], 0, "{summary}");
+    assert!(stopped["final_check"].is_null(), "{summary}");
+    let store = results::Store::open(out.join("results.sqlite")).unwrap();
+    let id = store.campaigns().unwrap()[0].id;
+    let seeds: Vec<u64> = store
+        .trials(id)
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.class == stopped["class"].as_str().unwrap())
+        .map(|t| t.seed)
+        .collect();
+    // The baseline's trial on the search's seed, and nothing on fresh seeds.
+    assert!(!seeds.is_empty(), "{summary}");
+    assert!(seeds.iter().all(|&s| s < 1_000_000), "{seeds:?}");
+}
+
 /// A class the campaign's budget ended before stays in the summary, unsearched, and the run
 /// says so (the table and summary.json used to lose it).
 #[test]

@@ -387,3 +387,82 @@ fn a_prefetch_lists_each_missing_trial_once_and_measures_nothing_on_one_device()
     assert_eq!(t.measuring_slots(), 1);
     assert_nothing_measured_twice(&t);
 }
+
+/// An incumbent far better than anything measurable (a gap of -100% on every pair), so that a
+/// raced evaluation drops every candidate after its first stage.
+fn unbeatable_baseline(pairs: usize) -> Baseline {
+    let values = evaluator::PairValues {
+        time_s: 1.0,
+        power_w: None,
+        energy_j: None,
+        gap_percent: Some(-100.0),
+    };
+    Baseline {
+        time_s: 1.0,
+        gap_percent: -100.0,
+        objectives: vec![None; 3],
+        measured: search::Objectives {
+            time_s: 1.0,
+            power_w: None,
+            energy_j: None,
+            gap_percent: Some(-100.0),
+        },
+        pairs: vec![values; pairs],
+    }
+}
+
+/// Races a candidate of a gap@budget search against [`unbeatable_baseline`] on the three
+/// instances and three seeds (nine pairs, a first stage of six), as `how` evaluates it; returns
+/// the candidates raced out and the trials measured.
+fn race_against_the_unbeatable(how: &str) -> (u32, usize) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut t, _) = tuning(tmp.path());
+    let phase = phases::Phase {
+        index: 0,
+        budget_s: Some(0.005),
+        seeds: vec![1, 2, 3],
+        base_seed: 1,
+    };
+    t.set_phase(&phase, RunMode::FixedWork);
+    t.racing = RacingConfig {
+        enabled: true,
+        first_pairs: 4,
+        z: 2.0,
+    };
+    let run = t
+        .store
+        .begin_run(t.campaign_id, "all", how, "gap", &serde_json::json!({}))
+        .unwrap();
+    let mut ev = ClassEvaluator::new(
+        &mut t,
+        "all",
+        vec![0, 1, 2],
+        run.id,
+        evaluator::Recorded::default(),
+        Some(unbeatable_baseline(9)),
+        Some(Metric::Gap),
+    );
+    let point = [tabu(1)];
+    match how {
+        "search" => drop(ev.evaluate(&point).unwrap()),
+        "pareto" => {
+            ev.pareto = true;
+            drop(ev.evaluate(&point).unwrap());
+        }
+        "interleaved" => drop(ev.evaluate_interleaved(&point).unwrap()),
+        other => panic!("{other}"),
+    }
+    let raced = ev.raced;
+    drop(ev);
+    (raced, t.store.trials(t.campaign_id).unwrap().len())
+}
+
+/// Racing drops a clearly worse candidate of a single-objective search after its first stage;
+/// a Pareto search (whose frugal points a power cap needs) and the interleaved measurements
+/// (final check, cross-class step) are never raced, and measure every pair.
+#[test]
+fn only_single_objective_searches_are_raced() {
+    assert_eq!(race_against_the_unbeatable("search"), (1, 6));
+    assert_eq!(race_against_the_unbeatable("pareto"), (0, 9));
+    assert_eq!(race_against_the_unbeatable("interleaved"), (0, 9));
+}
