@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use results::Point;
 
-use crate::data::{objective_metrics, Analysis, MetricFigures as _};
+use crate::data::{Analysis, MetricFigures as _};
 use crate::html::Table;
 
 /// One row: a class at one budget.
@@ -29,7 +29,7 @@ pub fn budget_rows(an: &Analysis<'_>) -> Vec<BudgetRow> {
         .objectives
         .as_deref()
         .and_then(|o| o.split_whitespace().next())
-        .and_then(|o| objective_metrics(o).first().copied())
+        .and_then(results::Metric::first_of)
         .unwrap_or(results::Metric::Time);
     let mut by_class: BTreeMap<&str, Vec<(f64, &str)>> = BTreeMap::new();
     for name in an.class_data.keys() {

@@ -56,12 +56,6 @@ impl MetricFigures for Metric {
     }
 }
 
-/// The metrics a run optimises: one for "time", two for "pareto:time,energy".
-pub fn objective_metrics(objective: &str) -> Vec<Metric> {
-    let list = objective.strip_prefix("pareto:").unwrap_or(objective);
-    list.split(',').filter_map(Metric::parse).collect()
-}
-
 /// One evaluation's numbers, detached from its run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
@@ -437,7 +431,7 @@ pub fn figure_pairs(objectives: Option<&str>) -> Vec<(Metric, Metric)> {
     let mut pairs = Vec::new();
     let mut gap = false;
     for objective in objectives.unwrap_or("").split_whitespace() {
-        let metrics = objective_metrics(objective);
+        let metrics = Metric::all_of(objective);
         gap |= metrics.contains(&Metric::Gap);
         if let (true, [a, b]) = (objective.starts_with("pareto:"), metrics.as_slice()) {
             pairs.push((*a, *b));
@@ -562,7 +556,7 @@ pub fn convergence_data(
         if s == "baseline" || s == "cross-class" {
             continue;
         }
-        if !objective_metrics(&run.row.objective).contains(&metric) {
+        if !Metric::all_of(&run.row.objective).contains(&metric) {
             continue;
         }
         let samples: Vec<(f64, Option<f64>)> = run
@@ -922,7 +916,7 @@ fn chosen_points<'r>(run: &'r Run<'_>) -> Vec<&'r Measured> {
         .map(|(_, m)| m)
         .filter(|m| m.is_ok())
         .collect();
-    let metrics = objective_metrics(&run.row.objective);
+    let metrics = Metric::all_of(&run.row.objective);
     if !run.row.objective.starts_with("pareto:") || metrics.len() != 2 {
         return ok;
     }
@@ -1132,16 +1126,6 @@ mod tests {
         let g = geometric_mean(&[2.0, 8.0]).expect("mean");
         assert!((g - 4.0).abs() < 1e-12);
         assert_eq!(geometric_mean(&[1.0, 0.0]), None);
-    }
-
-    #[test]
-    fn objectives_parse() {
-        assert_eq!(objective_metrics("time"), vec![Metric::Time]);
-        assert_eq!(
-            objective_metrics("pareto:time,energy"),
-            vec![Metric::Time, Metric::Energy]
-        );
-        assert!(objective_metrics("nonsense").is_empty());
     }
 
     mod campaign {

@@ -205,7 +205,7 @@ fn convergence_entries(
         .runs
         .iter()
         .filter(|r| r.row.strategy != "baseline" && r.row.strategy != "cross-class")
-        .flat_map(|r| data::objective_metrics(&r.row.objective))
+        .flat_map(|r| Metric::all_of(&r.row.objective))
         .collect();
     metrics.sort();
     metrics.dedup();

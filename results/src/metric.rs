@@ -41,9 +41,15 @@ impl Metric {
     /// The first metric of an objective label: its own (`gap@budget`), or the first of a
     /// Pareto pair (`pareto:energy,gap` -> energy), the one its single best is of.
     pub fn first_of(objective: &str) -> Option<Metric> {
+        Metric::all_of(objective).first().copied()
+    }
+
+    /// The metrics an objective label optimises: one for `time` or `gap@budget`, two for a
+    /// Pareto pair (`pareto:time,energy`); none for a label that names no metric.
+    pub fn all_of(objective: &str) -> Vec<Metric> {
         let o = objective.trim();
         let list = o.strip_prefix("pareto:").unwrap_or(o);
-        Metric::parse(list.split(',').next().unwrap_or(list))
+        list.split(',').filter_map(Metric::parse).collect()
     }
 }
 
@@ -69,6 +75,12 @@ mod tests {
         assert_eq!(Metric::first_of("pareto:energy,gap"), Some(Metric::Energy));
         assert_eq!(Metric::first_of("gap@budget"), Some(Metric::Gap));
         assert_eq!(Metric::first_of("speed"), None);
+        assert_eq!(Metric::all_of("time"), [Metric::Time]);
+        assert_eq!(
+            Metric::all_of("pareto:time,energy"),
+            [Metric::Time, Metric::Energy]
+        );
+        assert!(Metric::all_of("nonsense").is_empty());
         assert_eq!(Metric::parse("speed"), None);
     }
 }
