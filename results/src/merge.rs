@@ -61,13 +61,37 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value) -> String {
     }
 }
 
-fn cut(v: &serde_json::Value) -> String {
-    let s = v.to_string();
+/// Where two campaign files first differ, as "line N (`this` vs `that`)": a comment or a
+/// blank line counts too (the store keeps the file as written), which the user could not
+/// otherwise guess from two files that run alike.
+fn first_line_difference(a: &str, b: &str) -> String {
+    let (mut la, mut lb) = (a.lines(), b.lines());
+    let mut line = 1;
+    loop {
+        match (la.next(), lb.next()) {
+            (Some(x), Some(y)) if x == y => line += 1,
+            (None, None) => return "its line endings or final newline".into(),
+            (x, y) => {
+                let show = |l: Option<&str>| match l {
+                    Some(l) => format!("{:?}", cut_text(l)),
+                    None => "the end of the file".into(),
+                };
+                return format!("line {line}: {} vs {}", show(x), show(y));
+            }
+        }
+    }
+}
+
+fn cut_text(s: &str) -> String {
     if s.chars().count() > 80 {
         format!("{}...", s.chars().take(80).collect::<String>())
     } else {
-        s
+        s.to_string()
     }
+}
+
+fn cut(v: &serde_json::Value) -> String {
+    cut_text(&v.to_string())
 }
 
 impl Store {
@@ -151,7 +175,8 @@ impl Store {
                     if main_toml != toml {
                         return Err(conflict(format!(
                             "campaign {name:?} was run from a different campaign file (its \
-                             TOML differs); merge only shards of one campaign"
+                             TOML differs first at {}); merge only shards of one campaign",
+                            first_line_difference(&main_toml, &toml)
                         )));
                     }
                     let (a, b) = (
@@ -721,7 +746,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("b.sqlite") && err.contains("different campaign file"),
+            err.contains("b.sqlite")
+                && err.contains("different campaign file")
+                && err.contains(r##"line 1: "name = \"c\"" vs "name = \"c\" # edited""##),
             "{err}"
         );
         // Settings that must agree: `device` is not ignored this time.
@@ -736,5 +763,22 @@ mod tests {
         assert!(out
             .merge_from(&dir.path().join("none.sqlite"), &[], &[])
             .is_err());
+    }
+
+    #[test]
+    fn the_first_differing_line_of_two_campaign_files_is_named() {
+        let a = "name = \"c\"\nseed = 1\n# tuned on the H200\n";
+        assert_eq!(
+            first_line_difference(a, "name = \"c\"\nseed = 1\n"),
+            r##"line 3: "# tuned on the H200" vs the end of the file"##
+        );
+        assert_eq!(
+            first_line_difference(a, &a.replace("seed = 1", "seed = 2")),
+            r#"line 2: "seed = 1" vs "seed = 2""#
+        );
+        assert_eq!(
+            first_line_difference(a, &a.replace('\n', "\r\n")),
+            "its line endings or final newline"
+        );
     }
 }
