@@ -17,6 +17,15 @@
 //! daemon's campaigns and any plain `mats tune` take turns, one trial per GPU at a time.
 //! Priority orders the queue; `--jobs` campaigns run at once.
 
+/// The daemon's own log line, on stderr: after a terminal hang-up (SIGHUP is ignored, so that
+/// the daemon outlives its login) stderr may be gone, and `eprintln!` would panic there.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod client;
 mod progress;
 pub mod protocol;
@@ -244,13 +253,35 @@ pub fn serve(args: &ServeOptions) -> Result<()> {
     }
     let token = args.token_file.as_deref().map(read_token).transpose()?;
     raise_descriptor_limit();
+    // `mats daemon &` from a login shell gets SIGHUP when the terminal hangs up, which would
+    // end it (and, through their parent-death signal, its campaigns mid-trial): the daemon
+    // outlives its login, as nohup would make it. Its children get the default back.
+    // SAFETY: sets this process's disposition of one signal, before any thread starts.
+    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
     let queue = Queue::open(&state_dir.join("queue.sqlite"))?;
-    for (id, pid) in queue.requeue_running()? {
-        eprintln!(
-            "campaign {id} was running under the last daemon{}; it resumes",
-            pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
-        );
-        if let Some(pid) = pid {
+    for left in queue.requeue_running()? {
+        let under = left.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        if left.cancel {
+            // A cancel was on its way when the last daemon died: the user's word stands.
+            if let Some(entry) = queue.get(left.id)? {
+                queue.set_progress(left.id, &progress::read(&entry))?;
+            }
+            queue.finish(
+                left.id,
+                "cancelled",
+                Some("cancelled by `mats cancel`; the daemon stopped before the campaign did"),
+            )?;
+            say!(
+                "campaign {} was being cancelled under the last daemon{under}; it is cancelled",
+                left.id
+            );
+        } else {
+            say!(
+                "campaign {} was running under the last daemon{under}; it resumes",
+                left.id
+            );
+        }
+        if let Some(pid) = left.pid {
             wait_gone(pid);
         }
     }
@@ -329,7 +360,7 @@ async fn run(daemon: Arc<Daemon>, socket: PathBuf, listen: Option<String>) -> Re
         ),
         None => None,
     };
-    eprintln!(
+    say!(
         "mats daemon (pid {}) listening on {}{}; queue in {}",
         std::process::id(),
         socket.display(),
@@ -385,9 +416,7 @@ async fn run(daemon: Arc<Daemon>, socket: PathBuf, listen: Option<String>) -> Re
             _ = term.recv() => break,
         }
     }
-    eprintln!(
-        "mats daemon stopping: running campaigns are interrupted and resume at the next start"
-    );
+    say!("mats daemon stopping: running campaigns are interrupted and resume at the next start");
     daemon.stopping.store(true, Ordering::SeqCst);
     let pids: Vec<u32> = daemon.running().values().copied().collect();
     for pid in pids {
@@ -709,7 +738,18 @@ fn cancel(d: &Daemon, id: i64) -> Result<serde_json::Value> {
         "queued" => {
             // `cancel` says a cancel was asked for, whatever the state it found.
             q.request_cancel(id)?;
-            q.finish(id, "cancelled", Some("cancelled before it started"))?;
+            if e.starts > 0 {
+                // Put back by a stop or a restart: it ran, and its folder holds what it
+                // measured.
+                q.set_progress(id, &progress::read(&e))?;
+                q.finish(
+                    id,
+                    "cancelled",
+                    Some("cancelled while queued to resume; its folder keeps what it measured"),
+                )?;
+            } else {
+                q.finish(id, "cancelled", Some("cancelled before it started"))?;
+            }
             ok(&reply::Cancelled {
                 id,
                 state: "cancelled".into(),
@@ -757,6 +797,7 @@ fn logs(d: &Daemon, id: i64, offset: u64) -> Result<serde_json::Value> {
         f.take(LOG_CHUNK_BYTES as u64)
             .read_to_end(&mut text)
             .with_context(|| format!("cannot read {}", path.display()))?;
+        whole_characters(&mut text);
         next += text.len() as u64;
     }
     let ended = !matches!(e.state.as_str(), "queued" | "running");
@@ -768,6 +809,16 @@ fn logs(d: &Daemon, id: i64, offset: u64) -> Result<serde_json::Value> {
     })
 }
 
+/// A log chunk that ends inside a UTF-8 character stops before it, so that the next chunk
+/// starts there (each chunk is decoded on its own: the two halves became two U+FFFD).
+fn whole_characters(chunk: &mut Vec<u8>) {
+    if let Err(e) = std::str::from_utf8(chunk) {
+        if e.error_len().is_none() {
+            chunk.truncate(e.valid_up_to());
+        }
+    }
+}
+
 /// Starts queued campaigns while fewer than `jobs` run; woken by submits and ends.
 async fn schedule(d: Arc<Daemon>) {
     loop {
@@ -777,7 +828,7 @@ async fn schedule(d: Arc<Daemon>) {
                 Ok(Some(e)) => start(&d, e),
                 Ok(None) => break,
                 Err(err) => {
-                    eprintln!("queue: {err:#}");
+                    say!("queue: {err:#}");
                     break;
                 }
             }
@@ -822,6 +873,7 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
                 // daemon, which decides; and the child dies with the daemon (kill -9
                 // included), so a restarted daemon never races an orphan.
                 libc::setpgid(0, 0);
+                libc::signal(libc::SIGHUP, libc::SIG_DFL);
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 Ok(())
             });
@@ -840,10 +892,10 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
     };
     let pid = child.id().unwrap_or(0);
     if let Err(err) = d.queue().mark_running(e.id, pid) {
-        eprintln!("queue: {err:#}");
+        say!("queue: {err:#}");
     }
     d.running().insert(e.id, pid);
-    eprintln!(
+    say!(
         "campaign {} ({}) started{}: mats tune pid {pid}, log {}",
         e.id,
         e.name,
@@ -855,19 +907,24 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
         let status = child.wait().await;
         d.running().remove(&e.id);
         let cancelled = d.queue().get(e.id).ok().flatten().is_some_and(|x| x.cancel);
-        let (state, reason) = if d.stopping.load(Ordering::SeqCst) && !cancelled {
-            (
-                "queued",
-                Some("interrupted by the daemon's stop; resumes".to_string()),
-            )
-        } else if cancelled {
-            ("cancelled", Some("cancelled by `mats cancel`".to_string()))
-        } else {
-            match status {
-                Ok(s) if s.success() => ("done", None),
-                Ok(s) => ("failed", Some(failure_reason(&d.log_path(e.id), s))),
-                Err(err) => ("failed", Some(format!("cannot wait for mats tune: {err}"))),
+        let stopping = d.stopping.load(Ordering::SeqCst);
+        // What the child said decides first: one that finished is done, and one that failed
+        // on its own failed, even where a stop or a cancel was on its way to it. Only a child
+        // our signal stopped (status 130, or killed by a signal) is cancelled or re-queued.
+        let (state, reason) = match status {
+            Ok(s) if s.success() => ("done", None),
+            Ok(s) if (cancelled || stopping) && stopped_by_signal(s) => {
+                if cancelled {
+                    ("cancelled", Some("cancelled by `mats cancel`".to_string()))
+                } else {
+                    (
+                        "queued",
+                        Some("interrupted by the daemon's stop; resumes".to_string()),
+                    )
+                }
             }
+            Ok(s) => ("failed", Some(failure_reason(&d.log_path(e.id), s))),
+            Err(err) => ("failed", Some(format!("cannot wait for mats tune: {err}"))),
         };
         let progress = progress::read(&e);
         let q = d.queue();
@@ -875,10 +932,10 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
             .set_progress(e.id, &progress)
             .and_then(|()| q.finish(e.id, state, reason.as_deref()))
         {
-            eprintln!("queue: {err:#}");
+            say!("queue: {err:#}");
         }
         drop(q);
-        eprintln!(
+        say!(
             "campaign {} ({}) {state}{}: {} trials in its store",
             e.id,
             e.name,
@@ -887,6 +944,13 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
         );
         d.wake.notify_one();
     });
+}
+
+/// Whether `mats tune` ended because it was told to stop: status 130 (a stop signal it
+/// handled: the trial under way recorded, the store consistent) or killed by a signal.
+fn stopped_by_signal(status: std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt as _;
+    status.code() == Some(130) || status.signal().is_some()
 }
 
 /// The last line of the child's log (its error), or how it died.
@@ -914,6 +978,20 @@ fn failure_reason(log: &Path, status: std::process::ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_chunk_ends_on_a_whole_character() {
+        let mut chunk = b"gap 0.1 \xc2\xb1".to_vec(); // "gap 0.1 ±"
+        whole_characters(&mut chunk);
+        assert_eq!(chunk, "gap 0.1 ±".as_bytes());
+        chunk.pop(); // half of the ±: kept for the next chunk
+        whole_characters(&mut chunk);
+        assert_eq!(chunk, b"gap 0.1 ");
+        // Bytes that are not UTF-8 at all are the lossy decoding's, not held back.
+        let mut bad = b"a\xffb".to_vec();
+        whole_characters(&mut bad);
+        assert_eq!(bad, b"a\xffb");
+    }
 
     /// The queue's "one campaign per output folder" compares these: every spelling of one
     /// folder must resolve alike, whether it exists yet or not.

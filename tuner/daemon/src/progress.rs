@@ -99,19 +99,22 @@ fn best_label(objective: String) -> String {
     }
 }
 
-/// Seconds left: the trial budget at the pace since the first start, capped by what is left
-/// of the wall-time budget. Trials of earlier runs of a resumed campaign count as done, so the
-/// pace is a rough one after a restart.
-/// The flag is true where only the wall-time budget spoke (an upper bound, not a pace).
+/// Seconds left of the search: the trial budget at the pace since the first start, capped by
+/// what is left of the wall-time budget of the latest start (each `mats tune` process has a
+/// budget of its own). Trials of earlier runs of a resumed campaign count as done, so the pace
+/// is a rough one after a restart. The final re-measure (fresh seeds, holdouts) follows the
+/// search outside its budget, so neither figure bounds the campaign's end.
+/// The flag is true where only the wall-time budget spoke (no pace).
 fn eta(entry: &Entry, done: i64) -> Option<(f64, bool)> {
     let elapsed = now() - entry.started_at?;
+    let this_start = now() - entry.resumed_at.or(entry.started_at)?;
     let by_trials = match entry.max_trials {
         Some(max) if done > 0 && elapsed > 0.0 => {
             Some((max - done).max(0) as f64 * elapsed / done as f64)
         }
         _ => None,
     };
-    let by_wall = entry.wall_s.map(|w| (w - elapsed).max(0.0));
+    let by_wall = entry.wall_s.map(|w| (w - this_start).max(0.0));
     match (by_trials, by_wall) {
         (Some(a), Some(b)) => Some((a.min(b), false)),
         (Some(a), None) => Some((a, false)),
@@ -136,6 +139,7 @@ mod tests {
             state: "running".into(),
             submitted_at: now() - 60.0,
             started_at: Some(now() - 30.0),
+            resumed_at: Some(now() - 30.0),
             ended_at: None,
             starts: 1,
             pid: None,
@@ -150,6 +154,14 @@ mod tests {
         // 10 of 20 trials in 30 s: 30 s more, a pace rather than a bound.
         let (left, bound) = eta(&entry(Some(20)), 10).unwrap();
         assert!(!bound && (29.0..=31.0).contains(&left), "{left}");
+        // Resumed 10 s ago, first started 200 s ago: the new process has its own 120 s (the
+        // first start's clock said 0 s left while the resumed search went on).
+        let mut resumed = entry(None);
+        resumed.started_at = Some(now() - 200.0);
+        resumed.resumed_at = Some(now() - 10.0);
+        resumed.starts = 2;
+        let (left, bound) = eta(&resumed, 10).unwrap();
+        assert!(bound && (109.0..=111.0).contains(&left), "{left}");
     }
 
     #[test]

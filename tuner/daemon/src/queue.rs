@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS campaigns (
     reason       TEXT,
     max_trials   INTEGER,
     wall_s       REAL,
-    progress     TEXT                      -- JSON: the store's progress when it last ended
+    progress     TEXT,                     -- JSON: the store's progress when it last ended
+    resumed_at   REAL                      -- the latest start (its wall-time budget's clock)
 );
 CREATE INDEX IF NOT EXISTS campaigns_by_state ON campaigns (state, priority, id);
 ";
@@ -47,7 +48,11 @@ pub struct Entry {
     pub priority: i64,
     pub state: String,
     pub submitted_at: f64,
+    /// The first start.
     pub started_at: Option<f64>,
+    /// The latest start: each `mats tune` process has a wall-time budget of its own.
+    #[serde(default)]
+    pub resumed_at: Option<f64>,
     pub ended_at: Option<f64>,
     /// How many times a `mats tune` was started for it (more than one after restarts).
     pub starts: i64,
@@ -85,7 +90,8 @@ pub fn now() -> f64 {
 }
 
 const SELECT: &str = "SELECT id, name, campaign, out_dir, cwd, priority, state, submitted_at,
-    started_at, ended_at, starts, pid, cancel, reason, max_trials, wall_s, progress FROM campaigns";
+    started_at, ended_at, starts, pid, cancel, reason, max_trials, wall_s, progress, resumed_at
+    FROM campaigns";
 
 fn entry(r: &Row<'_>) -> rusqlite::Result<Entry> {
     Ok(Entry {
@@ -108,7 +114,15 @@ fn entry(r: &Row<'_>) -> rusqlite::Result<Entry> {
         progress: r
             .get::<_, Option<String>>(16)?
             .and_then(|t| serde_json::from_str(&t).ok()),
+        resumed_at: r.get(17)?,
     })
+}
+
+/// A campaign the last daemon left running.
+pub struct LeftRunning {
+    pub id: i64,
+    pub pid: Option<i64>,
+    pub cancel: bool,
 }
 
 impl Queue {
@@ -127,6 +141,19 @@ impl Queue {
             })
             .and_then(|_| q.conn.execute_batch("PRAGMA synchronous = FULL;"))
             .and_then(|_| q.conn.execute_batch(SCHEMA))
+            .and_then(|_| {
+                // Queues written before `resumed_at` existed get the column, empty.
+                let has: i64 = q.conn.query_row(
+                    "SELECT COUNT(*) FROM pragma_table_info('campaigns') WHERE name = 'resumed_at'",
+                    [],
+                    |r| r.get(0),
+                )?;
+                if has == 0 {
+                    q.conn
+                        .execute_batch("ALTER TABLE campaigns ADD COLUMN resumed_at REAL")?;
+                }
+                Ok(())
+            })
             .map_err(|e| q.err(e))?;
         Ok(q)
     }
@@ -211,7 +238,8 @@ impl Queue {
         self.conn
             .execute(
                 "UPDATE campaigns SET state = 'running', pid = ?2, starts = starts + 1,
-                     started_at = COALESCE(started_at, ?3), reason = NULL WHERE id = ?1",
+                     started_at = COALESCE(started_at, ?3), resumed_at = ?3, reason = NULL
+                 WHERE id = ?1",
                 params![id, pid, now()],
             )
             .map(drop)
@@ -250,16 +278,24 @@ impl Queue {
     }
 
     /// After a restart: campaigns the last daemon left running go back to the queue, ahead
-    /// of nothing (their priority decides), to be resumed. Returns their ids.
-    pub fn requeue_running(&self) -> Result<Vec<(i64, Option<i64>)>> {
+    /// of nothing (their priority decides), to be resumed. Returns them, with whether a
+    /// cancel was asked for (the caller ends those: [`Self::next_queued`] never starts a
+    /// queued campaign with a cancel pending, so it would wait for ever).
+    pub fn requeue_running(&self) -> Result<Vec<LeftRunning>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, pid FROM campaigns WHERE state = 'running'")
+            .prepare("SELECT id, pid, cancel FROM campaigns WHERE state = 'running'")
             .map_err(|e| self.err(e))?;
         let ids = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_map([], |r| {
+                Ok(LeftRunning {
+                    id: r.get(0)?,
+                    pid: r.get(1)?,
+                    cancel: r.get(2)?,
+                })
+            })
             .map_err(|e| self.err(e))?
-            .collect::<rusqlite::Result<Vec<(i64, Option<i64>)>>>()
+            .collect::<rusqlite::Result<Vec<LeftRunning>>>()
             .map_err(|e| self.err(e))?;
         self.conn
             .execute(

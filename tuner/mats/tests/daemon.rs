@@ -1148,3 +1148,77 @@ fn a_daemon_killed_with_sigkill_resumes_its_campaigns_without_measuring_twice() 
     assert!(finished.values().all(|&n| n == 1), "{finished:?}");
     assert_eq!(trials(&dir.join("out-long"), &[7]).len(), 2 * 3);
 }
+
+/// A cancel the daemon died under stays a cancel: the restarted daemon ends the campaign as
+/// cancelled (it left it queued with the cancel pending, which nothing ever started, and its
+/// folder refused a `--resume`). A campaign put back in the queue by a restart and cancelled
+/// there says that it ran, and keeps what it measured.
+#[test]
+fn a_cancel_survives_the_daemons_death_and_a_requeued_campaign_says_it_ran() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut d = Daemon::start(dir, &[], &["--jobs", "1"]);
+    let long = campaign(dir, "long", &["tai40a"], iterations(300_000), "[1, 2, 4]");
+    let il = d.submit(&long, &dir.join("out-long"));
+    wait_for("a trial", Duration::from_secs(120), || {
+        d.status(il)["progress"]["trials_done"].as_i64() >= Some(1)
+    });
+    // The cancel lets the trial under way finish; the daemon dies first.
+    ok(&d.env(), &["cancel", &il.to_string()]);
+    d.child.kill().unwrap();
+    d.child.wait().unwrap();
+    d.restart(&["--jobs", "1"]);
+    let st = d.status(il);
+    assert_eq!(st["state"], "cancelled", "{st}");
+    assert!(
+        st["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("the daemon stopped before the campaign did")),
+        "{st}"
+    );
+    assert!(st["progress"]["trials_done"].as_i64() >= Some(1), "{st}");
+    // Its folder continues in the daemon.
+    let again: i64 = ok(
+        &d.env(),
+        &[
+            "submit",
+            s(&long),
+            "--out",
+            s(&dir.join("out-long")),
+            "--resume",
+        ],
+    )
+    .trim()
+    .parse()
+    .unwrap();
+    d.wait_state(again, "running", Duration::from_secs(60));
+    // A campaign of higher priority waits behind it; the daemon dies, and the next one starts
+    // that campaign first, so the resumed one waits in the queue, where it is cancelled.
+    let first = campaign(dir, "first", &["tai12a"], 300, "[1, 2]");
+    let ifirst: i64 = ok(
+        &d.env(),
+        &[
+            "submit",
+            s(&first),
+            "--out",
+            s(&dir.join("out-first")),
+            "--priority",
+            "5",
+        ],
+    )
+    .trim()
+    .parse()
+    .unwrap();
+    d.child.kill().unwrap();
+    d.child.wait().unwrap();
+    d.restart(&["--jobs", "1"]);
+    ok(&d.env(), &["cancel", &again.to_string()]);
+    let st = d.status(again);
+    assert_eq!(st["state"], "cancelled", "{st}");
+    assert_eq!(
+        st["reason"], "cancelled while queued to resume; its folder keeps what it measured",
+        "{st}"
+    );
+    assert!(st["progress"]["trials_done"].as_i64() >= Some(1), "{st}");
+    d.wait_state(ifirst, "done", Duration::from_secs(120));
+}

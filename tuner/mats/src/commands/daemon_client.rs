@@ -81,7 +81,9 @@ fn print_campaign(c: &Campaign) {
         e.name.chars().take(24).collect::<String>(),
         progress.map_or("-".into(), |p| p.trials_done.to_string()),
         match progress {
-            Some(p) if p.eta_is_bound && p.eta_s.is_some() => format!("<={}", seconds(p.eta_s)),
+            // The wall-time budget bounds the search alone; the final re-measure follows it.
+            Some(p) if p.eta_is_bound && p.eta_s == Some(0.0) => "final".into(),
+            Some(p) if p.eta_is_bound && p.eta_s.is_some() => format!("{}+", seconds(p.eta_s)),
             _ => seconds(progress.and_then(|p| p.eta_s)),
         },
         best(c),
