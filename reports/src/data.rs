@@ -131,9 +131,7 @@ impl ClassData<'_> {
     /// (the summary's best is the search's; the baseline is measured beside it).
     pub fn lowest(&self, metric: Metric) -> Option<(&Measured, f64)> {
         let baseline = self.baseline.as_ref().map(|(m, _)| &m.point);
-        self.points
-            .iter()
-            .filter(|m| m.is_ok())
+        self.own_ok_points()
             .filter_map(|m| Some((m, metric.of(m)?)))
             .min_by(|a, b| {
                 a.1.total_cmp(&b.1).then_with(|| {
@@ -143,9 +141,17 @@ impl ClassData<'_> {
     }
 
     /// The `ok` point with the highest speedup among those the class's own searches
-    /// evaluated: a cross-class run measures other classes' answers here, which are not this
-    /// class's (the table showed one where the summary had another).
+    /// evaluated.
     pub fn best_point(&self) -> Option<(&Measured, f64)> {
+        self.own_ok_points()
+            .filter_map(|m| Some((m, self.speedup(m)?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// The `ok` points the class's own runs evaluated: a cross-class run measures other
+    /// classes' answers here, which are not this class's (the table's best point was one
+    /// where the summary had another).
+    fn own_ok_points(&self) -> impl Iterator<Item = &Measured> {
         let keys = |cross: bool| -> BTreeSet<&str> {
             self.runs
                 .iter()
@@ -157,9 +163,7 @@ impl ClassData<'_> {
         let elsewhere_only: BTreeSet<&str> = keys(true).difference(&own).copied().collect();
         self.points
             .iter()
-            .filter(|m| m.is_ok() && !elsewhere_only.contains(m.key.as_str()))
-            .filter_map(|m| Some((m, self.speedup(m)?)))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(move |m| m.is_ok() && !elsewhere_only.contains(m.key.as_str()))
     }
 }
 
@@ -1078,6 +1082,13 @@ mod tests {
         assert_eq!(
             with_cross.best_point().map(|(m, _)| m.key.as_str()),
             Some("starts=4")
+        );
+        // Nor is one of a lower gap (relative gaps may be below 0).
+        with_cross.points.push(measured(2, -0.5));
+        with_cross.runs[0].evaluations.push((1, measured(2, -0.5)));
+        assert_eq!(
+            with_cross.lowest(Metric::Gap).map(|(m, _)| m.key.as_str()),
+            Some("starts=256")
         );
         let alone = ClassData {
             points: vec![measured(4, 0.5), measured(16, 0.0)],

@@ -110,6 +110,9 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
             )
         });
         let Some(search) = search else { continue };
+        // Instances carry the campaign's class; a campaign of several budgets runs each class
+        // once per budget, as `CLASS@BUDGETs`.
+        let data_class = results::split_budget_class(class).0;
         let last = |label: &str| runs.iter().rev().find(|r| r.strategy == label).copied();
         let final_run = last("final");
         let holdout_run = last("holdout");
@@ -176,7 +179,7 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
         let unmeasured_holdouts = input
             .instances
             .iter()
-            .any(|i| i.class == class && !input.trials.iter().any(|t| t.instance == i.name));
+            .any(|i| i.class == data_class && !input.trials.iter().any(|t| t.instance == i.name));
         let verdict = match input.unfinished.as_deref() {
             // Without the re-measure there is no verdict to give, only a campaign to finish.
             Some(how) if fresh.is_none() => format!(
@@ -202,6 +205,13 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
                     Outcome::Better => "no point better than the baseline was found, and it \
                                         beats the default on fresh seeds"
                         .to_string(),
+                    // Within noise: export ships the lower mean, which may be the baseline's.
+                    _ if fresh.as_ref().and_then(|c| c.winner.as_deref()) == Some("tuned") => {
+                        "no point better than the baseline was found; on fresh seeds it and the \
+                         default are within noise, and mats export ships the baseline (the \
+                         lower mean)"
+                            .to_string()
+                    }
                     _ => "no point better than the baseline was found; keep the default".into(),
                 }
             }
@@ -214,6 +224,19 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
         };
         let rejected_in = |c: &Option<Comparison>, role: &str| listed(c, |c| &c.rejected, role);
         let failed_in = |c: &Option<Comparison>, role: &str| listed(c, |c| &c.failed, role);
+        let reference_failed_in = |c: &Option<Comparison>, role: &Option<String>| {
+            role.as_deref()
+                .is_some_and(|r| r != "tuned" && failed_in(c, r))
+        };
+        let reference_failed = match (
+            reference_failed_in(&fresh, &fresh_role),
+            reference_failed_in(&held, &held_role),
+        ) {
+            (true, true) => Some("on fresh seeds and on the holdouts"),
+            (true, false) => Some("on fresh seeds"),
+            (false, true) => Some("on the holdouts"),
+            (false, false) => None,
+        };
         let verdict = if failed_in(&fresh, "tuned") || failed_in(&held, "tuned") {
             let where_ = if failed_in(&fresh, "tuned") {
                 "on fresh seeds"
@@ -223,6 +246,18 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
             format!(
                 "keep the {reference}: the tuned point failed a trial {where_} (a crash, a \
                  time-out or an invalid answer: see its trials)"
+            )
+        } else if let Some(where_) = reference_failed {
+            // No value for the reference: nothing to compare the tuned point with there.
+            let fresh_part = if where_ == "on the holdouts" {
+                verdict.trim_end_matches(" (no holdouts)").to_string()
+            } else {
+                "no comparison".to_string()
+            };
+            format!(
+                "{fresh_part}; the {reference} failed a trial {where_} (a crash, a time-out or \
+                 an invalid answer: see its trials), so the tuned point has nothing to be \
+                 compared with there"
             )
         } else if rejected_in(&fresh, "tuned") || rejected_in(&held, "tuned") {
             format!(
@@ -280,7 +315,9 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
             input
                 .instances
                 .iter()
-                .filter(|i| i.class == class && i.best_known.is_none() && held_out(&i.name) == out)
+                .filter(|i| {
+                    i.class == data_class && i.best_known.is_none() && held_out(&i.name) == out
+                })
                 .map(|i| i.name.as_str())
                 .collect()
         };
@@ -488,14 +525,18 @@ pub fn table(verdicts: &[ClassVerdict]) -> (Vec<String>, Vec<Vec<String>>) {
             let (fr, ft) = v.pair(false);
             let (hr, ht) = v.pair(true);
             let unit = v.unit();
-            // A role the quality guard rejected shows as such, not as "-" (no value).
+            // A role the quality guard rejected, or one that failed a trial, shows as such,
+            // not as "-" (not measured).
             let cell = |c: &Option<Comparison>, role: Option<&str>, value| {
-                let rejected = c
-                    .as_ref()
-                    .zip(role)
-                    .is_some_and(|(c, r)| c.rejected.iter().any(|x| x == r));
-                if rejected {
+                let listed = |roles: fn(&Comparison) -> &[String]| {
+                    c.as_ref()
+                        .zip(role)
+                        .is_some_and(|(c, r)| roles(c).iter().any(|x| x == r))
+                };
+                if listed(|c| &c.rejected) {
                     "rejected (quality guard)".to_string()
+                } else if listed(|c| &c.failed) {
+                    "failed a trial".to_string()
                 } else {
                     show(value, unit, v.with_spread)
                 }
@@ -679,6 +720,64 @@ mod tests {
         );
     }
 
+    /// A reference (default or baseline) that failed a trial is said to have failed, in the
+    /// verdict and in its cell (the verdict read "no clear difference", the cell "-").
+    #[test]
+    fn a_failed_reference_is_said_to_have_failed() {
+        let mut i = input();
+        i.runs[2].options["comparison"]["failed"] = serde_json::json!(["baseline"]);
+        i.runs[2].options["comparison"]["values"]["baseline"] = serde_json::Value::Null;
+        let v = class_verdicts(&i);
+        assert_eq!(
+            v[0].verdict,
+            "tuned beats the default on fresh seeds; the default failed a trial on the \
+             holdouts (a crash, a time-out or an invalid answer: see its trials), so the tuned \
+             point has nothing to be compared with there"
+        );
+        let (_, rows) = table(&v);
+        assert_eq!(rows[0][6], "failed a trial");
+        i.runs[1].options["comparison"]["failed"] = serde_json::json!(["baseline"]);
+        i.runs[1].options["comparison"]["values"]["baseline"] = serde_json::Value::Null;
+        let v = class_verdicts(&i);
+        assert!(
+            v[0].verdict.starts_with(
+                "no comparison; the default failed a trial on fresh seeds and on the holdouts"
+            ),
+            "{}",
+            v[0].verdict
+        );
+    }
+
+    /// A search that ended on the baseline, within noise of the default on fresh seeds: the
+    /// verdict names what export ships, the lower mean (it said "keep the default" while
+    /// export shipped the baseline).
+    #[test]
+    fn a_baseline_within_noise_of_the_default_is_said_to_be_shipped() {
+        let mut i = input();
+        i.campaign.settings["default"] = serde_json::json!({"starts": 2});
+        let comparison = &mut i.runs[1].options["comparison"];
+        comparison["points"] = serde_json::json!({"tuned": point(1), "default": point(2)});
+        comparison["values"] = serde_json::json!({
+            "tuned": {"mean": 1.0, "sd": 0.3, "n": 10},
+            "default": {"mean": 1.05, "sd": 0.3, "n": 10},
+        });
+        comparison["winner"] = serde_json::json!("tuned");
+        let v = class_verdicts(&i);
+        assert!(
+            v[0].verdict.contains("mats export ships the baseline"),
+            "{}",
+            v[0].verdict
+        );
+        i.runs[1].options["comparison"]["winner"] = serde_json::json!("default");
+        let v = class_verdicts(&i);
+        assert!(
+            v[0].verdict
+                .starts_with("no point better than the baseline was found; keep the default"),
+            "{}",
+            v[0].verdict
+        );
+    }
+
     /// A point the quality guard rejected in a re-measure is said to fail it (the verdict
     /// read "no clear difference" with "-" in its cells).
     #[test]
@@ -713,6 +812,19 @@ mod tests {
         };
         i.instances = vec![record("known", Some(10)), record("private", None)];
         let v = class_verdicts(&i);
+        assert!(
+            v[0].verdict
+                .ends_with("(gaps of private are to the baseline's result: no best-known value)"),
+            "{}",
+            v[0].verdict
+        );
+        // The same class tuned at a budget of several: its runs are class a@0.5s.
+        let mut budgeted = i.clone();
+        for r in &mut budgeted.runs {
+            r.class = format!("{}@0.5s", r.class);
+        }
+        let v = class_verdicts(&budgeted);
+        assert_eq!(v[0].class, "a@0.5s");
         assert!(
             v[0].verdict
                 .ends_with("(gaps of private are to the baseline's result: no best-known value)"),

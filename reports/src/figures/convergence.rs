@@ -3,7 +3,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{color, err, font, padded_range, tick, Plot};
+use super::{color, err, font, padded_range, ticks_for, Plot};
 use crate::data::{ConvergenceLine, Metric, MetricFigures as _};
 
 /// One step line per run.
@@ -51,8 +51,8 @@ impl Plot for ConvergencePlot<'_> {
             .y_desc(improvement_label(self.metric))
             .label_style(font(13))
             .axis_desc_style(font(15))
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&ticks_for(xr))
+            .y_label_formatter(&ticks_for(yr))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err)?;

@@ -149,9 +149,45 @@ pub(crate) fn tick(v: f64) -> String {
     }
 }
 
+/// Axis labels for an axis spanning `range`: [`tick`]'s, with as many more decimals as a
+/// narrow axis needs to tell its labels apart (gaps of a few cost units on a large instance
+/// span 1e-4 %, and every label read "0").
+pub(crate) fn ticks_for(range: (f64, f64)) -> impl Fn(&f64) -> String {
+    let span = (range.1 - range.0).abs();
+    let decimals = if span.is_finite() && span > 0.0 && span < 1.0 {
+        Some(((2.0 - span.log10().floor()) as usize).clamp(3, 12))
+    } else {
+        None
+    };
+    move |v: &f64| match decimals {
+        None => tick(*v),
+        Some(d) => {
+            let text = format!("{v:.d$}");
+            let t = text.trim_end_matches('0').trim_end_matches('.');
+            if t == "-0" {
+                "0".to_string()
+            } else {
+                t.to_string()
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn narrow_axes_get_the_decimals_they_need() {
+        let t = ticks_for((0.0, 4e-4));
+        assert_eq!(t(&0.0), "0");
+        assert_eq!(t(&1e-4), "0.0001");
+        assert_eq!(t(&2.5e-5), "0.000025");
+        assert_eq!(t(&-1e-18), "0");
+        let wide = ticks_for((0.0, 300.0));
+        assert_eq!(wide(&280.0), "280");
+        assert_eq!(ticks_for((0.0, 0.5))(&0.125), "0.125");
+    }
 
     #[test]
     fn scales_pick_readable_units() {

@@ -3,7 +3,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{color, err, font, padded_range, tick, Plot, Scale};
+use super::{color, err, font, padded_range, ticks_for, Plot, Scale};
 use crate::data::{Metric, ParetoData};
 
 /// Scatter of every evaluated point, the front joined and highlighted, the front re-measured
@@ -79,8 +79,8 @@ impl Plot for ParetoPlot<'_> {
             .y_desc(axis_desc(d.y_metric, ys.unit))
             .label_style(font(13))
             .axis_desc_style(font(15))
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&ticks_for(xr))
+            .y_label_formatter(&ticks_for(yr))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err)?;
