@@ -243,6 +243,8 @@ pub struct TableRow {
     /// The `family` column where it names a problem family (QAPLIB's table uses it for
     /// QAPLIB's own families, `bur`, `tai`...: those say nothing here).
     pub family: Option<Family>,
+    /// The `family` column as written (trimmed), for a tool that writes the table back.
+    pub family_text: String,
     /// `n` (or `n_jobs`): QAP and TSP n, PFSP jobs, HW/SW nodes.
     pub n: Option<usize>,
     /// `m_machines`: PFSP machines.
@@ -334,6 +336,7 @@ pub fn rows(text: &str, origin: &Path) -> Result<Vec<TableRow>, InputError> {
             optimal: field(optimal_col).to_string(),
             method: field(method_col).to_string(),
             family: field(family_col).parse::<Family>().ok(),
+            family_text: field(family_col).to_string(),
             n: size(n_col, "the size")?,
             m: size(m_col, "the machine count")?,
             fingerprint,

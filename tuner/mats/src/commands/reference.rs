@@ -27,14 +27,37 @@ struct Row {
     /// word is kept with its value.
     optimal: String,
     method: String,
+    /// What ties the row to its instance, as the earlier table wrote it (a table may hold
+    /// other families' rows, which are written back unchanged); a graph's own row has its
+    /// family and node count.
+    identity: Identity,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Identity {
+    family: String,
+    n: Option<usize>,
+    m: Option<usize>,
+    fingerprint: Option<u64>,
 }
 
 impl Row {
-    fn found(value: i64, method: String) -> Row {
+    fn found(value: i64, method: String, graph: &hwsw::Instance) -> Row {
         Row {
             value,
             optimal: "no".into(),
             method,
+            identity: Identity::of(graph),
+        }
+    }
+}
+
+impl Identity {
+    fn of(graph: &hwsw::Instance) -> Identity {
+        Identity {
+            family: "hwsw".into(),
+            n: Some(graph.n()),
+            ..Identity::default()
         }
     }
 }
@@ -96,7 +119,7 @@ pub fn reference(args: &ReferenceArgs) -> Result<()> {
             .map(|g| {
                 let value = hwsw::reference::reference(g, &params, args.seeds).0;
                 bar.inc(1);
-                (g.name.clone(), Row::found(value, method.clone()))
+                (g.name.clone(), Row::found(value, method.clone(), g))
             })
             .collect();
         bar.finish_and_clear();
@@ -240,6 +263,12 @@ fn parse_table(text: &str, origin: &Path) -> Result<Table> {
                 _ => row.optimal,
             },
             method: row.method,
+            identity: Identity {
+                family: row.family_text,
+                n: row.n,
+                m: row.m,
+                fingerprint: row.fingerprint,
+            },
         };
         if table.insert(name.clone(), row).is_some() {
             bail!("{}:{line}: {name} has a second row", origin.display());
@@ -250,15 +279,31 @@ fn parse_table(text: &str, origin: &Path) -> Result<Table> {
 
 fn to_csv(table: &Table) -> Result<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.write_record(["name", "family", "bks", "optimal", "method"])?;
+    let text = |v: Option<usize>| v.map(|v| v.to_string()).unwrap_or_default();
+    // Columns another table's rows need are written only where some row has them, so a
+    // table of graphs alone keeps its shape.
+    let with_m = table.values().any(|r| r.identity.m.is_some());
+    let with_fingerprint = table.values().any(|r| r.identity.fingerprint.is_some());
+    let mut header = vec!["name", "family", "n"];
+    header.extend(with_m.then_some("m_machines"));
+    header.extend(["bks", "optimal", "method"]);
+    header.extend(with_fingerprint.then_some("fingerprint"));
+    writer.write_record(&header)?;
     for (name, row) in table {
-        writer.write_record([
-            name.as_str(),
-            "hwsw",
-            &row.value.to_string(),
-            &row.optimal,
-            &row.method,
-        ])?;
+        let id = &row.identity;
+        let mut record = vec![name.clone(), id.family.clone(), text(id.n)];
+        if with_m {
+            record.push(text(id.m));
+        }
+        record.extend([row.value.to_string(), row.optimal.clone(), row.method.clone()]);
+        if with_fingerprint {
+            record.push(
+                id.fingerprint
+                    .map(|f| format!("{f:016x}"))
+                    .unwrap_or_default(),
+            );
+        }
+        writer.write_record(&record)?;
     }
     let bytes = writer.into_inner().map_err(|e| anyhow!("{e}"))?;
     Ok(String::from_utf8(bytes)?)
@@ -338,7 +383,7 @@ fn answer(text: &str, graphs: &[hwsw::Instance]) -> Result<(String, Row)> {
         report["seed"],
         report["seconds"].as_f64().unwrap_or(0.0)
     );
-    Ok((name.to_string(), Row::found(value, method)))
+    Ok((name.to_string(), Row::found(value, method, graph)))
 }
 
 #[cfg(test)]
@@ -353,7 +398,7 @@ mod tests {
     }
 
     fn row(value: i64, method: &str) -> Row {
-        Row::found(value, method.into())
+        Row::found(value, method.into(), &graph())
     }
 
     #[test]
@@ -404,6 +449,24 @@ mod tests {
         assert_eq!(table["g1"].method, "best of 8, long");
         assert_eq!(table["g2"].optimal, "yes");
         assert_eq!(parse(&to_csv(&table).unwrap()).unwrap(), table);
+        // Rows of other families keep their family, sizes and fingerprint (they were all
+        // written back as hwsw rows without them, and `solve --bks` then refused them).
+        let mixed = "name,family,n,m_machines,bks,optimal,fingerprint\n\
+                     myqap,qap,12,,224416,yes,44f1e5b97591f600\n\
+                     ta001,pfsp,20,5,1278,yes,\n\
+                     g1,hwsw,25,,12,no,\n";
+        let table = parse(mixed).unwrap();
+        let written = to_csv(&table).unwrap();
+        assert_eq!(parse(&written).unwrap(), table);
+        assert!(
+            written.contains("myqap,qap,12,,224416,yes,,44f1e5b97591f600")
+                && written.contains("ta001,pfsp,20,5,1278,yes,,"),
+            "{written}"
+        );
+        let rows = solvers::bks::rows(&written, Path::new("t.csv")).unwrap();
+        let myqap = rows.iter().find(|r| r.name == "myqap").unwrap();
+        assert_eq!(myqap.family, Some(solvers::family::Family::Qap));
+        assert_eq!(myqap.fingerprint, Some(0x44f1e5b97591f600));
 
         let e = format!("{:#}", parse("name,bks\ng1,12\ng2,x\n").unwrap_err());
         assert!(e.contains("t.csv:3") && e.contains("g2"), "{e}");
