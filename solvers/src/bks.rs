@@ -82,6 +82,31 @@ pub fn qap_fingerprint(i: &crate::qap::Instance) -> u64 {
     crate::fnv::fnv1a(values.flat_map(i64::to_le_bytes))
 }
 
+/// A content fingerprint of a TSP instance: FNV-1a over n and, per city i, its distances to
+/// city i + 1 and to city n - 1 - i (what the tour length is made of, whatever the file's
+/// form: coordinates or an explicit matrix). Linear in n, so TSPLIB's largest instances cost
+/// nothing; an edited city changes its distances to its neighbours in the file's order.
+pub fn tsp_fingerprint(i: &crate::tsp::Instance) -> u64 {
+    let n = i.n();
+    let values = std::iter::once(n as i64).chain((0..n).flat_map(|c| {
+        let next = (c + 1) % n;
+        let mirror = n - 1 - c;
+        [i.dist(c, next), i.dist(c, mirror)]
+    }));
+    crate::fnv::fnv1a(values.flat_map(i64::to_le_bytes))
+}
+
+/// The fingerprint a best-known table's `fingerprint` column holds for this instance, where
+/// its family has one (QAP, TSP: instances published by name alone; PFSP's Taillard
+/// instances are checked against their generator, HW/SW graphs have no published table).
+pub fn fingerprint(instance: &Instance) -> Option<u64> {
+    match instance {
+        Instance::Qap(q) => Some(qap_fingerprint(q)),
+        Instance::Tsp(t) => Some(tsp_fingerprint(t)),
+        Instance::Pfsp(_) | Instance::Hwsw(_) => None,
+    }
+}
+
 /// The sizes a table row can state for an instance: (n, m).
 fn sizes(instance: &Instance) -> (usize, Option<usize>) {
     match instance {
@@ -114,12 +139,15 @@ impl Row {
                 size(Some(n), m)
             ));
         }
-        if let (Some(want), Instance::Qap(q)) = (self.fingerprint, instance) {
-            if qap_fingerprint(q) != want {
-                return Some(
-                    "the table's row is another instance of the same size (its matrices differ)"
-                        .to_string(),
-                );
+        if let (Some(want), Some(have)) = (self.fingerprint, fingerprint(instance)) {
+            if have != want {
+                let what = match instance {
+                    Instance::Tsp(_) => "its distances differ",
+                    _ => "its matrices differ",
+                };
+                return Some(format!(
+                    "the table's row is another instance of the same size: {what}"
+                ));
             }
         }
         None
@@ -409,6 +437,9 @@ mod tests {
             "data/qap/bur26a.dat",
             "data/qap/esc16a.dat",
             "data/tsp/att48.tsp",
+            "data/tsp/berlin52.tsp",
+            "data/tsp/gr17.tsp",
+            "data/tsplib/pr2392.tsp",
         ] {
             let instance = load(path);
             assert!(
@@ -438,6 +469,20 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert!(why.contains("matrices differ"), "{why}");
+        // A TSPLIB file with one city moved (its name, size and layout as before).
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = std::fs::read_to_string(root.join("data/tsp/berlin52.tsp")).unwrap();
+        let moved = text.replacen("\n1 565.0 575.0\n", "\n1 5.0 5.0\n", 1);
+        assert_ne!(
+            moved, text,
+            "city 1 of berlin52 is where the test expects it"
+        );
+        let edited = crate::tsp::parse(&moved, Path::new("berlin52.tsp")).unwrap();
+        let why = match table.lookup(&Instance::Tsp(edited)) {
+            Lookup::Mismatch(why) => why,
+            other => panic!("{other:?}"),
+        };
+        assert!(why.contains("distances differ"), "{why}");
         qap.name = "berlin52".into();
         let why = match table.lookup(&Instance::Qap(qap)) {
             Lookup::Mismatch(why) => why,

@@ -45,7 +45,11 @@ fn parses_the_documented_format() {
     let tight = hwsw::parse(&SMALL.replace("3 2 100", "3 2 80"), path()).unwrap();
     let e = tight.objective(&[0, 1, 1]).unwrap_err();
     assert!(e.contains("infeasible") && e.contains("85"), "{e}");
-    assert!(inst.objective(&[0, 2, 1]).unwrap_err().contains("not 0"));
+    // Nodes counted from 1, as the file's edges name them.
+    assert_eq!(
+        inst.objective(&[0, 2, 1]).unwrap_err(),
+        "value 2 (node 2) is 2, not 0 (hardware) or 1 (software)"
+    );
     assert!(inst.objective(&[0, 1]).unwrap_err().contains("2 entries"));
 }
 

@@ -196,9 +196,10 @@ impl Instance {
             return Err(format!("has {} entries, expected {}", x.len(), self.n()));
         }
         if let Some(k) = x.iter().position(|&v| v > 1) {
-            // Counted from 1, as permutation errors count positions.
+            // Counted from 1, as the file numbers its nodes and permutation errors positions.
             return Err(format!(
-                "value {} (node {k}) is {}, not 0 (hardware) or 1 (software)",
+                "value {} (node {}) is {}, not 0 (hardware) or 1 (software)",
+                k + 1,
                 k + 1,
                 x[k]
             ));

@@ -239,11 +239,11 @@ pub struct BenchStrategiesArgs {
     #[arg(long)]
     pub class: Option<String>,
     /// Seeds per strategy (at most 10,000).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub seeds: u64,
     /// The first seed: runs use FIRST-SEED .. FIRST-SEED + SEEDS, so that a choice made on
     /// one set of seeds can be checked on another.
-    #[arg(long, default_value_t = 0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 0)]
     pub first_seed: u64,
     /// Budgets as percentages of each space, comma-separated (`--budgets 5,10`; default
     /// 2,5,10,15,20,25,30,40,50); the aggregate score averages every budget from the smallest
@@ -265,7 +265,7 @@ pub struct BenchStrategiesArgs {
 #[derive(Debug, Args)]
 pub struct BenchQapArgs {
     /// GPU ordinal.
-    #[arg(long, default_value_t = 0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 0)]
     pub gpu: usize,
     /// Instance sizes for the throughput table (uniform random instances like Taillard's taiXXa).
     #[arg(long, value_delimiter = ',', default_values_t = vec![50usize, 100])]
@@ -287,10 +287,20 @@ pub struct BenchQapArgs {
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub compare: Vec<String>,
     /// --compare: seeds 1..=K (1..=100).
-    #[arg(long, default_value_t = 5, value_name = "K")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        default_value_t = 5,
+        value_name = "K"
+    )]
     pub seeds: u64,
     /// --compare: wall seconds per run (0.1..=3600).
-    #[arg(long, default_value_t = 10.0, value_name = "S")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        default_value_t = 10.0,
+        value_name = "S"
+    )]
     pub seconds: f64,
     /// --compare: skip the throughput and configuration tables.
     #[arg(long)]
@@ -303,14 +313,14 @@ pub struct BenchQapArgs {
 #[derive(Debug, Args)]
 pub struct BenchPfspArgs {
     /// GPU ordinal.
-    #[arg(long, default_value_t = 0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 0)]
     pub gpu: usize,
     /// Sizes of the throughput table as MACHINESxJOBS (default: the paper's Table 2, 15x100 ..
     /// 40x900); random instances from Taillard's generator.
     #[arg(long, value_delimiter = ',')]
     pub sizes: Vec<String>,
     /// Timed GPU runs per size (mean and spread are printed).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub repeats: u64,
     /// Skip the throughput table (with --quality).
     #[arg(long)]
@@ -331,14 +341,14 @@ pub struct BenchPfspArgs {
     #[arg(long, default_value = "ta001-ta120")]
     pub instances: String,
     /// Wall time per instance is n m / 2 x this many milliseconds (the literature's 30).
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 30.0)]
     pub time_factor: f64,
     /// A fixed wall time per instance in seconds instead of --time-factor's (e.g. 60 for
     /// VFR800_60_1, where n m / 2 x 30 ms is 12 minutes).
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub seconds: Option<f64>,
     /// Seeds per instance (1..=SEEDS) for --quality.
-    #[arg(long, default_value_t = 1)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 1)]
     pub seeds: u64,
     /// GPU variants for --quality (defaults of each), the first run beside the CPU.
     #[arg(long, value_delimiter = ',', default_values_t = vec!["ig-block".to_string(), "ig-grid".to_string()])]
@@ -358,16 +368,16 @@ pub struct BenchTspArgs {
     /// in ../shared/data/tsplib/instances).
     pub instances: Vec<PathBuf>,
     /// GPU ordinal.
-    #[arg(long, default_value_t = 0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 0)]
     pub gpu: usize,
     /// Seeds per configuration (mean and spread are printed).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub seeds: u64,
     /// GPU iterations per seed (fewer where one iteration takes more than a second).
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub iterations: u64,
     /// CPU `as` iterations per seed.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
     pub cpu_iterations: u64,
     /// Skip the CPU `as`.
     #[arg(long)]
@@ -379,7 +389,12 @@ pub struct BenchTspArgs {
     #[arg(long)]
     pub quality: bool,
     /// Wall-time budget per run of --quality, seconds.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        default_value_t = 10.0,
+        value_name = "SECONDS"
+    )]
     pub time_limit: f64,
     /// --quality: a budget of its own for one instance, NAME=SECONDS (repeatable; e.g.
     /// pla33810=60).
@@ -403,20 +418,20 @@ pub struct BenchTspArgs {
 #[derive(Debug, Args)]
 pub struct BenchHwswArgs {
     /// GPU ordinal.
-    #[arg(long, default_value_t = 0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 0)]
     pub gpu: usize,
     /// Graph sizes as NODESxEDGES (default: the paper's Tables 1-2, 25x34 .. 2000x6000).
     #[arg(long, value_delimiter = ',')]
     pub sizes: Vec<String>,
     /// Graphs per size and CCR x R case (the paper: 30), seeds 1..=K.
-    #[arg(long, default_value_t = 30)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 30)]
     pub graphs: u64,
     /// Iterations of every run (the paper's M; no early stop, so all run equal work).
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub iterations: u64,
     /// CPU `sts` iterations per graph where fewer than --iterations suffice to time one
     /// iteration (its totals are then per-iteration time x --iterations, marked `*`).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(allow_negative_numbers = true, long, value_parser = clap::value_parser!(u64).range(1..))]
     pub cpu_iterations: Option<u64>,
     /// Skip the CPU `sts` on all cores.
     #[arg(long)]
@@ -438,16 +453,16 @@ pub struct BenchHwswArgs {
 #[derive(Debug, Args)]
 pub struct BenchMeasureArgs {
     /// GPU ordinal.
-    #[arg(long, default_value_t = 0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 0)]
     pub gpu: usize,
     /// Measurements of the same kernel in one worker, for the repeatability figure.
-    #[arg(long, default_value_t = 5)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 5)]
     pub repeats: u32,
     /// Energy window per measurement, seconds (at least 1 s gives stable energy readings).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 1.0)]
     pub window: f64,
     /// Iterations of the busy probe per thread (sets the kernel's run time).
-    #[arg(long, default_value_t = 20000)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 20000)]
     pub iterations: u32,
     /// Write the full results as JSON to this file as well.
     #[arg(long, value_name = "FILE")]
@@ -464,7 +479,7 @@ pub struct InstanceSource {
     #[arg(long)]
     pub family: Option<Family>,
     /// Which instance of a multi-instance Taillard file (1-based).
-    #[arg(long, value_name = "K")]
+    #[arg(allow_negative_numbers = true, long, value_name = "K")]
     pub index: Option<usize>,
     /// Extra best-known table(s), CSV with columns `name` and `bks` (e.g. ../shared/data/qaplib/bks.csv).
     #[arg(long, value_name = "FILE")]
@@ -500,15 +515,25 @@ pub struct SolveArgs {
     pub prefer: Prefer,
     /// With --tuned: run the best point (in --prefer's objective) of the class's front whose
     /// mean NVML power over a run, as the campaign measured it, is at most W watts.
-    #[arg(long, value_name = "W", requires = "tuned")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "W",
+        requires = "tuned"
+    )]
     pub max_power: Option<f64>,
     /// With --tuned: as --max-power, for the energy of one run at the tuned budget (joules).
-    #[arg(long, value_name = "J", requires = "tuned")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "J",
+        requires = "tuned"
+    )]
     pub max_energy: Option<f64>,
     /// With --tuned: an instance of an untuned class runs the nearest tuned class's bundle
     /// when its normalised feature distance is at most this, else the family's default
     /// (0 = only the instance's own class; docs/json.md defines the distance).
-    #[arg(long, value_name = "D", default_value_t = engine::bundle::DEFAULT_MAX_CLASS_DISTANCE, requires = "tuned")]
+    #[arg(allow_negative_numbers = true, long, value_name = "D", default_value_t = engine::bundle::DEFAULT_MAX_CLASS_DISTANCE, requires = "tuned")]
     pub max_class_distance: f64,
     /// With --tuned: run this tuned class's bundle whatever the instance's nearest class (a
     /// warning names the nearest when it is another; what standalone executables run).
@@ -519,7 +544,7 @@ pub struct SolveArgs {
     #[arg(long, value_enum)]
     pub backend: Option<Backend>,
     /// GPU ordinal (with --backend gpu).
-    #[arg(long, default_value_t = 0)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 0)]
     pub gpu: usize,
     /// Island solve (with --backend gpu and --time-limit): `all` or GPU ordinals `0,1,...`;
     /// each GPU runs the solver as an island and they exchange their best solutions every
@@ -528,25 +553,30 @@ pub struct SolveArgs {
     #[arg(long, value_name = "all|LIST", conflicts_with = "gpu")]
     pub gpus: Option<String>,
     /// Seconds between the islands' exchanges (default: a tenth of --time-limit, 0.5 to 30 s).
-    #[arg(long, value_name = "S", requires = "gpus")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "S",
+        requires = "gpus"
+    )]
     pub exchange_interval: Option<f64>,
     /// GPU: start solutions per launch (blocks for rots-block; walks for pfsp ig-block;
     /// searches for hwsw gpts-multi; default as many as are resident at once; pfsp ig-grid:
     /// walks 1..=64, default about 1024 / n, one block per job of each).
-    #[arg(long, value_name = "P")]
+    #[arg(allow_negative_numbers = true, long, value_name = "P")]
     pub solutions: Option<u32>,
     /// GPU 2opt-dyn: threads of each child grid.
-    #[arg(long, value_name = "N")]
+    #[arg(allow_negative_numbers = true, long, value_name = "N")]
     pub child_threads: Option<u32>,
     /// GPU rots-block: at most this many iterations x n per launch (restart checks run between
     /// launches; default 10). GPU pfsp ig-block, hwsw gpts-multi: at most this many iterations
     /// per launch (gpts-multi: per search, default 1000).
-    #[arg(long, value_name = "K")]
+    #[arg(allow_negative_numbers = true, long, value_name = "K")]
     pub launch_iterations: Option<u32>,
     /// GPU rots-block: restart a block whose best has not improved for this many launches
     /// (0 never; default 5); CPU qap `tabu`: the same in launches of 10 n iterations. GPU pfsp ig-block: likewise from an elite walk (default 20);
     /// hwsw gpts-multi: from an elite search (default 3).
-    #[arg(long, value_name = "L")]
+    #[arg(allow_negative_numbers = true, long, value_name = "L")]
     pub restart_stall: Option<u32>,
     /// GPU hwsw gpts-multi: where a stalled search continues: `elite` (default: one of the
     /// four best searches' bests) or `own` (its own best, with a cleared tabu list; the rule
@@ -555,12 +585,12 @@ pub struct SolveArgs {
     pub restart_from: Option<String>,
     /// GPU rots-block (and CPU qap `tabu`): random swaps applied to a restarted block's best,
     /// as a factor of n (default 0.25).
-    #[arg(long, value_name = "F")]
+    #[arg(allow_negative_numbers = true, long, value_name = "F")]
     pub perturbation: Option<f64>,
     /// GPU rots-block: adaptive (breakout) perturbation: a block that restarts without having
     /// improved since its last restart takes one swap more each time, up to this factor of n
     /// (default 0: fixed at --perturbation).
-    #[arg(long, value_name = "F")]
+    #[arg(allow_negative_numbers = true, long, value_name = "F")]
     pub perturbation_max: Option<f64>,
     /// GPU rots-block: restart a stalled block from the best point on the swap path from its
     /// best toward the best block's best (path relinking) instead of random swaps. GPU pfsp
@@ -581,13 +611,13 @@ pub struct SolveArgs {
     pub crossover: Option<bool>,
     /// GPU pfsp ig-block, ig-warp with --relink: distinct sequences the elite pool keeps
     /// (default 8).
-    #[arg(long, value_name = "E")]
+    #[arg(allow_negative_numbers = true, long, value_name = "E")]
     pub elite: Option<usize>,
     /// GPU pfsp ig-block with its tables in global memory (e.g. 800 x 60): walks per block,
     /// sharing one staged copy of the processing times (1..=8, default 1). Experimental: not
     /// yet measured on a GPU. `--json`'s `gpu.threads_per_block` (and `gpu.solutions` where
     /// --solutions is unset) then count the block, `gpu.layout` says the walks per block.
-    #[arg(long, value_name = "W")]
+    #[arg(allow_negative_numbers = true, long, value_name = "W")]
     pub walks_per_block: Option<u32>,
     /// GPU rots-block, pfsp ig-block and ig-warp, hwsw gpts-multi: race run-time
     /// configurations across the independent searches during the run (the configured one and
@@ -609,24 +639,29 @@ pub struct SolveArgs {
     pub tenure_range: Option<Vec<f64>>,
     /// GPU rots-block (and CPU qap `tabu`): long-term aspiration as a factor of n^2 (Taillard:
     /// 2; default 0, off; CPU with --restarts off: 2).
-    #[arg(long, value_name = "F")]
+    #[arg(allow_negative_numbers = true, long, value_name = "F")]
     pub aspiration: Option<f64>,
     /// GPU: extra NVRTC/ptxas flag, repeatable (e.g. -maxrregcount=32, --ptxas-options=-O2).
     #[arg(long = "nvrtc-flag", value_name = "FLAG", allow_hyphen_values = true)]
     pub nvrtc_flags: Vec<String>,
     /// Iteration budget (per start for multistart algorithms); default depends on the algorithm.
-    #[arg(long, value_name = "N")]
+    #[arg(allow_negative_numbers = true, long, value_name = "N")]
     pub iterations: Option<u64>,
     /// Wall-clock limit in seconds; with --iterations, whichever ends first.
-    #[arg(long, value_name = "S")]
+    #[arg(allow_negative_numbers = true, long, value_name = "S")]
     pub time_limit: Option<f64>,
     /// Stop as soon as the best is within this many percent of the instance's best-known
     /// value (time to target; needs a best-known value: the embedded table or --bks). The
     /// run still ends at --time-limit or --iterations where it never gets there.
-    #[arg(long, value_name = "PCT", conflicts_with_all = ["target", "gpus"])]
+    #[arg(allow_negative_numbers = true, long, value_name = "PCT", conflicts_with_all = ["target", "gpus"])]
     pub target_gap: Option<f64>,
     /// Stop as soon as the best objective is at most this (time to target).
-    #[arg(long, value_name = "OBJECTIVE", conflicts_with = "gpus")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "OBJECTIVE",
+        conflicts_with = "gpus"
+    )]
     pub target: Option<i64>,
     /// Record every improvement of the best and when it was found (seconds from the
     /// solver's start): the run's anytime curve, printed at 1-2-5 checkpoints and written in
@@ -634,27 +669,32 @@ pub struct SolveArgs {
     #[arg(long, conflicts_with = "gpus")]
     pub trace: bool,
     /// Random seed; the same seed gives the same result when no time limit is set.
-    #[arg(long, default_value_t = 1)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 1)]
     pub seed: u64,
     /// CPU: worker threads (0 = all cores, or with --tuned the bundle's tuned count; does not
     /// change the result of an iteration budget). GPU: threads per block (default 128, or 512
     /// for rots-block).
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        default_value_t = 0,
+        value_name = "N"
+    )]
     pub threads: usize,
     /// Independent starts (qap `2opt` default 64, qap `tabu` default 1), or walks (pfsp `ig`,
     /// hwsw `sts`, default 1), run in parallel on --threads; the best is kept. Under
     /// --time-limit alone (no --iterations) the default is one per worker thread where that is
     /// more.
-    #[arg(long, value_name = "N")]
+    #[arg(allow_negative_numbers = true, long, value_name = "N")]
     pub starts: Option<usize>,
     /// Tabu tenure in iterations (pfsp `tabu`; qap GPU `tabu`); tabu list length (hwsw `sts`
     /// and its GPU variants, default 20); GPU pfsp ig-grid: tabu steps a moved job stays tabu
     /// (default 7).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_negative_numbers = true, long, value_name = "N")]
     pub tenure: Option<usize>,
     /// GPU pfsp ig-grid: after each local optimum, keep taking the best non-tabu move
     /// (improving or not) until N steps in a row find no better sequence (default 0: none).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_negative_numbers = true, long, value_name = "N")]
     pub tabu_steps: Option<usize>,
     /// GPU pfsp ig-block, ig-grid: start the walks from the best sequences of an iterative
     /// bidirectional beam search of widths 1024, 2048, ... up to W, run before the walks within
@@ -664,36 +704,36 @@ pub struct SolveArgs {
     pub beam: Option<String>,
     /// GPU pfsp with --beam: weight of the machines' idle time in the beam's guide, in tenths
     /// of the bound's (default 0).
-    #[arg(long, value_name = "W10")]
+    #[arg(allow_negative_numbers = true, long, value_name = "W10")]
     pub beam_idle_weight: Option<usize>,
     /// Jobs removed per destruction step (pfsp `ig`, default 4).
-    #[arg(long, value_name = "D")]
+    #[arg(allow_negative_numbers = true, long, value_name = "D")]
     pub destruction: Option<usize>,
     /// Temperature factor T of the acceptance rule (pfsp `ig`, default 0.4).
-    #[arg(long, value_name = "T")]
+    #[arg(allow_negative_numbers = true, long, value_name = "T")]
     pub temperature: Option<f64>,
     /// Ants per iteration (tsp `as`, default one per city; `mmas` 25 on the CPU, 256 on the GPU;
     /// `focused` 32 on the CPU, 1024 on the GPU).
-    #[arg(long, value_name = "M")]
+    #[arg(allow_negative_numbers = true, long, value_name = "M")]
     pub ants: Option<usize>,
     /// Pheromone exponent alpha (tsp `as`/`mmas`/`focused`, default 1).
-    #[arg(long, value_name = "A")]
+    #[arg(allow_negative_numbers = true, long, value_name = "A")]
     pub alpha: Option<f64>,
     /// Heuristic exponent beta (tsp `as`/`mmas`/`focused`, default 2).
-    #[arg(long, value_name = "B")]
+    #[arg(allow_negative_numbers = true, long, value_name = "B")]
     pub beta: Option<f64>,
     /// Evaporation rate rho (tsp `as` default 0.5, `mmas` 0.2, `focused` 0.1).
-    #[arg(long, value_name = "R")]
+    #[arg(allow_negative_numbers = true, long, value_name = "R")]
     pub rho: Option<f64>,
     /// Candidate list length (tsp `as` default 32, `mmas` 20, `focused` 16).
-    #[arg(long, value_name = "K")]
+    #[arg(allow_negative_numbers = true, long, value_name = "K")]
     pub candidates: Option<usize>,
     /// List entries the local search tries per city (tsp `focused`, default 10).
-    #[arg(long, value_name = "K")]
+    #[arg(allow_negative_numbers = true, long, value_name = "K")]
     pub ls_neighbours: Option<usize>,
     /// New edges each ant makes before it copies the rest of its source tour (tsp `focused`,
     /// default 8).
-    #[arg(long, value_name = "E")]
+    #[arg(allow_negative_numbers = true, long, value_name = "E")]
     pub min_new_edges: Option<usize>,
     /// Each ant's source tour (tsp `focused`): `iteration` (the tour that deposited last,
     /// default), `best` (the best so far) or `own` (the ant's previous tour).
@@ -804,10 +844,20 @@ pub struct ReferenceArgs {
     pub campaign: Option<PathBuf>,
     /// Independent searches per graph (seeds 1..=K); the best counts. 0 runs no search: the
     /// table then comes from --previous and --answers.
-    #[arg(long, default_value_t = 4, value_name = "K")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        default_value_t = 4,
+        value_name = "K"
+    )]
     pub seeds: u64,
     /// Iterations of each search.
-    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        default_value_t = 200_000,
+        value_name = "N"
+    )]
     pub iterations: u64,
     /// An earlier reference table (`name,family,bks,optimal,method`): its value of a graph
     /// stands unless something here is lower, and its rows of other graphs are kept.
@@ -848,10 +898,10 @@ pub enum GenerateCommand {
 #[derive(Debug, Args)]
 pub struct GenerateQapArgs {
     /// Instance size n (2..=4096; the GPU solves up to 512).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_negative_numbers = true, long, value_name = "N")]
     pub n: usize,
     /// Random seed.
-    #[arg(long, value_name = "S")]
+    #[arg(allow_negative_numbers = true, long, value_name = "S")]
     pub seed: u64,
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -861,10 +911,10 @@ pub struct GenerateQapArgs {
 #[derive(Debug, Args)]
 pub struct GenerateTspArgs {
     /// Number of cities (3 ..= 1,000,000).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_negative_numbers = true, long, value_name = "N")]
     pub n: usize,
     /// Random seed (the same seed gives the same file).
-    #[arg(long, value_name = "S")]
+    #[arg(allow_negative_numbers = true, long, value_name = "S")]
     pub seed: u64,
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -874,19 +924,19 @@ pub struct GenerateTspArgs {
 #[derive(Debug, Args)]
 pub struct GenerateHwswArgs {
     /// Number of nodes n (at least 2).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_negative_numbers = true, long, value_name = "N")]
     pub nodes: usize,
     /// Number of edges m (at most n (n - 1) / 2).
-    #[arg(long, value_name = "M")]
+    #[arg(allow_negative_numbers = true, long, value_name = "M")]
     pub edges: usize,
     /// Communication-to-computation ratio rho (the paper: 0.1, 1, 10).
-    #[arg(long, value_name = "R")]
+    #[arg(allow_negative_numbers = true, long, value_name = "R")]
     pub ccr: f64,
     /// Constraint level: `low` (R in [0, sum s / 2]) or `high` (R in [sum s / 2, sum s]).
     #[arg(long, value_name = "LEVEL")]
     pub r_level: solvers::hwsw::RLevel,
     /// Random seed.
-    #[arg(long, value_name = "S")]
+    #[arg(allow_negative_numbers = true, long, value_name = "S")]
     pub seed: u64,
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -896,13 +946,13 @@ pub struct GenerateHwswArgs {
 #[derive(Debug, Args)]
 pub struct GeneratePfspArgs {
     /// Number of jobs.
-    #[arg(long, value_name = "N")]
+    #[arg(allow_negative_numbers = true, long, value_name = "N")]
     pub jobs: usize,
     /// Number of machines.
-    #[arg(long, value_name = "M")]
+    #[arg(allow_negative_numbers = true, long, value_name = "M")]
     pub machines: usize,
     /// Taillard time seed (1 ..= 2^31-2), e.g. 873654221 for ta001.
-    #[arg(long, value_name = "S")]
+    #[arg(allow_negative_numbers = true, long, value_name = "S")]
     pub seed: i64,
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -973,7 +1023,7 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
     /// Campaigns run at once; they share the GPUs trial by trial.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub jobs: u32,
     /// Also listen on TCP (e.g. 127.0.0.1:7878); every request must carry the token.
     #[arg(long, value_name = "ADDR", requires = "token_file")]
@@ -1056,13 +1106,13 @@ pub struct LogsArgs {
 pub struct BenchDaemonArgs {
     /// Submissions timed for submit-to-first-trial; also the rounds of the busy-share
     /// measurement, at most 3 (each runs three campaigns to their end).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeats: u32,
     /// Campaigns queued while `status` is timed.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub queued: u32,
     /// `status` requests timed (and as many `mats status --json` processes, at most 20).
-    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100000))]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100000))]
     pub requests: u32,
     /// The repository (its data/qap instances and spaces/qap-cpu.toml).
     #[arg(long, default_value = ".")]

@@ -369,6 +369,18 @@ fn missing_file_unknown_algorithm_and_misplaced_parameters_are_errors() {
     assert!(e.contains("`tenure` does not apply to qap tabu"), "{e}");
     let e = error_of(&["solve", &data("qap/tai12a.dat"), "--time-limit", "0"]);
     assert!(e.contains("--time-limit"), "{e}");
+    // A negative value is the flag's value, refused by name (clap took it for a flag and
+    // suggested `-- -1`, which does not work either).
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--time-limit", "-1"]);
+    assert!(e.contains("--time-limit must be a positive number"), "{e}");
+    // (clap's own error, with its "For more information" line.)
+    let e = common::error_of(&["solve", &data("qap/tai12a.dat"), "--seed", "-1"]);
+    assert!(
+        e.starts_with("error: invalid value '-1' for '--seed <SEED>'"),
+        "{e}"
+    );
+    let e = error_of(&["solve", &data("qap/tai12a.dat"), "--gpu", "3"]);
+    assert!(e.contains("--gpu applies to --backend gpu only"), "{e}");
     let e = error_of(&["solve", &data("qap/tai12a.dat"), "--starts", "0"]);
     assert!(e.contains("`starts` must be at least 1"), "{e}");
     let rd400 = data("tsplib/rd400.tsp");

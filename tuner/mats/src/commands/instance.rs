@@ -36,10 +36,7 @@ pub fn info(args: &InfoArgs) -> Result<()> {
         class: instance.class(),
         features: instance.features(),
         best_known: super::best_known_of(&bks, &src.bks, &instance),
-        fingerprint: match &instance {
-            family::Instance::Qap(q) => Some(format!("{:016x}", solvers::bks::qap_fingerprint(q))),
-            _ => None,
-        },
+        fingerprint: solvers::bks::fingerprint(&instance).map(|f| format!("{f:016x}")),
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);

@@ -295,7 +295,11 @@ fn to_csv(table: &Table) -> Result<String> {
         if with_m {
             record.push(text(id.m));
         }
-        record.extend([row.value.to_string(), row.optimal.clone(), row.method.clone()]);
+        record.extend([
+            row.value.to_string(),
+            row.optimal.clone(),
+            row.method.clone(),
+        ]);
         if with_fingerprint {
             record.push(
                 id.fingerprint

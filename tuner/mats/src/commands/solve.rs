@@ -345,6 +345,8 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
         .into_iter()
         .map(|g| g.flag)
         .chain((!args.nvrtc_flags.is_empty()).then_some("--nvrtc-flag"))
+        // `--gpu 0` is the default and cannot be told from none; any other ordinal can.
+        .chain((args.gpu != 0).then_some("--gpu"))
         .find(|flag| !CPU_FLAGS.contains(flag));
     if let Some(flag) = gpu_only {
         bail!("{flag} applies to --backend gpu only");
