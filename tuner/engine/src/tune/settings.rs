@@ -200,15 +200,41 @@ fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
     }
 }
 
-/// The refusal of `--resume` after a change: names the changed keys and the two ways out.
+/// The refusal of `--resume` after a change: names the changed keys, where each was made
+/// (the campaign file, an instance file's contents, the space file), and the ways out.
 pub fn refusal(plan: &CampaignPlan, trials: usize, changes: &[Change]) -> String {
     let listed: Vec<String> = changes.iter().take(8).map(ToString::to_string).collect();
     let more = changes.len().saturating_sub(listed.len());
+    // An instance whose file changed under the same name, and the space file, are edited
+    // outside the campaign file: "revert these settings in campaign.toml" sent users there.
+    let edited_instances: Vec<&str> = changes
+        .iter()
+        .filter(|c| c.was.is_some() && c.now.is_some())
+        .filter_map(|c| c.key.strip_prefix("instances.")?.strip_suffix(".sha256"))
+        .collect();
+    let space = changes.iter().any(|c| c.key == "space.file_sha256");
+    let in_campaign = changes.len() > edited_instances.len() + usize::from(space);
+    let mut reverts = Vec::new();
+    if in_campaign {
+        reverts.push(format!("revert the settings in {}", plan.path.display()));
+    }
+    if !edited_instances.is_empty() {
+        reverts.push(format!(
+            "restore the instance file(s) of {} as they were measured (their contents changed)",
+            edited_instances.join(", ")
+        ));
+    }
+    if space {
+        reverts.push("restore the space file as it was measured".to_string());
+    }
+    let mut revert = reverts.join(", ");
+    if let Some(first) = revert.get(..1) {
+        revert = first.to_uppercase() + &revert[1..];
+    }
     format!(
         "cannot resume campaign {:?} in {}: its {trials} trial(s) were measured under other \
-         settings, and reusing them would mix unlike measurements; changed: {}{}. Revert \
-         these settings in {}, or start a new store: `--fresh` (deletes the folder's results) \
-         or `--out NEW_FOLDER`",
+         settings, and reusing them would mix unlike measurements; changed: {}{}. {revert}, or \
+         start a new store: `--fresh` (deletes the folder's results) or `--out NEW_FOLDER`",
         plan.name,
         plan.out_dir.display(),
         listed.join(", "),
@@ -217,7 +243,6 @@ pub fn refusal(plan: &CampaignPlan, trials: usize, changes: &[Change]) -> String
         } else {
             String::new()
         },
-        plan.path.display()
     )
 }
 

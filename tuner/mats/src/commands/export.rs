@@ -308,6 +308,14 @@ struct Bundles {
 }
 
 impl Bundles {
+    /// The point of the class `label`'s bundle `name`.
+    fn point_named(&self, label: &str, name: &str) -> Option<&Point> {
+        self.by_point
+            .iter()
+            .find(|((l, _), (n, _))| l == label && n == name)
+            .map(|((_, point), _)| point)
+    }
+
     /// The bundle of `m` for the class `label` (at `budget_s` where the campaign tuned several
     /// budgets), made on first use; records what was measured there.
     fn bundle_of(
@@ -398,12 +406,23 @@ fn export_class(
                 }
             })
             .collect(),
-        None => engine::pick::front(
-            &measured,
-            budget_s
-                .map(|budget_s| results::RunMode::Budget { budget_s })
-                .or(source.settings.run),
-        ),
+        None => {
+            // Of points measured alike the front keeps the first: the bundles' own points go
+            // first, so the point a preference exports is the one listed (seven points at a
+            // gap of 0 listed another, which a cap would have run instead).
+            let exported: Vec<&Point> = chosen
+                .values()
+                .filter_map(|name| bundles.point_named(label, name))
+                .collect();
+            let mut ordered = measured.clone();
+            ordered.sort_by_key(|m| !exported.contains(&&m.point));
+            engine::pick::front(
+                &ordered,
+                budget_s
+                    .map(|budget_s| results::RunMode::Budget { budget_s })
+                    .or(source.settings.run),
+            )
+        }
     };
     for m in &mut front {
         m.bundle = Some(bundles.bundle_of(source, label, budget_s, m, None));

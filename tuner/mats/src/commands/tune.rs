@@ -19,7 +19,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
                 serde_json::to_string_pretty(&serde_json::json!({
                     "file": args.campaign.display().to_string(),
                     "valid": false,
-                    "error": format!("{e:#}"),
+                    "error": search::errors::one_line(e),
                 }))?
             );
         }
