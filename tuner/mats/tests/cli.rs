@@ -333,9 +333,16 @@ fn a_printed_fingerprint_ties_a_users_best_known_value_to_the_file() {
     let edited = json(&["instance", "info", &own, "--bks", table, "--json"]);
     assert!(edited["best_known"].is_null(), "{edited}");
     assert_ne!(edited["fingerprint"], fingerprint.as_str());
-    // Other families print none.
+    // TSP prints one too (TSPLIB files are published by name alone); HW/SW graphs none.
     let tsp = json(&["instance", "info", &data("tsp/burma14.tsp"), "--json"]);
-    assert!(tsp.get("fingerprint").is_none(), "{tsp}");
+    assert_eq!(tsp["fingerprint"].as_str().map(str::len), Some(16), "{tsp}");
+    let hwsw = json(&[
+        "instance",
+        "info",
+        &data("hwsw/crc32-synthetic.hwsw"),
+        "--json",
+    ]);
+    assert!(hwsw.get("fingerprint").is_none(), "{hwsw}");
 }
 
 #[test]
@@ -1622,9 +1629,16 @@ fn a_reference_table_keeps_the_lowest_re_scored_value() {
     };
     let value_in = |table: &str| -> (i64, String) {
         let text = std::fs::read_to_string(table).unwrap();
-        let line = text.lines().find(|l| l.starts_with("g60,")).unwrap();
-        let cols: Vec<&str> = line.splitn(5, ',').collect();
-        (cols[2].parse().unwrap(), cols[4].to_string())
+        let mut rows = csv::Reader::from_reader(text.as_bytes());
+        let header = rows.headers().unwrap().clone();
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let row = rows
+            .records()
+            .map(Result::unwrap)
+            .find(|r| &r[0] == "g60")
+            .unwrap();
+        assert_eq!((&row[1], &row[2]), ("hwsw", "60"), "{text}");
+        (row[col("bks")].parse().unwrap(), row[col("method")].to_string())
     };
     // One iteration from all hardware: a poor reference that a solver beats.
     let first = at("first.csv");
