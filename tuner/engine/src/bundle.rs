@@ -49,6 +49,35 @@ pub struct ClassEntry {
     /// Empty for a campaign of one budget: the class's `bundles` and `pareto` are its only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub budgets: Vec<BudgetEntry>,
+    /// The instances the campaign put in this class (tuned and held out), by name and file
+    /// content: with a class table the class is the campaign's word, not the features', and
+    /// `solve --tuned` on one of these files runs this class's bundle. Empty in exports
+    /// written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<Member>,
+}
+
+/// An instance of a class, as the campaign measured it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    pub name: String,
+    /// [`crate::tune::settings::file_sha`] of its file.
+    pub sha256: String,
+}
+
+/// The class that lists the instance `name` whose file has the content hash `sha256`
+/// (renamed or edited copies are not members: their features decide).
+pub fn member_class<'a>(index: &'a Index, name: &str, sha256: &str) -> Option<&'a str> {
+    index
+        .classes
+        .iter()
+        .find(|(_, entry)| {
+            entry
+                .members
+                .iter()
+                .any(|m| m.name == name && m.sha256 == sha256)
+        })
+        .map(|(class, _)| class.as_str())
 }
 
 /// A class's bundles and front at one budget of a campaign of several.
@@ -381,6 +410,7 @@ mod tests {
                 .map(|&(k, min, max)| (k.to_string(), FeatureRange { min, max }))
                 .collect(),
             budgets: Vec::new(),
+            members: Vec::new(),
         }
     }
 

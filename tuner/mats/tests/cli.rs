@@ -1638,7 +1638,10 @@ fn a_reference_table_keeps_the_lowest_re_scored_value() {
             .find(|r| &r[0] == "g60")
             .unwrap();
         assert_eq!((&row[1], &row[2]), ("hwsw", "60"), "{text}");
-        (row[col("bks")].parse().unwrap(), row[col("method")].to_string())
+        (
+            row[col("bks")].parse().unwrap(),
+            row[col("method")].to_string(),
+        )
     };
     // One iteration from all hardware: a poor reference that a solver beats.
     let first = at("first.csv");

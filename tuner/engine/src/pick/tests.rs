@@ -52,6 +52,7 @@ fn entry(budgets: &[f64]) -> ClassEntry {
                     .collect(),
             })
             .collect(),
+        members: Vec::new(),
     }
 }
 

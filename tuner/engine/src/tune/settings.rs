@@ -130,7 +130,9 @@ fn short_sha(bytes: &[u8]) -> String {
     digest[..16].to_string()
 }
 
-fn file_sha(path: &Path) -> Result<String> {
+/// The short SHA-256 of an instance file, as the settings record it (`instances.NAME.sha256`)
+/// and an export's class members list it.
+pub fn file_sha(path: &Path) -> Result<String> {
     // The instance was read (within the input cap) a moment ago, so this read is bounded too.
     let bytes = std::fs::read(path)
         .with_context(|| format!("cannot read instance {} to fingerprint it", path.display()))?;

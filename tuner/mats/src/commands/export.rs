@@ -267,6 +267,24 @@ impl<'a> Source<'a> {
 
     /// A class's instances: those its summary lists (a campaign's own class names, which
     /// the instances' feature classes need not match), else those of that feature class.
+    /// The instances the campaign put in the data class `class`, tuned and held out, with
+    /// the content hash it measured them under (instances of a store that recorded none are
+    /// left out: a name alone does not make a file the one measured).
+    fn class_members(&self, class: &str) -> Vec<engine::bundle::Member> {
+        let measured = &self.campaign.settings[engine::tune::settings::KEY];
+        self.instances
+            .iter()
+            .filter(|i| i.record.class == class)
+            .filter_map(|i| {
+                let sha = measured[format!("instances.{}.sha256", i.record.name)].as_str()?;
+                Some(engine::bundle::Member {
+                    name: i.record.name.clone(),
+                    sha256: sha.to_string(),
+                })
+            })
+            .collect()
+    }
+
     fn members(&self, label: &str) -> Vec<&results::InstanceRow> {
         let listed = self
             .summary
@@ -308,12 +326,12 @@ struct Bundles {
 }
 
 impl Bundles {
-    /// The point of the class `label`'s bundle `name`.
-    fn point_named(&self, label: &str, name: &str) -> Option<&Point> {
+    /// What the class `label`'s bundle `name` was exported with.
+    fn measured_named(&self, label: &str, name: &str) -> Option<&Measured> {
         self.by_point
             .iter()
             .find(|((l, _), (n, _))| l == label && n == name)
-            .map(|((_, point), _)| point)
+            .and_then(|(_, (_, manifest))| manifest.measured.get(label))
     }
 
     /// The bundle of `m` for the class `label` (at `budget_s` where the campaign tuned several
@@ -407,17 +425,31 @@ fn export_class(
             })
             .collect(),
         None => {
-            // Of points measured alike the front keeps the first: the bundles' own points go
-            // first, so the point a preference exports is the one listed (seven points at a
-            // gap of 0 listed another, which a cap would have run instead).
-            let exported: Vec<&Point> = chosen
+            // The bundles' points with the values they were exported with (a default that won
+            // the final re-measure has those values only), and the search's best where that
+            // re-measure shipped another point: its search values were contradicted there,
+            // and a cap choosing it would run the point that lost.
+            let exported: Vec<Measured> = chosen
                 .values()
-                .filter_map(|name| bundles.point_named(label, name))
+                .filter_map(|name| bundles.measured_named(label, name))
+                .cloned()
                 .collect();
-            let mut ordered = measured.clone();
-            ordered.sort_by_key(|m| !exported.contains(&&m.point));
+            let lost = source
+                .summary
+                .as_ref()
+                .and_then(|s| s.best_point(label))
+                .filter(|best| !exported.iter().any(|m| &m.point == *best));
+            // Of points measured alike the front keeps the first: the bundles' own go first,
+            // so the point a preference exports is the one listed (seven points at a gap of 0
+            // listed another).
+            let candidates: Vec<&Measured> = exported
+                .iter()
+                .chain(measured.iter().copied().filter(|m| {
+                    lost != Some(&m.point) && !exported.iter().any(|e| e.point == m.point)
+                }))
+                .collect();
             engine::pick::front(
-                &ordered,
+                &candidates,
                 budget_s
                     .map(|budget_s| results::RunMode::Budget { budget_s })
                     .or(source.settings.run),
@@ -440,6 +472,7 @@ fn export_class(
                     .map(|i| &i.record.features),
             ),
             budgets: Vec::new(),
+            members: source.class_members(class),
         });
     match budget_s {
         Some(budget_s) => entry.budgets.push(engine::bundle::BudgetEntry {

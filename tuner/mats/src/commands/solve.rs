@@ -769,7 +769,20 @@ fn solve_tuned(
     }
     let own_class = instance.class();
     let features = serde_json::to_value(instance.features())?;
-    let Some(nearest) = nearest_class(&index, &own_class, &features) else {
+    // A file the campaign itself measured is in the class the campaign put it in (a class
+    // table's word, which its features need not say); any other goes by its features.
+    let member = engine::tune::settings::file_sha(&args.source.file)
+        .ok()
+        .and_then(|sha| engine::bundle::member_class(&index, &instance.name(), &sha));
+    let nearest = match member {
+        Some(class) => Some(engine::bundle::ClassChoice {
+            class: class.to_string(),
+            distance: 0.0,
+            exact: true,
+        }),
+        None => nearest_class(&index, &own_class, &features),
+    };
+    let Some(nearest) = nearest else {
         bail!("{} holds no tuned class", dir.display());
     };
     let named = args.tuned_class.is_some();
@@ -779,7 +792,7 @@ fn solve_tuned(
             dir,
             name,
             instance,
-            nearest,
+            (nearest, member),
             args.max_class_distance,
         )?,
         None => nearest,
@@ -1097,7 +1110,7 @@ fn named_class(
     dir: &std::path::Path,
     name: &str,
     instance: &family::Instance,
-    nearest: engine::bundle::ClassChoice,
+    (nearest, member): (engine::bundle::ClassChoice, Option<&str>),
     max_distance: f64,
 ) -> Result<engine::bundle::ClassChoice> {
     if !index.classes.contains_key(name) {
@@ -1108,30 +1121,41 @@ fn named_class(
         );
     }
     let own = instance.class();
+    // The instance's own class: its feature label, or the class the campaign put this very
+    // file in.
+    let is_own = own == name || member == Some(name);
     // Measured as nearest_class measures any class but the instance's own label (where the
     // export recorded no ranges: infinitely far, not 0).
     let features = serde_json::to_value(instance.features())?;
     let named = engine::bundle::ClassChoice {
         class: name.to_string(),
-        distance: if own == name {
+        distance: if nearest.class == name {
             nearest.distance
         } else {
             engine::bundle::distance_to(index, name, &features)
                 .context("the named class vanished from the index")?
         },
-        exact: own == name,
+        exact: is_own,
     };
     if nearest.class != name {
+        // Its own class is chosen whatever the distances: say so rather than call a farther
+        // class the nearest.
+        let chosen = if nearest.exact {
+            format!("belongs to the tuned class {}", nearest.class)
+        } else {
+            format!(
+                "is nearest the tuned class {} (distance {:.3})",
+                nearest.class, nearest.distance
+            )
+        };
         eprintln!(
-            "warning: {} (class {own}) is nearest the tuned class {} (distance {:.3}), not \
-             {name} (distance {:.3}); running {name}'s bundle as asked",
+            "warning: {} (class {own}) {chosen}, not {name} (distance {:.3}); running {name}'s \
+             bundle as asked",
             instance.name(),
-            nearest.class,
-            nearest.distance,
             named.distance
         );
     }
-    if own != name && (named.distance.is_nan() || named.distance > max_distance) {
+    if !is_own && (named.distance.is_nan() || named.distance > max_distance) {
         // Without a class name `solve --tuned` would run the default here; a named class
         // (a standalone executable's own) runs as asked, but not silently.
         eprintln!(
@@ -1142,10 +1166,7 @@ fn named_class(
             named.distance
         );
     }
-    Ok(engine::bundle::ClassChoice {
-        exact: own == name,
-        ..named
-    })
+    Ok(named)
 }
 
 /// Runs a GPU configuration of any family and reports it as `mats solve` does (the caller
