@@ -773,7 +773,7 @@ fn solve_tuned(
     // table's word, which its features need not say); any other goes by its features.
     let member = engine::tune::settings::file_sha(&args.source.file)
         .ok()
-        .and_then(|sha| engine::bundle::member_class(&index, &instance.name(), &sha));
+        .and_then(|sha| engine::bundle::member_class(&index, instance.name(), &sha));
     let nearest = match member {
         Some(class) => Some(engine::bundle::ClassChoice {
             class: class.to_string(),
