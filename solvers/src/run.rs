@@ -385,7 +385,11 @@ where
         let slice = deadline
             .until
             .filter(|_| share_time && waves > 1)
-            .map(|until| until.saturating_duration_since(Instant::now()) / waves as u32);
+            // Saturating: 2^32 waves cast to u32 was a division by zero (a panic from `--starts`).
+            .map(|until| {
+                until.saturating_duration_since(Instant::now())
+                    / u32::try_from(waves).unwrap_or(u32::MAX)
+            });
         let own = |s: usize| match slice {
             Some(slice) => start(s, &deadline.sliced(slice)),
             None => start(s, deadline),
@@ -474,6 +478,11 @@ mod tests {
             assert_eq!(best.objective, 0);
             assert!(began.elapsed() < limit + Duration::from_millis(300));
         }
+        // More waves than a u32 counts: the time slices saturate (a division by zero).
+        let ran = AtomicUsize::new(0);
+        let deadline = Budget::time_limit(Duration::from_millis(50)).start(0);
+        let best = multistart_timed(1 << 32, 1, &deadline, true, |s, d| spin(&ran, s, d));
+        assert!(best.is_some());
     }
 
     #[test]
