@@ -82,18 +82,33 @@ pub fn qap_fingerprint(i: &crate::qap::Instance) -> u64 {
     crate::fnv::fnv1a(values.flat_map(i64::to_le_bytes))
 }
 
-/// A content fingerprint of a TSP instance: FNV-1a over n and, per city i, its distances to
-/// city i + 1 and to city n - 1 - i (what the tour length is made of, whatever the file's
-/// form: coordinates or an explicit matrix). Linear in n, so TSPLIB's largest instances cost
-/// nothing; an edited city changes its distances to its neighbours in the file's order.
+/// A content fingerprint of a TSP instance: FNV-1a over n, the distance type and what the
+/// distances come from: every coordinate as parsed (so `565` and `565.0` agree) or, for an
+/// explicit matrix, every entry (one edited weight of gr17 kept its optimum when only some
+/// distances were hashed). Linear in n for coordinates; a matrix is read whole anyway.
 pub fn tsp_fingerprint(i: &crate::tsp::Instance) -> u64 {
+    use crate::tsp::distance::EdgeWeightType;
     let n = i.n();
-    let values = std::iter::once(n as i64).chain((0..n).flat_map(|c| {
-        let next = (c + 1) % n;
-        let mirror = n - 1 - c;
-        [i.dist(c, next), i.dist(c, mirror)]
-    }));
-    crate::fnv::fnv1a(values.flat_map(i64::to_le_bytes))
+    // Fixed codes, not the enum's order (a table's fingerprints must outlive a reordering).
+    let kind: u64 = match i.edge_weight_type {
+        EdgeWeightType::Euc2d => 1,
+        EdgeWeightType::Ceil2d => 2,
+        EdgeWeightType::Att => 3,
+        EdgeWeightType::Geo => 4,
+        EdgeWeightType::Explicit => 5,
+    };
+    let head = [n as u64, kind];
+    let body: Box<dyn Iterator<Item = u64> + '_> = match i.edge_weight_type {
+        EdgeWeightType::Explicit => {
+            Box::new((0..n).flat_map(move |a| (0..n).map(move |b| i.dist(a, b) as u64)))
+        }
+        _ => Box::new(
+            i.coords()
+                .iter()
+                .flat_map(|&(x, y)| [x.to_bits(), y.to_bits()]),
+        ),
+    };
+    crate::fnv::fnv1a(head.into_iter().chain(body).flat_map(u64::to_le_bytes))
 }
 
 /// The fingerprint a best-known table's `fingerprint` column holds for this instance, where
@@ -483,6 +498,15 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert!(why.contains("distances differ"), "{why}");
+        // An explicit matrix with one weight changed (gr17's d(1, 3): 257 -> 1).
+        let text = std::fs::read_to_string(root.join("data/tsp/gr17.tsp")).unwrap();
+        let edited = text.replacen(" 257 ", " 1 ", 1);
+        assert_ne!(edited, text, "gr17 holds the weight the test edits");
+        let edited = crate::tsp::parse(&edited, Path::new("gr17.tsp")).unwrap();
+        assert!(matches!(
+            table.lookup(&Instance::Tsp(edited)),
+            Lookup::Mismatch(_)
+        ));
         qap.name = "berlin52".into();
         let why = match table.lookup(&Instance::Qap(qap)) {
             Lookup::Mismatch(why) => why,

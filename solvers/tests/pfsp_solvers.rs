@@ -83,6 +83,27 @@ fn neh_is_a_permutation_and_reports_its_makespan() {
     }
 }
 
+/// NEH stopped part-way (a deadline) still gives a permutation: the jobs inserted so far in
+/// NEH's positions, the rest after them.
+#[test]
+fn neh_stopped_part_way_is_a_permutation() {
+    let inst = pfsp::generate(30, 5, 11);
+    let asked = std::cell::Cell::new(0);
+    let stopped = pfsp::neh_until(&inst, || {
+        asked.set(asked.get() + 1);
+        asked.get() > 10
+    });
+    permutation::check(&stopped, 30).expect("a permutation");
+    assert_eq!(
+        asked.get(),
+        11,
+        "asked before each insertion until it said stop"
+    );
+    assert_ne!(stopped, pfsp::neh(&inst));
+    assert_eq!(pfsp::neh_until(&inst, || false), pfsp::neh(&inst));
+    assert_eq!(pfsp::neh_until(&inst, || true).len(), 30);
+}
+
 #[test]
 fn neh_matches_published_values_on_ta001_to_ta010() {
     // NEH with Taillard's acceleration, decreasing total time and first-best insertion, as

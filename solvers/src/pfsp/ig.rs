@@ -24,7 +24,7 @@ use rand::Rng;
 
 use super::eval::Insertion;
 use super::instance::Instance;
-use super::neh::neh;
+use super::neh::neh_until;
 use crate::run::{multistart_timed, stream_rng, Deadline, Outcome, RunOptions, SolverRng};
 
 /// Iterations when the budget gives neither iterations nor a time limit: enough for small
@@ -57,8 +57,9 @@ impl Default for IgParams {
 /// walk; a time limit to all), whatever the thread count.
 pub fn iterated_greedy(inst: &Instance, params: &IgParams, options: &RunOptions) -> Outcome {
     let deadline = options.budget.start(DEFAULT_IG_ITERATIONS);
-    // NEH is deterministic: one for all the walks (O(n^2 m) each would be spent again).
-    let start = neh(inst);
+    // NEH is deterministic: one for all the walks (O(n^2 m) each would be spent again),
+    // cut short by the deadline.
+    let start = neh_until(inst, || deadline.timed_out());
     multistart_timed(
         params.starts.max(1),
         options.threads,

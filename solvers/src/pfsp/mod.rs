@@ -39,6 +39,6 @@ pub mod tabu;
 pub use generator::generate;
 pub use ig::{iterated_greedy, IgParams, DEFAULT_IG_ITERATIONS};
 pub use instance::{Features, Instance, SizeClass};
-pub use neh::{neh, neh_with_makespan};
+pub use neh::{neh, neh_until, neh_with_makespan};
 pub use parse::{looks_like_pfsp, lower_bound, parse, parse_taillard, read, to_taillard_text};
 pub use tabu::{tabu, tabu_trace, TabuMove, TabuParams, DEFAULT_TABU_ITERATIONS};

@@ -31,7 +31,7 @@ use rayon::prelude::*;
 
 use super::eval::SwapEvaluator;
 use super::instance::Instance;
-use super::neh::neh;
+use super::neh::neh_until;
 use crate::run::{with_threads, Deadline, Outcome, RunOptions};
 
 /// Iterations when the budget gives neither iterations nor a time limit.
@@ -119,7 +119,7 @@ fn search(
     mut trace: Option<&mut Vec<TabuMove>>,
 ) -> Outcome {
     let n = inst.jobs;
-    let mut current = neh(inst);
+    let mut current = neh_until(inst, || deadline.timed_out());
     let mut current_value = inst.makespan(&current);
     let mut best = current.clone();
     let mut best_value = current_value;
