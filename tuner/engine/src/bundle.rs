@@ -28,6 +28,12 @@ pub struct Index {
     /// exports written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<results::RunMode>,
+    /// The preference the campaign's own objective answers (`energy` for `energy@budget`,
+    /// `power` for a fixed-work power campaign): its verdict and holdout note are on that
+    /// bundle, which `--prefer tuned` runs. Absent in exports written before it was recorded
+    /// (then `quality`, or `time` in fixed work).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefer: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -428,6 +434,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
             run: None,
+            prefer: None,
         }
     }
 

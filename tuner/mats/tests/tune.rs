@@ -221,6 +221,40 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     );
     assert_eq!(report["tuned"]["exact"], true, "{report}");
     assert_eq!(report["tuned"]["default_ran"], false, "{report}");
+    // `--prefer tuned` (the default) runs the bundle of the campaign's own objective, which
+    // the index names (an energy campaign's is its energy bundle; a hand-made one here).
+    let mut own: serde_json::Value = index.clone();
+    let class = report["tuned"]["class"].as_str().unwrap().to_string();
+    let other = own["classes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(_, e)| e["bundles"]["quality"].clone())
+        .find(|b| *b != report["tuned"]["bundle"])
+        .unwrap();
+    own["classes"][&class]["bundles"]["energy"] = other.clone();
+    own["prefer"] = "energy".into();
+    std::fs::write(tuned.join("index.json"), own.to_string()).unwrap();
+    let by_own: serde_json::Value = serde_json::from_str(&ok(&[
+        "solve",
+        "--tuned",
+        tuned.to_str().unwrap(),
+        "data/qap/tai12a.dat",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(by_own["tuned"]["bundle"], other, "{by_own}");
+    std::fs::write(tuned.join("index.json"), index.to_string()).unwrap();
+    // A bundle's worker threads are held to the solvers' limit too (it took 5,000).
+    let err = common::error_of(&[
+        "solve",
+        "--tuned",
+        tuned.to_str().unwrap(),
+        "data/qap/tai12a.dat",
+        "--threads",
+        "5000",
+    ]);
+    assert!(err.contains("--threads must be at most"), "{err}");
     // A class the campaign never saw runs the nearest tuned class's bundle, and says which
     // and how far; with a zero threshold the family's default runs instead, and says so.
     let solve_bur = |extra: &[&str]| -> serde_json::Value {

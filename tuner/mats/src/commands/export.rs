@@ -314,6 +314,9 @@ impl<'a> Source<'a> {
             nvrtc: self.nvrtc.clone(),
             classes: BTreeMap::new(),
             run: self.settings.run,
+            prefer: Some(
+                primary_preference(self.settings.objectives.as_deref(), self.quality).to_string(),
+            ),
         }
     }
 }

@@ -404,13 +404,7 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     params
         .check(algorithm)
         .map_err(|e| anyhow::anyhow!(cpu_flag_names(&e)))?;
-    if args.threads > solvers::run::MAX_THREADS {
-        bail!(
-            "--threads must be at most {} (0 uses every core), found {}",
-            solvers::run::MAX_THREADS,
-            args.threads
-        );
-    }
+    check_threads_flag(args)?;
     let threads = if args.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -419,11 +413,27 @@ fn solve_cpu(args: &SolveArgs, instance: &family::Instance, budget: Budget) -> R
     let mut params = params;
     params.starts = starts_to_run(instance, algorithm, params.starts, threads, &budget);
     let label = algorithm.name().to_string();
-    run_cpu(args, instance, algorithm, &params, threads, budget, label)
+    run_cpu(
+        args, instance, algorithm, &params, threads, budget, label, false,
+    )
+}
+
+/// `--threads` within the solvers' limit, whatever runs (a tuned CPU bundle took 5,000).
+fn check_threads_flag(args: &SolveArgs) -> Result<()> {
+    if args.threads > solvers::run::MAX_THREADS {
+        bail!(
+            "--threads must be at most {} (0 uses every core), found {}",
+            solvers::run::MAX_THREADS,
+            args.threads
+        );
+    }
+    Ok(())
 }
 
 /// The end of every CPU run, plain or tuned: the note on idle threads, the solve, and what
-/// it reports (`label` names the algorithm, and the bundle for a tuned run).
+/// it reports (`label` names the algorithm, and the bundle for a tuned run; `bundle`: a
+/// bundle's tuned starts run, not a default that `--tuned` fell back to).
+#[allow(clippy::too_many_arguments)]
 fn run_cpu(
     args: &SolveArgs,
     instance: &family::Instance,
@@ -432,12 +442,14 @@ fn run_cpu(
     threads: usize,
     budget: Budget,
     label: String,
+    bundle: bool,
 ) -> Result<Solved> {
-    if args.tuned.is_some() {
+    if bundle {
         if budget.time_limit.is_some() && instance.starts_use_threads(algorithm) {
             say_idle_threads_tuned(params.starts, threads, algorithm);
         }
-    } else {
+    } else if args.tuned.is_none() {
+        // (Under --tuned, a default that ran for want of a near class takes no --starts.)
         say_idle_threads(
             instance,
             algorithm,
@@ -863,9 +875,19 @@ fn solve_tuned(
         );
     }
     let class = choice.class;
+    // `tuned` is the campaign's own objective: an energy campaign's verdict is on its energy
+    // bundle (pick alone maps `tuned` to quality, or time in fixed work).
+    let own = index
+        .prefer
+        .as_deref()
+        .filter(|p| index.classes[&class].bundles.contains_key(*p));
+    let prefer = match (args.prefer.name(), own) {
+        ("tuned", Some(own)) => own,
+        (asked, _) => asked,
+    };
     let request = engine::pick::Request {
         time_limit_s: args.time_limit,
-        prefer: args.prefer.name(),
+        prefer,
         max_power_w: args.max_power,
         max_energy_j: args.max_energy,
     };
@@ -1099,8 +1121,11 @@ fn run_tuned_cpu(
     } else {
         threads
     };
+    check_threads_flag(args)?;
     let label = format!("{} (tuned: {bundle})", algorithm.name());
-    run_cpu(args, instance, algorithm, &params, threads, budget, label)
+    run_cpu(
+        args, instance, algorithm, &params, threads, budget, label, true,
+    )
 }
 
 /// `--tuned-class NAME`: that class, at the instance's distance from it, with a warning when
@@ -1347,6 +1372,7 @@ impl CompileOutOfTime {
             1,
             budget,
             label,
+            false,
         )
     }
 }
