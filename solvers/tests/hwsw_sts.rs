@@ -75,6 +75,19 @@ fn under_a_time_limit_optima_of_either_parity_are_reached() {
         hwsw::sts(&inst, &StsParams::default(), &timed).objective,
         60
     );
+    // No single node fits in software alone (its cut edges cost too much), all three do: the
+    // parity switch had no feasible single flip to take and never left the even partitions.
+    let tight = Instance::new(
+        "tight",
+        vec![0, 1, 0],
+        vec![6, 8, 20],
+        vec![(1, 2, 15), (0, 1, 30)],
+        9,
+    )
+    .unwrap();
+    assert_eq!(tight.objective(&[1, 1, 1]), Ok(0));
+    let out = hwsw::sts(&tight, &StsParams::default(), &timed);
+    assert_eq!(out.objective, 0, "{:?}", out.solution);
     // Graphs whose optimum has an odd number of software nodes (the audit's g13 among them:
     // 12 nodes, 16 edges, CCR 10, R low, seed 13: 426, against 531 for the even parity).
     let mut odd = 0;

@@ -35,7 +35,8 @@
 //! a run with an iteration budget and one walk keeps it, because the GPU variants must match
 //! it move for move. Where mats departs from the paper anyway (walks after walk 0, iterated
 //! restarts under a time limit) it also switches parity: odd walks and every other iterated
-//! restart begin with one uniformly drawn feasible single flip, so `mats solve g.hwsw
+//! restart begin with one uniformly drawn feasible single flip (any node's where none is
+//! feasible, the 2-flips then lead back to feasible partitions), so `mats solve g.hwsw
 //! --time-limit T` reaches optima of either parity (on 21 generated graphs of 10-14 nodes, 7
 //! had an odd optimum that the paper's moves never reach).
 //!
@@ -157,8 +158,11 @@ impl<'a> Search<'a> {
     }
 
     /// Moves one uniformly drawn node whose flip alone is feasible (the parity switch, see
-    /// the module documentation); nothing where no single flip is feasible.
-    fn flip_one(&mut self, rng: &mut SolverRng) {
+    /// the module documentation); where none is, one uniformly drawn node, leaving the
+    /// partition infeasible: the 2-flips from there reach the other parity's feasible
+    /// partitions (all software in a graph where no single node fits in software alone,
+    /// which the search never reached). Returns whether the partition is feasible.
+    fn flip_one(&mut self, rng: &mut SolverRng) -> bool {
         let s = self.inst.software();
         let r = self.inst.r();
         let c = self.costs;
@@ -168,12 +172,14 @@ impl<'a> Search<'a> {
                 c.software + ds + c.communication + self.dc[i] <= r
             })
             .collect();
-        if feasible.is_empty() {
-            return;
-        }
-        let i = feasible[rng.random_range(0..feasible.len())];
+        let i = if feasible.is_empty() {
+            rng.random_range(0..self.inst.n())
+        } else {
+            feasible[rng.random_range(0..feasible.len())]
+        };
         self.flip(i);
         self.refresh();
+        !feasible.is_empty()
     }
 
     /// The index-th feasible candidate in index order.
@@ -278,8 +284,7 @@ fn run(
     // Odd walks and every other iterated restart begin with the other parity.
     // A single flip keeps the partition feasible, so the partition it reaches may be a best.
     let switch_parity = |search: &mut Search, best: &mut (i64, Vec<u8>), rng: &mut SolverRng| {
-        search.flip_one(rng);
-        if search.costs.hardware < best.0 {
+        if search.flip_one(rng) && search.costs.hardware < best.0 {
             *best = (search.costs.hardware, search.x.clone());
             deadline.offer(best.0);
         }
