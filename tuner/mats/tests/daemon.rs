@@ -675,10 +675,14 @@ impl Daemon {
     }
 
     fn submit(&self, path: &Path, out: &Path) -> i64 {
-        ok(&self.env(), &["submit", s(path), "--out", s(out)])
-            .trim()
-            .parse()
-            .unwrap()
+        self.submit_with(path, out, &[])
+    }
+
+    /// `submit` with more arguments (`--resume`, `--priority N`); returns the id.
+    fn submit_with(&self, path: &Path, out: &Path, extra: &[&str]) -> i64 {
+        let mut args = vec!["submit", s(path), "--out", s(out)];
+        args.extend_from_slice(extra);
+        ok(&self.env(), &args).trim().parse().unwrap()
     }
 
     fn wait_state(&self, id: i64, state: &str, timeout: Duration) -> serde_json::Value {
@@ -1181,38 +1185,13 @@ fn a_cancel_survives_the_daemons_death_and_a_requeued_campaign_says_it_ran() {
     );
     assert!(st["progress"]["trials_done"].as_i64() >= Some(1), "{st}");
     // Its folder continues in the daemon.
-    let again: i64 = ok(
-        &d.env(),
-        &[
-            "submit",
-            s(&long),
-            "--out",
-            s(&dir.join("out-long")),
-            "--resume",
-        ],
-    )
-    .trim()
-    .parse()
-    .unwrap();
+    let again = d.submit_with(&long, &dir.join("out-long"), &["--resume"]);
     d.wait_state(again, "running", Duration::from_secs(60));
     // A campaign of higher priority waits behind it; the daemon dies, and the next one starts
-    // that campaign first, so the resumed one waits in the queue, where it is cancelled.
-    // Long enough to hold the only job while the resumed one is cancelled in the queue.
+    // that campaign first (long enough to hold the only job), so the resumed one waits in the
+    // queue, where it is cancelled.
     let first = campaign(dir, "first", &["tai40a"], iterations(300_000), "[1, 2, 4]");
-    let ifirst: i64 = ok(
-        &d.env(),
-        &[
-            "submit",
-            s(&first),
-            "--out",
-            s(&dir.join("out-first")),
-            "--priority",
-            "5",
-        ],
-    )
-    .trim()
-    .parse()
-    .unwrap();
+    let ifirst = d.submit_with(&first, &dir.join("out-first"), &["--priority", "5"]);
     d.child.kill().unwrap();
     d.child.wait().unwrap();
     d.restart(&["--jobs", "1"]);
