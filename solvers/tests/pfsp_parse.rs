@@ -191,6 +191,9 @@ fn empty_file_and_missing_headers() {
     rejected("hello world\n", Some(1), "expected the header of block 1");
     let no_times = TAILLARD_2X3.replace("processing times :\n", "");
     rejected(&no_times, Some(3), "processing times");
+    // The colon against the word is the same header.
+    let tight = TAILLARD_2X3.replace("processing times :", "processing times:");
+    assert!(pfsp::parse(&tight, Path::new("t.txt"), None).is_ok());
 }
 
 #[test]

@@ -195,7 +195,11 @@ pub fn parse_taillard(text: &str, path: &Path) -> Result<Vec<Instance>, InputErr
         tokens.next_i64("the lower bound")?;
         let times_line = tokens.line();
         let words = skip_words(&mut tokens);
-        if !words.iter().any(|w| w.eq_ignore_ascii_case("times")) {
+        // `processing times:` (no space before the colon) is the same header.
+        if !words
+            .iter()
+            .any(|w| w.trim_end_matches(':').eq_ignore_ascii_case("times"))
+        {
             return Err(InputError::syntax(
                 path,
                 times_line,
