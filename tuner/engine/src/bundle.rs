@@ -42,8 +42,8 @@ pub struct ClassEntry {
     /// "power"); power and energy only where they were measured.
     pub bundles: BTreeMap<String, String>,
     /// The class's front: the campaign's front re-measured on fresh seeds where it made one,
-    /// else the points non-dominated in gap, time, energy and power together (what a cap in
-    /// `solve --tuned` chooses from).
+    /// else the points non-dominated in gap, time, energy and power together, the bundles'
+    /// own among them (what a cap in `solve --tuned` chooses from).
     pub pareto: Vec<Measured>,
     /// The range of each numeric feature over the class's instances (nested features
     /// flattened to `a.density`), for choosing the nearest class of an untuned instance.
