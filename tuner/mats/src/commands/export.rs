@@ -265,8 +265,6 @@ impl<'a> Source<'a> {
         })
     }
 
-    /// A class's instances: those its summary lists (a campaign's own class names, which
-    /// the instances' feature classes need not match), else those of that feature class.
     /// The instances the campaign put in the data class `class`, tuned and held out, with
     /// the content hash it measured them under (instances of a store that recorded none are
     /// left out: a name alone does not make a file the one measured).
@@ -285,6 +283,8 @@ impl<'a> Source<'a> {
             .collect()
     }
 
+    /// A class's instances: those its summary lists (a campaign's own class names, which
+    /// the instances' feature classes need not match), else those of that feature class.
     fn members(&self, label: &str) -> Vec<&results::InstanceRow> {
         let listed = self
             .summary
