@@ -835,8 +835,10 @@ fn solve_tuned(
         if args.max_power.is_some() || args.max_energy.is_some() {
             eprintln!("the default was never measured for power or energy: the cap does not apply");
         }
-        // The default runs at the export's budget, as a bundle would: left to its own
-        // iteration count, TSP's Ant System took 107 s on pr2392 for a 0.2 s export.
+        // The default runs at the export's time budget (a budget or target campaign), as a
+        // bundle would: left to its own iteration count, TSP's Ant System took 107 s on pr2392
+        // for a 0.2 s export. A fixed-work export has no time to give; its iterations are
+        // its bundles' (of their algorithms), so the default keeps its own.
         let budget = match (
             budget.time_limit,
             budget.iterations,
