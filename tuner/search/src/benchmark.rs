@@ -21,7 +21,7 @@ use rand::SeedableRng;
 use rayon::prelude::*;
 use results::Point;
 
-use super::{Metric, Objective, Objectives, SearchSpace, Strategy, TableEvaluator};
+use super::{Objective, Objectives, SearchSpace, Strategy, TableEvaluator};
 
 /// What the score of a space needs: its objective values, best first.
 #[derive(Debug, Clone)]
@@ -337,10 +337,10 @@ pub fn pareto_study(
             .collect()
     };
     let mine = run(strategy, objective)?;
+    // Random search on the pair's first metric (a gap-first pair ran it on energy).
     let first = match objective {
-        Objective::Pareto(Metric::Time, _) => Objective::Time,
-        Objective::Pareto(Metric::Power, _) => Objective::Power,
-        _ => Objective::Energy,
+        Objective::Pareto(a, _) => Objective::single(a),
+        other => other,
     };
     let random = run(&Strategy::Random { batch: 16 }, first)?;
     let s = mine.len().max(1) as f64;
