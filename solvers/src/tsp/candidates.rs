@@ -245,12 +245,7 @@ impl CandidateLists {
     /// of a 1 s limit.
     fn from_sphere(inst: &Instance, k: usize, stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
         let n = inst.n();
-        let points: Vec<[f64; 3]> = inst
-            .coords()
-            .iter()
-            .map(|&(lat, lon)| [lat.cos() * lon.cos(), lat.cos() * lon.sin(), lat.sin()])
-            .collect();
-        let tree: kiddo::ImmutableKdTree<f64, 3> = kiddo::ImmutableKdTree::new_from_slice(&points);
+        let (points, tree) = inst.sphere_tree();
         let row = |i: usize, k: usize| {
             let mut m = (2 * k + 8).min(n);
             loop {

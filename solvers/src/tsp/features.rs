@@ -90,18 +90,26 @@ impl Instance {
         }
     }
 
+    /// A GEO instance's cities as points on the unit sphere (latitude and longitude in
+    /// radians), and a k-d tree over them: the chord grows with the central angle, as GEO's
+    /// distance does.
+    pub(crate) fn sphere_tree(&self) -> (Vec<[f64; 3]>, kiddo::ImmutableKdTree<f64, 3>) {
+        let points: Vec<[f64; 3]> = self
+            .coords()
+            .iter()
+            .map(|&(lat, lon)| [lat.cos() * lon.cos(), lat.cos() * lon.sin(), lat.sin()])
+            .collect();
+        let tree = kiddo::ImmutableKdTree::new_from_slice(&points);
+        (points, tree)
+    }
+
     /// By a k-d tree over the cities as points on the unit sphere: TSPLIB's GEO distance
     /// grows with the central angle, and so does the chord, so the chord-nearest cities hold
     /// the nearest by GEO distance (the all-pairs pass took 14 s at 20,000 cities, after the
     /// solve). The exact distance is taken over the 8 chord-nearest, against rounding ties.
     fn nearest_distances_geo(&self) -> Vec<i64> {
         let n = self.n();
-        let points: Vec<[f64; 3]> = self
-            .coords()
-            .iter()
-            .map(|&(lat, lon)| [lat.cos() * lon.cos(), lat.cos() * lon.sin(), lat.sin()])
-            .collect();
-        let tree: kiddo::ImmutableKdTree<f64, 3> = kiddo::ImmutableKdTree::new_from_slice(&points);
+        let (points, tree) = self.sphere_tree();
         let near = std::num::NonZero::new(9.min(n.max(1))).expect("at least 1");
         (0..n)
             .into_par_iter()
