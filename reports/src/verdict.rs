@@ -218,12 +218,6 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
             _ => verdict(&reference, fresh.is_some(), fresh_outcome, held_outcome),
         };
         // A role the quality guard rejected has no value: said, not left as "no difference".
-        let listed = |c: &Option<Comparison>, roles: fn(&Comparison) -> &[String], role: &str| {
-            c.as_ref()
-                .is_some_and(|c| roles(c).iter().any(|r| r == role))
-        };
-        let rejected_in = |c: &Option<Comparison>, role: &str| listed(c, |c| &c.rejected, role);
-        let failed_in = |c: &Option<Comparison>, role: &str| listed(c, |c| &c.failed, role);
         let reference_failed_in = |c: &Option<Comparison>, role: &Option<String>| {
             role.as_deref()
                 .is_some_and(|r| r != "tuned" && failed_in(c, r))
@@ -356,6 +350,18 @@ pub fn class_verdicts(input: &ReportInput) -> Vec<ClassVerdict> {
         });
     }
     out
+}
+
+/// Whether the quality guard rejected `role` in the comparison `c`.
+fn rejected_in(c: &Option<Comparison>, role: &str) -> bool {
+    c.as_ref()
+        .is_some_and(|c| c.rejected.iter().any(|r| r == role))
+}
+
+/// Whether `role` failed a trial of the comparison `c`.
+fn failed_in(c: &Option<Comparison>, role: &str) -> bool {
+    c.as_ref()
+        .is_some_and(|c| c.failed.iter().any(|r| r == role))
 }
 
 /// The comparison the tuner recorded in a run's options.
@@ -528,14 +534,10 @@ pub fn table(verdicts: &[ClassVerdict]) -> (Vec<String>, Vec<Vec<String>>) {
             // A role the quality guard rejected, or one that failed a trial, shows as such,
             // not as "-" (not measured).
             let cell = |c: &Option<Comparison>, role: Option<&str>, value| {
-                let listed = |roles: fn(&Comparison) -> &[String]| {
-                    c.as_ref()
-                        .zip(role)
-                        .is_some_and(|(c, r)| roles(c).iter().any(|x| x == r))
-                };
-                if listed(|c| &c.rejected) {
+                let role = role.unwrap_or_default();
+                if rejected_in(c, role) {
                     "rejected (quality guard)".to_string()
-                } else if listed(|c| &c.failed) {
+                } else if failed_in(c, role) {
                     "failed a trial".to_string()
                 } else {
                     show(value, unit, v.with_spread)

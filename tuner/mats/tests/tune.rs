@@ -1946,40 +1946,16 @@ trials = 4
 #[test]
 fn solve_tuned_runs_a_class_tables_own_class_for_the_campaigns_files() {
     let tmp = tempfile::tempdir().unwrap();
-    let body = format!(
-        r#"
-name = "members"
-backend = "cpu"
-seed = 1
-objective = "gap@budget"
-
-[run]
-budget_s = 0.02
-seeds = 1
-
-[instances]
-paths = ["{data}/tai12a.dat", "{data}/chr12a.dat", "{data}/esc16a.dat"]
-holdout = ["{data}/nug12.dat"]
-
-[instances.classes]
-wide = ["tai12a", "chr12a", "nug12"]
-zeta = ["esc16a"]
-
-[cpu]
-space = "{space}"
-baseline = {{ algorithm = "tabu", threads = 1, starts = 1 }}
-
-[cpu.overrides]
-constants = {{ max_threads = 1 }}
-
-[strategy]
-name = "random"
-
-[budget]
-trials = 24
-"#,
-        data = repo("data/qap").display(),
-        space = repo("spaces/qap-cpu.toml").display(),
+    let body = gap_campaign(
+        "members",
+        "budget_s = 0.02\nseeds = 1",
+        "paths = [\"{data}/tai12a.dat\", \"{data}/chr12a.dat\", \"{data}/esc16a.dat\"]\n\
+         holdout = [\"{data}/nug12.dat\"]\n\
+         [instances.classes]\n\
+         wide = [\"tai12a\", \"chr12a\", \"nug12\"]\n\
+         zeta = [\"esc16a\"]",
+        "",
+        "[strategy]\nname = \"random\"\n\n[budget]\ntrials = 24",
     );
     let path = write_campaign(tmp.path(), "members", &body);
     let out = tmp.path().join("out");
