@@ -908,22 +908,8 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
         d.running().remove(&e.id);
         let cancelled = d.queue().get(e.id).ok().flatten().is_some_and(|x| x.cancel);
         let stopping = d.stopping.load(Ordering::SeqCst);
-        // What the child said decides first: one that finished is done, and one that failed
-        // on its own failed, even where a stop or a cancel was on its way to it. Only a child
-        // our signal stopped (status 130, or killed by a signal) is cancelled or re-queued.
         let (state, reason) = match status {
-            Ok(s) if s.success() => ("done", None),
-            Ok(s) if (cancelled || stopping) && stopped_by_signal(s) => {
-                if cancelled {
-                    ("cancelled", Some("cancelled by `mats cancel`".to_string()))
-                } else {
-                    (
-                        "queued",
-                        Some("interrupted by the daemon's stop; resumes".to_string()),
-                    )
-                }
-            }
-            Ok(s) => ("failed", Some(failure_reason(&d.log_path(e.id), s))),
+            Ok(s) => ending(s, cancelled, stopping, &d.log_path(e.id)),
             Err(err) => ("failed", Some(format!("cannot wait for mats tune: {err}"))),
         };
         let progress = progress::read(&e);
@@ -944,6 +930,30 @@ fn start(d: &Arc<Daemon>, e: queue::Entry) {
         );
         d.wake.notify_one();
     });
+}
+
+/// The queue state (and its reason) of a campaign whose `mats tune` exited with `status`.
+/// What the child said decides first: one that finished is done, and one that failed on its
+/// own failed, even where a stop or a cancel was on its way to it. Only a child our signal
+/// stopped (status 130, or killed by a signal) is cancelled or re-queued.
+fn ending(
+    status: std::process::ExitStatus,
+    cancelled: bool,
+    stopping: bool,
+    log: &Path,
+) -> (&'static str, Option<String>) {
+    if status.success() {
+        ("done", None)
+    } else if cancelled && stopped_by_signal(status) {
+        ("cancelled", Some("cancelled by `mats cancel`".to_string()))
+    } else if stopping && stopped_by_signal(status) {
+        (
+            "queued",
+            Some("interrupted by the daemon's stop; resumes".to_string()),
+        )
+    } else {
+        ("failed", Some(failure_reason(log, status)))
+    }
 }
 
 /// Whether `mats tune` ended because it was told to stop: status 130 (a stop signal it
@@ -978,6 +988,47 @@ fn failure_reason(log: &Path, status: std::process::ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_childs_own_exit_decides_before_a_pending_stop_or_cancel() {
+        use std::os::unix::process::ExitStatusExt as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let log = tmp.path().join("campaign.log");
+        std::fs::write(
+            &log,
+            "trial 3 of 9\nerror: tai12a.dat: line 2: expected 144 numbers\n",
+        )
+        .unwrap();
+        let exited = |code: i32| std::process::ExitStatus::from_raw(code << 8);
+        let killed = |sig: i32| std::process::ExitStatus::from_raw(sig);
+        // (status, cancel pending, daemon stopping) -> state
+        for (status, cancelled, stopping, state) in [
+            (exited(0), true, false, "done"),
+            (exited(0), false, true, "done"),
+            (exited(1), true, false, "failed"),
+            (exited(1), false, true, "failed"),
+            (exited(1), false, false, "failed"),
+            (exited(130), true, false, "cancelled"),
+            (exited(130), true, true, "cancelled"),
+            (exited(130), false, true, "queued"),
+            (exited(130), false, false, "failed"),
+            (killed(libc::SIGKILL), true, false, "cancelled"),
+            (killed(libc::SIGTERM), false, true, "queued"),
+            (killed(libc::SIGSEGV), false, false, "failed"),
+        ] {
+            let (got, reason) = ending(status, cancelled, stopping, &log);
+            assert_eq!(got, state, "{status:?} cancel {cancelled} stop {stopping}");
+            assert_eq!(reason.is_none(), state == "done");
+        }
+        // A failure on its own gives the log's last line; a death by a signal says which.
+        let (_, reason) = ending(exited(1), false, false, &log);
+        assert_eq!(
+            reason.as_deref(),
+            Some("error: tai12a.dat: line 2: expected 144 numbers")
+        );
+        let (_, reason) = ending(killed(libc::SIGSEGV), false, false, &log);
+        assert_eq!(reason.as_deref(), Some("mats tune was killed by signal 11"));
+    }
 
     #[test]
     fn a_log_chunk_ends_on_a_whole_character() {

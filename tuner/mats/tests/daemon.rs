@@ -768,6 +768,13 @@ fn the_daemon_socket_is_private_and_bad_requests_never_stop_it() {
     assert_eq!(r["ok"], true, "{r}");
     ok(&d.env(), &["status"]);
 
+    // A terminal hang-up (`mats daemon &` from a shell that logs out) does not stop it.
+    // SAFETY: a signal to our own child.
+    assert_eq!(unsafe { libc::kill(d.child.id() as i32, libc::SIGHUP) }, 0);
+    std::thread::sleep(Duration::from_millis(300));
+    let r = request(&d.socket, b"{\"op\":\"ping\"}\n");
+    assert_eq!(r["ok"], true, "after SIGHUP: {r}");
+
     // A second daemon on the same state folder is refused with the holder's pid.
     let out = run(&d.env(), &["daemon"]);
     assert!(!out.status.success());
