@@ -226,10 +226,45 @@ impl Store {
         conflict: &dyn Fn(String) -> StoreError,
         counts: &mut MergeCounts,
     ) -> Result<()> {
+        self.check_not_tuned_again(src, dst, conflict)?;
         let instance_ids = self.merge_instances(src, dst, name, conflict, counts)?;
         let point_ids = self.merge_points(src, dst, counts)?;
         self.merge_runs(src, dst, &point_ids, conflict, counts)?;
         self.merge_trials(src, dst, &instance_ids, &point_ids, conflict, counts)
+    }
+
+    /// Every run the target holds of a class the source tuned is still in the source. A
+    /// shard tuned again from scratch (`--fresh`) after a merge took its first runs no longer
+    /// holds them: its trials (the same points, instances and seeds) would be taken for
+    /// duplicates and dropped, while its new runs and its summary named other winners.
+    fn check_not_tuned_again(
+        &self,
+        src: i64,
+        dst: i64,
+        conflict: &dyn Fn(String) -> StoreError,
+    ) -> Result<()> {
+        let lost: Vec<(String, String)> = self.query_all(
+            "merge",
+            "SELECT m.class, MIN(m.started_at) FROM main.runs m
+             WHERE m.campaign_id = ?1
+               AND m.class IN (SELECT class FROM src.runs WHERE campaign_id = ?2)
+               AND NOT EXISTS (
+                   SELECT 1 FROM src.runs s
+                   WHERE s.campaign_id = ?2 AND s.class = m.class AND s.strategy = m.strategy
+                     AND s.objective = m.objective AND s.options = m.options
+                     AND s.started_at = m.started_at)
+             GROUP BY m.class ORDER BY m.class",
+            params![dst, src],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        match lost.first() {
+            None => Ok(()),
+            Some((class, started)) => Err(conflict(format!(
+                "class {class:?} was tuned again from the start after an earlier merge took \
+                 its runs (the merged search started {started}; this store no longer holds \
+                 it): merge the shards into a new folder"
+            ))),
+        }
     }
 
     /// The source campaign's instances, matched by name (class, family, features and best-known value must agree); source id -> target id.

@@ -33,6 +33,10 @@ pub struct TuneSummary {
     /// The shards' folders, when `mats merge` joined this summary from theirs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<PathBuf>,
+    /// The shard (`K/N`) each folder of `merged_from` ran, in the same order (empty in merges
+    /// written before it was recorded): a folder that has gone since still counts as merged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_shards: Vec<String>,
     /// What a merge found unfinished, a sentence each: a shard folder without a summary (its
     /// run was killed), one its user stopped, a shard of the campaign no merge was given.
     /// Export and report treat the merged campaign as unfinished while any is listed.
@@ -145,6 +149,7 @@ impl TuneSummary {
             median_trial_overhead_s: None,
             stopped: None,
             merged_from: Vec::new(),
+            merged_shards: Vec::new(),
             unfinished_shards: Vec::new(),
         }
     }

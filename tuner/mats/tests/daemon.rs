@@ -712,6 +712,138 @@ impl Drop for Daemon {
     }
 }
 
+/// Merging again keeps the merge consistent with its shards: the folders of an earlier merge
+/// are found from anywhere (absolute paths) and re-read, a shard tuned again from the start
+/// after a merge took it is refused, more shards than classes are not "missing", and the
+/// merged folder is not tuned further.
+#[test]
+fn merging_again_rereads_its_shards_and_refuses_one_tuned_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let path = campaign(dir, "again", &["tai12a", "nug12", "chr12a"], 100, "[1, 2]");
+    let shard = |k: usize, n: usize, extra: &[&str]| {
+        let mut args = vec![
+            "tune".to_string(),
+            s(&path).to_string(),
+            "--shard".into(),
+            format!("{k}/{n}"),
+            "--out".into(),
+            s(&dir.join(format!("s{k}of{n}"))).to_string(),
+            "--quiet".into(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&[], &args)
+    };
+    let summary = |dir: &Path| -> results::TuneSummary {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+    };
+    // Five shards of three classes: shards 4 and 5 have nothing to do, and say so.
+    for k in 1..=5 {
+        let out = shard(k, 5, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "shard {k}/5: {err}");
+        if k > 3 {
+            assert!(err.contains("nothing to do"), "{err}");
+            assert!(!dir.join(format!("s{k}of5")).exists());
+        }
+    }
+    let five = dir.join("five");
+    ok(
+        &[],
+        &[
+            "merge",
+            s(&five),
+            s(&dir.join("s1of5")),
+            s(&dir.join("s2of5")),
+            s(&dir.join("s3of5")),
+        ],
+    );
+    assert!(
+        summary(&five).unfinished_shards.is_empty(),
+        "{:?}",
+        summary(&five).unfinished_shards
+    );
+    // ... but a shard with a class that was not merged is missing.
+    let partial = dir.join("partial");
+    ok(&[], &["merge", s(&partial), s(&dir.join("s1of5"))]);
+    let missing = summary(&partial).unfinished_shards;
+    assert_eq!(
+        missing,
+        vec!["shard 2/5 was not merged", "shard 3/5 was not merged"]
+    );
+
+    // A merge run again from another working folder still knows the first merge's shard.
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let out = mats_cmd(&[])
+        .current_dir(&elsewhere)
+        .args(["merge", "../partial", "../s2of5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = summary(&partial);
+    assert_eq!(merged.merged_shards, vec!["1/5", "2/5"]);
+    assert!(
+        merged.merged_from.iter().all(|p| p.is_absolute()),
+        "{:?}",
+        merged.merged_from
+    );
+    assert_eq!(merged.unfinished_shards, vec!["shard 3/5 was not merged"]);
+
+    // A merged folder is not tuned further.
+    let out = run(
+        &[],
+        &[
+            "tune",
+            s(&path),
+            "--out",
+            s(&partial),
+            "--resume",
+            "--quiet",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("merged from its shards"),
+        "{err}"
+    );
+
+    // Shard 2 tuned again from the start: the next merge into the same folder is refused
+    // (whether it is named or only re-read), and the folder keeps what it held.
+    assert!(shard(2, 5, &["--fresh"]).status.success());
+    let before = std::fs::read(partial.join("summary.json")).unwrap();
+    for named in [dir.join("s3of5"), dir.join("s2of5")] {
+        let out = run(&[], &["merge", s(&partial), s(&named)]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("tuned again from the start"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&partial.join("results.sqlite").display().to_string()),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read(partial.join("summary.json")).unwrap(), before);
+    // Into a new folder it merges.
+    let fresh = dir.join("fresh");
+    ok(
+        &[],
+        &[
+            "merge",
+            s(&fresh),
+            s(&dir.join("s1of5")),
+            s(&dir.join("s2of5")),
+            s(&dir.join("s3of5")),
+        ],
+    );
+}
+
 fn request(socket: &Path, line: &[u8]) -> serde_json::Value {
     let mut s = UnixStream::connect(socket).unwrap();
     // A refused peer may find the connection closed before it writes: the reply is there.

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use measure::MeasureSettings;
 use search::{Objective, Strategy};
 
@@ -436,11 +436,12 @@ fn instance_set(file: &CampaignFile, out_dir: &Path, shard: Option<Shard>) -> Re
             shard.takes(position - 1)
         });
         if classes.is_empty() {
-            bail!(
-                "shard {shard} of campaign {} has no class to tune (the campaign has fewer \
-                 classes than shards); use at most as many shards as classes",
-                file.path.display()
-            );
+            return Err(EmptyShard {
+                shard,
+                classes: position,
+                campaign: file.path.clone(),
+            }
+            .into());
         }
     }
     let mut holdouts = ClassMembers::new();
@@ -455,6 +456,32 @@ fn instance_set(file: &CampaignFile, out_dir: &Path, shard: Option<Shard>) -> Re
         holdouts,
     })
 }
+
+/// A shard of a split into more shards than the campaign has classes: it has nothing to tune.
+/// `mats tune` says so and succeeds (a Slurm array's job that waits for every task still
+/// runs), and `mats merge` does not wait for it.
+#[derive(Debug)]
+pub struct EmptyShard {
+    pub shard: Shard,
+    pub classes: usize,
+    pub campaign: PathBuf,
+}
+
+impl std::fmt::Display for EmptyShard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "shard {} of campaign {} has no class to tune ({} classes over {} shards): \
+             nothing to do; `mats merge` does not need it",
+            self.shard,
+            self.campaign.display(),
+            self.classes,
+            self.shard.count
+        )
+    }
+}
+
+impl std::error::Error for EmptyShard {}
 
 /// Drops the instances no class keeps and renumbers the members.
 fn keep_members(

@@ -550,6 +550,7 @@ fn write_summary(
         median_trial_overhead_s: t.clock.median_overhead_s(),
         stopped: t.budget.reason().map(str::to_string),
         merged_from: Vec::new(),
+        merged_shards: Vec::new(),
         unfinished_shards: Vec::new(),
     };
     results::write_json_atomically(&out_dir.join("summary.json"), &summary)
@@ -704,6 +705,21 @@ fn open_store(
         }
     }
     if let Some(existing) = &existing {
+        // A merged folder's summary is the shards' verdicts joined; a run here would replace
+        // it with its own and make the folder no merge (later merges refused).
+        let summary = plan.out_dir.join("summary.json");
+        let merged =
+            summary.is_file() && read_summary(&summary).is_ok_and(|s| !s.merged_from.is_empty());
+        if merged && mode != StartMode::Fresh {
+            bail!(
+                "{} holds campaign {:?} merged from its shards (`mats merge`): a merged folder \
+                 is not tuned further; resume an unfinished shard (`--shard K/N --resume`) and \
+                 merge again, or tune the whole campaign into another folder (`--out \
+                 NEW_FOLDER`)",
+                plan.out_dir.display(),
+                plan.name
+            );
+        }
         // A shard resuming another shard's folder would replace that shard's summary with
         // its own classes, and export would then ship the other shard's classes untuned.
         let recorded = existing.settings["shard"].as_str().map(str::to_string);

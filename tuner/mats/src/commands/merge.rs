@@ -45,7 +45,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     // Held while the summary is written too.
     let merged = results::FolderLock::acquire(&args.out)
         .map_err(anyhow::Error::from)
-        .and_then(|lock| Ok((lock, merge_stores(args)?)));
+        .and_then(|lock| Ok((lock, merge_stores(&args.out, &sources)?)));
     let (_lock, (total, per_dir)) = match merged {
         Ok(m) => m,
         Err(e) => {
@@ -59,28 +59,34 @@ pub fn run(args: &MergeArgs) -> Result<()> {
             return Err(e);
         }
     };
+    let again = sources.folders.len() - args.dirs.len();
     write_summary(&args.out, sources)?;
-    report(args, total, per_dir)
+    report(args, again, total, per_dir)
 }
 
-/// Every folder's store merged into OUT's, through a staging store that replaces OUT's only
-/// when all of them merged: the totals and what each folder added.
+/// Every source's store merged into OUT's, through a staging store that replaces OUT's only
+/// when all of them merged: the totals and what each folder added. The folders an earlier
+/// merge took are merged again, since their summaries are read again: a shard resumed since
+/// adds its new trials, and one tuned again from the start is refused.
 /// The caller holds OUT's lock.
-fn merge_stores(args: &MergeArgs) -> Result<(results::MergeCounts, Vec<serde_json::Value>)> {
+fn merge_stores(
+    out: &Path,
+    sources: &Sources,
+) -> Result<(results::MergeCounts, Vec<serde_json::Value>)> {
     // Everything is merged into a new store beside OUT's, which replaces it only when every
     // folder merged: a conflict in the last folder must leave OUT as it was.
-    let target = args.out.join(STORE_FILE);
-    let staging = Staging::new(args.out.join(format!(".{STORE_FILE}.merging")));
+    let target = out.join(STORE_FILE);
+    let staging = Staging::new(out.join(format!(".{STORE_FILE}.merging")));
     let store = results::Store::open(&staging.path)?;
     if target.is_file() {
-        store.merge_from(&target, SHARD_SETTINGS, &["shard"])?;
+        merge_one(&store, &staging, &target, &target)?;
     }
     let mut total = results::MergeCounts::default();
     let mut per_dir = Vec::new();
-    for dir in &args.dirs {
+    for (dir, _) in &sources.folders {
         // A shard still being tuned would change under us.
         let _shard_lock = results::FolderLock::acquire(dir)?;
-        let counts = store.merge_from(&dir.join(STORE_FILE), SHARD_SETTINGS, &["shard"])?;
+        let counts = merge_one(&store, &staging, &dir.join(STORE_FILE), &target)?;
         total.campaigns += counts.campaigns;
         total.instances += counts.instances;
         total.points += counts.points;
@@ -96,9 +102,31 @@ fn merge_stores(args: &MergeArgs) -> Result<(results::MergeCounts, Vec<serde_jso
     Ok((total, per_dir))
 }
 
+/// One store merged into the staging one; an error names OUT's store, which the user knows,
+/// rather than the staging file it is built in.
+fn merge_one(
+    store: &results::Store,
+    staging: &Staging,
+    source: &Path,
+    target: &Path,
+) -> Result<results::MergeCounts> {
+    store
+        .merge_from(source, SHARD_SETTINGS, &["shard"])
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{}",
+                e.to_string().replace(
+                    &staging.path.display().to_string(),
+                    &target.display().to_string()
+                )
+            )
+        })
+}
+
 /// What a merge prints: its totals (JSON with each folder's additions).
 fn report(
     args: &MergeArgs,
+    again: usize,
     total: results::MergeCounts,
     per_dir: Vec<serde_json::Value>,
 ) -> Result<()> {
@@ -113,9 +141,13 @@ fn report(
         );
     } else {
         println!(
-            "merged {} folder(s) into {out}: {} trials added ({} already there), {} runs, {} \
+            "merged {} folder(s){} into {out}: {} trials added ({} already there), {} runs, {} \
              evaluations (next: mats report {out}, mats export {out} --out tuned/)",
             args.dirs.len(),
+            match again {
+                0 => String::new(),
+                n => format!(" and {n} an earlier merge took"),
+            },
             total.trials,
             total.duplicate_trials,
             total.runs,
@@ -178,14 +210,15 @@ impl Drop for Staging {
 
 /// The shard folders a merge joins: those named now and those an earlier merge into the same
 /// OUT joined (its summary's `merged_from`), each with the share of the campaign its store
-/// recorded (`--shard K/N`; None for a folder that ran the whole campaign).
+/// recorded (`--shard K/N`; None for a folder that ran the whole campaign). Paths are
+/// absolute, so that a merge run again from another folder finds them.
 struct Sources {
     /// OUT's summary before this merge (an earlier merge's).
     earlier: Option<results::TuneSummary>,
     folders: Vec<(PathBuf, Option<Shard>)>,
-    /// An earlier merge's folder that is gone: its classes stay as they were merged, and
-    /// which shard it ran is unknown.
-    vanished: bool,
+    /// An earlier merge's folders that are gone: their classes stay as they were merged, with
+    /// the shard the earlier merge recorded (None in merges written before it was).
+    vanished: Vec<(PathBuf, Option<Shard>)>,
 }
 
 impl Sources {
@@ -196,26 +229,42 @@ impl Sources {
             true => Some(engine::tune::read_summary(&summary)?),
             false => None,
         };
-        let mut vanished = false;
+        let mut vanished = Vec::new();
         let mut folders = Vec::new();
         let again = |d: &Path| named.iter().any(|n| same_folder(n, d) || n == d);
-        for dir in earlier
-            .iter()
-            .flat_map(|e| &e.merged_from)
-            .filter(|d| !again(d))
-        {
-            if dir.join(STORE_FILE).is_file() {
-                folders.push((dir.clone(), shard_of(dir)?));
-            } else {
-                vanished = true;
+        if let Some(e) = &earlier {
+            for (k, dir) in e.merged_from.iter().enumerate() {
+                if again(dir) {
+                    continue;
+                }
+                if dir.join(STORE_FILE).is_file() {
+                    folders.push((absolute(dir), shard_of(dir)?));
+                } else {
+                    let shard = e.merged_shards.get(k).and_then(|s| s.parse().ok());
+                    vanished.push((dir.clone(), shard));
+                }
             }
         }
-        folders.extend(named.iter().cloned().zip(named_shards));
+        folders.extend(named.iter().map(|d| absolute(d)).zip(named_shards));
+        // A shard folder moved since the earlier merge and named now under its new path.
+        vanished.retain(|(_, gone)| {
+            !gone.is_some_and(|g| folders.iter().any(|(_, s)| s.is_some_and(|s| s == g)))
+        });
         Ok(Sources {
             earlier,
             folders,
             vanished,
         })
+    }
+
+    /// The shards merged (now or by an earlier merge whose folder is gone); None where a
+    /// vanished folder's shard was never recorded.
+    fn shards(&self) -> Option<Vec<Shard>> {
+        let mut shards: Vec<Shard> = self.folders.iter().filter_map(|(_, s)| *s).collect();
+        for (_, shard) in &self.vanished {
+            shards.push((*shard)?);
+        }
+        Some(shards)
     }
 
     /// The folders are shards of one split, each once: a whole run beside shards, shards of
@@ -225,7 +274,7 @@ impl Sources {
         let Some((first_dir, first)) = self.folders.first() else {
             return Ok(());
         };
-        if self.folders.len() == 1 && !self.vanished {
+        if self.folders.len() == 1 && self.vanished.is_empty() {
             return Ok(());
         }
         let whole = |dir: &Path| {
@@ -302,6 +351,13 @@ fn check_one_campaign(args: &MergeArgs) -> Result<Vec<Option<Shard>>> {
     Ok(shards)
 }
 
+/// `dir` as an absolute path (canonical where it exists), as a merge's summary records it.
+fn absolute(dir: &Path) -> PathBuf {
+    std::fs::canonicalize(dir)
+        .or_else(|_| std::path::absolute(dir))
+        .unwrap_or_else(|_| dir.to_path_buf())
+}
+
 fn same_folder(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
@@ -318,7 +374,11 @@ fn same_folder(a: &Path, b: &Path) -> bool {
 fn write_summary(out: &Path, sources: Sources) -> Result<()> {
     let path = out.join("summary.json");
     let mut merged = sources.earlier.clone();
-    let mut classes = sources.earlier.map(|e| e.classes).unwrap_or_default();
+    let mut classes = sources
+        .earlier
+        .as_ref()
+        .map(|e| e.classes.clone())
+        .unwrap_or_default();
     let mut unfinished = Vec::new();
     let (mut trials, mut device_s, mut wall_s) = (0u64, 0.0f64, 0.0f64);
     // Summed where every shard says it; a median or a share of one machine's time does not
@@ -354,10 +414,17 @@ fn write_summary(out: &Path, sources: Sources) -> Result<()> {
         wall_s = wall_s.max(s.wall_s);
         merged.get_or_insert(s);
     }
-    let shards: Vec<Shard> = sources.folders.iter().filter_map(|(_, s)| *s).collect();
-    if let (Some(count), false) = (shards.first().map(|s| s.count), sources.vanished) {
-        for index in (1..=count).filter(|k| !shards.iter().any(|s| s.index == *k)) {
-            unfinished.push(format!("shard {index}/{count} was not merged"));
+    // A shard of a split into more shards than classes has no class to tune (its `mats tune`
+    // says so and writes nothing): it is not missing.
+    let classes_in_store = class_count(&out.join(STORE_FILE))?;
+    if let Some(shards) = sources.shards() {
+        if let Some(count) = shards.first().map(|s| s.count) {
+            for index in (1..=count).filter(|k| !shards.iter().any(|s| s.index == *k)) {
+                let shard = Shard { index, count };
+                if (0..classes_in_store).any(|position| shard.takes(position)) {
+                    unfinished.push(format!("shard {shard} was not merged"));
+                }
+            }
         }
     }
     let Some(mut summary) = merged else {
@@ -372,7 +439,13 @@ fn write_summary(out: &Path, sources: Sources) -> Result<()> {
     summary.gpu_busy_share = None;
     summary.wall_s = wall_s;
     summary.output = out.to_path_buf();
-    summary.merged_from = sources.folders.iter().map(|(d, _)| d.clone()).collect();
+    let all = sources.folders.iter().chain(&sources.vanished);
+    summary.merged_from = all.clone().map(|(d, _)| d.clone()).collect();
+    // Recorded only where every folder's shard is known: the two lists go by position.
+    summary.merged_shards = all
+        .map(|(_, s)| s.map(|s| s.to_string()))
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default();
     // A user's stop is an unfinished shard's (above), not the merged campaign's own.
     summary.stopped = stopped;
     summary.unfinished_shards = unfinished;
@@ -411,6 +484,19 @@ fn check_output_folder(out: &Path) -> Result<()> {
 fn shard_of(dir: &Path) -> Result<Option<Shard>> {
     let store = results::Store::open_existing(dir.join(STORE_FILE))?;
     Ok(shard_in(&store.campaigns()?))
+}
+
+/// How many classes the campaign in a merged store has: every shard stores every instance,
+/// each with its class (a holdout with the class it is compared in).
+fn class_count(store: &Path) -> Result<usize> {
+    let store = results::Store::open_existing(store)?;
+    let mut classes = std::collections::BTreeSet::new();
+    for campaign in store.campaigns()? {
+        for instance in store.instances(campaign.id)? {
+            classes.insert(instance.record.class);
+        }
+    }
+    Ok(classes.len())
 }
 
 /// The shard a store's campaign recorded.

@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use anyhow::{Context, Result};
 
 use crate::cli::TuneArgs;
+use engine::campaign::plan::EmptyShard;
 use engine::campaign::{CampaignFile, CampaignPlan, Resolve};
 use engine::tune::{self, StartMode, TuneOptions};
 
@@ -26,7 +27,13 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         return checked;
     }
     let file = CampaignFile::read(&args.campaign)?;
-    let plan = CampaignPlan::resolve(&file, &Resolve::run(args.out.clone(), args.shard))?;
+    let plan = match CampaignPlan::resolve(&file, &Resolve::run(args.out.clone(), args.shard)) {
+        Err(e) if e.downcast_ref::<EmptyShard>().is_some() => {
+            eprintln!("{e}");
+            return Ok(());
+        }
+        plan => plan?,
+    };
     let options = TuneOptions {
         mode: if args.resume {
             StartMode::Resume
@@ -209,7 +216,27 @@ fn print_front(c: &tune::ClassSummary) {
 /// `--check`: the campaign resolved as a run would resolve it, nothing written.
 fn check(args: &TuneArgs) -> Result<()> {
     let file = CampaignFile::read(&args.campaign)?;
-    let plan = tune::check_anywhere(&file, args.shard)?;
+    let plan = match tune::check_anywhere(&file, args.shard) {
+        Err(e) if e.downcast_ref::<EmptyShard>().is_some() => {
+            let line = format!("campaign {}: valid; {e}", file.config.name);
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "campaign": file.config.name,
+                        "file": args.campaign.display().to_string(),
+                        "valid": true,
+                        "nothing_to_do": true,
+                        "message": line,
+                    }))?
+                );
+            } else {
+                println!("{line}");
+            }
+            return Ok(());
+        }
+        plan => plan?,
+    };
     // An `auto` campaign with a [gpu] table is checked as the GPU would run it; say which
     // backend a run here takes when that is another.
     let here = match file.config.backend {
