@@ -265,6 +265,11 @@ impl AlgorithmParams {
                 ));
             }
         }
+        self.check_values()
+    }
+
+    /// Rejects values out of range, whichever algorithm reads them.
+    pub fn check_values(&self) -> Result<(), String> {
         let positive = |name: &str, v: Option<usize>| match v {
             Some(0) => Err(format!("parameter `{name}` must be at least 1")),
             _ => Ok(()),

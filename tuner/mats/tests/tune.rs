@@ -1155,6 +1155,18 @@ fn resume_refuses_changed_measurement_settings_and_accepts_budget_changes() {
             .replace("{data}", repo("data/qap").to_str().unwrap()),
         &["instances.chr12a"],
     );
+    // A class table that moves an instance into another class: the old class's runs would
+    // stay beside the new one's, and export would ship both.
+    refused(
+        &body.replace(
+            "\n[cpu]\n",
+            "\n[instances.classes]\nfirst = [\"tai12a\"]\nsecond = [\"nug12\"]\n\n[cpu]\n",
+        ),
+        &[
+            "instances.tai12a.campaign_class",
+            "instances.nug12.campaign_class",
+        ],
+    );
     // The same instance name with other content is a change too.
     let copy = tmp.path().join("nug12.dat");
     let text = std::fs::read_to_string(repo("data/qap/nug12.dat")).unwrap();
@@ -1389,6 +1401,33 @@ fn bad_strategy_settings_are_refused_by_the_check() {
             err.contains(says) && (err.contains("line 18") || err.contains("line 19")),
             "{strategy}: {err}"
         );
+    }
+}
+
+/// A CPU space value the solver refuses fails `--check` by name, not every trial that
+/// draws it (`starts = 0` passed and failed at run time; `threads = 0` ran as one thread,
+/// a second point that duplicated `threads = 1`).
+#[test]
+fn space_values_the_cpu_solver_refuses_fail_the_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (param, values) in [("starts", "[0, 1, 2]"), ("threads", "[0, 1]")] {
+        let body = cpu_campaign("refused-value", "name = \"random\"", "trials = 4").replace(
+            "[strategy]",
+            &format!("[cpu.overrides.params.{param}]\nvalues = {values}\n\n[strategy]"),
+        );
+        let path = write_campaign(tmp.path(), "refused-value", &body);
+        let err = error_of(&["tune", path.to_str().unwrap(), "--check"]);
+        assert!(
+            err.contains(&format!("parameter `{param}` offers 0"))
+                && err.contains("must be at least 1")
+                && err.contains("refused-value.toml"),
+            "{param}: {err}"
+        );
+        let ok_body = body.replace(values, "[1, 2]");
+        std::fs::write(&path, ok_body).unwrap();
+        assert!(mats(&["tune", path.to_str().unwrap(), "--check"])
+            .status
+            .success());
     }
 }
 

@@ -127,18 +127,34 @@ pub fn resolve(file: &CampaignFile, table: &'static str, setup: &SetupConfig) ->
             .param_info()
             .into_iter()
             .find(|p| p.name == "algorithm");
+        let key = match setup.overrides.is_some() {
+            true => format!("{table}.overrides"),
+            false => format!("{table}.space"),
+        };
         for value in offered.iter().flat_map(|p| &p.domain) {
             let name = value.to_string();
             family.algorithm(&name).map_err(|e| {
-                let key = match setup.overrides.is_some() {
-                    true => format!("{table}.overrides"),
-                    false => format!("{table}.space"),
-                };
                 file.error_at(
                     &key,
                     format!("{}: parameter `algorithm`: {e}", space_path.display()),
                 )
             })?;
+        }
+        // Every value of every parameter must be one the solver takes: `starts = 0` in a
+        // domain passed --check and failed each trial that drew it.
+        for param in space.param_info() {
+            for value in &param.domain {
+                crate::runner::cpu::check_value(family, &param.name, value).map_err(|e| {
+                    file.error_at(
+                        &key,
+                        format!(
+                            "{}: parameter `{}` offers {value}, which the solver refuses: {e}",
+                            space_path.display(),
+                            param.name
+                        ),
+                    )
+                })?;
+            }
         }
     }
     let baseline = solver_point("baseline", space_point("baseline", &setup.baseline)?)?;

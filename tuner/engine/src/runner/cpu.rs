@@ -35,6 +35,37 @@ pub fn params(
     family: solvers::family::Family,
     r: &Realised,
 ) -> Result<(solvers::family::Algorithm, AlgorithmParams, usize), String> {
+    let (algorithm, params, threads) = read(family, r)?;
+    params.check(algorithm)?;
+    Ok((algorithm, params, threads))
+}
+
+/// Whether the solver takes `value` of parameter `name` at all, whatever the other
+/// parameters: a space value it refuses (`starts = 0`) would fail every trial that draws it.
+pub fn check_value(
+    family: solvers::family::Family,
+    name: &str,
+    value: &results::Value,
+) -> Result<(), String> {
+    let mut values = std::collections::BTreeMap::from([(name.to_string(), value.clone())]);
+    // The range is read as a pair; either end alone stands for both here.
+    for (one, other) in [("tenure_min", "tenure_max"), ("tenure_max", "tenure_min")] {
+        if name == one {
+            values.insert(other.to_string(), value.clone());
+        }
+    }
+    let r = Realised {
+        values,
+        ..Realised::default()
+    };
+    read(family, &r)?.1.check_values()
+}
+
+/// The parameters as read, before they are checked against the algorithm.
+fn read(
+    family: solvers::family::Family,
+    r: &Realised,
+) -> Result<(solvers::family::Algorithm, AlgorithmParams, usize), String> {
     let algorithm = match r.text("algorithm") {
         Some(name) => family.algorithm(&name)?,
         None => family.algorithms()[0],
@@ -70,8 +101,10 @@ pub fn params(
         perturbation: r.float("perturbation")?,
         restart_stall: r.count("restart_stall")?,
     };
-    params.check(algorithm)?;
-    let threads = r.count::<usize>("threads")?.unwrap_or(1).max(1);
+    let threads = match r.count::<usize>("threads")? {
+        Some(0) => return Err("parameter `threads` must be at least 1".into()),
+        t => t.unwrap_or(1),
+    };
     if threads > solvers::run::MAX_THREADS {
         // The pool would quietly hold MAX_THREADS while the trial's log said otherwise.
         return Err(format!(

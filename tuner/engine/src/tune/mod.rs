@@ -277,7 +277,6 @@ pub fn run(mut plan: CampaignPlan, options: &TuneOptions) -> Result<TuneSummary>
     let campaign = store.campaign(&plan.name, &plan.text, &settings)?;
     install_ctrl_c(stop, plan.out_dir.join(STORE_FILE), campaign.id);
     store.update_campaign_settings(campaign.id, &settings)?;
-    forget_summary(&plan.out_dir)?;
     if options.mode == StartMode::Resume {
         let crashed = store.recover(campaign.id)?;
         if crashed > 0 {
@@ -298,6 +297,9 @@ pub fn run(mut plan: CampaignPlan, options: &TuneOptions) -> Result<TuneSummary>
     if let (Some(lock), true) = (&mut cpu_lock, options.no_wait) {
         lock.check_free()?;
     }
+    // Only now, when the run will measure: a resume refused above (a held device, a damaged
+    // store) leaves a finished campaign's summary as it was.
+    forget_summary(&plan.out_dir)?;
     let progress = progress::Progress::new(options.progress, budget.max_trials());
     let mut t = Tuning {
         store,

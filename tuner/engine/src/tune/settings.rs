@@ -95,6 +95,10 @@ pub fn fingerprint(
                 // The feature class (a class table's name is in the campaign's text): what
                 // a new version's thresholds would change under a resumed campaign.
                 "class": inst.instance.class(),
+                // The class it is tuned in (a class table's, else the feature class): a
+                // resumed campaign whose table moved it would keep the old class's runs
+                // beside the new class's, and export both.
+                "campaign_class": inst.record.class,
                 "best_known": inst.record.best_known,
                 "sha256": file_sha(&inst.path)?,
             }),
@@ -185,6 +189,10 @@ pub fn changes(stored: &Value, now: &BTreeMap<String, Value>) -> Vec<Change> {
     keys.into_iter()
         .filter_map(|k| {
             let (a, b) = (was.get(k), now.get(k));
+            // A key recorded since a store was written is no change to that store.
+            if a.is_none() && RECORDED_LATER.iter().any(|suffix| k.ends_with(suffix)) {
+                return None;
+            }
             (!same(a, b)).then(|| Change {
                 key: k.clone(),
                 was: a.cloned(),
@@ -193,6 +201,9 @@ pub fn changes(stored: &Value, now: &BTreeMap<String, Value>) -> Vec<Change> {
         })
         .collect()
 }
+
+/// Settings keys (by suffix) that stores written by earlier versions lack.
+const RECORDED_LATER: &[&str] = &[".campaign_class"];
 
 /// Equal values; numbers compare as numbers (a float read back as 1 equals 1.0).
 fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
