@@ -75,7 +75,7 @@ pub enum StoreError {
         what: String,
     },
     /// `PRAGMA integrity_check` reported problems.
-    #[error("{}: integrity check failed: {report}", path.display())]
+    #[error("{}: integrity check failed (the store is damaged; restore it from a copy): {report}", path.display())]
     Integrity {
         /// The database file.
         path: PathBuf,

@@ -1066,9 +1066,15 @@ impl Store {
                 r.get(0)
             })?;
         if report != ["ok"] {
+            // A damaged page gives a line per cell: the first few say what is wrong.
+            let lines: Vec<&str> = report.iter().flat_map(|r| r.lines()).collect();
+            let mut said = lines[..lines.len().min(3)].join("; ");
+            if lines.len() > 3 {
+                said.push_str(&format!("; ... ({} more)", lines.len() - 3));
+            }
             return Err(StoreError::Integrity {
                 path: self.path.clone(),
-                report: report.join("; "),
+                report: said,
             });
         }
         let broken: Vec<String> =

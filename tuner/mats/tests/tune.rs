@@ -748,6 +748,42 @@ fn path_str(p: &Path) -> &str {
 }
 
 #[cfg(unix)]
+/// Export reads verdicts from the store and writes into it: a damaged store is refused by
+/// name (it exported bundles from broken pages while `results` refused the same file), and a
+/// failed `--resume` (here: the damaged store) leaves the finished campaign's summary.
+#[test]
+fn a_damaged_store_is_refused_by_export_and_a_failed_resume_keeps_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = cpu_campaign("flipped", "name = \"random\"", "trials = 4");
+    let path = write_campaign(tmp.path(), "flipped", &body);
+    let out = tmp.path().join("out");
+    ok(&["tune", path_str(&path), "--out", path_str(&out), "--quiet"]);
+    let store = out.join("results.sqlite");
+    let mut bytes = std::fs::read(&store).unwrap();
+    // Page 14 is the root of the index `trials_by_status` (the schema creates its tables and
+    // indexes in one order), which export never reads: only a check of the whole file finds
+    // its b-tree header broken (0xff is no page type).
+    let page = 4096;
+    assert!(bytes.len() >= 14 * page, "{} bytes", bytes.len());
+    bytes[13 * page..13 * page + 64].fill(0xff);
+    std::fs::write(&store, &bytes).unwrap();
+    let err = error_of(&[
+        "export",
+        path_str(&out),
+        "--out",
+        path_str(&tmp.path().join("tuned")),
+    ]);
+    assert!(
+        err.contains("results.sqlite") && err.contains("damaged"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("tuned").exists());
+    let summary = std::fs::read(out.join("summary.json")).unwrap();
+    let out_resume = mats(&["tune", path_str(&path), "--out", path_str(&out), "--resume"]);
+    assert!(!out_resume.status.success());
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
+}
+
 #[test]
 fn a_campaign_stopped_by_the_user_exits_130_and_export_says_it_is_unfinished() {
     let tmp = tempfile::tempdir().unwrap();

@@ -496,17 +496,21 @@ fn tune_phases(
 }
 
 /// Says what the campaign stopped before (`what`: "class(es) ... were searched") and how to
-/// reach it: a user's stop is not the budget's doing, so a plain resume reaches it.
+/// reach it: a user's stop is not the budget's doing, so a plain resume reaches it. The
+/// `trials` and `wall_s` budgets are spent class by class, in order, and anew by each run
+/// of `mats tune`: a search without an end of its own (random, exhaustive over a large
+/// space) spends all that is left on the class it is in, resumed or not, so a larger
+/// [budget] alone never reaches the next class; `cost_percent` gives each class its share.
 fn left_out(budget: &Budget, what: &str) {
-    let (why, how) = if budget.stopped_by_user() {
-        ("the campaign was stopped", "`--resume`")
+    if budget.stopped_by_user() {
+        eprintln!("note: the campaign was stopped before {what}; `--resume` reaches them");
     } else {
-        (
-            "the campaign's budget ended",
-            "`--resume` with a larger [budget]",
-        )
-    };
-    eprintln!("note: {why} before {what}; {how} reaches them");
+        eprintln!(
+            "note: the campaign's budget ended before {what}: [budget] is spent class by \
+             class, in order; give each class's search its share with `cost_percent` in \
+             [budget] (or a strategy that ends, such as hill-climbing), then `--resume`"
+        );
+    }
 }
 
 /// The campaign's `summary.json`: per class what the searches found and the verdicts, and
@@ -705,6 +709,12 @@ fn open_store(
                 plan.path.display()
             );
         }
+        // The daemon resumes every campaign, new or not; a user's mistyped --out is said.
+        eprintln!(
+            "note: {} holds no results of campaign {:?} yet: --resume starts it",
+            plan.out_dir.display(),
+            plan.name
+        );
     }
     if let Some(existing) = &existing {
         // A merged folder's summary is the shards' verdicts joined; a run here would replace

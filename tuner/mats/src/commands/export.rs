@@ -53,7 +53,8 @@ fn warn_if_unfinished(
     if summary.is_some_and(|s| s.stopped.is_some() && !engine::tune::budget::stopped_by_user(s)) {
         eprintln!(
             "warning: campaign {:?} in {} {how}: the classes it searched are exported, what it \
-             never searched is not; raise the [budget] and finish it with {again}",
+             never searched is not; give each class its share of the [budget] (`cost_percent`) \
+             and finish it with {again}",
             campaign.name,
             dir.display(),
         );

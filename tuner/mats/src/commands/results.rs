@@ -8,9 +8,21 @@ use results::{CampaignRow, Store};
 use crate::cli::{CampaignDir, ResultsArgs};
 use engine::tune::STORE_FILE;
 
-/// Opens a campaign folder's store and picks its campaign.
+/// Opens a campaign folder's store to write (export records what it exported), checks it
+/// whole, and picks its campaign.
 pub fn open(source: &CampaignDir) -> Result<(Store, CampaignRow)> {
-    let store = open_store(&source.dir, false)?;
+    let store = match open_store(&source.dir, false) {
+        // Readable but not writable (an archived or a colleague's campaign): say so, rather
+        // than SQLite's "unable to open database file".
+        Err(e) if open_store(&source.dir, true).is_ok() => bail!(
+            "{}: cannot open it for writing ({e:#}); `mats export` records its exports in \
+             the store: copy the campaign folder somewhere writable and export from there",
+            source.dir.join(STORE_FILE).display()
+        ),
+        store => store?,
+    };
+    // A damaged store would export verdicts read from broken pages.
+    store.integrity_check()?;
     let campaign = pick_campaign(&store, source.campaign.as_deref(), &source.dir)?;
     Ok((store, campaign))
 }
