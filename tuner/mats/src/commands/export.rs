@@ -445,13 +445,15 @@ fn export_class(
                 .filter(|best| !exported.iter().any(|m| &m.point == *best));
             // Of points measured alike the front keeps the first: the bundles' own go first,
             // so the point a preference exports is the one listed (seven points at a gap of 0
-            // listed another).
-            let candidates: Vec<&Measured> = exported
+            // listed another). Where the re-measure overruled the search, every value only
+            // the search measured is as suspect as its best's (the search's second best, at
+            // its search gap, pushed the shipped default out of the front): the front is the
+            // bundles' points alone.
+            let searched = measured
                 .iter()
-                .chain(measured.iter().copied().filter(|m| {
-                    lost != Some(&m.point) && !exported.iter().any(|e| e.point == m.point)
-                }))
-                .collect();
+                .copied()
+                .filter(|m| lost.is_none() && !exported.iter().any(|e| e.point == m.point));
+            let candidates: Vec<&Measured> = exported.iter().chain(searched).collect();
             engine::pick::front(
                 &candidates,
                 budget_s
