@@ -302,6 +302,21 @@ fn tour_files() {
     assert!(err(&good.replace("1 2", "1 x")).contains("x"));
     assert!(err(&good.replace("TOUR_SECTION\n3\n1 2\n-1\n", "")).contains("no TOUR_SECTION"));
     assert!(err(&good.replace("TYPE: TOUR", "TYPE: TSP")).contains("t.tour:2:"));
+    // Anything after the end but EOF would be ignored: a second tour, a stray number.
+    let second = good.replace("-1\nEOF", "-1\n2 3 1\n-1\nEOF");
+    assert!(
+        err(&second).contains("t.tour:8: \"2\" after the tour's end"),
+        "{}",
+        err(&second)
+    );
+    assert!(err(&good.replace("-1\n", "-1 99\n")).contains("t.tour:7: \"99\""));
+    // Blank lines, a missing EOF, and whatever follows EOF are fine.
+    for fine in [
+        good.replace("EOF\n", "\n\n"),
+        good.replace("EOF\n", "EOF\nnotes\n"),
+    ] {
+        assert_eq!(tsp::parse_tour(&fine, p).expect("valid"), vec![2, 0, 1]);
+    }
 }
 
 #[test]

@@ -97,7 +97,10 @@ impl GeneratorSpec {
             ));
         }
         if !(self.ccr.is_finite() && self.ccr >= 0.0) {
-            return Err(format!("--ccr must be a number >= 0, found {}", self.ccr));
+            return Err(format!(
+                "--ccr must be a finite number >= 0, found {}",
+                self.ccr
+            ));
         }
         if !(self.k.is_finite() && self.k > 0.0 && self.lambda.is_finite() && self.lambda >= 0.0) {
             return Err("k must be > 0 and lambda >= 0".into());

@@ -208,7 +208,7 @@ impl Instance {
         let c = self.costs(&bits);
         if c.software + c.communication > self.r {
             return Err(format!(
-                "is infeasible: S + C = {} + {} = {} exceeds R = {}",
+                "infeasible: S + C = {} + {} = {} exceeds R = {}",
                 c.software,
                 c.communication,
                 c.software + c.communication,

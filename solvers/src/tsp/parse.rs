@@ -513,7 +513,8 @@ pub fn parse_tour(text: &str, path: &Path) -> Result<Vec<usize>, InputError> {
                 if is_keyword_line(line) {
                     break;
                 }
-                for token in line.split_whitespace() {
+                let mut tokens = line.split_whitespace();
+                for token in tokens.by_ref() {
                     let v = token.parse::<i64>().map_err(|_| {
                         InputError::syntax(
                             path,
@@ -536,6 +537,26 @@ pub fn parse_tour(text: &str, path: &Path) -> Result<Vec<usize>, InputError> {
                     cities.push(v as usize - 1);
                 }
                 if ended {
+                    // A second tour, or numbers after the end, would be ignored: refused.
+                    let rest: Vec<(usize, &str)> = tokens
+                        .map(|t| (line_no, t))
+                        .chain(
+                            lines
+                                .by_ref()
+                                .flat_map(|(i, l)| l.split_whitespace().map(move |t| (i + 1, t))),
+                        )
+                        .take_while(|(_, t)| !t.eq_ignore_ascii_case("EOF"))
+                        .collect();
+                    if let Some((at, token)) = rest.first() {
+                        return Err(InputError::syntax(
+                            path,
+                            *at,
+                            format!(
+                                "{token:?} after the tour's end (-1): a tour file holds one \
+                                 tour, then EOF"
+                            ),
+                        ));
+                    }
                     break;
                 }
             }

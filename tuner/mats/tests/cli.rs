@@ -1792,6 +1792,27 @@ fn the_campaign_format_example_is_valid() {
     );
 }
 
+/// spaces/README.md's format example is a space a user can copy: `mats space show` loads it
+/// (its constraints named parameters it never declared).
+#[test]
+fn the_space_format_example_is_valid() {
+    let readme = std::fs::read_to_string(common::repo("spaces/README.md")).unwrap();
+    let start = readme
+        .find("## Format\n\n```toml\n")
+        .expect("the example's opening")
+        + "## Format\n\n```toml\n".len();
+    let end = start + readme[start..].find("```").expect("the example's end");
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("example.toml");
+    std::fs::write(&path, &readme[start..end]).unwrap();
+    let out = mats(&["space", "show", path.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Ctrl-C or SIGTERM ends `mats solve` with its best so far, printed and re-scored like any
 /// answer, and exit status 130 (it used to die with nothing printed).
 #[cfg(unix)]
@@ -1898,6 +1919,8 @@ fn benchmark_and_instance_inputs_are_checked_first() {
         e.contains("below the space's optimum") && e.contains("\"ga\""),
         "{e}"
     );
+    let e = error_of(&["bench", "strategies", cache, "--budgets", "2,20,20"]);
+    assert!(e.contains("--budgets lists 20 twice"), "{e}");
     std::fs::write(
         path("ext2.json"),
         r#"{"tool":"kernel_tuner","strategies":{"convolution-a100-small":{"ga":[[0.002, 0.001]]},"other":{"ga":[[1.0]]}}}"#,

@@ -27,12 +27,23 @@ fn ok(args: &[&str]) -> String {
 /// Runs a standalone executable as a user elsewhere would: an empty environment (no PATH,
 /// so no mats to fall back on) and a working folder of its own.
 fn run_bare(exe: &Path, cwd: &Path, args: &[&str]) -> Output {
-    Command::new(exe)
-        .args(args)
-        .env_clear()
-        .current_dir(cwd)
-        .output()
-        .expect("the standalone executable starts")
+    // A file this test process wrote (a forged copy) may still be open for writing in a
+    // child another test thread forked before its exec closed the descriptor: exec then
+    // fails with ETXTBSY for that instant.
+    for _ in 0..50 {
+        match Command::new(exe)
+            .args(args)
+            .env_clear()
+            .current_dir(cwd)
+            .output()
+        {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            out => return out.expect("the standalone executable starts"),
+        }
+    }
+    panic!("{} stayed busy (ETXTBSY)", exe.display())
 }
 
 /// Tunes a small CPU campaign over two QAP classes and exports it with --binaries; returns

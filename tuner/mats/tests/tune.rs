@@ -1484,6 +1484,53 @@ fn space_values_the_cpu_solver_refuses_fail_the_check() {
     }
 }
 
+/// What only the run found wrong, --check says: a name too long for a folder, an --out that
+/// is a file, two instances of one name (with the campaign's line), `bayes` with no initial
+/// points.
+#[test]
+fn names_outputs_and_strategy_options_the_run_would_refuse_fail_the_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = cpu_campaign("checked", "name = \"random\"", "trials = 4");
+    let check = |body: &str, extra: &[&str]| {
+        let path = write_campaign(tmp.path(), "checked", body);
+        let mut args = vec!["tune", path_str(&path), "--check"];
+        args.extend(extra);
+        error_of(&args)
+    };
+    let long = "n".repeat(300);
+    let e = check(
+        &body.replace("name = \"checked\"", &format!("name = \"{long}\"")),
+        &[],
+    );
+    assert!(
+        e.contains("300 characters; at most 200") && e.contains("line 2"),
+        "{e}"
+    );
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let e = check(&body, &["--out", path_str(&file)]);
+    assert!(e.contains("a-file is not a folder"), "{e}");
+    let copy = tmp.path().join("twin");
+    std::fs::create_dir(&copy).unwrap();
+    std::fs::copy(repo("data/qap/nug12.dat"), copy.join("nug12.dat")).unwrap();
+    let e = check(
+        &body.replace(
+            "nug12.dat\"]",
+            &format!("nug12.dat\", \"{}\"]", copy.join("nug12.dat").display()),
+        ),
+        &[],
+    );
+    assert!(
+        e.contains("two instances are named nug12") && e.contains("checked.toml, line"),
+        "{e}"
+    );
+    let e = check(
+        &body.replace("name = \"random\"", "name = \"bayes\"\ninitial = 0"),
+        &[],
+    );
+    assert!(e.contains("initial must be at least 1"), "{e}");
+}
+
 #[test]
 fn a_campaign_whose_stderr_is_a_log_writes_progress_lines() {
     // The daemon, Slurm and nohup see no terminal: a bar would draw nothing.

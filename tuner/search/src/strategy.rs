@@ -473,6 +473,9 @@ impl Strategy {
             Strategy::BasinHopping {
                 restart_after: 0, ..
             } => bail!("basin-hopping: restart_after must be at least 1 (hops)"),
+            Strategy::Bayes {
+                initial: Some(0), ..
+            } => bail!("bayes: initial must be at least 1 (random points before the first model)"),
             // The model's cost grows as the cube of its points and is paid at every step.
             Strategy::Bayes { model_points, .. }
                 if !(1..=MAX_MODEL_POINTS).contains(model_points) =>

@@ -510,6 +510,7 @@ impl CampaignFile {
     }
 
     fn check(&self) -> Result<()> {
+        const MAX_NAME: usize = 200;
         let c = &self.config;
         if c.name.trim().is_empty()
             || !c
@@ -526,6 +527,16 @@ impl CampaignFile {
                     "{:?} must use only letters, digits, '-', '_' and '.', with at least one \
                      that is not '.' (it names the folder runs/NAME)",
                     c.name
+                ),
+            ));
+        }
+        // A file name holds 255 bytes; the daemon's log and the shard folders add to it.
+        if c.name.len() > MAX_NAME {
+            return Err(self.error_at(
+                "name",
+                format!(
+                    "{} characters; at most {MAX_NAME} (it names the folder runs/NAME)",
+                    c.name.len()
                 ),
             ));
         }

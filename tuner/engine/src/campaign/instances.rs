@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use results::InstanceRecord;
 use solvers::bks::BestKnown;
 use solvers::family::{self, Family, Instance};
@@ -158,11 +158,14 @@ fn load_all(
         })?;
         let name = instance.name().to_string();
         if let Some(other) = out.iter().find(|o| o.record.name == name) {
-            bail!(
-                "two instances are named {name}: {} and {}; rename one",
-                other.path.display(),
-                path.display()
-            );
+            return Err(file.error_at(
+                "paths",
+                format!(
+                    "two instances are named {name}: {} and {}; rename one",
+                    other.path.display(),
+                    path.display()
+                ),
+            ));
         }
         if let Some(first) = out.first() {
             if first.instance.family() != instance.family() {
@@ -235,9 +238,11 @@ fn generate(file: &CampaignFile, spec: &GeneratorConfig, folder: &Path) -> Resul
         } => {
             let level: solvers::hwsw::RLevel = r_level
                 .parse()
-                .map_err(|e: String| file.error_at("r_level", e))?;
+                .map_err(|e: String| file.error_at("generate", format!("`r_level`: {e}")))?;
             let spec = solvers::hwsw::GeneratorSpec::new(*nodes, *edges, *ccr, level, *seed);
-            let inst = solvers::hwsw::generate(&spec).map_err(|e| file.error_at("generate", e))?;
+            // The generator speaks of `mats instance generate`'s flags, here the table's keys.
+            let inst = solvers::hwsw::generate(&spec)
+                .map_err(|e| file.error_at("generate", e.to_string().replace("--", "")))?;
             (
                 format!("hwsw-{nodes}n-{edges}e-ccr{ccr}-{r_level}-s{seed}.hwsw"),
                 inst.to_text(),

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use measure::MeasureSettings;
 use search::{Objective, Strategy};
 
@@ -131,6 +131,14 @@ impl CampaignPlan {
     pub fn resolve(file: &CampaignFile, how: &Resolve) -> Result<CampaignPlan> {
         let settled = settle(file, how.gpu_present)?;
         let out_dir = output_dir(file, how.out.as_deref(), how.shard);
+        // Said by --check too, not first by the run.
+        if out_dir.exists() && !out_dir.is_dir() {
+            bail!(
+                "the output folder {} is not a folder; give --out a folder (new or a \
+                 campaign's)",
+                out_dir.display()
+            );
+        }
         let (instances, folder_lock) = match how.folder {
             Folder::Write => {
                 let existed = out_dir.exists();
@@ -228,12 +236,16 @@ pub fn check(file: &CampaignFile) -> Result<CampaignPlan> {
 /// --check`: a GPU campaign is checked on a laptop before it goes to the GPU machine); the
 /// plan's backend is the one it was checked for. With `shard`, the shard's own share is
 /// checked too (a shard without a class fails its run).
-pub fn check_anywhere(file: &CampaignFile, shard: Option<Shard>) -> Result<CampaignPlan> {
+pub fn check_anywhere(
+    file: &CampaignFile,
+    out: Option<PathBuf>,
+    shard: Option<Shard>,
+) -> Result<CampaignPlan> {
     let gpu = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
     // Probed only where the campaign does not settle it (the probe opens the driver).
     let how = Resolve {
         gpu_present: gpu || setup::gpu_present(),
-        out: None,
+        out,
         shard,
         folder: Folder::Untouched,
     };

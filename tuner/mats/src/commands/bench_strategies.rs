@@ -97,6 +97,14 @@ pub fn run(args: &BenchStrategiesArgs) -> Result<()> {
     if args.budgets.is_empty() || args.budgets.iter().any(|b| !(*b > 0.0 && *b <= 100.0)) {
         bail!("--budgets: percentages in (0, 100], got {:?}", args.budgets);
     }
+    if let Some(b) = args
+        .budgets
+        .iter()
+        .enumerate()
+        .find_map(|(i, b)| args.budgets[..i].contains(b).then_some(b))
+    {
+        bail!("--budgets lists {b} twice; each budget is one column");
+    }
     if args.seeds == 0 {
         bail!("--seeds must be at least 1");
     }

@@ -27,7 +27,7 @@ pub fn submit(args: &SubmitArgs) -> Result<()> {
     // Checked here first, as `mats tune --check` would: a bad campaign is said whether or not
     // a daemon answers (the daemon checks it again, on its machine).
     let file = engine::campaign::CampaignFile::read(&campaign)?;
-    engine::tune::check_anywhere(&file, None)?;
+    engine::tune::check_anywhere(&file, None, None)?;
     let (reply, raw): (Submitted, _) = request_as(
         &args.daemon.to_address(),
         &Request::Submit {

@@ -615,8 +615,9 @@ fn write_bundle(
 /// What an export wrote: per class (and budget) the bundle of each preference.
 fn print_index(index: &Index, bundles: usize, out: &Path) {
     println!(
-        "exported {} classes into {} bundle(s) in {}",
+        "exported {} class{} into {} bundle(s) in {}",
         index.classes.len(),
+        if index.classes.len() == 1 { "" } else { "es" },
         bundles,
         out.display()
     );

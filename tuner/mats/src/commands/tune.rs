@@ -216,7 +216,7 @@ fn print_front(c: &tune::ClassSummary) {
 /// `--check`: the campaign resolved as a run would resolve it, nothing written.
 fn check(args: &TuneArgs) -> Result<()> {
     let file = CampaignFile::read(&args.campaign)?;
-    let plan = match tune::check_anywhere(&file, args.shard) {
+    let plan = match tune::check_anywhere(&file, args.out.clone(), args.shard) {
         Err(e) if e.downcast_ref::<EmptyShard>().is_some() => {
             let line = format!("campaign {}: valid; {e}", file.config.name);
             if args.json {

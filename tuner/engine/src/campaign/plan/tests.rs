@@ -159,7 +159,13 @@ fn the_fingerprint_of_a_plan_is_the_one_stores_recorded_before_the_plan() {
         &now,
     );
     assert!(changes.is_empty(), "{changes:?}");
-    assert_eq!(now.len(), before.len());
+    // Recorded since: each instance's campaign class, which such a store lacks.
+    let recorded_since = now
+        .keys()
+        .filter(|k| k.ends_with(".campaign_class"))
+        .count();
+    assert_eq!(recorded_since, 3);
+    assert_eq!(now.len(), before.len() + recorded_since);
 }
 
 #[test]
@@ -390,10 +396,10 @@ fn a_shard_without_a_class_and_a_holdout_that_is_tuned_are_refused() {
     let file = fixture(tmp.path(), |t| t);
     let e = format!(
         "{:#}",
-        check_anywhere(&file, Some(Shard { index: 3, count: 3 })).unwrap_err()
+        check_anywhere(&file, None, Some(Shard { index: 3, count: 3 })).unwrap_err()
     );
     assert!(e.contains("shard 3/3") && e.contains("no class"), "{e}");
-    assert!(check_anywhere(&file, Some(Shard { index: 1, count: 3 })).is_ok());
+    assert!(check_anywhere(&file, None, Some(Shard { index: 1, count: 3 })).is_ok());
     let e = error_of(|t| {
         t.replace(
             "paths = [\"listed.txt\"]",
@@ -429,8 +435,8 @@ fn every_shipped_campaign_resolves_for_a_check() {
             skipped += 1;
             continue;
         }
-        let anywhere =
-            check_anywhere(&file, None).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        let anywhere = check_anywhere(&file, None, None)
+            .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         let gpu_table = file.config.gpu.is_some() && file.config.backend != BackendChoice::Cpu;
         assert_eq!(
             anywhere.backend == BackendKind::Gpu,
@@ -569,23 +575,32 @@ fn a_check_refuses_what_the_run_would_refuse_at_its_start() {
     assert!(e.contains("tunes one family"), "{e}");
     // A baseline knob its algorithm does not read, and more threads than the pool holds:
     // points of the space, but no trial of them could run.
-    let space = |dir: &Path, unconditional: &str| {
+    let space = |dir: &Path, unconditional: &str, threads: &str| {
         std::fs::write(
             dir.join("space.toml"),
             FIXTURE_SPACE
                 .replace(unconditional, "")
                 .replace("max_threads = 16", "max_threads = 4096")
-                .replace("pow2 = { from = 1, to = 4 }", "values = [1, 2, 2048]"),
+                .replace("pow2 = { from = 1, to = 4 }", threads),
         )
         .unwrap();
     };
-    for (edit, unconditional, named) in [
+    // (A space offering 2048 threads is refused for that value before its baseline.)
+    for (edit, unconditional, threads, key, named) in [
         (
             "destruction = 2, tenure = 5, threads = 1 }",
             "when = 'algorithm == \"ig\"'\n",
+            "values = [1, 2]",
+            "`cpu.baseline`",
             "`destruction` does not apply",
         ),
-        ("tenure = 5, threads = 2048 }", "", "at most 1024"),
+        (
+            "tenure = 5, threads = 2048 }",
+            "",
+            "values = [1, 2, 2048]",
+            "`cpu.overrides`",
+            "offers 2048, which the solver refuses: `threads` must be at most 1024",
+        ),
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let path = write_fixture(tmp.path(), |t| {
@@ -598,10 +613,10 @@ fn a_check_refuses_what_the_run_would_refuse_at_its_start() {
                 "constants = { max_threads = 4096 }",
             )
         });
-        space(tmp.path(), unconditional);
+        space(tmp.path(), unconditional, threads);
         let e = CampaignFile::read(&path).and_then(|file| check(&file));
         let e = format!("{:#}", e.expect_err("refused"));
-        assert!(e.contains("`cpu.baseline`") && e.contains(named), "{e}");
+        assert!(e.contains(key) && e.contains(named), "{e}");
     }
 }
 
@@ -640,7 +655,7 @@ fn a_quality_campaign_refuses_a_best_known_of_zero() {
     let path = tmp.path().join("zero.toml");
     std::fs::write(&path, &text).unwrap();
     let file = CampaignFile::read(&path).unwrap();
-    let e = format!("{:#}", check_anywhere(&file, None).unwrap_err());
+    let e = format!("{:#}", check_anywhere(&file, None, None).unwrap_err());
     assert!(
         e.contains("esc16f") && e.contains("best-known value, which is 0") && e.contains("line 3"),
         "{e}"
@@ -652,7 +667,7 @@ fn a_quality_campaign_refuses_a_best_known_of_zero() {
         + "\n[cpu.overrides.params.algorithm]\nvalues = [\"tabu\"]\n";
     std::fs::write(&path, fixed).unwrap();
     let file = CampaignFile::read(&path).unwrap();
-    check_anywhere(&file, None).unwrap();
+    check_anywhere(&file, None, None).unwrap();
 }
 
 /// A space of another family, or an algorithm the family does not have, is refused by the
@@ -672,7 +687,10 @@ fn spaces_of_another_family_and_unknown_algorithms_are_refused() {
         CampaignFile::read(&path).unwrap()
     };
     let tsp = repo("data/tsplib/rd400.tsp").display().to_string();
-    let e = format!("{:#}", check_anywhere(&write(&tsp, ""), None).unwrap_err());
+    let e = format!(
+        "{:#}",
+        check_anywhere(&write(&tsp, ""), None, None).unwrap_err()
+    );
     assert!(
         e.contains("`cpu.space`")
             && e.contains("a space of qap")
@@ -683,7 +701,7 @@ fn spaces_of_another_family_and_unknown_algorithms_are_refused() {
     let bogus = "\n[cpu.overrides.params.algorithm]\nvalues = [\"2opt\", \"tabu\", \"bogus\"]\n";
     let e = format!(
         "{:#}",
-        check_anywhere(&write(&qap, bogus), None).unwrap_err()
+        check_anywhere(&write(&qap, bogus), None, None).unwrap_err()
     );
     assert!(
         e.contains("`cpu.overrides`")
@@ -692,7 +710,7 @@ fn spaces_of_another_family_and_unknown_algorithms_are_refused() {
             && e.contains("algorithm"),
         "{e}"
     );
-    check_anywhere(&write(&qap, ""), None).unwrap();
+    check_anywhere(&write(&qap, ""), None, None).unwrap();
 }
 
 /// A campaign names its own best-known tables: generated and private instances get gaps to
