@@ -91,16 +91,12 @@ impl GpuAlgorithm {
     }
 
     pub fn from_name(name: &str) -> Result<GpuAlgorithm, String> {
-        GpuAlgorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<_> = GpuAlgorithm::ALL.iter().map(|a| a.name()).collect();
-                format!(
-                    "unknown pfsp GPU algorithm {name:?}; known: {}",
-                    names.join(", ")
-                )
-            })
+        crate::gpu::by_name(
+            &GpuAlgorithm::ALL,
+            name,
+            "pfsp GPU algorithm",
+            GpuAlgorithm::name,
+        )
     }
 
     /// The kernel source id.

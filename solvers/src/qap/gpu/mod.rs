@@ -73,16 +73,12 @@ impl GpuAlgorithm {
     }
 
     pub fn from_name(name: &str) -> Result<GpuAlgorithm, String> {
-        GpuAlgorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<_> = GpuAlgorithm::ALL.iter().map(|a| a.name()).collect();
-                format!(
-                    "unknown qap GPU algorithm {name:?}; known: {}",
-                    names.join(", ")
-                )
-            })
+        crate::gpu::by_name(
+            &GpuAlgorithm::ALL,
+            name,
+            "qap GPU algorithm",
+            GpuAlgorithm::name,
+        )
     }
 
     /// The kernel source id.
@@ -231,14 +227,12 @@ impl RotsLayout {
     }
 
     pub fn from_name(name: &str) -> Result<RotsLayout, String> {
-        RotsLayout::ALL
-            .into_iter()
-            .find(|l| l.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown rots-block layout {name:?}; known: auto, shared, global-tabu, global"
-                )
-            })
+        crate::gpu::by_name(
+            &RotsLayout::ALL,
+            name,
+            "rots-block layout",
+            RotsLayout::name,
+        )
     }
 }
 

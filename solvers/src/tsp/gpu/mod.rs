@@ -75,14 +75,12 @@ impl Construction {
     }
 
     pub fn from_name(name: &str) -> Result<Construction, String> {
-        Construction::ALL
-            .into_iter()
-            .find(|c| c.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown tsp construction variant {name:?}; known: task, data, data-compressed"
-                )
-            })
+        crate::gpu::by_name(
+            &Construction::ALL,
+            name,
+            "tsp construction variant",
+            Construction::name,
+        )
     }
 
     /// The kernel source id.
@@ -143,10 +141,12 @@ impl PheromoneUpdate {
     }
 
     pub fn from_name(name: &str) -> Result<PheromoneUpdate, String> {
-        PheromoneUpdate::ALL
-            .into_iter()
-            .find(|c| c.name() == name)
-            .ok_or_else(|| format!("unknown pheromone update {name:?}; known: atomic, gather"))
+        crate::gpu::by_name(
+            &PheromoneUpdate::ALL,
+            name,
+            "pheromone update",
+            PheromoneUpdate::name,
+        )
     }
 
     pub fn source(self) -> &'static str {
@@ -185,6 +185,12 @@ pub enum TspGpuAlgorithm {
 }
 
 impl TspGpuAlgorithm {
+    pub const ALL: [TspGpuAlgorithm; 3] = [
+        TspGpuAlgorithm::As,
+        TspGpuAlgorithm::Mmas,
+        TspGpuAlgorithm::Focused,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             TspGpuAlgorithm::As => "as",
@@ -194,14 +200,12 @@ impl TspGpuAlgorithm {
     }
 
     pub fn from_name(name: &str) -> Result<TspGpuAlgorithm, String> {
-        match name {
-            "as" => Ok(TspGpuAlgorithm::As),
-            "mmas" => Ok(TspGpuAlgorithm::Mmas),
-            "focused" => Ok(TspGpuAlgorithm::Focused),
-            _ => Err(format!(
-                "unknown tsp GPU algorithm {name:?}; known: as, mmas, focused"
-            )),
-        }
+        crate::gpu::by_name(
+            &TspGpuAlgorithm::ALL,
+            name,
+            "tsp GPU algorithm",
+            TspGpuAlgorithm::name,
+        )
     }
 }
 
