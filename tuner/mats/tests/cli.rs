@@ -1161,42 +1161,20 @@ fn generated_tsp_files_repeat_per_seed_and_focused_solves_them() {
     let mut sorted = tour.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, (0..300).collect::<Vec<_>>());
-    let e = error_of(&[
-        "solve",
-        &path("a.tsp"),
-        "--algo",
-        "focused",
-        "--or-opt",
-        "maybe",
-    ]);
-    assert!(e.contains("--or-opt takes on or off"), "{e}");
-    let e = error_of(&[
-        "solve",
-        &path("a.tsp"),
-        "--algo",
-        "focused",
-        "--source-tour",
-        "x",
-    ]);
-    assert!(e.contains("iteration, best, own"), "{e}");
-    let e = error_of(&[
-        "solve",
-        &path("a.tsp"),
-        "--algo",
-        "mmas",
-        "--min-new-edges",
-        "4",
-    ]);
-    assert!(e.contains("does not apply"), "{e}");
-    let e = error_of(&[
-        "solve",
-        &path("a.tsp"),
-        "--algo",
-        "focused",
-        "--ls-neighbours",
-        "20",
-    ]);
-    assert!(e.contains("must not exceed `candidates`"), "{e}");
+    for (algo, flag, value, says) in [
+        ("focused", "--or-opt", "maybe", "--or-opt takes on or off"),
+        ("focused", "--source-tour", "x", "iteration, best, own"),
+        ("mmas", "--min-new-edges", "4", "does not apply"),
+        (
+            "focused",
+            "--ls-neighbours",
+            "20",
+            "must not exceed `candidates`",
+        ),
+    ] {
+        let e = error_of(&["solve", &path("a.tsp"), "--algo", algo, flag, value]);
+        assert!(e.contains(says), "{flag} {value}: {e}");
+    }
 }
 
 /// `mats bench strategies` prints each space and the aggregate under both score definitions,
