@@ -396,7 +396,9 @@ impl Store {
     ) -> Result<()> {
         let op = "merge";
         let e = |e| self.err(op, e);
-        // Runs with their evaluations; a run the target already holds keeps its own.
+        // Runs with their evaluations. A run the target already holds (merged before its shard
+        // was resumed) takes the evaluations it lacks and its end: a merge taken again must
+        // equal a fresh merge of the same folders.
         type RunCols = (i64, String, String, String, String, String, Option<String>);
         let runs: Vec<RunCols> = self.query_all(
             op,
@@ -426,26 +428,48 @@ impl Store {
                 )
                 .optional()
                 .map_err(e)?;
-            if found.is_some() {
-                continue;
-            }
-            counts.runs += 1;
-            let run: i64 = self
-                .conn
-                .query_row(
-                    "INSERT INTO main.runs
-                         (campaign_id, class, strategy, objective, options, started_at, ended_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
-                    params![dst, class, strategy, objective, options, started, ended],
-                    |r| r.get(0),
-                )
-                .map_err(e)?;
+            let (run, held) = match found {
+                Some(run) => {
+                    self.conn
+                        .execute(
+                            "UPDATE main.runs SET ended_at = ?2
+                             WHERE id = ?1 AND ended_at IS NULL AND ?2 IS NOT NULL",
+                            params![run, ended],
+                        )
+                        .map_err(e)?;
+                    let held: i64 = self
+                        .conn
+                        .query_row(
+                            "SELECT COALESCE(MAX(seq) + 1, 0) FROM main.evaluations
+                             WHERE run_id = ?1",
+                            [run],
+                            |r| r.get(0),
+                        )
+                        .map_err(e)?;
+                    (run, held)
+                }
+                None => {
+                    counts.runs += 1;
+                    let run: i64 = self
+                        .conn
+                        .query_row(
+                            "INSERT INTO main.runs
+                                 (campaign_id, class, strategy, objective, options, started_at,
+                                  ended_at)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+                            params![dst, class, strategy, objective, options, started, ended],
+                            |r| r.get(0),
+                        )
+                        .map_err(e)?;
+                    (run, 0)
+                }
+            };
             let evals: Vec<Vec<SqlValue>> = self.query_all(
                 op,
                 "SELECT seq, point_id, status, time_s, power_w, energy_j, gap_percent,
                         new_trials, recorded_at
-                 FROM src.evaluations WHERE run_id = ?1 ORDER BY seq",
-                [id],
+                 FROM src.evaluations WHERE run_id = ?1 AND seq >= ?2 ORDER BY seq",
+                params![id, held],
                 |r| (0..9).map(|k| r.get::<_, SqlValue>(k)).collect(),
             )?;
             for mut ev in evals {

@@ -842,6 +842,62 @@ fn merging_again_rereads_its_shards_and_refuses_one_tuned_again() {
             s(&dir.join("s3of5")),
         ],
     );
+
+    // A shard merged while its budget had stopped it, then resumed: merging again brings the
+    // resumed search's evaluations into the run the merge already holds, as a fresh merge of
+    // the same folders does.
+    let body = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, body.replace("trials = 500", "trials = 1")).unwrap();
+    assert!(shard(1, 3, &[]).status.success());
+    let early = dir.join("early");
+    ok(&[], &["merge", s(&early), s(&dir.join("s1of3"))]);
+    std::fs::write(&path, &body).unwrap();
+    assert!(shard(1, 3, &["--resume"]).status.success());
+    ok(&[], &["merge", s(&early), s(&dir.join("s1of3"))]);
+    let late = dir.join("late");
+    ok(&[], &["merge", s(&late), s(&dir.join("s1of3"))]);
+    let evaluations = |dir: &Path| {
+        let store = results::Store::open_existing(dir.join("results.sqlite")).unwrap();
+        let c = &store.campaigns().unwrap()[0];
+        let mut e: Vec<(u32, String, String)> = store
+            .evaluations(c.id)
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.seq, e.point.key(), format!("{:?}", e.status)))
+            .collect();
+        e.sort();
+        e
+    };
+    assert!(evaluations(&late).len() > 1, "{:?}", evaluations(&late));
+    assert_eq!(evaluations(&early), evaluations(&late));
+
+    // A killed shard (no summary) alone still makes a merge folder that says so; deleted
+    // afterwards, it is still said to have been killed.
+    let killed = dir.join("killed");
+    std::fs::create_dir(&killed).unwrap();
+    std::fs::copy(
+        dir.join("s2of5/results.sqlite"),
+        killed.join("results.sqlite"),
+    )
+    .unwrap();
+    let only_killed = dir.join("only-killed");
+    ok(&[], &["merge", s(&only_killed), s(&killed)]);
+    let said = summary(&only_killed).unfinished_shards;
+    assert!(
+        said.iter().any(|u| u.contains("killed was killed")),
+        "{said:?}"
+    );
+    std::fs::remove_dir_all(&killed).unwrap();
+    ok(&[], &["merge", s(&only_killed), s(&dir.join("s1of5"))]);
+    let said = summary(&only_killed).unfinished_shards;
+    assert!(
+        said.iter().any(|u| u.contains("killed was killed")),
+        "{said:?}"
+    );
+    assert!(
+        said.contains(&"shard 3/5 was not merged".to_string()),
+        "{said:?}"
+    );
 }
 
 fn request(socket: &Path, line: &[u8]) -> serde_json::Value {

@@ -38,6 +38,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     let named_shards = check_one_campaign(args)?;
     check_output_folder(&args.out)?;
     let sources = Sources::of(&args.out, &args.dirs, named_shards)?;
+    sources.check_same_campaign(&args.out, args.dirs.len())?;
     sources.check_split()?;
     let created = !args.out.exists();
     std::fs::create_dir_all(&args.out)
@@ -45,7 +46,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     // Held while the summary is written too.
     let merged = results::FolderLock::acquire(&args.out)
         .map_err(anyhow::Error::from)
-        .and_then(|lock| Ok((lock, merge_stores(&args.out, &sources)?)));
+        .and_then(|lock| Ok((lock, merge_stores(&args.out, &sources, args.dirs.len())?)));
     let (_lock, (total, per_dir)) = match merged {
         Ok(m) => m,
         Err(e) => {
@@ -72,6 +73,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
 fn merge_stores(
     out: &Path,
     sources: &Sources,
+    named: usize,
 ) -> Result<(results::MergeCounts, Vec<serde_json::Value>)> {
     // Everything is merged into a new store beside OUT's, which replaces it only when every
     // folder merged: a conflict in the last folder must leave OUT as it was.
@@ -83,10 +85,23 @@ fn merge_stores(
     }
     let mut total = results::MergeCounts::default();
     let mut per_dir = Vec::new();
-    for (dir, _) in &sources.folders {
+    let earlier = sources.folders.len() - named;
+    for (k, (dir, _)) in sources.folders.iter().enumerate() {
+        // Folders the user did not name now are said to come from the earlier merge.
+        let taken_before = |e: anyhow::Error| match k < earlier {
+            true => e.context(format!(
+                "{} is merged again because an earlier merge into {} took it",
+                dir.display(),
+                out.display()
+            )),
+            false => e,
+        };
         // A shard still being tuned would change under us.
-        let _shard_lock = results::FolderLock::acquire(dir)?;
-        let counts = merge_one(&store, &staging, &dir.join(STORE_FILE), &target)?;
+        let _shard_lock = results::FolderLock::acquire(dir)
+            .map_err(anyhow::Error::from)
+            .map_err(taken_before)?;
+        let counts =
+            merge_one(&store, &staging, &dir.join(STORE_FILE), &target).map_err(taken_before)?;
         total.campaigns += counts.campaigns;
         total.instances += counts.instances;
         total.points += counts.points;
@@ -257,6 +272,38 @@ impl Sources {
         })
     }
 
+    /// The folders an earlier merge took (re-read now, before the named ones) still hold the
+    /// campaign OUT holds: a folder replaced since by another campaign's shard would put that
+    /// campaign's verdicts in this summary.
+    fn check_same_campaign(&self, out: &Path, named: usize) -> Result<()> {
+        let store = out.join(STORE_FILE);
+        if !store.is_file() {
+            return Ok(());
+        }
+        let Some(ours) = results::Store::open_existing(&store)?
+            .campaigns()?
+            .first()
+            .cloned()
+        else {
+            return Ok(());
+        };
+        let earlier = self.folders.len() - named;
+        for (dir, _) in &self.folders[..earlier] {
+            let theirs = results::Store::open_existing(dir.join(STORE_FILE))?.campaigns()?;
+            if let Some(other) = theirs.iter().find(|c| c.name != ours.name) {
+                bail!(
+                    "{} (which an earlier merge into {} took) now holds campaign {:?}, not {:?}: \
+                     put that shard's folder back, or merge the shards into a new folder",
+                    dir.display(),
+                    out.display(),
+                    other.name,
+                    ours.name
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// The shards merged (now or by an earlier merge whose folder is gone); None where a
     /// vanished folder's shard was never recorded.
     fn shards(&self) -> Option<Vec<Shard>> {
@@ -414,9 +461,41 @@ fn write_summary(out: &Path, sources: Sources) -> Result<()> {
         wall_s = wall_s.max(s.wall_s);
         merged.get_or_insert(s);
     }
+    // A folder gone since the earlier merge keeps what that merge said of it (killed,
+    // stopped): its classes stand as they were merged, unfinished ones included.
+    let earlier_unfinished = sources
+        .earlier
+        .as_ref()
+        .map(|e| e.unfinished_shards.clone())
+        .unwrap_or_default();
+    for (dir, _) in &sources.vanished {
+        let about = format!("{} ", dir.display());
+        unfinished.extend(
+            earlier_unfinished
+                .iter()
+                .filter(|u| u.starts_with(&about))
+                .cloned(),
+        );
+    }
     // A shard of a split into more shards than classes has no class to tune (its `mats tune`
     // says so and writes nothing): it is not missing.
     let classes_in_store = class_count(&out.join(STORE_FILE))?;
+    let present: Vec<Shard> = sources.folders.iter().filter_map(|(_, s)| *s).collect();
+    if sources.shards().is_none() {
+        // A gone folder whose shard an older merge never recorded: the shards that merge
+        // found missing, and still are, stay missing.
+        unfinished.extend(
+            earlier_unfinished
+                .iter()
+                .filter(|u| {
+                    u.strip_prefix("shard ")
+                        .and_then(|u| u.strip_suffix(" was not merged"))
+                        .and_then(|s| s.parse::<Shard>().ok())
+                        .is_some_and(|s| !present.contains(&s))
+                })
+                .cloned(),
+        );
+    }
     if let Some(shards) = sources.shards() {
         if let Some(count) = shards.first().map(|s| s.count) {
             for index in (1..=count).filter(|k| !shards.iter().any(|s| s.index == *k)) {
@@ -427,8 +506,25 @@ fn write_summary(out: &Path, sources: Sources) -> Result<()> {
             }
         }
     }
-    let Some(mut summary) = merged else {
-        return Ok(()); // no shard finished: export and report say "killed" without one
+    // No shard finished (each killed, say by Slurm's time limit): the summary still says
+    // what was merged and what did not finish, so the folder stays a merge.
+    let mut summary = match merged {
+        Some(summary) => summary,
+        None => {
+            let store = results::Store::open_existing(out.join(STORE_FILE))?;
+            let campaign = store.campaigns()?.into_iter().next();
+            let settings = campaign
+                .as_ref()
+                .map(|c| results::CampaignSettings::from_json(&c.settings))
+                .unwrap_or_default();
+            results::TuneSummary::of_classes(
+                campaign.map(|c| c.name).unwrap_or_default(),
+                out.to_path_buf(),
+                settings.backend.unwrap_or_default(),
+                settings.device.unwrap_or_default(),
+                Vec::new(),
+            )
+        }
     };
     classes.sort_by(|a, b| a.class.cmp(&b.class));
     summary.classes = classes;

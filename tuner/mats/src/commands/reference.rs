@@ -204,8 +204,28 @@ fn load_graphs(args: &ReferenceArgs) -> Result<Vec<hwsw::Instance>> {
 /// wrong, and a reference table must not guess which.
 fn lowest(mut table: Table, candidates: impl IntoIterator<Item = (String, Row)>) -> Result<Table> {
     for (name, row) in candidates {
-        match table.get(&name) {
-            Some(old) if old.value <= row.value => {}
+        // An earlier row of another size is another graph's under the same name: its value
+        // would stand for this one.
+        if let Some(old) = table.get(&name) {
+            if old.identity.family == row.identity.family
+                && old.identity.n.is_some_and(|n| Some(n) != row.identity.n)
+            {
+                bail!(
+                    "{name}: the earlier table's row is for a graph of {} nodes, this one has \
+                     {}: another graph under the same name; rename one, or leave --previous \
+                     out",
+                    old.identity.n.unwrap_or_default(),
+                    row.identity.n.map_or("?".to_string(), |n| n.to_string())
+                );
+            }
+        }
+        match table.get_mut(&name) {
+            Some(old) if old.value <= row.value => {
+                // The earlier value stands; the graph at hand says what it is about.
+                if old.identity.n.is_none() {
+                    old.identity = row.identity;
+                }
+            }
             Some(old) if old.optimal == "yes" => bail!(
                 "{name}: {} ({}) is below {}, which the earlier table calls optimal ({})",
                 row.value,

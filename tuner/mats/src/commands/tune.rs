@@ -30,6 +30,17 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let plan = match CampaignPlan::resolve(&file, &Resolve::run(args.out.clone(), args.shard)) {
         Err(e) if e.downcast_ref::<EmptyShard>().is_some() => {
             eprintln!("{e}");
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "campaign": file.config.name,
+                        "shard": args.shard.map(|s| s.to_string()),
+                        "nothing_to_do": true,
+                        "message": e.to_string(),
+                    }))?
+                );
+            }
             return Ok(());
         }
         plan => plan?,
