@@ -425,6 +425,40 @@ mod tests {
         Row::found(value, method.into(), &graph())
     }
 
+    /// An earlier row without a size takes the graph's where its value stands; one of
+    /// another size is another graph's and refused.
+    #[test]
+    fn an_earlier_row_is_tied_to_the_graph_of_its_name() {
+        let sizeless = Row {
+            identity: Identity {
+                n: None,
+                ..Identity::of(&graph())
+            },
+            ..row(3, "old")
+        };
+        let table = lowest(
+            Table::from([("a".into(), sizeless)]),
+            [("a".into(), row(5, "search"))],
+        )
+        .unwrap();
+        assert_eq!(table["a"].value, 3);
+        assert_eq!(table["a"].identity.n, Some(graph().n()));
+        let other = Row {
+            identity: Identity {
+                n: Some(graph().n() + 1),
+                ..Identity::of(&graph())
+            },
+            ..row(3, "old")
+        };
+        let e = lowest(
+            Table::from([("a".into(), other)]),
+            [("a".into(), row(5, "search"))],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("another graph under the same name"), "{e}");
+    }
+
     #[test]
     fn the_lowest_value_wins_and_a_tie_keeps_the_row_already_there() {
         let previous = Table::from([("a".into(), row(10, "old")), ("b".into(), row(5, "old"))]);
