@@ -217,9 +217,17 @@ fn read_entry(cubin_path: &Path, meta_path: &Path) -> Option<Compiled> {
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    // One name per write: islands of one process compile the same variant at once, and a
+    // name per process let one thread's CUBIN be renamed over by another's metadata.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}-{n}", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
     std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 #[cfg(test)]

@@ -90,6 +90,18 @@ impl Variant {
                      follow from the device and the source); remove it from the variant"
                 ));
             }
+            // A macro from a flag comes after the runtime's own (`-DQAP_N=...`) and wins: a
+            // kernel built for another size than its buffers faults or answers wrongly.
+            // Defines are the space's `define` parameters, which the runtime checks.
+            let macro_flag = ["-D", "-U", "--define-macro", "--undefine-macro"]
+                .iter()
+                .any(|p| flag.starts_with(p));
+            if macro_flag {
+                return Err(format!(
+                    "flag {flag:?} defines or undefines a macro, which the runtime sets itself \
+                     (sizes, thread counts); give a space parameter of kind \"define\" instead"
+                ));
+            }
             if flag == "-O0" || flag == "-O1" || flag == "-O2" || flag == "-O3" {
                 return Err(format!(
                     "flag {flag:?} is not an NVRTC option; ptxas levels are written \

@@ -14,6 +14,19 @@ fn reserved_and_bare_optimisation_flags_are_rejected() {
         .nvrtc_options()
         .unwrap_err();
     assert!(e.contains("--ptxas-options=-O3"), "{e}");
+    // A macro from a flag would override the runtime's size defines.
+    for flag in [
+        "-DQAP_N=60",
+        "-D QAP_N=60",
+        "--define-macro=PFSP_N=20",
+        "-UTSP_K",
+    ] {
+        let e = Variant::new("probe/busy", Arch::SM90)
+            .flag(flag)
+            .nvrtc_options()
+            .unwrap_err();
+        assert!(e.contains("kind \"define\""), "{flag}: {e}");
+    }
     let e = Variant::new("probe/busy", Arch::SM90)
         .define("1BAD", 2)
         .nvrtc_options()

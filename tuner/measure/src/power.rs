@@ -84,24 +84,26 @@ impl PowerMeter {
         })
     }
 
-    fn device(&self) -> Device<'_> {
-        self.nvml
-            .device_by_uuid(self.uuid.as_str())
-            .expect("device found when the meter was opened")
+    /// The device, found again at each reading: None once NVML loses it (a GPU fallen off
+    /// the bus after a fault), which costs the readings, not the run's answer.
+    fn device(&self) -> Option<Device<'_>> {
+        self.nvml.device_by_uuid(self.uuid.as_str()).ok()
     }
 
     /// Energy counter in mJ, when the board has one.
     pub fn energy_mj(&self) -> Option<u64> {
-        self.device().total_energy_consumption().ok()
+        self.device()?.total_energy_consumption().ok()
     }
 
     /// Instantaneous power in W, when the field is supported.
     pub fn instant_power_w(&self) -> Option<f64> {
-        instant_power(&self.device())
+        instant_power(&self.device()?)
     }
 
     pub fn state(&self) -> GpuState {
-        let device = self.device();
+        let Some(device) = self.device() else {
+            return GpuState::default();
+        };
         let reasons = device.current_throttle_reasons().ok();
         GpuState {
             sm_clock_mhz: device.clock_info(Clock::SM).ok(),
@@ -143,7 +145,7 @@ impl PowerMeter {
             }
         });
         Some(EnergyWatch {
-            stop,
+            stop: StopOnDrop(stop),
             ticks,
             handle,
         })
@@ -174,13 +176,32 @@ impl PowerMeter {
             }
             (watts, reasons)
         });
-        Sampler { stop, handle }
+        Sampler {
+            stop: StopOnDrop(stop),
+            handle,
+        }
+    }
+}
+
+/// A polling thread's stop flag, raised when its owner is dropped without `stop` (a
+/// measurement that failed part way): else the thread polled NVML for the process's life.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl StopOnDrop {
+    fn raise(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.raise();
     }
 }
 
 /// A running energy-counter watcher.
 pub struct EnergyWatch {
-    stop: Arc<AtomicBool>,
+    stop: StopOnDrop,
     ticks: Arc<std::sync::Mutex<Vec<(u64, Instant)>>>,
     handle: JoinHandle<()>,
 }
@@ -205,20 +226,20 @@ impl EnergyWatch {
     }
 
     pub fn stop(self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.raise();
         let _ = self.handle.join();
     }
 }
 
 /// A running power sampler.
 pub struct Sampler {
-    stop: Arc<AtomicBool>,
+    stop: StopOnDrop,
     handle: JoinHandle<(Vec<f64>, ThrottleReasons)>,
 }
 
 impl Sampler {
     pub fn stop(self) -> PowerSamples {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.raise();
         let (watts, reasons) = self
             .handle
             .join()

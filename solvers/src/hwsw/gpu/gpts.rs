@@ -524,6 +524,13 @@ pub(super) fn run(
         let chosen = match found {
             Some((_, index)) => index,
             None => {
+                // The device's count, checked before it picks a slot of `out`.
+                if count as usize > b.out.len() {
+                    return Err(KernelError::InvalidConfig(format!(
+                        "the kernel counted {count} feasible candidates of {}",
+                        b.out.len()
+                    )));
+                }
                 let r = rng.random_range(0..count);
                 let one = stream
                     .clone_dtoh(&b.out.slice(r as usize..r as usize + 1))

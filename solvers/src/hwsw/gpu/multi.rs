@@ -195,7 +195,10 @@ impl Multi {
                 }
             }
             if let Some(total) = options.budget.iterations {
-                iterations = iterations.min(total.saturating_sub(done).max(1) as u32);
+                // Clamped in u64: a remainder of 2^32 cast first was 0, and the loop
+                // launched empty kernels for ever.
+                let left = total.saturating_sub(done).max(1);
+                iterations = u64::from(iterations).min(left) as u32;
             }
             let seed = options.seed ^ launch_index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
             launch_index += 1;

@@ -187,6 +187,14 @@ pub(super) fn run(
         }
         let value = (key >> KEY_PAIR_BITS) as i64;
         let pair = (key & ((1 << KEY_PAIR_BITS) - 1)) as usize;
+        // The device's word, checked before it indexes the permutation.
+        if pair >= n * (n - 1) / 2 {
+            return Err(KernelError::InvalidConfig(format!(
+                "{}: the neighbourhood kernel returned move {pair} of {}",
+                params.algorithm.name(),
+                n * (n - 1) / 2
+            )));
+        }
         let (i, j) = pair_of(n, pair);
         current.swap(i, j);
         current_value = value;

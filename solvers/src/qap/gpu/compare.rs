@@ -108,6 +108,9 @@ pub fn equal_time(
         };
         let run = prepared.run(gpu, params, &options)?;
         let gpu_trace = options.budget.trace.as_ref().map(Trace::points);
+        crate::permutation::check(&run.outcome.solution, inst.n()).map_err(|e| {
+            KernelError::InvalidConfig(format!("{}: the GPU's answer: {e}", inst.name))
+        })?;
         let cost = inst.cost(&run.outcome.solution);
         if cost != run.outcome.objective {
             return Err(KernelError::InvalidConfig(format!(

@@ -34,7 +34,7 @@ pub(super) fn thread_per_solution(
         .budget
         .iterations
         .map(|i| i.min(i32::MAX as u64) as i32)
-        .or(params.iterations.map(|i| i as i32))
+        .or(params.iterations.map(|i| i.min(i32::MAX as u32) as i32))
         .unwrap_or(if is_tabu { 100 * n as i32 } else { i32::MAX });
     let full_budget = budget;
     let tenure = params.tenure.unwrap_or((n as u32 / 4).max(1)) as i32;
@@ -126,7 +126,7 @@ pub(super) fn dynamic(
         .budget
         .iterations
         .map(|i| i.min(i32::MAX as u64 - 1) as i32)
-        .or(params.iterations.map(|i| i as i32))
+        .or(params.iterations.map(|i| i.min(i32::MAX as u32 - 1) as i32))
         .unwrap_or(i32::MAX - 1);
     let solutions = p as i32;
     let mut rounds = Rounds::new(p);

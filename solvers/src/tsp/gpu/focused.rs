@@ -652,9 +652,15 @@ impl Prepared {
                 .map_err(driver("reading the touched cities"))?;
             (order, counts, touched)
         };
+        // The device's words, checked before they index anything: a city outside 0..n or a
+        // count beyond the list is a kernel fault, said as one.
+        let bad = |what: String| KernelError::InvalidConfig(format!("focused colony: {what}"));
+        if let Some(c) = order.iter().find(|&&c| c < 0 || c as usize >= n) {
+            return Err(bad(format!("the source tour holds city {c} of {n}")));
+        }
         let mut pos = vec![0usize; n];
         for (i, &c) in order.iter().enumerate() {
-            pos[c.max(0) as usize] = i;
+            pos[c as usize] = i;
         }
         let mut blocks: Vec<(usize, usize)> = Vec::new();
         let mut plan: Vec<i32> = Vec::new();
@@ -664,8 +670,16 @@ impl Prepared {
             if count < 2 {
                 continue; // an overflowed (-1) or degenerate list cannot be placed
             }
+            if count as usize > TOUCH_CAP {
+                return Err(bad(format!(
+                    "ant {a} touched {count} cities, its list holds {TOUCH_CAP}"
+                )));
+            }
             let row = &touched[a * TOUCH_CAP..a * TOUCH_CAP + count as usize];
-            let Some((lo, span)) = stretch(row.iter().map(|&c| pos[c.max(0) as usize]), n) else {
+            if let Some(c) = row.iter().find(|&&c| c < 0 || c as usize >= n) {
+                return Err(bad(format!("ant {a} touched city {c} of {n}")));
+            }
+            let Some((lo, span)) = stretch(row.iter().map(|&c| pos[c as usize]), n) else {
                 continue;
             };
             let overlaps =

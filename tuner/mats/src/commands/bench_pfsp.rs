@@ -677,6 +677,8 @@ impl IgBench<'_> {
         let cpu = cpu
             .map_err(|_| anyhow::anyhow!("a CPU walk panicked"))?
             .context("no CPU walk ran")?;
+        solvers::permutation::check(&gpu_run.outcome.solution, inst.jobs)
+            .map_err(|e| anyhow::anyhow!("{} on {name}: {e}", self.variants[0].name()))?;
         anyhow::ensure!(
             inst.makespan(&gpu_run.outcome.solution) == gpu_run.outcome.objective,
             "{} returned a mis-scored solution on {name}",

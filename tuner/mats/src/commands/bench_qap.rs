@@ -100,6 +100,8 @@ fn run_gpu(
     let started = Instant::now();
     let run = qap_gpu::solve(gpu, cache, inst, params, &options)?;
     let wall = started.elapsed().as_secs_f64();
+    solvers::permutation::check(&run.outcome.solution, inst.n())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", params.algorithm.name()))?;
     anyhow::ensure!(
         inst.cost(&run.outcome.solution) == run.outcome.objective,
         "{} returned a mis-scored solution",
@@ -558,6 +560,8 @@ fn rots_quality(gpu: &Gpu, cache: &KernelCache, dir: &Path) -> Result<Vec<Qualit
                 &GpuParams::new(GpuAlgorithm::RotsBlock),
                 &options,
             )?;
+            solvers::permutation::check(&run.outcome.solution, inst.n())
+                .map_err(|e| anyhow::anyhow!("rots-block: {e}"))?;
             anyhow::ensure!(
                 inst.cost(&run.outcome.solution) == run.outcome.objective,
                 "mis-scored solution"
