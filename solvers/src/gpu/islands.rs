@@ -120,6 +120,9 @@ pub struct IslandsOutcome {
     pub islands: Vec<IslandWork>,
     /// Exchanges done (epochs after the first).
     pub exchanges: u32,
+    /// Why the run ended early: an island failed (a faulted GPU, an answer that did not
+    /// re-score) after the islands had returned `best`, which stands.
+    pub failure: Option<String>,
 }
 
 /// When the islands run and meet.
@@ -278,8 +281,22 @@ fn drive(
     }
     let mut pool: Vec<Option<Elite>> = vec![None; count];
     let mut best: Option<Elite> = None;
+    let mut failure = None;
     let mut epoch = 0u32;
-    loop {
+    // An island's failure ends the run; what the islands returned before it (re-scored) is
+    // the answer, not lost with it.
+    // (Labels are hygienic: the loop's is handed in.)
+    macro_rules! fail {
+        ($epochs:lifetime, $why:expr) => {{
+            let why: String = $why;
+            if best.is_none() {
+                return Err(why);
+            }
+            failure = Some(why);
+            break $epochs;
+        }};
+    }
+    'epochs: loop {
         let now = Instant::now();
         let left = schedule.deadline.saturating_duration_since(now);
         // Epoch 0 always runs, so every island reports a solution even when setup took it all.
@@ -295,9 +312,9 @@ fn drive(
             .checked_add(span)
             .map_or(schedule.deadline, |end| end.min(schedule.deadline));
         for (i, order) in orders.iter().enumerate() {
-            order
-                .send((seeds_for(&pool, i), epoch, until))
-                .map_err(|_| format!("island {i} ended early"))?;
+            if order.send((seeds_for(&pool, i), epoch, until)).is_err() {
+                fail!('epochs, format!("island {i} ended early"));
+            }
         }
         // Reports arrive in any order; they are taken in island order so that ties go to the
         // lower index whatever the threads' timing.
@@ -308,10 +325,12 @@ fn drive(
                     work[i].facts = facts.or(work[i].facts.take());
                     (i, report, busy)
                 }
-                _ => return Err(format!("an island thread ended during epoch {epoch}")),
+                _ => fail!('epochs, format!("an island thread ended during epoch {epoch}")),
             };
-            let report = report.map_err(|why| format!("island {i}, epoch {epoch}: {why}"))?;
-            arrived[i] = Some((report, busy));
+            match report {
+                Ok(report) => arrived[i] = Some((report, busy)),
+                Err(why) => fail!('epochs, format!("island {i}, epoch {epoch}: {why}")),
+            }
         }
         for (i, (report, busy)) in arrived
             .into_iter()
@@ -322,7 +341,10 @@ fn drive(
             let Some((solution, objective)) = report.best else {
                 continue;
             };
-            let elite = checked_elite(solution, objective, i, epoch, rescore)?;
+            let elite = match checked_elite(solution, objective, i, epoch, rescore) {
+                Ok(elite) => elite,
+                Err(why) => fail!('epochs, why),
+            };
             work[i].best_objective = Some(
                 work[i]
                     .best_objective
@@ -347,6 +369,7 @@ fn drive(
         best,
         islands: work,
         exchanges: epoch.saturating_sub(1),
+        failure,
     })
 }
 

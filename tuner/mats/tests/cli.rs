@@ -1745,15 +1745,23 @@ fn malformed_environment_variables_are_named() {
     }
 }
 
+/// The TOML example of a README that follows `opening` (which ends with "```toml\n"), as a
+/// user would copy it.
+fn readme_example(readme: &str, opening: &str) -> String {
+    let text = std::fs::read_to_string(common::repo(readme)).unwrap();
+    let start = text.find(opening).expect("the example's opening") + opening.len();
+    let end = start + text[start..].find("```").expect("the example's end");
+    text[start..end].to_string()
+}
+
 /// campaigns/README.md's format example is a campaign a user can copy: `--check` accepts it.
 #[test]
 fn the_campaign_format_example_is_valid() {
-    let readme = std::fs::read_to_string(common::repo("campaigns/README.md")).unwrap();
-    let start = readme
-        .find("```toml\nname = \"format-example\"")
-        .expect("the example's opening")
-        + "```toml\n".len();
-    let end = start + readme[start..].find("```").expect("the example's end");
+    let example = readme_example("campaigns/README.md", "```toml\n");
+    assert!(
+        example.starts_with("name = \"format-example\""),
+        "{example}"
+    );
     // Its paths are relative to campaigns/: the same layout in a scratch folder.
     let tmp = tempfile::tempdir().unwrap();
     for folder in ["data", "spaces"] {
@@ -1761,7 +1769,7 @@ fn the_campaign_format_example_is_valid() {
     }
     std::fs::create_dir(tmp.path().join("campaigns")).unwrap();
     let path = tmp.path().join("campaigns/example.toml");
-    std::fs::write(&path, &readme[start..end]).unwrap();
+    std::fs::write(&path, &example).unwrap();
     let out = mats(&["tune", path.to_str().unwrap(), "--check"]);
     assert!(
         out.status.success(),
@@ -1774,15 +1782,10 @@ fn the_campaign_format_example_is_valid() {
 /// (its constraints named parameters it never declared).
 #[test]
 fn the_space_format_example_is_valid() {
-    let readme = std::fs::read_to_string(common::repo("spaces/README.md")).unwrap();
-    let start = readme
-        .find("## Format\n\n```toml\n")
-        .expect("the example's opening")
-        + "## Format\n\n```toml\n".len();
-    let end = start + readme[start..].find("```").expect("the example's end");
+    let example = readme_example("spaces/README.md", "## Format\n\n```toml\n");
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("example.toml");
-    std::fs::write(&path, &readme[start..end]).unwrap();
+    std::fs::write(&path, example).unwrap();
     let out = mats(&["space", "show", path.to_str().unwrap()]);
     assert!(
         out.status.success(),

@@ -304,3 +304,38 @@ fn a_panicking_island_is_an_error_not_a_hang() {
     let err = run_islands(factories, schedule(100, 20), &score).unwrap_err();
     assert_eq!(err, "island 0, epoch 0: the island panicked: a driver bug");
 }
+
+/// Finds 50 in its first two epochs, then faults (an illegal address on its GPU).
+struct FaultsLater;
+
+impl Island for FaultsLater {
+    fn run_epoch(&mut self, _: &[Elite], epoch: u32, _: Instant) -> Result<EpochReport, String> {
+        if epoch >= 2 {
+            return Err("an illegal memory access was encountered".into());
+        }
+        Ok(EpochReport {
+            best: Some((vec![50, 1], 50)),
+            iterations: 10,
+            evaluations: 100,
+            launches: 1,
+            kernel_seconds: 0.001,
+            seeded: false,
+        })
+    }
+}
+
+/// A failure after the islands returned answers ends the run with the best of them (re-scored)
+/// and says why, rather than losing it with the error.
+#[test]
+fn an_island_failing_later_keeps_the_answer_found_before() {
+    let (mut factories, _) = fakes(&[&[70, 40], &[1]], Duration::from_millis(5), Duration::ZERO);
+    factories[1] = Box::new(|| Ok(Box::new(FaultsLater) as Box<dyn Island>));
+    let out = run_islands(factories, schedule(400, 20), &score).unwrap();
+    assert_eq!(out.best.objective, 40);
+    assert_eq!(out.best.island, 0);
+    let failure = out.failure.expect("the failure is said");
+    assert_eq!(
+        failure,
+        "island 1, epoch 2: an illegal memory access was encountered"
+    );
+}

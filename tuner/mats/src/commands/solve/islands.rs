@@ -174,6 +174,12 @@ pub(super) fn solve(
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("island solve of {} on GPUs {devices:?}", instance.name()))?;
     let report = IslandsReport::new(&devices, interval, &out);
+    if let Some(why) = &out.failure {
+        eprintln!(
+            "warning: the island solve ended early: {why}; the answer is the best the islands \
+             returned before (re-scored on the CPU)"
+        );
+    }
     if out.exchanges > 0 && out.islands.iter().all(|w| w.seeded_epochs == 0) {
         eprintln!(
             "note: {algorithm} cannot start from exchanged solutions; its islands searched \
@@ -247,6 +253,9 @@ pub struct IslandsReport {
     pub best_island: usize,
     pub best_epoch: u32,
     pub per_gpu: Vec<IslandRow>,
+    /// Why the run ended early (an island's failure after the answer was found).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// One GPU's work in an island solve.
@@ -286,6 +295,7 @@ impl IslandsReport {
                     work: w.clone(),
                 })
                 .collect(),
+            failure: out.failure.clone(),
         }
     }
 }
