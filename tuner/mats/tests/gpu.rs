@@ -168,13 +168,24 @@ fn worker_rejects_malformed_requests_without_dying() {
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{{not json").unwrap();
     writeln!(stdin, "{{\"id\":7,\"job\":{{\"job\":\"ping\"}}}}").unwrap();
+    // A job this version cannot read is answered under its own id (the client waits for it).
+    writeln!(
+        stdin,
+        "{{\"id\":9,\"job\":{{\"job\":\"from-a-newer-mats\"}}}}"
+    )
+    .unwrap();
     drop(stdin);
     let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
         .lines()
         .map(Result::unwrap)
         .collect();
     assert!(child.wait().unwrap().success());
-    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(
+        lines[2].contains("\"id\":9") && lines[2].contains("malformed request"),
+        "{}",
+        lines[2]
+    );
     assert!(
         lines[0].contains("\"failed\"") && lines[0].contains("malformed request"),
         "{}",

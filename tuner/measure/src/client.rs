@@ -108,6 +108,8 @@ impl WorkerClient {
                         }
                         return response.outcome;
                     }
+                    // Ids start at 1: 0 answers a request the worker could not read at all.
+                    Ok(response) if response.id == 0 => return response.outcome,
                     // An answer to an earlier, timed-out request: skip it.
                     Ok(_) => continue,
                     Err(e) => {

@@ -38,8 +38,14 @@ pub fn serve() -> anyhow::Result<()> {
         }
         let (id, outcome) = match serde_json::from_str::<Request>(&line) {
             Ok(request) => (request.id, handle(request.job, &mut open)),
+            // Answered under the request's own id where it has one (a job this worker's
+            // version cannot read): the client waits for that id, and took an answer under 0
+            // for no answer at all ("no answer within N s").
             Err(e) => (
-                0,
+                serde_json::from_str::<serde_json::Value>(&line)
+                    .ok()
+                    .and_then(|v| v.get("id")?.as_u64())
+                    .unwrap_or(0),
                 Outcome::Failed {
                     message: format!("malformed request: {e}"),
                 },
