@@ -327,6 +327,17 @@ fn rots_block_check_accepts_n_256_to_512_and_names_a_layout_that_does_not_fit() 
         .check(&solvers::qap::generate(513, 1).unwrap(), &h100)
         .unwrap_err();
     assert!(e.contains("n <= 512"), "{e}");
+    // More blocks than the device's memory holds is refused naming --solutions (65535 blocks
+    // at n = 512 asked 137 GB); a few thousand fit.
+    let big = solvers::qap::generate(512, 1).unwrap();
+    let many = |solutions| GpuParams {
+        solutions,
+        layout: RotsLayout::Global,
+        ..params.clone()
+    };
+    let e = many(65535).check(&big, &h100).unwrap_err();
+    assert!(e.contains("--solutions") && e.contains("137.6 GB"), "{e}");
+    many(4096).check(&big, &h100).unwrap();
     // The thread-per-solution variants keep their n <= 256.
     let e = GpuParams::new(GpuAlgorithm::TwoOpt)
         .check(&solvers::qap::generate(300, 1).unwrap(), &h100)

@@ -537,6 +537,22 @@ impl GpuParams {
                 "rots-block solutions (blocks) must be in 1..=65535 (or 0, the default: sized to the GPU), got {}",
                 self.solutions
             ));
+        } else {
+            // Each block's permutations, tabu matrix and deltas live in global memory whatever
+            // the layout (the fast one stages them): 65535 blocks at n = 512 asked 137 GB, and
+            // the error named the allocation rather than --solutions.
+            let (p, n64) = (u64::from(self.solutions), n as u64);
+            let bytes = p * (4 * 2 * n64 + 4 * n64 * n64 + 8 * n64 * (n64 - 1) / 2 + 4 + 16);
+            if bytes > device.total_memory_bytes / 2 {
+                return Err(format!(
+                    "rots-block with {} solutions (blocks) at n = {n} needs {:.1} GB of global \
+                     memory, more than half of {}'s {:.1} GB; use fewer solutions (--solutions)",
+                    self.solutions,
+                    bytes as f64 / 1e9,
+                    device.name,
+                    device.total_memory_bytes as f64 / 1e9
+                ));
+            }
         }
         if self.algorithm == GpuAlgorithm::RotsBlock {
             let kernel = self.rots_kernel(inst, device.max_shared_bytes_per_block_optin as usize);
