@@ -120,8 +120,9 @@ pub struct IslandsOutcome {
     pub islands: Vec<IslandWork>,
     /// Exchanges done (epochs after the first).
     pub exchanges: u32,
-    /// Why the run ended early: an island failed (a faulted GPU, an answer that did not
-    /// re-score) after the islands had returned `best`, which stands.
+    /// Why the run ended early: an island failed (a faulted GPU, a thread that ended) after
+    /// the islands had returned `best`, which stands. (An answer that does not re-score is
+    /// the run's error.)
     pub failure: Option<String>,
 }
 
@@ -341,10 +342,9 @@ fn drive(
             let Some((solution, objective)) = report.best else {
                 continue;
             };
-            let elite = match checked_elite(solution, objective, i, epoch, rescore) {
-                Ok(elite) => elite,
-                Err(why) => fail!('epochs, why),
-            };
+            // An answer that does not re-score is a solver's bug, not a device's fault: the
+            // run is refused whatever the others found.
+            let elite = checked_elite(solution, objective, i, epoch, rescore)?;
             work[i].best_objective = Some(
                 work[i]
                     .best_objective
