@@ -134,7 +134,14 @@ impl KernelCache {
             None => nvrtc::compile(variant)?,
             Some(deadline) => compile_by(variant, deadline)?,
         };
-        self.store(&compiled, &cubin_path, &meta_path)?;
+        // A cache that cannot be written (a read-only or full home) costs the next run a
+        // compile, not this run its kernel: said once per process.
+        if let Err(e) = self.store(&compiled, &cubin_path, &meta_path) {
+            static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if !SAID.swap(true, Ordering::Relaxed) {
+                eprintln!("warning: {e}; kernels run uncached (compiled again by each run)");
+            }
+        }
         Ok((compiled, CacheStatus::Miss))
     }
 

@@ -122,6 +122,23 @@ fn disk_cache_hits_on_the_second_request_and_keys_differ_by_flags() {
     );
 }
 
+/// A cache folder that cannot be written costs the cache, not the kernel.
+#[test]
+fn an_unwritable_cache_still_compiles() {
+    if !nvrtc_or_skip("an_unwritable_cache_still_compiles") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    // A folder below a file cannot be made, by root either.
+    let cache = KernelCache::new(file.join("kernels"));
+    let variant = Variant::new("probe/busy", Arch::SM90);
+    let (compiled, status) = cache.get_or_compile(&variant).unwrap();
+    assert_eq!(status, CacheStatus::Miss);
+    assert!(!compiled.cubin.is_empty());
+}
+
 /// A run's time limit holds on a cold cache: a compile that cannot finish by the cache's
 /// deadline is given up at the deadline, stores nothing, and the same variant compiles and is
 /// stored when there is time.
