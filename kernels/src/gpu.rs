@@ -190,7 +190,10 @@ impl Gpu {
             CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
         ];
         let mut values = [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
-        let name = CString::new(source_id.clone()).expect("source ids have no NUL");
+        // A cached or bundled entry's id comes from a file: a NUL there is a damaged entry.
+        let name = CString::new(source_id.clone()).map_err(|_| {
+            KernelError::InvalidVariant(format!("source id {source_id:?} holds a NUL byte"))
+        })?;
         let devrt_c = CString::new(devrt.to_string_lossy().into_owned())
             .map_err(|_| KernelError::InvalidVariant(format!("bad path {}", devrt.display())))?;
         // SAFETY: the link state lives until cuLinkDestroy; the image is copied out before.
