@@ -110,7 +110,8 @@ impl Store {
         drop(Store::open_existing(source)?);
         let conflict = |what: String| StoreError::Invalid {
             path: source.to_path_buf(),
-            what: format!("cannot merge into {}: {what}", self.path.display()),
+            // The caller names the store it merges into (a staging file here).
+            what,
         };
         self.conn
             .execute(

@@ -38,7 +38,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     let named_shards = check_one_campaign(args)?;
     check_output_folder(&args.out)?;
     let sources = Sources::of(&args.out, &args.dirs, named_shards)?;
-    sources.check_same_campaign(&args.out, args.dirs.len())?;
+    sources.check_same_campaign(&args.out)?;
     sources.check_split()?;
     let created = !args.out.exists();
     std::fs::create_dir_all(&args.out)
@@ -46,7 +46,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     // Held while the summary is written too.
     let merged = results::FolderLock::acquire(&args.out)
         .map_err(anyhow::Error::from)
-        .and_then(|lock| Ok((lock, merge_stores(&args.out, &sources, args.dirs.len())?)));
+        .and_then(|lock| Ok((lock, merge_stores(&args.out, &sources)?)));
     let (_lock, (total, per_dir)) = match merged {
         Ok(m) => m,
         Err(e) => {
@@ -60,7 +60,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
             return Err(e);
         }
     };
-    let again = sources.folders.len() - args.dirs.len();
+    let again = sources.reread;
     write_summary(&args.out, sources)?;
     report(args, again, total, per_dir)
 }
@@ -73,7 +73,6 @@ pub fn run(args: &MergeArgs) -> Result<()> {
 fn merge_stores(
     out: &Path,
     sources: &Sources,
-    named: usize,
 ) -> Result<(results::MergeCounts, Vec<serde_json::Value>)> {
     // Everything is merged into a new store beside OUT's, which replaces it only when every
     // folder merged: a conflict in the last folder must leave OUT as it was.
@@ -81,14 +80,13 @@ fn merge_stores(
     let staging = Staging::new(out.join(format!(".{STORE_FILE}.merging")));
     let store = results::Store::open(&staging.path)?;
     if target.is_file() {
-        merge_one(&store, &staging, &target, &target)?;
+        merge_one(&store, &target, &target)?;
     }
     let mut total = results::MergeCounts::default();
     let mut per_dir = Vec::new();
-    let earlier = sources.folders.len() - named;
     for (k, (dir, _)) in sources.folders.iter().enumerate() {
         // Folders the user did not name now are said to come from the earlier merge.
-        let taken_before = |e: anyhow::Error| match k < earlier {
+        let taken_before = |e: anyhow::Error| match k < sources.reread {
             true => e.context(format!(
                 "{} is merged again because an earlier merge into {} took it",
                 dir.display(),
@@ -100,8 +98,7 @@ fn merge_stores(
         let _shard_lock = results::FolderLock::acquire(dir)
             .map_err(anyhow::Error::from)
             .map_err(taken_before)?;
-        let counts =
-            merge_one(&store, &staging, &dir.join(STORE_FILE), &target).map_err(taken_before)?;
+        let counts = merge_one(&store, &dir.join(STORE_FILE), &target).map_err(taken_before)?;
         total.campaigns += counts.campaigns;
         total.instances += counts.instances;
         total.points += counts.points;
@@ -117,25 +114,12 @@ fn merge_stores(
     Ok((total, per_dir))
 }
 
-/// One store merged into the staging one; an error names OUT's store, which the user knows,
+/// One store merged into the staging one; a refusal names OUT's store, which the user knows,
 /// rather than the staging file it is built in.
-fn merge_one(
-    store: &results::Store,
-    staging: &Staging,
-    source: &Path,
-    target: &Path,
-) -> Result<results::MergeCounts> {
+fn merge_one(store: &results::Store, source: &Path, target: &Path) -> Result<results::MergeCounts> {
     store
         .merge_from(source, SHARD_SETTINGS, &["shard"])
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "{}",
-                e.to_string().replace(
-                    &staging.path.display().to_string(),
-                    &target.display().to_string()
-                )
-            )
-        })
+        .with_context(|| format!("cannot merge into {}", target.display()))
 }
 
 /// What a merge prints: its totals (JSON with each folder's additions).
@@ -231,6 +215,8 @@ struct Sources {
     /// OUT's summary before this merge (an earlier merge's).
     earlier: Option<results::TuneSummary>,
     folders: Vec<(PathBuf, Option<Shard>)>,
+    /// How many of `folders`, first, an earlier merge took (the rest are named now).
+    reread: usize,
     /// An earlier merge's folders that are gone: their classes stay as they were merged, with
     /// the shard the earlier merge recorded (None in merges written before it was).
     vanished: Vec<(PathBuf, Option<Shard>)>,
@@ -260,6 +246,7 @@ impl Sources {
                 }
             }
         }
+        let reread = folders.len();
         folders.extend(named.iter().map(|d| absolute(d)).zip(named_shards));
         // A shard folder moved since the earlier merge and named now under its new path.
         vanished.retain(|(_, gone)| {
@@ -268,6 +255,7 @@ impl Sources {
         Ok(Sources {
             earlier,
             folders,
+            reread,
             vanished,
         })
     }
@@ -275,7 +263,7 @@ impl Sources {
     /// The folders an earlier merge took (re-read now, before the named ones) still hold the
     /// campaign OUT holds: a folder replaced since by another campaign's shard would put that
     /// campaign's verdicts in this summary.
-    fn check_same_campaign(&self, out: &Path, named: usize) -> Result<()> {
+    fn check_same_campaign(&self, out: &Path) -> Result<()> {
         let store = out.join(STORE_FILE);
         if !store.is_file() {
             return Ok(());
@@ -287,8 +275,7 @@ impl Sources {
         else {
             return Ok(());
         };
-        let earlier = self.folders.len() - named;
-        for (dir, _) in &self.folders[..earlier] {
+        for (dir, _) in &self.folders[..self.reread] {
             let theirs = results::Store::open_existing(dir.join(STORE_FILE))?.campaigns()?;
             if let Some(other) = theirs.iter().find(|c| c.name != ours.name) {
                 bail!(
@@ -480,28 +467,30 @@ fn write_summary(out: &Path, sources: Sources) -> Result<()> {
     // A shard of a split into more shards than classes has no class to tune (its `mats tune`
     // says so and writes nothing): it is not missing.
     let classes_in_store = class_count(&out.join(STORE_FILE))?;
-    let present: Vec<Shard> = sources.folders.iter().filter_map(|(_, s)| *s).collect();
-    if sources.shards().is_none() {
-        // A gone folder whose shard an older merge never recorded: the shards that merge
-        // found missing, and still are, stay missing.
-        unfinished.extend(
-            earlier_unfinished
-                .iter()
-                .filter(|u| {
-                    u.strip_prefix("shard ")
-                        .and_then(|u| u.strip_suffix(" was not merged"))
-                        .and_then(|s| s.parse::<Shard>().ok())
-                        .is_some_and(|s| !present.contains(&s))
-                })
-                .cloned(),
-        );
-    }
-    if let Some(shards) = sources.shards() {
-        if let Some(count) = shards.first().map(|s| s.count) {
-            for index in (1..=count).filter(|k| !shards.iter().any(|s| s.index == *k)) {
-                let shard = Shard { index, count };
-                if (0..classes_in_store).any(|position| shard.takes(position)) {
-                    unfinished.push(format!("shard {shard} was not merged"));
+    match sources.shards() {
+        None => {
+            // A gone folder whose shard an older merge never recorded: the shards that merge
+            // found missing, and still are, stay missing.
+            let present: Vec<Shard> = sources.folders.iter().filter_map(|(_, s)| *s).collect();
+            unfinished.extend(
+                earlier_unfinished
+                    .iter()
+                    .filter(|u| {
+                        u.strip_prefix("shard ")
+                            .and_then(|u| u.strip_suffix(" was not merged"))
+                            .and_then(|s| s.parse::<Shard>().ok())
+                            .is_some_and(|s| !present.contains(&s))
+                    })
+                    .cloned(),
+            );
+        }
+        Some(shards) => {
+            if let Some(count) = shards.first().map(|s| s.count) {
+                for index in (1..=count).filter(|k| !shards.iter().any(|s| s.index == *k)) {
+                    let shard = Shard { index, count };
+                    if (0..classes_in_store).any(|position| shard.takes(position)) {
+                        unfinished.push(format!("shard {shard} was not merged"));
+                    }
                 }
             }
         }
