@@ -224,14 +224,17 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
         let note = manifest["note"].as_str().unwrap_or("");
         assert_eq!(note.contains("held-out"), beaten, "{label}: {h} / {note:?}");
     }
-    let report: serde_json::Value = serde_json::from_str(&ok(&[
-        "solve",
-        "--tuned",
-        tuned.to_str().unwrap(),
-        "data/qap/tai12a.dat",
-        "--json",
-    ]))
-    .unwrap();
+    let solve_tuned = || -> serde_json::Value {
+        serde_json::from_str(&ok(&[
+            "solve",
+            "--tuned",
+            tuned.to_str().unwrap(),
+            "data/qap/tai12a.dat",
+            "--json",
+        ]))
+        .unwrap()
+    };
+    let report = solve_tuned();
     assert!(
         report["algorithm"].as_str().unwrap().contains("tuned"),
         "{report}"
@@ -252,14 +255,7 @@ fn quickstart_tunes_exports_and_solves_with_the_tuned_bundle() {
     own["classes"][&class]["bundles"]["energy"] = other.clone();
     own["prefer"] = "energy".into();
     std::fs::write(tuned.join("index.json"), own.to_string()).unwrap();
-    let by_own: serde_json::Value = serde_json::from_str(&ok(&[
-        "solve",
-        "--tuned",
-        tuned.to_str().unwrap(),
-        "data/qap/tai12a.dat",
-        "--json",
-    ]))
-    .unwrap();
+    let by_own = solve_tuned();
     assert_eq!(by_own["tuned"]["bundle"], other, "{by_own}");
     std::fs::write(tuned.join("index.json"), index.to_string()).unwrap();
     // A bundle's worker threads are held to the solvers' limit too (it took 5,000).
