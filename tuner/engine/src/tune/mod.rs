@@ -248,6 +248,13 @@ pub struct TuneOptions {
 
 pub use results::{ClassSummary, TuneSummary};
 
+/// Whether a campaign folder holds a merge of shards (`mats merge`): its summary says which
+/// folders it joined.
+pub fn is_merged_folder(dir: &Path) -> bool {
+    let summary = dir.join("summary.json");
+    summary.is_file() && read_summary(&summary).is_ok_and(|s| !s.merged_from.is_empty())
+}
+
 /// Reads a campaign folder's `summary.json` (capped: a summary is a few KB per class).
 pub fn read_summary(path: &Path) -> Result<TuneSummary> {
     let text = solvers::error::read_kind(path, "a summary.json", solvers::error::caps::SUMMARY)?;
@@ -719,10 +726,7 @@ fn open_store(
     if let Some(existing) = &existing {
         // A merged folder's summary is the shards' verdicts joined; a run here would replace
         // it with its own and make the folder no merge (later merges refused).
-        let summary = plan.out_dir.join("summary.json");
-        let merged =
-            summary.is_file() && read_summary(&summary).is_ok_and(|s| !s.merged_from.is_empty());
-        if merged && mode != StartMode::Fresh {
+        if is_merged_folder(&plan.out_dir) && mode != StartMode::Fresh {
             bail!(
                 "{} holds campaign {:?} merged from its shards (`mats merge`): a merged folder \
                  is not tuned further; resume an unfinished shard (`--shard K/N --resume`) and \

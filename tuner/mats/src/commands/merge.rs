@@ -551,10 +551,7 @@ fn check_output_folder(out: &Path) -> Result<()> {
             out.display()
         );
     }
-    let summary = out.join("summary.json");
-    let merged = summary.is_file()
-        && engine::tune::read_summary(&summary).is_ok_and(|s| !s.merged_from.is_empty());
-    if !merged {
+    if !engine::tune::is_merged_folder(out) {
         bail!(
             "{} holds a run of the whole campaign, not an earlier merge: merging shards into \
              it would mix two runs in one store; merge into a folder of its own",
